@@ -1,0 +1,45 @@
+# The two commands a new user needs: `make run` and `make test`.
+# Both create the virtual environment in .venv and install the locked packages first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
+
+.PHONY: run test check fmt lint venv bench clean
+
+$(STAMP): requirements.lock pyproject.toml
+	$(PYTHON) -c 'import sys; sys.exit("Python 3.11 or newer is needed" if sys.version_info < (3, 11) else 0)'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# Web, Celery worker and beat on the embedded default (SQLite, filesystem broker, mail in var/).
+run: venv
+	$(BIN)/python manage.py migrate --noinput
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho start -f Procfile
+
+# Everything this machine can run. REQUIRE_SERVICES=1 makes missing services fail, not skip.
+test: venv
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Style, types and migrations drift.
+check: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy .
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+fmt: venv
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+lint: check
+
+bench: venv
+	$(BIN)/python bench/resolve_steps.py
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,1 @@
+"""Campaigns carry players and dice across games and game nights (a later issue)."""

@@ -1,0 +1,255 @@
+"""The engine contract: every game is a pure module that turns (state, orders, dice) into
+(state, events). Nothing below ``games/engines`` imports Django or touches the database.
+
+State, orders and options are frozen dataclasses. ``to_json``/``from_json`` turn them into
+plain JSON data and back, guided by the dataclass type hints, so a step's state can be stored
+and a game replayed from its record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol, TypeVar, Union
+
+JSON = Any
+
+
+class GameError(Exception):
+    """Base of the errors a person can read; ``str(error)`` is the message."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class OrderError(GameError):
+    """An order that cannot be accepted now: the message names the line and the reason."""
+
+
+class OptionsError(GameError):
+    """Game options that are unknown, ill-typed or out of range."""
+
+
+class DiceError(GameError):
+    """A dice source that cannot give the die asked for (a broken scripted record)."""
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that happened. ``to`` is None for the public, else the seats that may see it."""
+
+    text: str
+    to: tuple[int, ...] | None = None
+
+    def visible_to(self, seat: int | None) -> bool:
+        return self.to is None or (seat is not None and seat in self.to)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """An order a seat owes now: ``kind`` in the game's words and a one-line hint."""
+
+    seat: int
+    kind: str
+    hint: str
+
+
+@dataclass(frozen=True)
+class Standing:
+    """A final place. Places follow the competition rule (1, 1, 3); score None if unscored."""
+
+    seat: int
+    place: int
+    score: int | None
+
+
+class Dice(Protocol):
+    """The one dice source of a game: every die is drawn here, one value at a time."""
+
+    def draw(self, sides: int) -> int: ...
+
+
+StateT = TypeVar("StateT")
+OrderT = TypeVar("OrderT")
+OptionsT = TypeVar("OptionsT")
+
+
+class Engine(Protocol[OptionsT, StateT, OrderT]):
+    """What the postal layer and ``replay`` know of a game (DESIGN.md section 4)."""
+
+    key: str
+    title: str
+    min_players: int
+    max_players: int
+
+    def options(self, data: Mapping[str, JSON]) -> OptionsT:
+        """Options from a dict: defaults filled in; OptionsError on unknown keys or values."""
+        ...
+
+    def start(
+        self, options: OptionsT, players: Sequence[str], dice: Dice
+    ) -> tuple[StateT, list[Event]]: ...
+
+    def prompts(self, state: StateT) -> list[Prompt]:
+        """Who owes what now; [] once the game is finished."""
+        ...
+
+    def parse(self, state: StateT, seat: int, text: str) -> OrderT:
+        """The order in ``text``, or OrderError naming the line and the reason."""
+        ...
+
+    def submit(
+        self, state: StateT, seat: int, order: OrderT, dice: Dice
+    ) -> tuple[StateT, list[Event]]:
+        """Check ``order`` against the state (OrderError if illegal now) and take it in."""
+        ...
+
+    def resolve(self, state: StateT, dice: Dice) -> tuple[StateT, list[Event]]:
+        """Close the step: NMR defaults for open prompts, apply it, open the next one."""
+        ...
+
+    def default(self, state: StateT, seat: int) -> OrderT:
+        """The no-moves-received order of ``seat``."""
+        ...
+
+    def canonical(self, state: StateT, seat: int, order: OrderT) -> str:
+        """The order as the engine writes it (what a receipt echoes; parse() reads it back)."""
+        ...
+
+    def view(self, state: StateT, seat: int | None) -> dict[str, JSON]:
+        """What ``seat`` (None: the public) may see, as JSON data."""
+        ...
+
+    def standings(self, state: StateT) -> list[Standing] | None:
+        """Final standings once the game is finished, else None."""
+        ...
+
+    def state_to_json(self, state: StateT) -> JSON: ...
+
+    def state_from_json(self, data: JSON) -> StateT: ...
+
+    def order_to_json(self, order: OrderT) -> JSON: ...
+
+    def order_from_json(self, data: JSON) -> OrderT: ...
+
+
+# --- order text ---------------------------------------------------------------------------
+
+
+def order_lines(text: str) -> list[str]:
+    """The lines of an order as every game reads them (rules/README.md, conventions).
+
+    Case is folded, commas count as spaces, runs of white space are one space, blank lines
+    go, e-mail quotes (lines starting with ``>``) go, and everything after a signature line
+    (``-- ``) goes.
+    """
+    lines: list[str] = []
+    for raw in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if raw.rstrip() == "--":
+            break
+        line = raw.strip()
+        if line.startswith(">"):
+            continue
+        line = " ".join(line.replace(",", " ").lower().split())
+        if line:
+            lines.append(line)
+    return lines
+
+
+def competition_places(scores: Sequence[tuple[int, Any]]) -> list[tuple[int, int]]:
+    """Places for (seat, sort key) pairs, best key first; equal keys share a place (1, 1, 3).
+
+    Returns (seat, place) sorted by place, seats sharing a place in seat order.
+    """
+    ordered = sorted(scores, key=lambda item: (item[1], item[0]))
+    places: list[tuple[int, int]] = []
+    for position, (seat, key) in enumerate(ordered):
+        if position and key == ordered[position - 1][1]:
+            places.append((seat, places[-1][1]))
+        else:
+            places.append((seat, position + 1))
+    return places
+
+
+# --- JSON codec for frozen dataclasses -----------------------------------------------------
+
+
+def to_json(value: Any) -> JSON:
+    """Plain JSON data for a dataclass, tuple, list, dict or scalar (recursively)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple | list):
+        return [to_json(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): to_json(item) for key, item in value.items()}
+    return value
+
+
+T = TypeVar("T")
+
+
+def from_json(cls: type[T], data: JSON) -> T:
+    """Rebuild a dataclass of type ``cls`` from ``to_json`` output, guided by its hints."""
+    return typing.cast(T, _decode(cls, data))
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _decode(hint: Any, data: JSON) -> Any:
+    origin = typing.get_origin(hint)
+    if origin in (Union, types.UnionType):
+        members = typing.get_args(hint)
+        if data is None and type(None) in members:
+            return None
+        concrete = [m for m in members if m is not type(None)]
+        return _decode(concrete[0], data)
+    if origin is tuple:
+        args = typing.get_args(hint)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_decode(args[0], item) for item in data)
+        return tuple(_decode(arg, item) for arg, item in zip(args, data, strict=True))
+    if origin is list:
+        (arg,) = typing.get_args(hint)
+        return [_decode(arg, item) for item in data]
+    if origin is dict:
+        _, value_hint = typing.get_args(hint)
+        return {key: _decode(value_hint, item) for key, item in data.items()}
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        hints = _hints(hint)
+        kwargs = {
+            f.name: _decode(hints[f.name], data[f.name])
+            for f in dataclasses.fields(hint)
+            if f.init and f.name in data
+        }
+        return hint(**kwargs)
+    return data
+
+
+class JsonCodec:
+    """Mixin for engines whose state and order are dataclasses named by class attributes."""
+
+    State: ClassVar[type]
+    Order: ClassVar[type]
+
+    def state_to_json(self, state: Any) -> JSON:
+        return to_json(state)
+
+    def state_from_json(self, data: JSON) -> Any:
+        return from_json(self.State, data)
+
+    def order_to_json(self, order: Any) -> JSON:
+        return to_json(order)
+
+    def order_from_json(self, data: JSON) -> Any:
+        return from_json(self.Order, data)

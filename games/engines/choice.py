@@ -1,0 +1,878 @@
+"""Choice (Sid Sackson), played by post: rules/choice.md.
+
+Every round the engine rolls five dice for everybody. Each active player sets one die aside
+(the Wurfel, or a free-ride discard) and splits the other four into two pairs whose sums are
+recorded on their own sheet. A postal turn covers one or more rounds, all rolled when it
+opens; one order per player covers them all and is sealed until the turn resolves.
+
+A round is played in the steps of rules/choice.md section 7.5: start from the roll,
+before-choosing cards, the Wurfel rules W1-W3, the choice, recording, the end check. The
+standard game has no cards; the Suppenkasper variant (cards, plate, the Suppen-Kasper extra
+round) slots into the card steps and is not available yet.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from games.engines.base import (
+    JSON,
+    Dice,
+    Event,
+    GameError,
+    JsonCodec,
+    OptionsError,
+    OrderError,
+    Prompt,
+    Standing,
+    competition_places,
+    order_lines,
+    to_json,
+)
+
+SUMS = tuple(range(2, 13))
+SUM_VALUES = {2: 100, 3: 70, 4: 60, 5: 50, 6: 40, 7: 30, 8: 40, 9: 50, 10: 60, 11: 70, 12: 100}
+CARDS = ("flip", "half", "double", "refuse", "swap", "sk")
+VARIANTS = ("standard", "suppenkasper")
+TIEBREAKS = ("shared", "fewer_rounds")
+DICE_PER_ROUND = 5
+MAX_STORED_VALUES = 3
+EXAMPLE_LINE = "W5 1+3 3+4"
+
+# --- options -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChoiceOptions:
+    """The options table of rules/choice.md section 2."""
+
+    variant: str = "standard"
+    rolls_per_turn: int | str = 2
+    end_threshold: int = 8
+    cards: tuple[str, ...] = CARDS
+    free_ride_to_plate: bool = False
+    tiebreak: str = "shared"
+    round_cap: int = 200
+
+    @property
+    def suppenkasper(self) -> bool:
+        return self.variant == "suppenkasper"
+
+
+_SUPPENKASPER_ONLY = ("cards", "free_ride_to_plate")
+_OPTION_KEYS = (
+    "variant",
+    "rolls_per_turn",
+    "end_threshold",
+    "cards",
+    "free_ride_to_plate",
+    "tiebreak",
+    "round_cap",
+)
+
+
+def _is_int(value: JSON) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _one_of(key: str, value: JSON, allowed: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise OptionsError(f"option {key} must be one of {', '.join(allowed)}, not {value!r}")
+    return value
+
+
+def _int_in(key: str, value: JSON, low: int, high: int) -> int:
+    if not _is_int(value):
+        raise OptionsError(f"option {key} must be a whole number {low}-{high}, not {value!r}")
+    if not low <= value <= high:
+        raise OptionsError(f"option {key} must be {low}-{high}, not {value}")
+    return int(value)
+
+
+def _rolls_per_turn(value: JSON) -> int | str:
+    if value == "decreasing":
+        return "decreasing"
+    if _is_int(value) and 1 <= value <= 4:
+        return int(value)
+    raise OptionsError(f'option rolls_per_turn must be 1, 2, 3, 4 or "decreasing", not {value!r}')
+
+
+def _cards(value: JSON) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple):
+        raise OptionsError(f"option cards must be a list drawn from {', '.join(CARDS)}")
+    cards: list[str] = []
+    for card in value:
+        if not isinstance(card, str) or card not in CARDS:
+            raise OptionsError(f"option cards: {card!r} is not a card ({', '.join(CARDS)})")
+        if card in cards:
+            raise OptionsError(f"option cards lists {card} twice")
+        cards.append(card)
+    return tuple(cards)
+
+
+def parse_options(data: Mapping[str, JSON]) -> ChoiceOptions:
+    """Options from a dict: defaults filled in; OptionsError on unknown keys or values."""
+    if not isinstance(data, Mapping):
+        raise OptionsError("the options must be a mapping of option keys to values")
+    for key in data:
+        if key not in _OPTION_KEYS:
+            raise OptionsError(
+                f"unknown option {key!r} (Choice options: {', '.join(_OPTION_KEYS)})"
+            )
+    variant = _one_of("variant", data.get("variant", "standard"), VARIANTS)
+    suppenkasper = variant == "suppenkasper"
+    fields: dict[str, JSON] = {"variant": variant}
+    if "rolls_per_turn" in data:
+        fields["rolls_per_turn"] = _rolls_per_turn(data["rolls_per_turn"])
+    fields["end_threshold"] = _int_in(
+        "end_threshold", data.get("end_threshold", 7 if suppenkasper else 8), 3, 8
+    )
+    if suppenkasper and "cards" in data:
+        fields["cards"] = _cards(data["cards"])
+    if suppenkasper and "free_ride_to_plate" in data:
+        value = data["free_ride_to_plate"]
+        if not isinstance(value, bool):
+            raise OptionsError(f"option free_ride_to_plate must be true or false, not {value!r}")
+        fields["free_ride_to_plate"] = value
+    if "tiebreak" in data:
+        fields["tiebreak"] = _one_of("tiebreak", data["tiebreak"], TIEBREAKS)
+    if "round_cap" in data:
+        fields["round_cap"] = _int_in("round_cap", data["round_cap"], 10, 500)
+    return ChoiceOptions(**fields)
+
+
+def rounds_in_turn(options: ChoiceOptions, turn: int) -> int:
+    """Rounds of postal turn ``turn`` before the round cap cuts it (section 2)."""
+    if options.rolls_per_turn != "decreasing":
+        return int(options.rolls_per_turn)
+    if turn <= 3:
+        return 4
+    if turn <= 6:
+        return 3
+    if turn <= 9:
+        return 2
+    return 1
+
+
+# --- orders --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Choice:
+    """``W v a+b c+d`` (Wurfel v) or ``F v a+b c+d`` (free ride, discard v).
+
+    Each pair is written low die first; the order of the two pairs is kept as written
+    because Half and Double Portion record the first one.
+    """
+
+    kind: str
+    value: int
+    first: tuple[int, int]
+    second: tuple[int, int]
+
+    @property
+    def wurfel(self) -> bool:
+        return self.kind == "W"
+
+    @property
+    def dice(self) -> tuple[int, ...]:
+        return (self.value, *self.first, *self.second)
+
+    @property
+    def sums(self) -> tuple[int, int]:
+        return (sum(self.first), sum(self.second))
+
+    def text(self) -> str:
+        (a, b), (c, d) = self.first, self.second
+        return f"{self.kind}{self.value} {a}+{b} {c}+{d}"
+
+
+@dataclass(frozen=True)
+class Card:
+    """A card written on a round line (Suppenkasper only): flip v, swap v p, half, double,
+    refuse."""
+
+    name: str
+    value: int | None = None
+    plate: int | None = None
+
+    def text(self) -> str:
+        return " ".join(
+            str(part) for part in (self.name, self.value, self.plate) if part is not None
+        )
+
+
+@dataclass(frozen=True)
+class RoundLine:
+    """The line for one numbered round, matched to its round by position."""
+
+    round: int
+    choice: Choice
+    card: Card | None = None
+
+    def text(self) -> str:
+        card = f"{self.card.text()} " if self.card else ""
+        return card + self.choice.text()
+
+
+@dataclass(frozen=True)
+class SkLine:
+    """``N.5: SK eat n1 .. n5 choice``: the Suppen-Kasper extra round after round ``after``."""
+
+    after: int
+    eat: tuple[int, ...]
+    choice: Choice
+
+    def text(self) -> str:
+        return f"sk eat {' '.join(map(str, self.eat))} {self.choice.text()}"
+
+
+@dataclass(frozen=True)
+class ChoiceOrder:
+    """One postal turn's order: the round lines in round order, at most one SK line."""
+
+    lines: tuple[RoundLine, ...]
+    sk: SkLine | None = None
+
+
+# --- state ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Round:
+    number: int
+    roll: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """One player's sheet. ``counts[i]`` is the count of sum ``i + 2``; ``stored`` holds
+    (value, count) in the order the values were first stored."""
+
+    counts: tuple[int, ...] = (0,) * len(SUMS)
+    stored: tuple[tuple[int, int], ...] = ()
+    active: bool = True
+    ended_round: int | None = None
+    score: int | None = None
+    plate: tuple[int, ...] = ()
+    cards_used: tuple[str, ...] = ()
+
+    def count(self, total: int) -> int:
+        return self.counts[total - 2]
+
+    @property
+    def stored_values(self) -> tuple[int, ...]:
+        return tuple(sorted(value for value, _ in self.stored))
+
+
+@dataclass(frozen=True)
+class Play:
+    """What a player did in one round, for the reports."""
+
+    seat: int
+    round: int
+    line: str
+    sums: tuple[int, ...]
+    default: bool = False
+
+
+@dataclass(frozen=True)
+class ChoiceState:
+    options: ChoiceOptions
+    players: tuple[str, ...]
+    sheets: tuple[Sheet, ...]
+    turn: int
+    rounds: tuple[Round, ...]
+    orders: tuple[ChoiceOrder | None, ...]
+    past: tuple[Round, ...] = ()
+    history: tuple[Play, ...] = ()
+    finished: bool = False
+
+    @property
+    def rounds_label(self) -> str:
+        return rounds_label(self.rounds)
+
+
+def rounds_label(rounds: Sequence[Round]) -> str:
+    if len(rounds) == 1:
+        return f"round {rounds[0].number}"
+    return f"rounds {rounds[0].number}-{rounds[-1].number}"
+
+
+# --- scoring -------------------------------------------------------------------------------
+
+
+def score(counts: Sequence[int] | Mapping[int, int]) -> int:
+    """The score of a sum track (section 6): eleven counts for sums 2-12, or sum -> count."""
+    if isinstance(counts, Mapping):
+        counts = tuple(counts.get(total, 0) for total in SUMS)
+    points = 0
+    for total, count in zip(SUMS, counts, strict=True):
+        if 1 <= count <= 4:
+            points -= 200
+        elif count >= 6:
+            points += (min(count, 10) - 5) * SUM_VALUES[total]
+    return points
+
+
+# --- one round -----------------------------------------------------------------------------
+
+
+def _join(values: Iterable[int], last: str) -> str:
+    words = [str(value) for value in values]
+    if len(words) < 2:
+        return "".join(words)
+    return f"{', '.join(words[:-1])} {last} {words[-1]}"
+
+
+def wurfel_rule(sheet: Sheet, dice: Sequence[int]) -> tuple[str, tuple[int, ...]]:
+    """Which rule applies to ``dice`` ("W1", "W2" or "W3") and the values it lets the player
+    set aside: a Wurfel under W1 and W2, a free-ride discard under W3."""
+    shown = tuple(sorted(set(dice)))
+    if len(sheet.stored) < MAX_STORED_VALUES:
+        return "W1", shown
+    matches = tuple(value for value in shown if value in sheet.stored_values)
+    if matches:
+        return "W2", matches
+    return "W3", shown
+
+
+def _pairings(dice: Sequence[int]) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The distinct ways to split four dice into two pairs, each written low die first and
+    the pair holding the lowest die first."""
+    low, *rest = sorted(dice)
+    found: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    for partner in sorted(set(rest)):
+        others = list(rest)
+        others.remove(partner)
+        pairing = ((low, partner), (others[0], others[1]))
+        if pairing not in found:
+            found.append(pairing)
+    return found
+
+
+def legal_choices(sheet: Sheet, roll: Sequence[int]) -> list[Choice]:
+    """Every legal choice for ``roll`` on ``sheet`` (no cards), by value and then pairing."""
+    rule, values = wurfel_rule(sheet, roll)
+    kind = "F" if rule == "W3" else "W"
+    choices: list[Choice] = []
+    for value in values:
+        rest = list(roll)
+        rest.remove(value)
+        for first, second in _pairings(rest):
+            choices.append(Choice(kind, value, first, second))
+    return choices
+
+
+def _check_choice(sheet: Sheet, dice: Sequence[int], choice: Choice, where: str) -> None:
+    """Steps 3 and 4 of a round: the line uses exactly the dice, and W1-W3 allow the choice."""
+    if sorted(choice.dice) != sorted(dice):
+        raise OrderError(
+            f"{where}: the roll is {' '.join(map(str, sorted(dice)))} "
+            f"but your line uses {' '.join(map(str, sorted(choice.dice)))}"
+        )
+    rule, allowed = wurfel_rule(sheet, dice)
+    stored = ", ".join(map(str, sheet.stored_values))
+    if choice.wurfel and rule == "W3":
+        raise OrderError(
+            f"{where}: the roll shows none of your stored values {stored}, so this is a "
+            f"free ride: write F{choice.value} instead of W{choice.value}"
+        )
+    if choice.wurfel and choice.value not in allowed:
+        raise OrderError(
+            f"{where}: you store {stored} and the roll shows {_join(allowed, 'and')}, "
+            f"so the Wurfel must be {_join(allowed, 'or')}"
+        )
+    if not choice.wurfel and rule == "W1":
+        raise OrderError(
+            f"{where}: free ride not allowed; you store fewer than three values, so any die "
+            f"may be the Wurfel: write W{choice.value} instead of F{choice.value}"
+        )
+    if not choice.wurfel and rule == "W2":
+        raise OrderError(
+            f"{where}: free ride not allowed; the roll shows your stored values "
+            f"{', '.join(map(str, allowed))}"
+        )
+
+
+def _store(sheet: Sheet, choice: Choice) -> Sheet:
+    if not choice.wurfel:
+        return sheet
+    stored = dict(sheet.stored)
+    stored[choice.value] = stored.get(choice.value, 0) + 1
+    return replace(sheet, stored=tuple(stored.items()))
+
+
+def _record(sheet: Sheet, choice: Choice) -> Sheet:
+    counts = list(sheet.counts)
+    for total in choice.sums:
+        counts[total - 2] += 1
+    return replace(sheet, counts=tuple(counts))
+
+
+def _end_check(sheet: Sheet, number: int, options: ChoiceOptions) -> Sheet:
+    if any(count >= options.end_threshold for _, count in sheet.stored):
+        return end_game(sheet, number)
+    return sheet
+
+
+def end_game(sheet: Sheet, last_round: int) -> Sheet:
+    """The sheet of a player whose game ends after ``last_round`` (numbered) was played."""
+    return replace(sheet, active=False, ended_round=last_round, score=score(sheet.counts))
+
+
+def _before_choosing(
+    sheet: Sheet, dice: tuple[int, ...], card: Card | None, options: ChoiceOptions, where: str
+) -> tuple[Sheet, tuple[int, ...]]:
+    """Step 2: cards that change the roll before the choice (Suppenkasper only)."""
+    if card is None:
+        return sheet, dice
+    if not options.suppenkasper:
+        raise OrderError(f"{where}: cards are only played in the Suppenkasper variant")
+    raise OrderError(f"{where}: the {card.name} card is not available yet")
+
+
+def play_round(sheet: Sheet, roll: Sequence[int], line: RoundLine, options: ChoiceOptions) -> Sheet:
+    """Play ``line`` on ``sheet`` for the round whose five dice are ``roll`` (section 7.5).
+
+    Raises OrderError, starting with "round N:", if the line is illegal on this sheet.
+    """
+    where = f"round {line.round}"
+    dice = tuple(roll)
+    sheet, dice = _before_choosing(sheet, dice, line.card, options, where)
+    _check_choice(sheet, dice, line.choice, where)
+    sheet = _store(sheet, line.choice)
+    sheet = _record(sheet, line.choice)
+    return _end_check(sheet, line.round, options)
+
+
+def nmr_choice(sheet: Sheet, roll: Sequence[int]) -> Choice:
+    """The no-moves-received choice for one round (section 5): the highest score as if the
+    game ended after this round; ties to the smaller value set aside, then to the smaller
+    pair of sums (lower sum first)."""
+
+    def rank(choice: Choice) -> tuple[int, int, int, int]:
+        low, high = sorted(choice.sums)
+        return (-score(_record(sheet, choice).counts), choice.value, low, high)
+
+    return min(legal_choices(sheet, roll), key=rank)
+
+
+# --- order text ----------------------------------------------------------------------------
+
+_CARD_WORD = re.compile(
+    r"flip\s*(?P<flip>\d)?|swap\s*(?P<swap_value>\d)?\s*(?P<swap_plate>\d)?|half|double|refuse"
+)
+_CHOICE = re.compile(r"([wf])(\d)(\d)\+(\d)(\d)\+(\d)")
+_SK = re.compile(r"skeat(\d{5})(.*)")
+_SLOT = re.compile(r"(\d+)\.5")
+
+
+def _die_numbers(digits: Iterable[str], where: str) -> list[int]:
+    numbers = [int(digit) for digit in digits]
+    for number in numbers:
+        if not 1 <= number <= 6:
+            raise OrderError(f"{where}: {number} is not a die number; dice show 1 to 6")
+    return numbers
+
+
+def _parse_choice(text: str, where: str) -> Choice:
+    compact = text.replace(" ", "")
+    match = _CHOICE.fullmatch(compact)
+    if match is None:
+        found = f"cannot read {text.strip()!r}" if text.strip() else "no choice"
+        raise OrderError(
+            f"{where}: {found}; write W (Wurfel) or F (free ride), the die set aside and "
+            f"two pairs, e.g. {EXAMPLE_LINE}"
+        )
+    value, a, b, c, d = _die_numbers(match.groups()[1:], where)
+    first = (min(a, b), max(a, b))
+    second = (min(c, d), max(c, d))
+    return Choice(match.group(1).upper(), value, first, second)
+
+
+def _parse_card(match: re.Match[str], where: str) -> Card:
+    name = match.group(0).rstrip("0123456789 ")
+    if name == "flip":
+        if match.group("flip") is None:
+            raise OrderError(f"{where}: flip needs the value of the die to flip, e.g. flip 2")
+        (value,) = _die_numbers(match.group("flip"), where)
+        return Card("flip", value)
+    if name == "swap":
+        if match.group("swap_plate") is None:
+            raise OrderError(
+                f"{where}: swap needs the die value and the plate number, e.g. swap 5 6"
+            )
+        value, plate = _die_numbers(match.group("swap_value", "swap_plate"), where)
+        return Card("swap", value, plate)
+    return Card(name)
+
+
+def parse_round_line(body: str, number: int, options: ChoiceOptions) -> RoundLine:
+    """A round line without its prefix: card words first, then the choice with every space
+    dropped (section 9.1)."""
+    where = f"round {number}"
+    cards: list[re.Match[str]] = []
+
+    def take(match: re.Match[str]) -> str:
+        cards.append(match)
+        return " "
+
+    rest = _CARD_WORD.sub(take, body)
+    if "sk" in rest.replace(" ", ""):
+        if not options.suppenkasper:
+            raise OrderError(f"{where}: cards are only played in the Suppenkasper variant")
+        raise OrderError(
+            f"{where}: a Suppen-Kasper line needs its slot, e.g. {number}.5: SK eat 1 2 3 4 5 "
+            f"{EXAMPLE_LINE}"
+        )
+    if cards and not options.suppenkasper:
+        raise OrderError(f"{where}: cards are only played in the Suppenkasper variant")
+    if len(cards) > 1:
+        raise OrderError(f"{where}: only one card per round")
+    card = _parse_card(cards[0], where) if cards else None
+    return RoundLine(number, _parse_choice(rest, where), card)
+
+
+def parse_sk_line(body: str, after: int) -> SkLine:
+    """The body of ``N.5: SK eat n1 .. n5 choice`` (section 9.2)."""
+    where = f"slot {after}.5"
+    if _CARD_WORD.search(body):
+        raise OrderError(f"{where}: no other card in the Suppen-Kasper round")
+    match = _SK.fullmatch(body.replace(" ", ""))
+    if match is None:
+        raise OrderError(
+            f"{where}: write SK eat and the five plate numbers eaten, then the choice, "
+            f"e.g. {after}.5: SK eat 2 5 6 6 3 W6 2+5 6+3"
+        )
+    eat = tuple(_die_numbers(match.group(1), where))
+    return SkLine(after, eat, _parse_choice(match.group(2), where))
+
+
+def parse_order(text: str, rounds: Sequence[int], options: ChoiceOptions) -> ChoiceOrder:
+    """The order in ``text`` for a postal turn of ``rounds``: syntax only (section 9)."""
+    lines: list[RoundLine] = []
+    sk: SkLine | None = None
+    for raw in order_lines(text):
+        head, colon, tail = raw.partition(":")
+        prefix, body = (head.replace(" ", ""), tail) if colon else (None, raw)
+        slot = _SLOT.fullmatch(prefix) if prefix is not None else None
+        if slot is not None:
+            after = int(slot.group(1))
+            if not options.suppenkasper:
+                raise OrderError(
+                    f"slot {after}.5: cards are only played in the Suppenkasper variant"
+                )
+            if sk is not None:
+                raise OrderError(f"slot {after}.5: only one Suppen-Kasper line per order")
+            allowed = range(rounds[0] - 1, rounds[-1] + 1)
+            if after not in allowed:
+                slots = ", ".join(f"{n}.5" for n in allowed)
+                raise OrderError(f"slot {after}.5 is not in this postal turn (allowed: {slots})")
+            sk = parse_sk_line(body, after)
+            continue
+        number = (rounds[0] if rounds else 1) + len(lines)
+        where = f"round {number}"
+        if len(lines) >= len(rounds):
+            raise OrderError(f"{where}: no such round in this postal turn")
+        if prefix is not None and not prefix.isdigit():
+            raise OrderError(
+                f"{where}: cannot read the prefix {head.strip()!r}; write the round number, "
+                f"e.g. {number}: {EXAMPLE_LINE}"
+            )
+        if prefix is not None and int(prefix) != number:
+            raise OrderError(
+                f"{where}: this line is marked {int(prefix)}: but lines go in round order "
+                f"and line {len(lines) + 1} is for round {number}"
+            )
+        lines.append(parse_round_line(body, number, options))
+    return ChoiceOrder(tuple(lines), sk)
+
+
+def order_text(order: ChoiceOrder) -> str:
+    """The canonical text: one line per round (and the SK line at its slot), prefixed."""
+    entries: list[tuple[float, str]] = [
+        (line.round, f"{line.round}: {line.text()}") for line in order.lines
+    ]
+    if order.sk is not None:
+        entries.append((order.sk.after + 0.5, f"{order.sk.after}.5: {order.sk.text()}"))
+    return "\n".join(text for _, text in sorted(entries))
+
+
+# --- the engine ----------------------------------------------------------------------------
+
+
+class ChoiceEngine(JsonCodec):
+    key = "choice"
+    title = "Choice"
+    min_players = 1
+    max_players = 20
+
+    State = ChoiceState
+    Order = ChoiceOrder
+
+    def options(self, data: Mapping[str, JSON]) -> ChoiceOptions:
+        return parse_options(data)
+
+    def start(
+        self, options: ChoiceOptions, players: Sequence[str], dice: Dice
+    ) -> tuple[ChoiceState, list[Event]]:
+        if not self.min_players <= len(players) <= self.max_players:
+            raise OptionsError(
+                f"Choice takes {self.min_players} to {self.max_players} players, not {len(players)}"
+            )
+        if options.suppenkasper:
+            raise OptionsError("the suppenkasper variant is not available yet")
+        seats = len(players)
+        state = ChoiceState(
+            options=options,
+            players=tuple(players),
+            sheets=(Sheet(),) * seats,
+            turn=0,
+            rounds=(),
+            orders=(None,) * seats,
+        )
+        return self._open_turn(state, dice)
+
+    # --- orders ----------------------------------------------------------------------------
+
+    def has_order(self, state: ChoiceState, seat: int) -> bool:
+        return state.orders[seat] is not None
+
+    def prompts(self, state: ChoiceState) -> list[Prompt]:
+        if state.finished:
+            return []
+        lines = "one line per round" if len(state.rounds) > 1 else "one line"
+        hint = f"{state.rounds_label}: {lines}, e.g. {EXAMPLE_LINE}"
+        return [
+            Prompt(seat, "postal turn", hint)
+            for seat, sheet in enumerate(state.sheets)
+            if sheet.active
+        ]
+
+    def _expect_order(self, state: ChoiceState, seat: int) -> None:
+        if not 0 <= seat < len(state.players):
+            raise OrderError(f"there is no seat {seat} in this game")
+        sheet = state.sheets[seat]
+        if not sheet.active:
+            raise OrderError(
+                f"your game ended in round {sheet.ended_round}; no order is expected from you"
+            )
+        if state.finished:
+            raise OrderError("the game is over; no order is expected from you")
+
+    def parse(self, state: ChoiceState, seat: int, text: str) -> ChoiceOrder:
+        self._expect_order(state, seat)
+        return parse_order(text, [r.number for r in state.rounds], state.options)
+
+    def _play_turn(
+        self, state: ChoiceState, seat: int, order: ChoiceOrder, default: bool = False
+    ) -> tuple[Sheet, list[Play]]:
+        """Play ``order`` on the seat's sheet round by round; OrderError at the first
+        illegal line. Lines after the round that ends the player's game are not played."""
+        if order.sk is not None:
+            raise OrderError(
+                f"slot {order.sk.after}.5: cards are only played in the Suppenkasper variant"
+            )
+        if len(order.lines) > len(state.rounds):
+            extra = state.rounds[0].number + len(state.rounds)
+            raise OrderError(f"round {extra}: no such round in this postal turn")
+        sheet = state.sheets[seat]
+        plays: list[Play] = []
+        for index, current in enumerate(state.rounds):
+            where = f"round {current.number}"
+            if index >= len(order.lines):
+                raise OrderError(f"{where}: line missing")
+            line = order.lines[index]
+            if line.round != current.number:
+                raise OrderError(f"{where}: this line is marked for round {line.round}")
+            sheet = play_round(sheet, current.roll, line, state.options)
+            plays.append(Play(seat, current.number, line.text(), line.choice.sums, default))
+            if not sheet.active:
+                break
+        return sheet, plays
+
+    def submit(
+        self, state: ChoiceState, seat: int, order: ChoiceOrder, dice: Dice
+    ) -> tuple[ChoiceState, list[Event]]:
+        self._expect_order(state, seat)
+        self._play_turn(state, seat, order)
+        orders = list(state.orders)
+        orders[seat] = order
+        receipt = Event(
+            f"order received for {state.rounds_label}:\n{order_text(order)}", to=(seat,)
+        )
+        return replace(state, orders=tuple(orders)), [receipt]
+
+    def default(self, state: ChoiceState, seat: int) -> ChoiceOrder:
+        self._expect_order(state, seat)
+        sheet = state.sheets[seat]
+        lines: list[RoundLine] = []
+        for current in state.rounds:
+            line = RoundLine(current.number, nmr_choice(sheet, current.roll))
+            lines.append(line)
+            sheet = play_round(sheet, current.roll, line, state.options)
+            if not sheet.active:
+                break
+        return ChoiceOrder(tuple(lines))
+
+    def canonical(self, state: ChoiceState, seat: int, order: ChoiceOrder) -> str:
+        return order_text(order)
+
+    # --- resolution ------------------------------------------------------------------------
+
+    def resolve(self, state: ChoiceState, dice: Dice) -> tuple[ChoiceState, list[Event]]:
+        if state.finished:
+            raise GameError("the game is over; there is nothing to resolve")
+        sheets = list(state.sheets)
+        plays: list[Play] = []
+        events: list[Event] = []
+        for seat, sheet in enumerate(state.sheets):
+            if not sheet.active:
+                continue
+            order = state.orders[seat]
+            if order is None:
+                events.append(
+                    Event(f"{state.players[seat]} sent no order: the NMR default is played")
+                )
+            sheets[seat], seat_plays = self._play_turn(
+                state, seat, order or self.default(state, seat), default=order is None
+            )
+            plays.extend(seat_plays)
+        for current in state.rounds:
+            for play in plays:
+                if play.round == current.number:
+                    events.append(Event(self._play_text(state, play)))
+            for seat, sheet in enumerate(sheets):
+                if state.sheets[seat].active and sheet.ended_round == current.number:
+                    events.append(
+                        Event(
+                            f"{state.players[seat]}'s game ends in round {current.number} "
+                            f"with a score of {sheet.score}"
+                        )
+                    )
+        last = state.rounds[-1].number
+        if last >= state.options.round_cap:
+            for seat, sheet in enumerate(sheets):
+                if sheet.active:
+                    sheets[seat] = end_game(sheet, last)
+                    events.append(
+                        Event(
+                            f"round {last} is the round cap: {state.players[seat]}'s game ends "
+                            f"with a score of {sheets[seat].score}"
+                        )
+                    )
+        state = replace(
+            state,
+            sheets=tuple(sheets),
+            orders=(None,) * len(sheets),
+            past=state.past + state.rounds,
+            rounds=(),
+            history=state.history + tuple(sorted(plays, key=lambda p: (p.round, p.seat))),
+        )
+        if any(sheet.active for sheet in sheets):
+            state, opened = self._open_turn(state, dice)
+            return state, events + opened
+        state = replace(state, finished=True)
+        return state, [*events, Event(self._final_text(state))]
+
+    def _play_text(self, state: ChoiceState, play: Play) -> str:
+        sums = ", ".join(map(str, play.sums))
+        return f"{state.players[play.seat]}, round {play.round}: {play.line} (sums {sums})"
+
+    def _final_text(self, state: ChoiceState) -> str:
+        standings = self.standings(state) or []
+        places = "; ".join(
+            f"{place.place}. {state.players[place.seat]} ({place.score})" for place in standings
+        )
+        return f"the game is over: {places}"
+
+    def _open_turn(self, state: ChoiceState, dice: Dice) -> tuple[ChoiceState, list[Event]]:
+        """OPEN(t): roll every round of the next postal turn now (section 10)."""
+        turn = state.turn + 1
+        first = state.past[-1].number + 1 if state.past else 1
+        count = min(rounds_in_turn(state.options, turn), state.options.round_cap - first + 1)
+        rounds: list[Round] = []
+        for number in range(first, first + count):
+            roll = tuple(dice.draw(6) for _ in range(DICE_PER_ROUND))
+            rounds.append(Round(number, roll))
+        state = replace(state, turn=turn, rounds=tuple(rounds))
+        rolls = "; ".join(
+            f"round {r.number} rolls {' '.join(map(str, r.roll))}" for r in state.rounds
+        )
+        return state, [Event(f"postal turn {turn}, {state.rounds_label}: {rolls}")]
+
+    # --- what players see ------------------------------------------------------------------
+
+    def _sheet_view(self, state: ChoiceState, seat: int) -> dict[str, JSON]:
+        sheet = state.sheets[seat]
+        return {
+            "seat": seat,
+            "name": state.players[seat],
+            "active": sheet.active,
+            "ended_round": sheet.ended_round,
+            "score": sheet.score,
+            "running_score": score(sheet.counts),
+            "counts": {str(total): sheet.count(total) for total in SUMS},
+            "stored": [{"value": value, "count": count} for value, count in sheet.stored],
+            "plate": list(sheet.plate),
+            "cards_used": list(sheet.cards_used),
+        }
+
+    def view(self, state: ChoiceState, seat: int | None) -> dict[str, JSON]:
+        data: dict[str, JSON] = {
+            "game": self.key,
+            "status": "finished" if state.finished else "running",
+            "options": to_json(state.options),
+            "turn": state.turn,
+            "rounds": [{"round": r.number, "roll": list(r.roll)} for r in state.rounds],
+            "players": [self._sheet_view(state, s) for s in range(len(state.players))],
+            "history": [
+                {
+                    "round": past.number,
+                    "roll": list(past.roll),
+                    "plays": [
+                        {
+                            "seat": play.seat,
+                            "player": state.players[play.seat],
+                            "line": play.line,
+                            "sums": list(play.sums),
+                            "default": play.default,
+                        }
+                        for play in state.history
+                        if play.round == past.number
+                    ],
+                }
+                for past in state.past
+            ],
+        }
+        if seat is not None:
+            order = state.orders[seat]
+            data["you"] = {
+                "seat": seat,
+                "name": state.players[seat],
+                "has_order": order is not None,
+                "order": order_text(order) if order is not None else None,
+            }
+        standings = self.standings(state)
+        if standings is not None:
+            data["standings"] = [
+                {"player": state.players[s.seat], "place": s.place, "score": s.score}
+                for s in standings
+            ]
+        return data
+
+    def standings(self, state: ChoiceState) -> list[Standing] | None:
+        if not state.finished:
+            return None
+        keys: list[tuple[int, tuple[int, ...]]] = []
+        for seat, sheet in enumerate(state.sheets):
+            points = sheet.score if sheet.score is not None else score(sheet.counts)
+            if state.options.tiebreak == "fewer_rounds":
+                keys.append((seat, (-points, sheet.ended_round or 0)))
+            else:
+                keys.append((seat, (-points,)))
+        final = {seat: sheet.score for seat, sheet in enumerate(state.sheets)}
+        return [Standing(seat, place, final[seat]) for seat, place in competition_places(keys)]

@@ -1,0 +1,19 @@
+"""The one list of games: key -> engine. Model choices, forms and docs derive from it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from games.engines.base import Engine
+from games.engines.choice import ChoiceEngine
+
+ENGINES: dict[str, Engine[Any, Any, Any]] = {engine.key: engine for engine in (ChoiceEngine(),)}
+
+
+def get(key: str) -> Engine[Any, Any, Any]:
+    """The engine for ``key``; KeyError if no game has that key."""
+    return ENGINES[key]
+
+
+def choices() -> list[tuple[str, str]]:
+    return [(key, engine.title) for key, engine in ENGINES.items()]

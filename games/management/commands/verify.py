@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from games import archive
+from games.models import Game
+
+
+class Command(BaseCommand):
+    help = (
+        "Recompute every dice roll of a finished game from its revealed seed, check the "
+        "commitment, and replay its orders; exit 1 on any mismatch."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("game", type=int, help="the game's id")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            game = Game.objects.get(pk=options["game"])
+        except Game.DoesNotExist:
+            raise CommandError(f"there is no game {options['game']}") from None
+        verdict = archive.verify(game)
+        if not verdict.ok:
+            raise CommandError(
+                f"game {game.pk} FAILED verification:\n  " + "\n  ".join(verdict.problems)
+            )
+        self.stdout.write(
+            f"game {game.pk} verified: {verdict.rolls} rolls match the seed, the seed matches "
+            f"the commitment {game.commitment}, and the orders replay to the stored result"
+        )

@@ -1,0 +1,181 @@
+"""The postal record of a game. Thin models: the only code that changes a game is
+``games.postal``; the rules live in ``games.engines``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+from games.engines import registry
+
+
+class Game(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft"
+        RECRUITING = "recruiting"
+        RUNNING = "running"
+        PAUSED = "paused"
+        FINISHED = "finished"
+        ABANDONED = "abandoned"
+
+    engine = models.CharField(max_length=40, choices=registry.choices)
+    title = models.CharField(max_length=200)
+    options = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
+    gm = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="games_run"
+    )
+    time_zone = models.CharField(max_length=64, default="UTC")
+    schedule = models.JSONField(default=dict)
+    early_processing = models.BooleanField(default=True)
+    # Dice (DESIGN.md section 6): the seed stays secret until the game is finished.
+    seed = models.BinaryField(max_length=32, null=True, blank=True, editable=False)
+    commitment = models.CharField(max_length=64, blank=True, editable=False)
+    seed_revealed = models.BooleanField(default=False)
+    dice_drawn = models.PositiveIntegerField(default=0, editable=False)
+    state = models.JSONField(null=True, blank=True, editable=False)
+    step_number = models.PositiveIntegerField(default=0)
+    needs_gm = models.TextField(blank=True, help_text="Why the game waits for its GM.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def rules(self) -> Any:
+        return registry.get(self.engine)
+
+
+class Seat(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        OUT = "out"
+        REPLACED = "replaced"
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="seats")
+    position = models.PositiveSmallIntegerField()
+    name = models.CharField(max_length=60)
+    email = models.EmailField()
+    time_zone = models.CharField(max_length=64, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
+    token_hash = models.CharField(max_length=64, blank=True, db_index=True)
+    link_version = models.PositiveIntegerField(default=0)
+    nmr_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["game", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "position"], name="seat_position_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.game})"
+
+    @property
+    def zone(self) -> str:
+        return self.time_zone or self.game.time_zone
+
+
+class Step(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open"
+        RESOLVING = "resolving"
+        DONE = "done"
+
+    class Closed(models.TextChoices):
+        EARLY = "early", "every order was in"
+        DEADLINE = "deadline", "the deadline passed"
+        GM = "gm", "the GM resolved it"
+        ORDER = "order", "an order that takes effect at once"
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="steps")
+    number = models.PositiveIntegerField()
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
+    opened_at = models.DateTimeField()
+    deadline = models.DateTimeField(db_index=True)
+    prompts = models.JSONField(default=list)
+    state_before = models.JSONField()
+    state_after = models.JSONField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    closed_by = models.CharField(max_length=20, choices=Closed.choices, blank=True)
+    failures = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["game", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "number"], name="step_number_unique")
+        ]
+        indexes = [models.Index(fields=["status", "deadline"], name="step_due")]
+
+    def __str__(self) -> str:
+        return f"{self.game} step {self.number}"
+
+    @property
+    def prompted_seats(self) -> list[int]:
+        return sorted({prompt["seat"] for prompt in self.prompts})
+
+
+class Order(models.Model):
+    class Source(models.TextChoices):
+        WEB = "web"
+        EMAIL = "email"
+        GM = "gm"
+        DEFAULT = "default", "no moves received"
+        REPLAY = "replay"
+
+    step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="orders")
+    seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="orders")
+    text = models.TextField(help_text="As typed.")
+    parsed = models.JSONField()
+    canonical = models.TextField()
+    source = models.CharField(max_length=20, choices=Source.choices)
+    received_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["step", "received_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.seat.name}: {self.canonical}"
+
+
+class DiceRoll(models.Model):
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="dice_rolls")
+    index = models.PositiveIntegerField()
+    sides = models.PositiveSmallIntegerField()
+    value = models.PositiveSmallIntegerField()
+    step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="dice_rolls")
+    label = models.CharField(max_length=80, blank=True)
+
+    class Meta:
+        ordering = ["game", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "index"], name="dice_roll_index_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.index} d{self.sides}={self.value}"
+
+
+class Event(models.Model):
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="events")
+    step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="events")
+    text = models.TextField()
+    # None: public; else the seat positions that may see it.
+    audience = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["game", "step", "id"]
+
+    def __str__(self) -> str:
+        return self.text
+
+    def visible_to(self, position: int | None) -> bool:
+        return self.audience is None or (position is not None and position in self.audience)

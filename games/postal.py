@@ -1,0 +1,463 @@
+"""The only code that changes a game (DESIGN.md section 5).
+
+Views, admin actions, tasks and commands call these functions; each runs in one database
+transaction, locks the game row first, and writes everything a change implies (state,
+orders, dice, events, the next step, the outbox) before it commits. Time is always passed
+in as ``now``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db import transaction
+from django.db.models import F
+
+from games import reports, schedule
+from games.engines import registry
+from games.engines.base import Engine, Event, GameError, OptionsError, OrderError, Prompt
+from games.engines.dice import VerifiableDice, commitment, new_seed
+from games.models import DiceRoll, Game, Order, Seat, Step
+from games.models import Event as EventRow
+from moderator.mail import outbox
+
+log = logging.getLogger(__name__)
+
+
+class PostalError(Exception):
+    """A request that cannot be carried out; the message is for the person who made it."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class OrderRejected(PostalError):
+    pass
+
+
+@dataclass(frozen=True)
+class Player:
+    name: str
+    email: str
+    time_zone: str = ""
+
+
+# --- creating and starting ------------------------------------------------------------------
+
+
+def _single_line(value: str, what: str) -> str:
+    value = value.strip()
+    if not value:
+        raise PostalError(f"{what} is empty")
+    if any(char in value for char in "\r\n\x00"):
+        raise PostalError(f"{what} must be a single line")
+    return value
+
+
+def check_options(engine_key: str, options: dict[str, Any]) -> Engine[Any, Any, Any]:
+    try:
+        engine = registry.get(engine_key)
+    except KeyError:
+        known = ", ".join(registry.ENGINES)
+        raise PostalError(f"there is no game {engine_key!r}; the games are {known}") from None
+    if not isinstance(options, dict):
+        raise PostalError("options must be an object of option keys and values")
+    try:
+        engine.options(options)
+    except OptionsError as error:
+        raise PostalError(f"options: {error.message}") from None
+    return engine
+
+
+def create_game(
+    *,
+    gm: Any,
+    engine_key: str,
+    title: str,
+    players: Sequence[Player],
+    options: dict[str, Any] | None = None,
+    time_zone: str = "UTC",
+    schedule_spec: dict[str, Any] | None = None,
+    early_processing: bool = True,
+) -> Game:
+    """A new game with its seats, not started. PostalError says what is wrong."""
+    options = {} if options is None else options
+    engine = check_options(engine_key, options)
+    title = _single_line(title, "the title")
+    if not engine.min_players <= len(players) <= engine.max_players:
+        raise PostalError(
+            f"{engine.title} takes {engine.min_players} to {engine.max_players} players, "
+            f"not {len(players)}"
+        )
+    seen: set[str] = set()
+    for number, player in enumerate(players, start=1):
+        name = _single_line(player.name, f"the name of player {number}")
+        if name.lower() in seen:
+            raise PostalError(f"two players are called {name!r}; names must differ")
+        seen.add(name.lower())
+        email = _single_line(player.email, f"the email of {name}")
+        try:
+            validate_email(email)
+        except ValidationError:
+            raise PostalError(f"{email!r} is not one email address") from None
+        if player.time_zone:
+            _zone(player.time_zone)
+    _zone(time_zone)
+    try:
+        spec = schedule.validate(schedule_spec or {"kind": "interval", "seconds": 48 * 3600})
+    except schedule.ScheduleError as error:
+        raise PostalError(f"schedule: {error}") from None
+    with transaction.atomic():
+        game = Game.objects.create(
+            engine=engine.key,
+            title=title,
+            options=options,
+            gm=gm,
+            time_zone=time_zone,
+            schedule=spec,
+            early_processing=early_processing,
+            status=Game.Status.RECRUITING,
+        )
+        Seat.objects.bulk_create(
+            Seat(
+                game=game,
+                position=position,
+                name=player.name.strip(),
+                email=player.email.strip(),
+                time_zone=player.time_zone,
+            )
+            for position, player in enumerate(players)
+        )
+    return game
+
+
+def _zone(name: str) -> None:
+    try:
+        schedule.zone(name)
+    except schedule.ScheduleError as error:
+        raise PostalError(str(error)) from None
+
+
+def start_game(game_id: int, *, now: datetime, seed: bytes | None = None) -> Game:
+    """Commit the dice seed, start the engine and open step 1 with its reports."""
+    with transaction.atomic():
+        game = Game.objects.select_for_update().get(pk=game_id)
+        if game.status not in (Game.Status.DRAFT, Game.Status.RECRUITING):
+            raise PostalError(f"the game is {game.status}; only a game not yet started can start")
+        seats = list(game.seats.order_by("position"))
+        engine = registry.get(game.engine)
+        seed = seed or new_seed()
+        game.seed = seed
+        game.commitment = commitment(seed)
+        dice = VerifiableDice(seed, game.pk, start=0)
+        try:
+            state, events = engine.start(
+                engine.options(game.options), [seat.name for seat in seats], dice
+            )
+        except GameError as error:
+            raise PostalError(error.message) from None
+        game.status = Game.Status.RUNNING
+        game.started_at = now
+        step = _open_step(game, seats, engine, state, now)
+        if step is None:
+            raise PostalError("the game ended before its first step")
+        _record(game, step, dice, events)
+        _queue_reports(game, seats, engine, state, events, step, now)
+        game.save()
+    return game
+
+
+# --- orders -----------------------------------------------------------------------------
+
+
+def accept_order(
+    *,
+    game_id: int,
+    position: int,
+    text: str,
+    source: str,
+    now: datetime,
+    step_number: int | None = None,
+) -> Order:
+    """Take in an order for the current step, or raise OrderRejected and change nothing.
+
+    ``step_number``, when the order says which step it was written for (the web form
+    does), turns an order for a step already resolved into a clear "too late".
+    """
+    with transaction.atomic():
+        game = Game.objects.select_for_update().get(pk=game_id)
+        seat = _seat(game, position)
+        step = _current_open_step(game, seat, step_number, now)
+        engine = registry.get(game.engine)
+        state = engine.state_from_json(game.state)
+        dice = VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn)
+        try:
+            order = engine.parse(state, position, text)
+            new_state, events = engine.submit(state, position, order, dice)
+        except OrderError as error:
+            raise OrderRejected(error.message) from None
+        if position not in step.prompted_seats:
+            raise OrderRejected("no order is expected from you now")
+        row = Order.objects.create(
+            step=step,
+            seat=seat,
+            text=text,
+            parsed=engine.order_to_json(order),
+            canonical=engine.canonical(state, position, order),
+            source=source,
+            received_at=now,
+        )
+        _record(game, step, dice, events)
+        game.state = engine.state_to_json(new_state)
+        if _prompt_list(engine.prompts(new_state)) != step.prompts:
+            # An order that took effect at once and moved the game on: the step is done.
+            seats = list(game.seats.order_by("position"))
+            _close_step(step, new_state, engine, now, Step.Closed.ORDER)
+            _advance(game, seats, engine, new_state, events, now)
+        elif game.early_processing and _all_answered(step):
+            _resolve(game, step, engine, new_state, now, Step.Closed.EARLY)
+        game.save()
+    return row
+
+
+def _seat(game: Game, position: int) -> Seat:
+    try:
+        return game.seats.get(position=position)
+    except Seat.DoesNotExist:
+        raise OrderRejected("there is no such seat in this game") from None
+
+
+def _current_open_step(game: Game, seat: Seat, step_number: int | None, now: datetime) -> Step:
+    if game.status == Game.Status.FINISHED:
+        raise OrderRejected("the game is over; no order is expected from you")
+    if game.status == Game.Status.PAUSED:
+        raise OrderRejected("the GM has paused the game; orders are taken again when it resumes")
+    if game.status != Game.Status.RUNNING:
+        raise OrderRejected("the game has not started; no order is expected yet")
+    step = game.steps.get(number=game.step_number)
+    if step_number is not None and step_number != step.number:
+        previous = game.steps.filter(number=step_number).first()
+        when = (
+            f" at {reports.local_time(previous.closed_at, seat.zone)}"
+            if previous and previous.closed_at
+            else ""
+        )
+        raise OrderRejected(
+            f"too late: step {step_number} was resolved{when}; the current step is {step.number}"
+        )
+    if step.status != Step.Status.OPEN or step.deadline <= now:
+        raise OrderRejected(
+            f"too late: the deadline passed at {reports.local_time(step.deadline, seat.zone)}"
+        )
+    return step
+
+
+def _all_answered(step: Step) -> bool:
+    answered = set(
+        step.orders.exclude(source=Order.Source.DEFAULT).values_list("seat__position", flat=True)
+    )
+    return set(step.prompted_seats) <= answered
+
+
+# --- resolving --------------------------------------------------------------------------
+
+
+def due_step_ids(now: datetime, limit: int | None = None) -> list[int]:
+    """Open steps of running games whose deadline has passed, oldest first."""
+    rows = (
+        Step.objects.filter(
+            status=Step.Status.OPEN,
+            deadline__lte=now,
+            game__status=Game.Status.RUNNING,
+            game__needs_gm="",
+        )
+        .order_by("deadline", "id")
+        .values_list("id", flat=True)
+    )
+    return list(rows[: limit or settings.SWEEP_BATCH])
+
+
+def resolve_due_step(step_id: int, *, now: datetime) -> bool:
+    """Resolve ``step_id`` if it is still open and due; False if someone else did or will.
+
+    A resolution that raises leaves the step open with nothing written; the failure is
+    counted on the step, and after STEP_FAILURE_LIMIT failures the game needs its GM.
+    """
+    try:
+        return _resolve_step(step_id, now=now, closed_by=Step.Closed.DEADLINE)
+    except Exception as error:
+        log.exception("resolving step %s failed", step_id)
+        _count_failure(step_id, error)
+        return False
+
+
+def resolve_now(game_id: int, *, now: datetime) -> bool:
+    """The GM closes the current step before its deadline (NMR defaults for missing orders)."""
+    step_id = (
+        Step.objects.filter(game_id=game_id, status=Step.Status.OPEN)
+        .values_list("id", flat=True)
+        .first()
+    )
+    if step_id is None:
+        raise PostalError("the game has no open step")
+    return _resolve_step(step_id, now=now, closed_by=Step.Closed.GM)
+
+
+def _resolve_step(step_id: int, *, now: datetime, closed_by: str) -> bool:
+    with transaction.atomic():
+        game_id = Step.objects.values_list("game_id", flat=True).get(pk=step_id)
+        game = Game.objects.select_for_update().get(pk=game_id)
+        if game.status != Game.Status.RUNNING:
+            return False
+        claim = Step.objects.filter(pk=step_id, status=Step.Status.OPEN)
+        if closed_by == Step.Closed.DEADLINE:
+            claim = claim.filter(deadline__lte=now)
+        if not claim.update(status=Step.Status.RESOLVING):
+            return False
+        step = Step.objects.get(pk=step_id)
+        engine = registry.get(game.engine)
+        _resolve(game, step, engine, engine.state_from_json(game.state), now, closed_by)
+        game.save()
+    return True
+
+
+def _resolve(
+    game: Game, step: Step, engine: Engine[Any, Any, Any], state: Any, now: datetime, closed_by: str
+) -> None:
+    """Close ``step``: NMR defaults recorded, the engine's resolve, the next step opened."""
+    seats = list(game.seats.order_by("position"))
+    by_position = {seat.position: seat for seat in seats}
+    answered = set(
+        step.orders.exclude(source=Order.Source.DEFAULT).values_list("seat__position", flat=True)
+    )
+    missing = [position for position in step.prompted_seats if position not in answered]
+    defaults = []
+    for position in missing:
+        order = engine.default(state, position)
+        defaults.append(
+            Order(
+                step=step,
+                seat=by_position[position],
+                text="",
+                parsed=engine.order_to_json(order),
+                canonical=engine.canonical(state, position, order),
+                source=Order.Source.DEFAULT,
+                received_at=now,
+            )
+        )
+    if defaults:
+        Order.objects.bulk_create(defaults)
+        Seat.objects.filter(game=game, position__in=missing).update(nmr_count=F("nmr_count") + 1)
+    dice = VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn)
+    new_state, events = engine.resolve(state, dice)
+    _record(game, step, dice, events)
+    _close_step(step, new_state, engine, now, closed_by)
+    _advance(game, seats, engine, new_state, events, now)
+
+
+def _close_step(
+    step: Step, state: Any, engine: Engine[Any, Any, Any], now: datetime, closed_by: str
+) -> None:
+    step.status = Step.Status.DONE
+    step.state_after = engine.state_to_json(state)
+    step.closed_at = now
+    step.closed_by = closed_by
+    step.save(update_fields=["status", "state_after", "closed_at", "closed_by"])
+
+
+def _advance(
+    game: Game,
+    seats: list[Seat],
+    engine: Engine[Any, Any, Any],
+    state: Any,
+    events: list[Event],
+    now: datetime,
+) -> None:
+    """After a step closed: open the next one, or finish the game; queue the reports."""
+    step = _open_step(game, seats, engine, state, now)
+    if step is None:
+        game.status = Game.Status.FINISHED
+        game.finished_at = now
+        game.seed_revealed = True
+    _queue_reports(game, seats, engine, state, events, step, now)
+
+
+def _open_step(
+    game: Game, seats: list[Seat], engine: Engine[Any, Any, Any], state: Any, now: datetime
+) -> Step | None:
+    game.state = engine.state_to_json(state)
+    prompts = engine.prompts(state)
+    if not prompts:
+        return None
+    game.step_number += 1
+    return Step.objects.create(
+        game=game,
+        number=game.step_number,
+        opened_at=now,
+        deadline=schedule.next_deadline(game.schedule, game.time_zone, now),
+        prompts=_prompt_list(prompts),
+        state_before=game.state,
+    )
+
+
+def _prompt_list(prompts: list[Prompt]) -> list[dict[str, Any]]:
+    return [asdict(prompt) for prompt in prompts]
+
+
+def _record(game: Game, step: Step, dice: VerifiableDice, events: list[Event]) -> None:
+    """Store every die drawn and every event, one query each."""
+    if dice.draws:
+        DiceRoll.objects.bulk_create(
+            DiceRoll(
+                game=game,
+                step=step,
+                index=draw.index,
+                sides=draw.sides,
+                value=draw.value,
+                label=f"step {step.number}",
+            )
+            for draw in dice.draws
+        )
+        game.dice_drawn = dice.next_index
+    if events:
+        EventRow.objects.bulk_create(
+            EventRow(
+                game=game,
+                step=step,
+                text=event.text,
+                audience=None if event.to is None else list(event.to),
+            )
+            for event in events
+        )
+
+
+def _queue_reports(
+    game: Game,
+    seats: list[Seat],
+    engine: Engine[Any, Any, Any],
+    state: Any,
+    events: list[Event],
+    step: Step | None,
+    now: datetime,
+) -> None:
+    outbox.queue(reports.step_emails(game, seats, engine, state, events, step))
+
+
+def _count_failure(step_id: int, error: Exception) -> None:
+    with transaction.atomic():
+        Step.objects.filter(pk=step_id).update(
+            failures=F("failures") + 1, last_error=f"{type(error).__name__}: {error}"[:2000]
+        )
+        step = Step.objects.select_related("game").get(pk=step_id)
+        if step.failures >= settings.STEP_FAILURE_LIMIT and not step.game.needs_gm:
+            Game.objects.filter(pk=step.game_id).update(
+                needs_gm=f"step {step.number} failed {step.failures} times: {step.last_error}"
+            )

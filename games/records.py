@@ -1,0 +1,179 @@
+"""Game records (docs/records.md): replay a game through the same engine code as the
+postal layer, without the database.
+
+``play(record)`` returns the replay's JSON output or raises ``RecordError`` with the
+command's exit status: 2 for an illegal move (naming the move's number and player), 3 for
+a broken record (not an object, unknown game or option, a scripted die out of range, too
+few dice, a malformed move).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from games.engines import registry
+from games.engines.base import Dice, DiceError, Engine, Event, OptionsError, OrderError, Prompt
+from games.engines.dice import ScriptedDice, VerifiableDice
+
+ILLEGAL_MOVE = 2
+BROKEN_RECORD = 3
+
+
+class RecordError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def broken(message: str) -> RecordError:
+    return RecordError(BROKEN_RECORD, f"broken record: {message}")
+
+
+@dataclass
+class Replay:
+    """A game in play: the engine, its state, and who has answered the current prompts."""
+
+    engine: Engine[Any, Any, Any]
+    players: list[str]
+    dice: Dice
+    state: Any
+    prompts: list[Prompt]
+    answered: set[int] = field(default_factory=set)
+    log: list[Event] = field(default_factory=list)
+
+    def after(self, state: Any, events: list[Event]) -> None:
+        """Take the new state; a change of prompts opens a new step."""
+        self.state = state
+        self.log.extend(events)
+        prompts = self.engine.prompts(state)
+        if prompts != self.prompts:
+            self.prompts = prompts
+            self.answered = set()
+
+    def order(self, seat: int, text: str) -> None:
+        order = self.engine.parse(self.state, seat, text)
+        prompts = self.prompts
+        state, events = self.engine.submit(self.state, seat, order, self.dice)
+        if seat not in {prompt.seat for prompt in prompts}:
+            raise OrderError("no order is expected from you now")
+        self.answered.add(seat)
+        self.after(state, events)
+        if self.prompts == prompts and {p.seat for p in prompts} <= self.answered:
+            self.deadline()
+
+    def deadline(self) -> None:
+        self.after(*self.engine.resolve(self.state, self.dice))
+
+
+def _dice(record: dict[str, Any]) -> Dice:
+    if "dice" in record:
+        values = record["dice"]
+        if not isinstance(values, list):
+            raise broken("'dice' must be a list of whole numbers")
+        return ScriptedDice(values)
+    if "seed" in record:
+        seed = record["seed"]
+        game_id = record.get("game_id", 0)
+        if not isinstance(game_id, int) or isinstance(game_id, bool):
+            raise broken("'game_id' must be a whole number")
+        try:
+            return VerifiableDice(bytes.fromhex(seed), game_id)
+        except (TypeError, ValueError):
+            raise broken("'seed' must be a string of hex digits") from None
+    raise broken("the record needs 'dice' (scripted values) or 'seed'")
+
+
+def _players(record: dict[str, Any]) -> list[str]:
+    players = record.get("players")
+    if not isinstance(players, list) or not all(isinstance(p, str) and p for p in players):
+        raise broken("'players' must be a list of names")
+    if len({p.lower() for p in players}) != len(players):
+        raise broken("two players have the same name")
+    return players
+
+
+def start(record: Any) -> Replay:
+    if not isinstance(record, dict):
+        raise broken("a record is a JSON object")
+    key = record.get("game")
+    if not isinstance(key, str) or key not in registry.ENGINES:
+        raise broken(f"unknown game {key!r}; the games are {', '.join(registry.ENGINES)}")
+    engine = registry.get(key)
+    options = record.get("options", {})
+    if not isinstance(options, dict):
+        raise broken("'options' must be an object")
+    players = _players(record)
+    dice = _dice(record)
+    try:
+        state, events = engine.start(engine.options(options), players, dice)
+    except (OptionsError, DiceError) as error:
+        raise broken(error.message) from None
+    return Replay(engine, players, dice, state, engine.prompts(state), log=list(events))
+
+
+def play(record: Any) -> dict[str, Any]:
+    """Replay ``record`` to its last move and describe the result."""
+    return describe(run(record))
+
+
+def run(record: Any) -> Replay:
+    """The game of ``record`` after its last move."""
+    replay = start(record)
+    moves = record.get("moves", [])
+    if not isinstance(moves, list):
+        raise broken("'moves' must be a list")
+    seats = {name.lower(): seat for seat, name in enumerate(replay.players)}
+    for number, move in enumerate(moves, start=1):
+        _move(replay, seats, number, move)
+    return replay
+
+
+def _move(replay: Replay, seats: dict[str, int], number: int, move: Any) -> None:
+    is_order = isinstance(move, dict) and set(move) == {"player", "order"}
+    is_deadline = isinstance(move, dict) and move == {"deadline": True}
+    if is_order and not (isinstance(move["player"], str) and isinstance(move["order"], str)):
+        is_order = False
+    if not (is_order or is_deadline):
+        raise broken(
+            f'move {number} is neither {{"player": NAME, "order": TEXT}} nor {{"deadline": true}}'
+        )
+    who = f"move {number} ({move['player']})" if is_order else f"move {number} (deadline)"
+    if not replay.prompts:
+        raise RecordError(ILLEGAL_MOVE, f"{who}: the game is over")
+    try:
+        if is_deadline:
+            replay.deadline()
+            return
+        seat = seats.get(move["player"].lower())
+        if seat is None:
+            raise OrderError(f"{move['player']!r} is not a player of this game")
+        replay.order(seat, move["order"])
+    except OrderError as error:
+        raise RecordError(ILLEGAL_MOVE, f"{who}: {error.message}") from None
+    except DiceError as error:
+        raise broken(f"{who}: {error.message}") from None
+
+
+def describe(replay: Replay) -> dict[str, Any]:
+    engine, state = replay.engine, replay.state
+    standings = engine.standings(state)
+    result: dict[str, Any] = {
+        "game": engine.key,
+        "status": "finished" if not replay.prompts else "running",
+        "players": replay.players,
+    }
+    if standings is not None:
+        result["standings"] = [
+            {"player": replay.players[s.seat], "place": s.place, "score": s.score}
+            for s in standings
+        ]
+    else:
+        result["owed"] = [
+            {"player": replay.players[p.seat], "kind": p.kind, "hint": p.hint}
+            for p in replay.prompts
+        ]
+    result["view"] = engine.view(state, None)
+    result["log"] = [event.text for event in replay.log if event.to is None]
+    return result

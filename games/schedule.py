@@ -1,0 +1,149 @@
+"""Deadlines in a game's time zone, stored in UTC.
+
+A schedule is JSON data, one of
+    {"kind": "interval", "seconds": 172800}                 every 48 hours
+    {"kind": "daily", "time": "18:00"}                       daily at 18:00
+    {"kind": "weekly", "days": ["mon", "thu"], "time": "20:00"}
+``parse`` reads the GM's words ("every 48 hours", "daily at 18:00",
+"mondays and thursdays at 20:00") into that form; ``next_deadline`` computes the first
+deadline after a moment. A local time that does not exist (the hour skipped when clocks go
+forward) falls on the moment after the gap; a repeated local time takes its first instance.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_DAY_WORDS = {
+    "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3,
+    "friday": 4, "saturday": 5, "sunday": 6,
+}  # fmt: skip
+MIN_INTERVAL = 1
+
+
+class ScheduleError(ValueError):
+    pass
+
+
+def zone(name: str) -> ZoneInfo:
+    """The IANA time zone ``name``; ScheduleError for a name that is not one."""
+    if not name or name not in _zone_names():
+        raise ScheduleError(f"{name!r} is not a time zone; use a name such as Europe/Berlin")
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ScheduleError(f"{name!r} is not a time zone") from None
+
+
+_ZONES: set[str] = set()
+
+
+def _zone_names() -> set[str]:
+    if not _ZONES:
+        _ZONES.update(available_timezones())
+    return _ZONES
+
+
+def _clock(text: str) -> time:
+    match = re.fullmatch(r"([01]?\d|2[0-3]):([0-5]\d)", text.strip())
+    if not match:
+        raise ScheduleError(f"{text!r} is not a time of day; write it as HH:MM, e.g. 18:00")
+    return time(int(match[1]), int(match[2]))
+
+
+def parse(text: str) -> dict[str, Any]:
+    """The schedule in the GM's words, as JSON data; ScheduleError with what would be legal."""
+    words = " ".join(text.lower().replace(",", " ").split())
+    match = re.fullmatch(r"every (\d+) (hour|hours|minute|minutes|day|days)", words)
+    if match:
+        unit = {"hour": 3600, "minute": 60, "day": 86400}[match[2].rstrip("s")]
+        return validate({"kind": "interval", "seconds": int(match[1]) * unit})
+    match = re.fullmatch(r"daily at (\S+)", words)
+    if match:
+        return validate({"kind": "daily", "time": match[1]})
+    match = re.fullmatch(r"(.+) at (\S+)", words)
+    if match:
+        days: list[str] = []
+        for word in match[1].replace(" and ", " ").split():
+            day = _DAY_WORDS.get(word.rstrip("s"))
+            if day is None:
+                raise ScheduleError(f"{word!r} is not a day of the week")
+            days.append(WEEKDAYS[day])
+        return validate({"kind": "weekly", "days": days, "time": match[2]})
+    raise ScheduleError(
+        f"{text!r} is not a schedule; write e.g. 'every 48 hours', 'daily at 18:00' "
+        "or 'mondays and thursdays at 20:00'"
+    )
+
+
+def validate(schedule: Any) -> dict[str, Any]:
+    """The schedule normalised; ScheduleError if it is not one of the three forms."""
+    if not isinstance(schedule, dict):
+        raise ScheduleError("a schedule must be an object with a 'kind'")
+    kind = schedule.get("kind")
+    if kind == "interval":
+        seconds = schedule.get("seconds")
+        if isinstance(seconds, bool) or not isinstance(seconds, int) or seconds < MIN_INTERVAL:
+            raise ScheduleError(
+                f"an interval must be a whole number of seconds, at least {MIN_INTERVAL}"
+            )
+        return {"kind": "interval", "seconds": seconds}
+    if kind == "daily":
+        return {"kind": "daily", "time": _clock(str(schedule.get("time", ""))).strftime("%H:%M")}
+    if kind == "weekly":
+        days = schedule.get("days")
+        if not isinstance(days, list) or not days or any(day not in WEEKDAYS for day in days):
+            raise ScheduleError(f"weekly days must be a list drawn from {', '.join(WEEKDAYS)}")
+        ordered = sorted(set(days), key=WEEKDAYS.index)
+        clock = _clock(str(schedule.get("time", ""))).strftime("%H:%M")
+        return {"kind": "weekly", "days": ordered, "time": clock}
+    raise ScheduleError("a schedule's kind must be interval, daily or weekly")
+
+
+def describe(schedule: dict[str, Any]) -> str:
+    if schedule["kind"] == "interval":
+        seconds = schedule["seconds"]
+        if seconds % 3600 == 0:
+            return f"every {seconds // 3600} hours"
+        return f"every {seconds // 60} minutes" if seconds % 60 == 0 else f"every {seconds} s"
+    if schedule["kind"] == "daily":
+        return f"daily at {schedule['time']}"
+    return f"{' and '.join(schedule['days'])} at {schedule['time']}"
+
+
+def _local(day: datetime, clock: time, tz: ZoneInfo) -> datetime:
+    """The moment of ``clock`` on the date of ``day`` in ``tz``.
+
+    With fold=0 (PEP 495) a skipped local time maps through the offset before the change,
+    which is the moment just after the gap, and a repeated one to its first instance.
+    """
+    return datetime.combine(day.date(), clock).replace(tzinfo=tz).astimezone(UTC)
+
+
+def next_deadline(schedule: dict[str, Any], time_zone: str, after: datetime) -> datetime:
+    """The first deadline of ``schedule`` strictly after ``after`` (aware), in UTC."""
+    if after.tzinfo is None:
+        raise ValueError("after must be an aware datetime")
+    schedule = validate(schedule)
+    if schedule["kind"] == "interval":
+        return (after + timedelta(seconds=schedule["seconds"])).astimezone(UTC)
+    tz = zone(time_zone)
+    clock = _clock(schedule["time"])
+    days = (
+        set(range(7))
+        if schedule["kind"] == "daily"
+        else {WEEKDAYS.index(day) for day in schedule["days"]}
+    )
+    local_after = after.astimezone(tz)
+    for offset in range(8):
+        day = local_after + timedelta(days=offset)
+        if day.weekday() not in days:
+            continue
+        moment = _local(day, clock, tz)
+        if moment > after:
+            return moment
+    raise AssertionError("a weekly schedule always has a day within eight days")

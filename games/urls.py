@@ -1,0 +1,10 @@
+from django.urls import path
+
+from games import views
+
+app_name = "games"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("games/<int:game_id>/verify/", views.verify, name="verify"),
+]

@@ -1,0 +1,34 @@
+"""Factories without surprises: every default is visible here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import factory
+from django.contrib.auth import get_user_model
+
+from games import postal
+from games.models import Game
+
+NAMES = ["ann", "bob", "cy", "dee", "eve", "fay", "gus", "hal"]
+
+
+class GMFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"gm{n}")
+    email = factory.LazyAttribute(lambda gm: f"{gm.username}@example.org")
+
+
+def choice_game(players: int = 3, gm: Any = None, **kwargs: Any) -> Game:
+    """A Choice game, not started, for ``players`` seats named ann, bob, cy, ..."""
+    kwargs.setdefault("schedule_spec", {"kind": "interval", "seconds": 48 * 3600})
+    return postal.create_game(
+        gm=gm or GMFactory(),
+        engine_key="choice",
+        title=kwargs.pop("title", "Test Choice"),
+        players=[postal.Player(name=name, email=f"{name}@example.org") for name in NAMES[:players]],
+        **kwargs,
+    )

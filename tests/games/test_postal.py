@@ -1,0 +1,362 @@
+from __future__ import annotations
+
+import hashlib
+import threading
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from games import postal
+from games.engines.choice import ChoiceEngine, RoundLine, legal_choices, play_round
+from games.models import DiceRoll, Event, Game, Order, Seat, Step
+from moderator.mail.models import OutboundEmail
+from tests.factories import GMFactory, choice_game
+
+pytestmark = pytest.mark.django_db
+
+SEED = bytes(range(32))
+CHOICE = ChoiceEngine()
+
+
+def started(players: int = 3, now=None, **kwargs) -> Game:
+    game = choice_game(players, **kwargs)
+    return postal.start_game(game.pk, now=now, seed=SEED)
+
+
+def nmr_text(game: Game, position: int) -> str:
+    """A legal order for ``position``: the engine's own default, written out."""
+    state = CHOICE.state_from_json(game.state)
+    return CHOICE.canonical(state, position, CHOICE.default(state, position))
+
+
+def snapshot(game: Game) -> tuple:
+    game.refresh_from_db()
+    return (
+        game.state,
+        game.step_number,
+        game.dice_drawn,
+        Order.objects.count(),
+        Step.objects.filter(status=Step.Status.OPEN).count(),
+        DiceRoll.objects.count(),
+        Event.objects.count(),
+        OutboundEmail.objects.count(),
+    )
+
+
+# --- creating and starting ------------------------------------------------------------
+
+
+def test_start_commits_the_seed_rolls_turn_one_and_writes_a_report_per_seat(now):
+    game = started(3, now)
+    game.refresh_from_db()
+    assert game.status == Game.Status.RUNNING
+    assert game.commitment == hashlib.sha256(SEED).hexdigest()
+    assert game.seed_revealed is False
+    step = game.steps.get()
+    assert (step.number, step.status, step.deadline) == (1, "open", now + timedelta(hours=48))
+    assert step.prompted_seats == [0, 1, 2]
+    # Two rounds of five d6, drawn 0..9 and stored with step 1.
+    rolls = list(game.dice_rolls.values_list("index", "sides", "step__number"))
+    assert rolls == [(i, 6, 1) for i in range(10)]
+    assert game.dice_drawn == 10
+    keys = sorted(OutboundEmail.objects.values_list("dedupe_key", flat=True))
+    assert keys == [f"report:{game.pk}:1:{p}" for p in range(3)]
+
+
+def test_create_game_rejects_bad_input_and_writes_nothing():
+    gm = GMFactory()
+    bad: list[tuple[dict[str, Any], str]] = [
+        ({"engine_key": "chess"}, "there is no game 'chess'; the games are choice"),
+        ({"options": {"rolls_per_turn": "2"}}, "options: "),
+        ({"time_zone": "Mars/Olympus"}, "'Mars/Olympus' is not a time zone"),
+        ({"schedule_spec": {"kind": "hourly"}}, "schedule: a schedule's kind must be"),
+        ({"title": "two\nlines"}, "the title must be a single line"),
+    ]
+    for change, message in bad:
+        kwargs: dict[str, Any] = {
+            "gm": gm,
+            "engine_key": "choice",
+            "title": "T",
+            "players": [postal.Player("ann", "ann@example.org")],
+        } | change
+        with pytest.raises(postal.PostalError) as caught:
+            postal.create_game(**kwargs)
+        assert caught.value.message.startswith(message), caught.value.message
+    players = [postal.Player("ann", "ann@example.org"), postal.Player("ANN", "b@example.org")]
+    with pytest.raises(postal.PostalError, match="two players are called 'ANN'"):
+        postal.create_game(gm=gm, engine_key="choice", title="T", players=players)
+    with pytest.raises(postal.PostalError, match="is not one email address"):
+        postal.create_game(
+            gm=gm,
+            engine_key="choice",
+            title="T",
+            players=[postal.Player("ann", "ann@example.org, bob@example.org")],
+        )
+    assert Game.objects.count() == 0
+    assert Seat.objects.count() == 0
+
+
+def test_a_game_starts_once(now):
+    game = started(2, now)
+    with pytest.raises(postal.PostalError, match="the game is running"):
+        postal.start_game(game.pk, now=now)
+
+
+# --- orders ----------------------------------------------------------------------------
+
+
+def test_a_valid_order_is_kept_with_its_canonical_form_and_sealed_in_the_state(now):
+    game = started(3, now)
+    text = nmr_text(game, 0)
+    order = postal.accept_order(
+        game_id=game.pk, position=0, text=text.upper(), source="web", now=now
+    )
+    assert (order.text, order.canonical, order.source) == (text.upper(), text, "web")
+    game.refresh_from_db()
+    assert CHOICE.has_order(CHOICE.state_from_json(game.state), 0) is True
+    assert game.steps.get(number=1).status == Step.Status.OPEN
+
+
+def test_every_revision_is_kept_and_the_latest_counts(now):
+    game = started(2, now, early_processing=False)
+    state = CHOICE.state_from_json(game.state)
+    first = nmr_text(game, 0)
+    postal.accept_order(game_id=game.pk, position=0, text=first, source="web", now=now)
+    # Another legal order for the same rounds: the last legal choice of every round.
+    sheet = state.sheets[0]
+    lines = []
+    for round_ in state.rounds:
+        choice = legal_choices(sheet, round_.roll)[-1]
+        lines.append(f"{round_.number}: {choice.text()}")
+        sheet = play_round(sheet, round_.roll, RoundLine(round_.number, choice), state.options)
+    second = "\n".join(lines)
+    later = now + timedelta(minutes=5)
+    postal.accept_order(game_id=game.pk, position=0, text=second, source="email", now=later)
+    assert list(Order.objects.values_list("canonical", flat=True)) == [first, second]
+    game.refresh_from_db()
+    assert CHOICE.state_from_json(game.state).orders[0] == CHOICE.parse(state, 0, second)
+
+
+def test_an_invalid_order_gets_the_engines_message_and_changes_nothing(now):
+    game = started(3, now)
+    before = snapshot(game)
+    with pytest.raises(postal.OrderRejected) as caught:
+        postal.accept_order(game_id=game.pk, position=1, text="W9 1+1 1+1", source="web", now=now)
+    assert caught.value.message.startswith("round 1: ")
+    assert snapshot(game) == before
+
+
+def test_a_late_order_is_rejected_and_changes_nothing(now):
+    game = started(3, now)
+    text = nmr_text(game, 0)
+    before = snapshot(game)
+    late = now + timedelta(hours=48, seconds=1)
+    with pytest.raises(postal.OrderRejected) as caught:
+        postal.accept_order(game_id=game.pk, position=0, text=text, source="web", now=late)
+    assert caught.value.message == "too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC"
+    assert snapshot(game) == before
+
+
+def test_an_order_one_second_before_the_deadline_counts(now):
+    game = started(3, now)
+    just = now + timedelta(hours=48) - timedelta(seconds=1)
+    postal.accept_order(game_id=game.pk, position=2, text=nmr_text(game, 2), source="web", now=just)
+    assert Order.objects.get().seat.position == 2
+
+
+def test_an_order_written_for_a_resolved_step_says_so(now):
+    game = started(1, now)
+    postal.accept_order(game_id=game.pk, position=0, text=nmr_text(game, 0), source="web", now=now)
+    game.refresh_from_db()
+    with pytest.raises(postal.OrderRejected) as caught:
+        postal.accept_order(
+            game_id=game.pk, position=0, text="W1 1+1 1+1", source="web", now=now, step_number=1
+        )
+    assert caught.value.message == (
+        "too late: step 1 was resolved at Mon 23 Nov 2026 18:00 UTC; the current step is 2"
+    )
+
+
+def test_the_deadline_is_shown_in_the_seats_time_zone(now):
+    game = started(1, now, time_zone="Europe/Berlin")
+    late = now + timedelta(days=3)
+    with pytest.raises(postal.OrderRejected) as caught:
+        postal.accept_order(game_id=game.pk, position=0, text="x", source="web", now=late)
+    assert caught.value.message == (
+        "too late: the deadline passed at Wed 25 Nov 2026 19:00 CET (18:00 UTC)"
+    )
+
+
+def test_orders_to_a_game_not_running_are_refused(now):
+    game = choice_game(2)
+    with pytest.raises(postal.OrderRejected, match="the game has not started"):
+        postal.accept_order(game_id=game.pk, position=0, text="x", source="web", now=now)
+    with pytest.raises(postal.OrderRejected, match="there is no such seat"):
+        postal.accept_order(game_id=game.pk, position=7, text="x", source="web", now=now)
+
+
+# --- resolving -------------------------------------------------------------------------
+
+
+def test_the_last_order_resolves_the_step_at_once_with_early_processing(now):
+    game = started(2, now)
+    for position in (0, 1):
+        postal.accept_order(
+            game_id=game.pk,
+            position=position,
+            text=nmr_text(game, position),
+            source="web",
+            now=now,
+        )
+        game.refresh_from_db()
+    first, second = game.steps.order_by("number")
+    assert (first.status, first.closed_by, second.status) == ("done", "early", "open")
+    assert game.dice_drawn == 20
+    assert Order.objects.filter(source=Order.Source.DEFAULT).count() == 0
+
+
+def test_without_early_processing_the_step_waits_for_its_deadline(now):
+    game = started(2, now, early_processing=False)
+    for position in (0, 1):
+        postal.accept_order(
+            game_id=game.pk,
+            position=position,
+            text=nmr_text(game, position),
+            source="web",
+            now=now,
+        )
+    assert list(game.steps.values_list("status", flat=True)) == ["open"]
+    deadline = now + timedelta(hours=48)
+    assert postal.due_step_ids(deadline - timedelta(seconds=1)) == []
+    assert postal.resolve_due_step(game.steps.get().pk, now=deadline) is True
+    assert Order.objects.filter(source=Order.Source.DEFAULT).count() == 0
+
+
+def test_the_deadline_fills_missing_orders_with_the_nmr_default(now):
+    game = started(3, now)
+    postal.accept_order(game_id=game.pk, position=1, text=nmr_text(game, 1), source="web", now=now)
+    game.refresh_from_db()
+    expected = {0: nmr_text(game, 0), 2: nmr_text(game, 2)}
+    step = game.steps.get()
+    deadline = step.deadline
+    assert postal.due_step_ids(deadline) == [step.pk]
+    assert postal.resolve_due_step(step.pk, now=deadline) is True
+    defaults = Order.objects.filter(source=Order.Source.DEFAULT)
+    assert {o.seat.position: o.canonical for o in defaults} == expected
+    assert list(Seat.objects.order_by("position").values_list("nmr_count", flat=True)) == [1, 0, 1]
+    step.refresh_from_db()
+    assert (step.status, step.closed_by, step.closed_at) == ("done", "deadline", deadline)
+    game.refresh_from_db()
+    assert game.step_number == 2
+    assert game.steps.get(number=2).deadline == deadline + timedelta(hours=48)
+    # The second resolution of the same step does nothing.
+    assert postal.resolve_due_step(step.pk, now=deadline) is False
+    assert game.steps.count() == 2
+
+
+def test_a_step_not_yet_due_is_not_resolved_by_the_sweep(now):
+    game = started(2, now)
+    step = game.steps.get()
+    assert postal.resolve_due_step(step.pk, now=now + timedelta(hours=47)) is False
+    step.refresh_from_db()
+    assert step.status == Step.Status.OPEN
+
+
+def test_a_resolution_that_raises_leaves_the_step_open_with_nothing_written(now, monkeypatch):
+    game = started(2, now)
+    before = snapshot(game)
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    # Fails after the dice for turn 2 were drawn and recorded: all of it must roll back.
+    monkeypatch.setattr(postal, "_queue_reports", explode)
+    step = game.steps.get()
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is False
+    assert snapshot(game) == before
+    step.refresh_from_db()
+    assert (step.status, step.failures, step.last_error) == (
+        "open",
+        1,
+        "RuntimeError: disk on fire",
+    )
+    monkeypatch.undo()
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is True
+
+
+def test_a_step_that_keeps_failing_needs_the_gm_and_leaves_the_sweep(now, monkeypatch, settings):
+    settings.STEP_FAILURE_LIMIT = 2
+    game = started(2, now)
+    step = game.steps.get()
+    monkeypatch.setattr(postal, "_queue_reports", lambda *a, **k: 1 / 0)
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is False
+    assert postal.due_step_ids(step.deadline) == [step.pk]
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is False
+    game.refresh_from_db()
+    assert game.needs_gm == "step 1 failed 2 times: ZeroDivisionError: division by zero"
+    assert postal.due_step_ids(step.deadline) == []
+
+
+def test_a_whole_game_runs_to_final_standings_and_reveals_its_seed(now):
+    game = started(3, now)
+    clock = now
+    while True:
+        game.refresh_from_db()
+        if game.status == Game.Status.FINISHED:
+            break
+        step = game.steps.get(number=game.step_number)
+        clock = step.deadline
+        assert postal.due_step_ids(clock) == [step.pk]
+        assert postal.resolve_due_step(step.pk, now=clock) is True
+    assert game.seed_revealed is True and game.finished_at == clock
+    standings = CHOICE.standings(CHOICE.state_from_json(game.state)) or []
+    assert [s.seat for s in standings] != []
+    finals = OutboundEmail.objects.filter(kind="final").order_by("to")
+    assert [m.dedupe_key for m in finals] == [f"final:{game.pk}:{p}" for p in range(3)]
+    assert SEED.hex() in finals[0].text
+    # Every step was resolved once and every roll index exists once.
+    assert list(game.dice_rolls.values_list("index", flat=True)) == list(range(game.dice_drawn))
+    assert game.steps.filter(status=Step.Status.OPEN).count() == 0
+    assert OutboundEmail.objects.filter(kind="report").count() == 3 * game.step_number
+
+
+def test_queries_per_step_do_not_grow_with_the_number_of_seats(now):
+    counts = {}
+    for seats in (3, 8):
+        game = started(seats, now)
+        step = game.steps.get()
+        with CaptureQueriesContext(connection) as queries:
+            assert postal.resolve_due_step(step.pk, now=step.deadline) is True
+        counts[seats] = len(queries)
+    assert counts[3] == counts[8]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_sweeps_resolving_the_same_step_at_once_resolve_it_once(now):
+    game = started(3, now)
+    step = game.steps.get()
+    barrier = threading.Barrier(2)
+    results: list[bool] = []
+
+    def sweep() -> None:
+        try:
+            barrier.wait()
+            results.append(postal.resolve_due_step(step.pk, now=step.deadline))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=sweep) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(results) == [False, True]
+    game.refresh_from_db()
+    assert game.step_number == 2
+    assert list(game.dice_rolls.values_list("index", flat=True)) == list(range(20))
+    assert Order.objects.filter(source=Order.Source.DEFAULT).count() == 3
+    assert OutboundEmail.objects.filter(dedupe_key__startswith=f"report:{game.pk}:2:").count() == 3
