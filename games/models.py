@@ -11,6 +11,10 @@ from django.db import models
 from games.engines import registry
 
 
+def default_reminders() -> list[int]:
+    return [24, 2]
+
+
 class Game(models.Model):
     class Status(models.TextChoices):
         DRAFT = "draft"
@@ -38,6 +42,9 @@ class Game(models.Model):
     state = models.JSONField(null=True, blank=True, editable=False)
     step_number = models.PositiveIntegerField(default=0)
     needs_gm = models.TextField(blank=True, help_text="Why the game waits for its GM.")
+    # Hours before a deadline at which seats that still owe an order are reminded.
+    reminders = models.JSONField(default=default_reminders, blank=True)
+    paused_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -65,7 +72,6 @@ class Seat(models.Model):
     email = models.EmailField()
     time_zone = models.CharField(max_length=64, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
-    token_hash = models.CharField(max_length=64, blank=True, db_index=True)
     link_version = models.PositiveIntegerField(default=0)
     nmr_count = models.PositiveIntegerField(default=0)
 
@@ -81,6 +87,25 @@ class Seat(models.Model):
     @property
     def zone(self) -> str:
         return self.time_zone or self.game.time_zone
+
+
+class SeatLink(models.Model):
+    """A magic link of a seat: 32 random bytes, only their SHA-256 is stored. A link is
+    valid for its purpose until it expires or the seat's link version moves on (rotation,
+    replacement)."""
+
+    class Purpose(models.TextChoices):
+        PLAY = "play", "player pages"
+
+    seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="links")
+    token_hash = models.CharField(max_length=64, unique=True)
+    purpose = models.CharField(max_length=20, choices=Purpose.choices)
+    link_version = models.PositiveIntegerField()
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.purpose} link of {self.seat}"
 
 
 class Step(models.Model):

@@ -20,7 +20,7 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.db.models import F
 
-from games import reports, schedule
+from games import access, reports, schedule
 from games.engines import registry
 from games.engines.base import Engine, Event, GameError, OptionsError, OrderError, Prompt
 from games.engines.dice import VerifiableDice, commitment, new_seed
@@ -216,6 +216,8 @@ def accept_order(
             received_at=now,
         )
         _record(game, step, dice, events)
+        token = access.mint([seat], now=now)[position]
+        outbox.queue([reports.receipt_email(game, seat, row, token)])
         game.state = engine.state_to_json(new_state)
         if _prompt_list(engine.prompts(new_state)) != step.prompts:
             # An order that took effect at once and moved the game on: the step is done.
@@ -448,7 +450,8 @@ def _queue_reports(
     step: Step | None,
     now: datetime,
 ) -> None:
-    outbox.queue(reports.step_emails(game, seats, engine, state, events, step))
+    tokens = access.mint(seats, now=now)
+    outbox.queue(reports.step_emails(game, seats, engine, state, events, step, tokens))
 
 
 def _count_failure(step_id: int, error: Exception) -> None:
@@ -461,3 +464,131 @@ def _count_failure(step_id: int, error: Exception) -> None:
             Game.objects.filter(pk=step.game_id).update(
                 needs_gm=f"step {step.number} failed {step.failures} times: {step.last_error}"
             )
+
+
+# --- the GM's actions ---------------------------------------------------------------------
+
+
+def _locked(game_id: int) -> Game:
+    return Game.objects.select_for_update().get(pk=game_id)
+
+
+def _open_step_of(game: Game) -> Step:
+    step = game.steps.filter(number=game.step_number, status=Step.Status.OPEN).first()
+    if step is None:
+        raise PostalError("the game has no open step")
+    return step
+
+
+def invite(game_id: int, *, now: datetime) -> int:
+    """Email every seat of a game not yet started its invitation with its link."""
+    with transaction.atomic():
+        game = _locked(game_id)
+        if game.status not in (Game.Status.DRAFT, Game.Status.RECRUITING):
+            raise PostalError("invitations go out before the game starts")
+        seats = list(game.seats.order_by("position"))
+        tokens = access.mint(seats, now=now)
+        rows = [reports.invite_email(game, seat, tokens[seat.position], now) for seat in seats]
+        outbox.queue(rows)
+    return len(rows)
+
+
+def extend_deadline(game_id: int, *, deadline: datetime, now: datetime) -> Step:
+    """Move the open step's deadline to ``deadline`` (later than now)."""
+    with transaction.atomic():
+        game = _locked(game_id)
+        step = _open_step_of(game)
+        if deadline <= now:
+            raise PostalError("the new deadline must be in the future")
+        step.deadline = deadline
+        step.save(update_fields=["deadline"])
+        seats = list(game.seats.order_by("position"))
+        tokens = access.mint(seats, now=now)
+        outbox.queue(
+            [reports.deadline_email(game, seat, step, tokens[seat.position]) for seat in seats]
+        )
+    return step
+
+
+def pause(game_id: int, *, now: datetime) -> None:
+    """Stop the clock: no step resolves and no order is taken until the GM resumes."""
+    with transaction.atomic():
+        game = _locked(game_id)
+        if game.status != Game.Status.RUNNING:
+            raise PostalError(f"only a running game can be paused; this one is {game.status}")
+        game.status = Game.Status.PAUSED
+        game.paused_at = now
+        game.save(update_fields=["status", "paused_at"])
+
+
+def resume(game_id: int, *, now: datetime) -> None:
+    """Restart the clock; the open step's deadline moves on by the time spent paused."""
+    with transaction.atomic():
+        game = _locked(game_id)
+        if game.status != Game.Status.PAUSED:
+            raise PostalError(f"only a paused game can be resumed; this one is {game.status}")
+        paused_for = now - (game.paused_at or now)
+        Step.objects.filter(game=game, status=Step.Status.OPEN).update(
+            deadline=F("deadline") + paused_for
+        )
+        game.status = Game.Status.RUNNING
+        game.paused_at = None
+        game.needs_gm = ""
+        game.save(update_fields=["status", "paused_at", "needs_gm"])
+
+
+def rotate_link(game_id: int, *, position: int, now: datetime) -> str:
+    """Every link of the seat stops working; the seat is emailed a new one."""
+    with transaction.atomic():
+        game = _locked(game_id)
+        seat = _seat(game, position)
+        seat.link_version += 1
+        seat.save(update_fields=["link_version"])
+        token = access.mint([seat], now=now)[position]
+        outbox.queue([reports.link_email(game, seat, token)])
+    return token
+
+
+def replace_player(
+    game_id: int, *, position: int, name: str, email: str, now: datetime
+) -> Seat:
+    """A new person takes the seat: new name and address, new link; the seat keeps its
+    state, and the old person's links stop working."""
+    name = _single_line(name, "the name")
+    email = _single_line(email, "the email")
+    try:
+        validate_email(email)
+    except ValidationError:
+        raise PostalError(f"{email!r} is not one email address") from None
+    with transaction.atomic():
+        game = _locked(game_id)
+        seat = _seat(game, position)
+        if game.seats.exclude(pk=seat.pk).filter(name__iexact=name).exists():
+            raise PostalError(f"another player is already called {name!r}")
+        seat.name, seat.email = name, email
+        seat.link_version += 1
+        seat.nmr_count = 0
+        seat.save(update_fields=["name", "email", "link_version", "nmr_count"])
+        token = access.mint([seat], now=now)[position]
+        outbox.queue([reports.link_email(game, seat, token)])
+    return seat
+
+
+def resend_report(game_id: int, *, position: int, now: datetime) -> None:
+    """Send the seat its current report again, with a fresh link."""
+    with transaction.atomic():
+        game = _locked(game_id)
+        seat = _seat(game, position)
+        if game.state is None:
+            raise PostalError("the game has not started; there is no report yet")
+        token = access.mint([seat], now=now)[position]
+        outbox.queue([reports.current_report_email(game, seat, token, now)])
+
+
+def clear_needs_gm(game_id: int) -> None:
+    """The GM has looked at a failing step: let the sweep try it again."""
+    with transaction.atomic():
+        game = _locked(game_id)
+        Step.objects.filter(game=game, status=Step.Status.OPEN).update(failures=0)
+        game.needs_gm = ""
+        game.save(update_fields=["needs_gm"])

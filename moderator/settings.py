@@ -199,6 +199,8 @@ CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)
 # --- the game service --------------------------------------------------------------------
 # A step whose resolution fails this many times in a row needs the GM.
 STEP_FAILURE_LIMIT = envint("STEP_FAILURE_LIMIT", 5, minimum=1)
+# How long a magic link in an email stays valid.
+LINK_DAYS = envint("LINK_DAYS", 60, minimum=1)
 # How many due steps one sweep hands out at most (the next sweep takes the rest).
 SWEEP_BATCH = envint("SWEEP_BATCH", 500, minimum=1)
 

@@ -1,7 +1,12 @@
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("gm/", include("games.gm_urls")),
     path("", include("games.urls")),
 ]
+if settings.DEBUG:
+    # The embedded default's local mailbox: every email the service wrote to var/mail.
+    urlpatterns.append(path("mailbox/", include("moderator.mail.urls")))

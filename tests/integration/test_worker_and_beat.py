@@ -38,7 +38,8 @@ def test_a_three_player_game_runs_to_final_standings_through_worker_and_beat(ser
 
     wait_for(finished, 180, "the game to finish", services)
     game.refresh_from_db()
-    expected_mail = 3 * game.step_number + 3
+    # A report per seat and step, the three game-over emails and the three order receipts.
+    expected_mail = 3 * game.step_number + 3 + 3
 
     def all_sent() -> bool:
         return OutboundEmail.objects.filter(state="sent").count() == expected_mail

@@ -1,0 +1,5 @@
+
+
+app_name = "gm"
+
+urlpatterns: list = []

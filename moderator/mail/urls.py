@@ -1,0 +1,5 @@
+
+
+app_name = "mail"
+
+urlpatterns: list = []

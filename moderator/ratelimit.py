@@ -1,0 +1,26 @@
+"""Fixed-window rate limits in the shared cache (Redis in production, so every web
+process counts together; local memory in the embedded default)."""
+
+from __future__ import annotations
+
+import time
+
+from django.core.cache import cache
+
+
+def allow(scope: str, key: str, *, limit: int, window: int) -> bool:
+    """Count one hit of ``key`` in ``scope``; False once ``limit`` hits fell in this window."""
+    bucket = int(time.time() // window)
+    name = f"ratelimit:{scope}:{key}:{bucket}"
+    if cache.add(name, 1, timeout=window + 1):
+        return True
+    try:
+        count = cache.incr(name)
+    except ValueError:  # expired between add and incr
+        cache.add(name, 1, timeout=window + 1)
+        return True
+    return count <= limit
+
+
+def client_ip(meta: dict[str, str]) -> str:
+    return meta.get("REMOTE_ADDR", "") or "unknown"
