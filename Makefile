@@ -19,6 +19,7 @@ venv: $(STAMP)
 # Web, Celery worker and beat on the embedded default (SQLite, filesystem broker, mail in var/).
 run: venv
 	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py demo
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho start -f Procfile
 
 # Everything this machine can run. REQUIRE_SERVICES=1 makes missing services fail, not skip.
