@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: run test check fmt lint venv bench clean
+.PHONY: run test check fmt lint venv bench clean browser
 
 $(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit("Python 3.11 or newer is needed" if sys.version_info < (3, 11) else 0)'
@@ -23,8 +23,18 @@ run: venv
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho start -f Procfile
 
 # Everything this machine can run. REQUIRE_SERVICES=1 makes missing services fail, not skip.
-test: venv
+test: venv browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The browser tests drive the distribution's Chromium (a browser cannot be downloaded by
+# Playwright here). Installed when missing and the machine lets us; else those tests skip.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "Chromium is not installed: the browser tests will skip."; \
+	  fi; }
 
 # Style, types and migrations drift.
 check: venv
