@@ -1,5 +1,12 @@
+from django.urls import path
 
+from games import gm_views
 
 app_name = "gm"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("", gm_views.dashboard, name="dashboard"),
+    path("new/", gm_views.create, name="create"),
+    path("<int:game_id>/", gm_views.game_page, name="game"),
+    path("<int:game_id>/<slug:action>/", gm_views.act, name="act"),
+]

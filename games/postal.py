@@ -549,9 +549,7 @@ def rotate_link(game_id: int, *, position: int, now: datetime) -> str:
     return token
 
 
-def replace_player(
-    game_id: int, *, position: int, name: str, email: str, now: datetime
-) -> Seat:
+def replace_player(game_id: int, *, position: int, name: str, email: str, now: datetime) -> Seat:
     """A new person takes the seat: new name and address, new link; the seat keeps its
     state, and the old person's links stop working."""
     name = _single_line(name, "the name")

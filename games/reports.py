@@ -1,14 +1,24 @@
 """What each seat is told, rendered through the one email builder (moderator.mail.outbox).
 
-Every function returns unsaved ``OutboundEmail`` rows; the postal layer writes them in the
-same transaction as the change they report.
+Every email function returns unsaved ``OutboundEmail`` rows; the postal layer writes them
+in the same transaction as the change they report. ``seat_context`` is also what the
+player's web page shows, so a page and an email never disagree.
+
+Engine-specific parts (the board, the seat's private information, the order syntax) are
+template includes chosen by engine key, each with a generic fallback:
+``games/<part>/<engine key>.txt|html``, else ``games/<part>/default.txt|html``. A new game
+adds templates, not code.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
+
+from django.conf import settings
+from django.urls import reverse
 
 from games import access
 from games.engines import registry
@@ -17,6 +27,10 @@ from games.models import Event as EventRow
 from games.models import Game, Order, Seat, Step
 from moderator.mail import outbox
 from moderator.mail.models import OutboundEmail
+
+DIE_FACES = "⚀⚁⚂⚃⚄⚅"
+# The parts of a seat's view that templates include per engine, each with a default.
+ENGINE_PARTS = ("boards", "private", "syntax")
 
 
 def local_time(moment: datetime, time_zone: str) -> str:
@@ -28,12 +42,88 @@ def local_time(moment: datetime, time_zone: str) -> str:
     return f"{local:%a %d %b %Y %H:%M} {local.tzname()} ({utc:%H:%M} UTC)"
 
 
+def faces(values: Iterable[int]) -> str:
+    """Six-sided dice as Unicode faces, e.g. [3, 1] -> '⚂ ⚀'."""
+    return " ".join(DIE_FACES[value - 1] for value in values)
+
+
+def _is_d6_roll(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 6 for v in value)
+    )
+
+
+def with_faces(data: Any) -> Any:
+    """A copy of a view in which every mapping with a ``roll`` of d6 values also has its
+    ``faces``: the board templates show each roll as numbers and as dice."""
+    if isinstance(data, dict):
+        copy = {key: with_faces(value) for key, value in data.items()}
+        if _is_d6_roll(data.get("roll")):
+            copy["faces"] = faces(data["roll"])
+        return copy
+    if isinstance(data, list):
+        return [with_faces(item) for item in data]
+    return data
+
+
+def engine_templates(engine_key: str, part: str, extension: str) -> list[str]:
+    """Template names for ``{% include %}``: the engine's own first, then the default."""
+    return [f"games/{part}/{engine_key}.{extension}", f"games/{part}/default.{extension}"]
+
+
+def verify_url(game: Game) -> str:
+    return f"{settings.SITE_URL}{reverse('games:verify', args=[game.pk])}"
+
+
+def game_seat_name(game: Game, position: int) -> str:
+    view_names = getattr(game, "_seat_names", None)
+    if view_names is None:
+        view_names = dict(game.seats.values_list("position", "name"))
+        game._seat_names = view_names  # type: ignore[attr-defined]
+    return str(view_names[position])
+
+
+def seat_context(
+    game: Game, seat: Seat, engine: Engine[Any, Any, Any], state: Any, step: Step | None
+) -> dict[str, Any]:
+    """What ``seat`` may be shown of the game now: its view with the board, its private
+    block, what it owes and until when, and, once the game is over, standings and seed.
+
+    ``step`` is the open step (None once the game is finished)."""
+    context: dict[str, Any] = {
+        "game": game,
+        "seat": seat,
+        "engine": engine,
+        "view": with_faces(engine.view(state, seat.position)),
+        "step": step,
+        "verify_url": verify_url(game),
+        "finished": step is None,
+    }
+    for part in ENGINE_PARTS:
+        context[f"{part}_txt"] = engine_templates(game.engine, part, "txt")
+        context[f"{part}_html"] = engine_templates(game.engine, part, "html")
+    if step is None:
+        context["standings"] = [
+            {"name": game_seat_name(game, s.seat), "place": s.place, "score": s.score}
+            for s in engine.standings(state) or []
+        ]
+        if game.seed_revealed:
+            context["seed"] = bytes(game.seed or b"").hex()
+    else:
+        context["owed"] = [p for p in step.prompts if p["seat"] == seat.position]
+        context["deadline"] = local_time(step.deadline, seat.zone)
+    return context
+
+
 def _context(game: Game, seat: Seat, token: str, **extra: Any) -> dict[str, Any]:
     return {
         "game": game,
         "seat": seat,
         "engine": registry.get(game.engine),
         "link": access.url(token),
+        "verify_url": verify_url(game),
         **extra,
     }
 
@@ -48,28 +138,29 @@ def _report(
     token: str,
     key: str | None = None,
 ) -> OutboundEmail:
-    context = _context(game, seat, token, step=step, events=events)
-    context["view"] = engine.view(state, seat.position)
+    context = seat_context(game, seat, engine, state, step)
+    context.update(link=access.url(token), events=events)
     if step is None:
-        context["standings"] = [
-            {"name": game_seat_name(game, s.seat), "place": s.place, "score": s.score}
-            for s in engine.standings(state) or []
-        ]
-        context["seed"] = bytes(game.seed or b"").hex()
         kind, dedupe = "final", f"final:{game.pk}:{seat.position}"
     else:
-        context["owed"] = [p for p in step.prompts if p["seat"] == seat.position]
-        context["deadline"] = local_time(step.deadline, seat.zone)
         kind, dedupe = "report", f"report:{game.pk}:{step.number}:{seat.position}"
-    return outbox.build(kind, to=seat.email, dedupe_key=key or dedupe, context=context)
+    return _build(kind, game, seat, key or dedupe, context)
 
 
-def game_seat_name(game: Game, position: int) -> str:
-    view_names = getattr(game, "_seat_names", None)
-    if view_names is None:
-        view_names = dict(game.seats.values_list("position", "name"))
-        game._seat_names = view_names  # type: ignore[attr-defined]
-    return str(view_names[position])
+def _build(
+    kind: str, game: Game, seat: Seat, dedupe_key: str, context: dict[str, Any]
+) -> OutboundEmail:
+    """One email to ``seat`` through the one builder: every email of a seat in a game is
+    one thread, and a reply reaches the GM."""
+    return outbox.build(
+        kind,
+        to=seat.email,
+        dedupe_key=dedupe_key,
+        context=context,
+        game=game,
+        thread=f"game-{game.pk}-seat-{seat.position}",
+        reply_to=game.gm.email or None,
+    )
 
 
 def step_emails(
@@ -97,60 +188,86 @@ def step_emails(
     ]
 
 
+def report_events(game: Game, position: int) -> list[str]:
+    """The events of the seat's latest report: those that led to the current step (or, for
+    step 1 and a finished game, those recorded with the current/last step)."""
+    number = game.step_number
+    if game.status != Game.Status.FINISHED and number > 1:
+        number -= 1
+    rows = EventRow.objects.filter(game=game, step__number=number).order_by("id")
+    return [row.text for row in rows if row.visible_to(position)]
+
+
+def history(game: Game, position: int) -> list[dict[str, Any]]:
+    """Every past step's events that ``position`` may see, newest step first."""
+    rows = EventRow.objects.filter(game=game).select_related("step").order_by("-step__number", "id")
+    groups: list[dict[str, Any]] = []
+    for row in rows:
+        if not row.visible_to(position):
+            continue
+        if not groups or groups[-1]["step"].pk != row.step_id:
+            groups.append({"step": row.step, "events": []})
+        groups[-1]["events"].append(row.text)
+    return groups
+
+
 def current_report_email(game: Game, seat: Seat, token: str, now: datetime) -> OutboundEmail:
     """The seat's latest report again (the GM's re-send), built from the record."""
     engine = registry.get(game.engine)
     state = engine.state_from_json(game.state)
-    step = game.steps.filter(number=game.step_number).first()
-    if game.status == Game.Status.FINISHED:
-        source, step = step, None
-    else:
-        source = game.steps.filter(number=game.step_number - 1).first() or step
-    rows = EventRow.objects.filter(step=source) if source else EventRow.objects.none()
-    events = [row.text for row in rows if row.visible_to(seat.position)]
+    step = None
+    if game.status != Game.Status.FINISHED:
+        step = game.steps.filter(number=game.step_number).first()
+    events = report_events(game, seat.position)
     key = f"resend:{game.pk}:{seat.position}:{now.timestamp():.0f}"
     return _report(game, seat, engine, state, events, step, token, key=key)
 
 
 def invite_email(game: Game, seat: Seat, token: str, now: datetime) -> OutboundEmail:
-    return outbox.build(
-        "invite",
-        to=seat.email,
-        dedupe_key=f"invite:{game.pk}:{seat.position}:{now.timestamp():.0f}",
-        context=_context(game, seat, token),
+    engine = registry.get(game.engine)
+    context = _context(game, seat, token)
+    context["syntax_txt"] = engine_templates(engine.key, "syntax", "txt")
+    context["syntax_html"] = engine_templates(engine.key, "syntax", "html")
+    return _build(
+        "invite", game, seat, f"invite:{game.pk}:{seat.position}:{now.timestamp():.0f}", context
     )
 
 
 def link_email(game: Game, seat: Seat, token: str) -> OutboundEmail:
-    return outbox.build(
+    return _build(
         "link",
-        to=seat.email,
-        dedupe_key=f"link:{game.pk}:{seat.position}:{seat.link_version}",
-        context=_context(game, seat, token),
+        game,
+        seat,
+        f"link:{game.pk}:{seat.position}:{seat.link_version}",
+        _context(game, seat, token),
     )
 
 
 def deadline_email(game: Game, seat: Seat, step: Step, token: str) -> OutboundEmail:
     deadline = local_time(step.deadline, seat.zone)
-    return outbox.build(
+    owed = [p for p in step.prompts if p["seat"] == seat.position]
+    return _build(
         "deadline",
-        to=seat.email,
-        dedupe_key=f"deadline:{game.pk}:{step.number}:{seat.position}:{step.deadline:%s}",
-        context=_context(game, seat, token, step=step, deadline=deadline),
+        game,
+        seat,
+        f"deadline:{game.pk}:{step.number}:{seat.position}:{step.deadline:%s}",
+        _context(game, seat, token, step=step, deadline=deadline, owed=owed),
     )
 
 
 def receipt_email(game: Game, seat: Seat, order: Order, token: str) -> OutboundEmail:
-    return outbox.build(
+    return _build(
         "receipt",
-        to=seat.email,
-        dedupe_key=f"receipt:{order.pk}",
-        context=_context(
+        game,
+        seat,
+        f"receipt:{order.pk}",
+        _context(
             game,
             seat,
             token,
             order=order,
             step=order.step,
+            received=local_time(order.received_at, seat.zone),
             deadline=local_time(order.step.deadline, seat.zone),
         ),
     )

@@ -8,23 +8,25 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from games import postal
+from games import postal, reminders
 from moderator.mail import outbox
-from moderator.mail.tasks import send_email
 
 
 @shared_task(name="games.sweep")
 def sweep() -> dict[str, int]:
-    """Hand every due step and every pending email to the workers (beat, every 30 s)."""
+    """What the database says is due, handed to the workers (beat, every SWEEP_SECONDS):
+    due steps, due email (first attempts whose enqueue was lost, and retries), email never
+    confirmed (marked unknown, not sent again) and reminders."""
     now = timezone.now()
     steps = postal.due_step_ids(now)
     for step_id in steps:
         resolve_step.delay(step_id=step_id)
     lost = now - timedelta(seconds=settings.SWEEP_SECONDS)
-    mails = outbox.pending_ids(settings.SWEEP_BATCH, older_than=lost)
-    for outbound_id in mails:
-        send_email.delay(outbound_id=outbound_id)
-    return {"steps": len(steps), "mails": len(mails)}
+    mails = outbox.pending_ids(settings.SWEEP_BATCH, older_than=lost, now=now)
+    outbox.enqueue(mails)
+    unknown = outbox.mark_unknown(now)
+    reminded = reminders.send_reminders(now)
+    return {"steps": len(steps), "mails": len(mails), "unknown": unknown, "reminders": reminded}
 
 
 @shared_task(name="games.resolve_step", acks_late=True, reject_on_worker_lost=True)

@@ -7,4 +7,7 @@ app_name = "games"
 urlpatterns = [
     path("", views.home, name="home"),
     path("games/<int:game_id>/verify/", views.verify, name="verify"),
+    path("p/<str:token>/", views.magic_link, name="link"),
+    path("play/", views.play_index, name="play_index"),
+    path("play/<int:game_id>/", views.play, name="play"),
 ]

@@ -1,10 +1,31 @@
+"""Public pages and the players' pages.
+
+A player has no account: a magic link ``/p/<token>/`` shows a Continue page on GET (email
+link scanners must change nothing, so GET writes nothing, not even a session) and, on
+POST, remembers the seat in the session and redirects to the token-free ``/play/<id>/``.
+Every player page is scoped to the seats in the session; anything else answers the same
+plain 404. Views stay thin: ``games.access`` and ``games.postal`` do the work.
+"""
+
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from typing import Any
 
-from games import archive
-from games.models import Game
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods
+
+from games import access, archive, postal, reports
+from games.forms import form_class, form_templates
+from games.models import Game, Order, Seat, Step
+from moderator import ratelimit
+
+# The session holds [seat id, link version] pairs: a rotated link or a replaced player
+# (the seat's link version moves on) also closes the sessions opened with older links.
+SESSION_SEATS = "seats"
+LINK_RATE = {"limit": 30, "window": 60}
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -16,3 +37,169 @@ def verify(request: HttpRequest, game_id: int) -> HttpResponse:
     game = get_object_or_404(Game.objects.exclude(status=Game.Status.DRAFT), pk=game_id)
     verdict = archive.verify(game) if game.seed_revealed else None
     return render(request, "games/verify.html", {"game": game, "verdict": verdict})
+
+
+# --- magic links ---------------------------------------------------------------------------
+
+
+def not_valid(request: HttpRequest) -> HttpResponse:
+    """The one answer for every link or page this browser may not open: no hint of what
+    exists."""
+    return render(request, "games/not_valid.html", status=404)
+
+
+def _too_many(request: HttpRequest) -> HttpResponse:
+    return render(request, "games/too_many.html", status=429)
+
+
+@require_http_methods(["GET", "POST"])
+def magic_link(request: HttpRequest, token: str) -> HttpResponse:
+    if not ratelimit.allow("link", ratelimit.client_ip(request.META), **LINK_RATE):
+        return _too_many(request)
+    seat = access.seat_for(token, now=timezone.now())
+    if seat is None:
+        return not_valid(request)
+    if request.method == "GET":
+        return render(request, "games/continue.html", {"seat": seat, "game": seat.game})
+    entries = [entry for entry in _session_entries(request) if entry[0] != seat.pk]
+    # A new seat in this browser is a new login: a new session key (no fixation).
+    request.session.cycle_key()
+    request.session[SESSION_SEATS] = [*entries, [seat.pk, seat.link_version]]
+    return redirect("games:play", game_id=seat.game_id)
+
+
+def _session_entries(request: HttpRequest) -> list[list[int]]:
+    entries = request.session.get(SESSION_SEATS, [])
+    if not isinstance(entries, list):
+        return []
+    return [entry for entry in entries if isinstance(entry, list) and len(entry) == 2]
+
+
+def _session_seats(request: HttpRequest, **filters: Any) -> list[Seat]:
+    """The seats this browser opened with a link that still works."""
+    versions = {seat_id: version for seat_id, version in _session_entries(request)}
+    if not versions:
+        return []
+    seats = Seat.objects.select_related("game").filter(pk__in=versions, **filters)
+    return [seat for seat in seats if seat.link_version == versions[seat.pk]]
+
+
+# --- the player's pages ----------------------------------------------------------------
+
+
+@require_GET
+def play_index(request: HttpRequest) -> HttpResponse:
+    seats = sorted(_session_seats(request), key=lambda seat: -seat.game.pk)
+    return render(request, "games/play_index.html", {"seats": seats})
+
+
+@require_http_methods(["GET", "POST"])
+def play(request: HttpRequest, game_id: int) -> HttpResponse:
+    seats = _session_seats(request, game_id=game_id)
+    if not seats:
+        return not_valid(request)
+    seat = seats[0]
+    game = seat.game
+    if game.state is None:
+        return render(request, "games/play.html", {"game": game, "seat": seat, "waiting": True})
+    engine = game.rules
+    state = engine.state_from_json(game.state)
+    step = _open_step(game)
+    context = reports.seat_context(game, seat, engine, state, step)
+    form = None
+    if step is not None and seat.position in step.prompted_seats:
+        form = form_class(game.engine)(
+            request.POST if request.method == "POST" else None,
+            state=state,
+            position=seat.position,
+            step_number=step.number,
+            current=context["view"].get("you", {}).get("order") or "",
+        )
+    if request.method == "POST":
+        response = _take_order(request, seat, form)
+        if response is not None:
+            return response
+    context.update(
+        form=form,
+        form_templates=form_templates(game.engine),
+        report_events=reports.report_events(game, seat.position),
+        history=reports.history(game, seat.position),
+        counting=_counting_order(step, seat),
+    )
+    return render(request, "games/play.html", context)
+
+
+def _open_step(game: Game) -> Step | None:
+    if game.status == Game.Status.FINISHED:
+        return None
+    return game.steps.filter(number=game.step_number).first()
+
+
+def _counting_order(step: Step | None, seat: Seat) -> dict[str, Any] | None:
+    """The latest order of the seat for the open step, with when it was received."""
+    if step is None:
+        return None
+    order = (
+        Order.objects.filter(step=step, seat=seat)
+        .exclude(source=Order.Source.DEFAULT)
+        .order_by("-received_at", "-id")
+        .first()
+    )
+    if order is None:
+        return None
+    return {"order": order, "received": reports.local_time(order.received_at, seat.zone)}
+
+
+def _take_order(request: HttpRequest, seat: Seat, form: Any) -> HttpResponse | None:
+    """Hand a posted order to the postal layer: a redirect when it is accepted (PRG), else
+    None with the reason attached to the form."""
+    step_number = _posted_step(request)
+    if step_number is None:
+        messages.error(request, "This form is out of date; here is the current one.")
+        return redirect("games:play", game_id=seat.game_id)
+    if form is None or step_number != form.initial["step"]:
+        # Not owed now, or written for another step: no form of the current step can read
+        # it, and the postal layer answers with the reason ("too late: ...").
+        text = request.POST.get("text", "")
+        try:
+            postal.accept_order(
+                game_id=seat.game_id,
+                position=seat.position,
+                text=text,
+                source=Order.Source.WEB,
+                now=timezone.now(),
+                step_number=step_number,
+            )
+        except postal.OrderRejected as error:
+            messages.error(request, error.message)
+            return redirect("games:play", game_id=seat.game_id)
+        return _accepted(request, seat)
+    if not form.is_valid():
+        return None
+    try:
+        postal.accept_order(
+            game_id=seat.game_id,
+            position=seat.position,
+            text=form.order_text(),
+            source=Order.Source.WEB,
+            now=timezone.now(),
+            step_number=step_number,
+        )
+    except postal.OrderRejected as error:
+        form.add_order_error(error.message)
+        return None
+    return _accepted(request, seat)
+
+
+def _posted_step(request: HttpRequest) -> int | None:
+    try:
+        return int(request.POST.get("step", ""))
+    except ValueError:
+        return None
+
+
+def _accepted(request: HttpRequest, seat: Seat) -> HttpResponse:
+    messages.success(
+        request, "Your order is accepted. It is the order that counts now; it is shown below."
+    )
+    return redirect("games:play", game_id=seat.game_id)

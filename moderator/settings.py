@@ -149,6 +149,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+if DEBUG:
+    # The embedded default serves what the apps ship; production runs collectstatic.
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 
 # --- email -----------------------------------------------------------------------------
 # ESP through anymail: EMAIL_BACKEND=anymail.backends.<esp>.EmailBackend plus ANYMAIL_*.
@@ -167,6 +170,18 @@ ANYMAIL = {
     for key, value in os.environ.items()
     if key.startswith("ANYMAIL_")
 }
+# Message-IDs, thread roots and List-Ids are minted under this domain.
+MAIL_DOMAIN = envstr("MAIL_DOMAIN") or (
+    DEFAULT_FROM_EMAIL.rstrip("> ").partition("@")[2] or "localhost"
+)
+# Transient failures are retried after min(cap, base * 2**(attempts-1)) * jitter(0.5..1)
+# seconds, by the sweep; after the last attempt the row is failed and the GM is told.
+MAIL_RETRY_BASE_SECONDS = envint("MAIL_RETRY_BASE_SECONDS", 30, minimum=1)
+MAIL_RETRY_CAP_SECONDS = envint("MAIL_RETRY_CAP_SECONDS", 3600, minimum=1)
+MAIL_MAX_ATTEMPTS = envint("MAIL_MAX_ATTEMPTS", 8, minimum=1)
+# A row handed to the backend and never confirmed for this long is "unknown": it may have
+# been delivered, so it is never sent again without a human asking.
+MAIL_SENDING_TIMEOUT_SECONDS = envint("MAIL_SENDING_TIMEOUT_SECONDS", 300, minimum=1)
 
 # --- Celery ----------------------------------------------------------------------------
 # The embedded default's broker is kombu's filesystem transport: it needs no server.

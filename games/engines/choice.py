@@ -7,13 +7,16 @@ opens; one order per player covers them all and is sealed until the turn resolve
 
 A round is played in the steps of rules/choice.md section 7.5: start from the roll,
 before-choosing cards, the Wurfel rules W1-W3, the choice, recording, the end check. The
-standard game has no cards; the Suppenkasper variant (cards, plate, the Suppen-Kasper extra
-round) slots into the card steps and is not available yet.
+standard game has no cards. The Suppenkasper variant is the same engine with options: cards
+(each once per game) that change the roll, the Wurfel or the recording and put the numbers
+they leave unused on the player's plate, and the Suppen-Kasper extra round, played from five
+plate numbers at a half-numbered slot between the rounds of a postal turn.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -35,6 +38,9 @@ from games.engines.base import (
 SUMS = tuple(range(2, 13))
 SUM_VALUES = {2: 100, 3: 70, 4: 60, 5: 50, 6: 40, 7: 30, 8: 40, 9: 50, 10: 60, 11: 70, 12: 100}
 CARDS = ("flip", "half", "double", "refuse", "swap", "sk")
+BEFORE_CHOOSING_CARDS = ("flip", "swap")
+PORTION_CARDS = ("half", "double")
+SK_EATS = 5
 VARIANTS = ("standard", "suppenkasper")
 TIEBREAKS = ("shared", "fewer_rounds")
 DICE_PER_ROUND = 5
@@ -226,7 +232,7 @@ class SkLine:
     choice: Choice
 
     def text(self) -> str:
-        return f"sk eat {' '.join(map(str, self.eat))} {self.choice.text()}"
+        return f"SK eat {_numbers(self.eat)} {self.choice.text()}"
 
 
 @dataclass(frozen=True)
@@ -249,7 +255,12 @@ class Round:
 @dataclass(frozen=True)
 class Sheet:
     """One player's sheet. ``counts[i]`` is the count of sum ``i + 2``; ``stored`` holds
-    (value, count) in the order the values were first stored."""
+    (value, count) in the order the values were first stored.
+
+    Suppenkasper: ``plate`` is the leftovers plate, kept sorted; ``cards_used`` the card keys
+    played, in the order they were played. ``ended_slot`` marks a game that ended in the
+    Suppen-Kasper round after round ``ended_round``.
+    """
 
     counts: tuple[int, ...] = (0,) * len(SUMS)
     stored: tuple[tuple[int, int], ...] = ()
@@ -258,6 +269,7 @@ class Sheet:
     score: int | None = None
     plate: tuple[int, ...] = ()
     cards_used: tuple[str, ...] = ()
+    ended_slot: bool = False
 
     def count(self, total: int) -> int:
         return self.counts[total - 2]
@@ -269,13 +281,34 @@ class Sheet:
 
 @dataclass(frozen=True)
 class Play:
-    """What a player did in one round, for the reports."""
+    """What a player did in one round, for the reports.
+
+    ``sums`` are the sums recorded (one for Half Portion, the same sum twice for Double
+    Portion). A Suppen-Kasper round has ``slot`` set and ``round`` the numbered round before
+    it (21 for slot 21.5). ``onto_plate``, ``off_plate`` and ``dog`` are the numbers that went
+    onto the plate, were taken off it (From the Plate) and were fed to the dog.
+    """
 
     seat: int
     round: int
     line: str
     sums: tuple[int, ...]
     default: bool = False
+    card: str | None = None
+    slot: bool = False
+    onto_plate: tuple[int, ...] = ()
+    off_plate: tuple[int, ...] = ()
+    dog: tuple[int, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """The round as reports show it: 21, or 21.5 for the Suppen-Kasper round after it."""
+        return f"{self.round}.5" if self.slot else str(self.round)
+
+    @property
+    def position(self) -> int:
+        """Slot order within the game: round r is 2r, the Suppen-Kasper slot r.5 is 2r + 1."""
+        return 2 * self.round + self.slot
 
 
 @dataclass(frozen=True)
@@ -299,6 +332,31 @@ def rounds_label(rounds: Sequence[Round]) -> str:
     if len(rounds) == 1:
         return f"round {rounds[0].number}"
     return f"rounds {rounds[0].number}-{rounds[-1].number}"
+
+
+def _ended_at(sheet: Sheet) -> str:
+    if sheet.ended_slot:
+        return f"in slot {sheet.ended_round}.5"
+    return f"in round {sheet.ended_round}"
+
+
+def _end_position(sheet: Sheet) -> int | None:
+    """Where the game ended in slot order (as ``Play.position``); None while it goes on."""
+    if sheet.ended_round is None:
+        return None
+    return 2 * sheet.ended_round + sheet.ended_slot
+
+
+def _slot_order(rounds: Sequence[Round], sk: SkLine | None) -> list[Round | SkLine]:
+    """The rounds of a postal turn with the Suppen-Kasper line at its slot (section 7.5)."""
+    steps: list[Round | SkLine] = []
+    for current in rounds:
+        if sk is not None and sk.after == current.number - 1:
+            steps.append(sk)
+        steps.append(current)
+    if sk is not None and rounds and sk.after == rounds[-1].number:
+        steps.append(sk)
+    return steps
 
 
 # --- scoring -------------------------------------------------------------------------------
@@ -406,32 +464,134 @@ def _store(sheet: Sheet, choice: Choice) -> Sheet:
 
 
 def _record(sheet: Sheet, choice: Choice) -> Sheet:
+    return _record_sums(sheet, choice.sums)
+
+
+def _record_sums(sheet: Sheet, sums: Iterable[int]) -> Sheet:
     counts = list(sheet.counts)
-    for total in choice.sums:
+    for total in sums:
         counts[total - 2] += 1
     return replace(sheet, counts=tuple(counts))
 
 
-def _end_check(sheet: Sheet, number: int, options: ChoiceOptions) -> Sheet:
+def _end_check(sheet: Sheet, number: int, options: ChoiceOptions, slot: bool = False) -> Sheet:
     if any(count >= options.end_threshold for _, count in sheet.stored):
-        return end_game(sheet, number)
+        return end_game(sheet, number, slot)
     return sheet
 
 
-def end_game(sheet: Sheet, last_round: int) -> Sheet:
-    """The sheet of a player whose game ends after ``last_round`` (numbered) was played."""
-    return replace(sheet, active=False, ended_round=last_round, score=score(sheet.counts))
+def end_game(sheet: Sheet, last_round: int, slot: bool = False) -> Sheet:
+    """The sheet of a player whose game ends after ``last_round`` (numbered) was played, or,
+    with ``slot``, in the Suppen-Kasper round after it."""
+    return replace(
+        sheet, active=False, ended_round=last_round, ended_slot=slot, score=score(sheet.counts)
+    )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A round as played: the sheet after it, the sums recorded, and the numbers that went
+    onto the plate, off it and to the dog, in the order they moved."""
+
+    sheet: Sheet
+    sums: tuple[int, ...]
+    onto_plate: tuple[int, ...] = ()
+    off_plate: tuple[int, ...] = ()
+    dog: tuple[int, ...] = ()
+
+
+def _numbers(values: Iterable[int]) -> str:
+    return " ".join(map(str, values))
+
+
+def _will_hold(plate: Sequence[int]) -> str:
+    return f"it will hold {_numbers(plate)}" if plate else "it will be empty"
+
+
+def _use_card(sheet: Sheet, name: str, options: ChoiceOptions, where: str) -> Sheet:
+    """CR-1, CR-8 and the ``cards`` option: ``name`` may be played here; it is now used."""
+    if not options.suppenkasper:
+        raise OrderError(f"{where}: cards are only played in the Suppenkasper variant")
+    if name not in options.cards:
+        in_play = ", ".join(options.cards) if options.cards else "none"
+        raise OrderError(
+            f"{where}: the {name} card is not in play in this game (cards in play: {in_play})"
+        )
+    if name in sheet.cards_used:
+        raise OrderError(
+            f"{where}: you have already played your {name} card; each card is played once per game"
+        )
+    return replace(sheet, cards_used=(*sheet.cards_used, name))
 
 
 def _before_choosing(
-    sheet: Sheet, dice: tuple[int, ...], card: Card | None, options: ChoiceOptions, where: str
-) -> tuple[Sheet, tuple[int, ...]]:
-    """Step 2: cards that change the roll before the choice (Suppenkasper only)."""
-    if card is None:
-        return sheet, dice
-    if not options.suppenkasper:
-        raise OrderError(f"{where}: cards are only played in the Suppenkasper variant")
-    raise OrderError(f"{where}: the {card.name} card is not available yet")
+    sheet: Sheet, dice: tuple[int, ...], card: Card | None, where: str
+) -> tuple[tuple[int, ...], int | None, int | None]:
+    """Step 2: Upside Down and From the Plate change one die of the roll. Returns the dice
+    as they now stand, the die put on the plate and the number taken off it."""
+    if card is None or card.name not in BEFORE_CHOOSING_CARDS:
+        return dice, None, None
+    value = card.value
+    if value is None or (card.name == "swap" and card.plate is None):
+        example = "flip 2" if card.name == "flip" else "swap 5 6"
+        raise OrderError(f"{where}: {card.name} needs its numbers, e.g. {example}")
+    if value not in dice:
+        raise OrderError(f"{where}: the roll shows no {value} to {card.name}")
+    taken = card.plate
+    if taken is not None and taken == value:
+        raise OrderError(
+            f"{where}: swap {value} {taken} changes nothing; take a number other than "
+            f"{value} from your plate"
+        )
+    if taken is not None and taken not in sheet.plate:
+        raise OrderError(
+            f"{where}: swap {value} {taken} needs a {taken} on your plate; "
+            f"{_will_hold(sheet.plate)}"
+        )
+    index = dice.index(value)
+    new = 7 - value if taken is None else taken
+    return (*dice[:index], new, *dice[index + 1 :]), value, taken
+
+
+def _play(
+    sheet: Sheet,
+    dice: tuple[int, ...],
+    card: Card | None,
+    choice: Choice,
+    options: ChoiceOptions,
+    where: str,
+) -> Outcome:
+    """Steps 2-5 of section 7.5 on ``dice`` (a roll, or the five numbers eaten)."""
+    if card is not None:
+        if card.name not in CARDS or card.name == "sk":
+            raise OrderError(f"{where}: {card.name} is not a card for a round line")
+        sheet = _use_card(sheet, card.name, options, where)
+    name = card.name if card is not None else None
+    dice, replaced, taken = _before_choosing(sheet, dice, card, where)
+    onto = [replaced] if replaced is not None else []
+    off = [taken] if taken is not None else []
+    _check_choice(sheet, dice, choice, where)
+    if name == "refuse" and not choice.wurfel:
+        raise OrderError(
+            f"{where}: nothing to refuse on a free ride; refuse goes with a Wurfel, "
+            f"e.g. refuse {EXAMPLE_LINE}"
+        )
+    if name == "refuse" or (
+        not choice.wurfel and options.suppenkasper and options.free_ride_to_plate
+    ):
+        onto.append(choice.value)
+    else:
+        sheet = _store(sheet, choice)
+    sums: tuple[int, ...] = choice.sums
+    if name in PORTION_CARDS:
+        sums = (sum(choice.first),) * (2 if name == "double" else 1)
+        onto.extend(choice.second)
+    sheet = _record_sums(sheet, sums)
+    plate = Counter(sheet.plate)
+    plate.subtract(off)
+    plate.update(onto)
+    sheet = replace(sheet, plate=tuple(sorted(plate.elements())))
+    return Outcome(sheet, sums, tuple(onto), tuple(off))
 
 
 def play_round(sheet: Sheet, roll: Sequence[int], line: RoundLine, options: ChoiceOptions) -> Sheet:
@@ -439,13 +599,45 @@ def play_round(sheet: Sheet, roll: Sequence[int], line: RoundLine, options: Choi
 
     Raises OrderError, starting with "round N:", if the line is illegal on this sheet.
     """
+    return round_outcome(sheet, roll, line, options).sheet
+
+
+def round_outcome(
+    sheet: Sheet, roll: Sequence[int], line: RoundLine, options: ChoiceOptions
+) -> Outcome:
+    """``play_round`` with what the round recorded and moved on and off the plate."""
     where = f"round {line.round}"
-    dice = tuple(roll)
-    sheet, dice = _before_choosing(sheet, dice, line.card, options, where)
-    _check_choice(sheet, dice, line.choice, where)
-    sheet = _store(sheet, line.choice)
-    sheet = _record(sheet, line.choice)
-    return _end_check(sheet, line.round, options)
+    outcome = _play(sheet, tuple(roll), line.card, line.choice, options, where)
+    return replace(outcome, sheet=_end_check(outcome.sheet, line.round, options))
+
+
+def play_sk(sheet: Sheet, sk: SkLine, options: ChoiceOptions) -> Sheet:
+    """Play the Suppen-Kasper round ``sk`` on ``sheet`` (section 7.5, step 1 for the extra
+    round). Raises OrderError, starting with "slot N.5:", if it is illegal on this sheet."""
+    return sk_outcome(sheet, sk, options).sheet
+
+
+def sk_outcome(sheet: Sheet, sk: SkLine, options: ChoiceOptions) -> Outcome:
+    """``play_sk`` with what the round recorded, fed to the dog and put on the plate."""
+    where = f"slot {sk.after}.5"
+    sheet = _use_card(sheet, "sk", options, where)
+    if len(sk.eat) != SK_EATS:
+        raise OrderError(f"{where}: Suppen-Kasper eats exactly {SK_EATS} numbers from your plate")
+    if len(sheet.plate) < SK_EATS:
+        held = f"it will hold {len(sheet.plate)}" if sheet.plate else "it will be empty"
+        raise OrderError(f"{where}: Suppen-Kasper needs {SK_EATS} numbers on your plate; {held}")
+    left = Counter(sheet.plate)
+    left.subtract(sk.eat)
+    if min(left.values()) < 0:
+        raise OrderError(
+            f"{where}: you cannot eat {_numbers(sk.eat)}; your plate will hold "
+            f"{_numbers(sheet.plate)}"
+        )
+    dog = tuple(sorted(left.elements()))
+    sheet = replace(sheet, plate=())
+    outcome = _play(sheet, tuple(sk.eat), None, sk.choice, options, where)
+    sheet = _end_check(outcome.sheet, sk.after, options, slot=True)
+    return replace(outcome, sheet=sheet, dog=dog)
 
 
 def nmr_choice(sheet: Sheet, roll: Sequence[int]) -> Choice:
@@ -551,6 +743,16 @@ def parse_sk_line(body: str, after: int) -> SkLine:
     return SkLine(after, eat, _parse_choice(match.group(2), where))
 
 
+def check_slot(after: int, rounds: Sequence[int], options: ChoiceOptions) -> None:
+    """The Suppen-Kasper slot ``after``.5 is one of first-0.5 ... last+0.5 (section 9.2)."""
+    if not options.suppenkasper:
+        raise OrderError(f"slot {after}.5: cards are only played in the Suppenkasper variant")
+    allowed = range(rounds[0] - 1, rounds[-1] + 1)
+    if after not in allowed:
+        slots = ", ".join(f"{n}.5" for n in allowed)
+        raise OrderError(f"slot {after}.5 is not in this postal turn (allowed: {slots})")
+
+
 def parse_order(text: str, rounds: Sequence[int], options: ChoiceOptions) -> ChoiceOrder:
     """The order in ``text`` for a postal turn of ``rounds``: syntax only (section 9)."""
     lines: list[RoundLine] = []
@@ -561,16 +763,9 @@ def parse_order(text: str, rounds: Sequence[int], options: ChoiceOptions) -> Cho
         slot = _SLOT.fullmatch(prefix) if prefix is not None else None
         if slot is not None:
             after = int(slot.group(1))
-            if not options.suppenkasper:
-                raise OrderError(
-                    f"slot {after}.5: cards are only played in the Suppenkasper variant"
-                )
+            check_slot(after, rounds, options)
             if sk is not None:
                 raise OrderError(f"slot {after}.5: only one Suppen-Kasper line per order")
-            allowed = range(rounds[0] - 1, rounds[-1] + 1)
-            if after not in allowed:
-                slots = ", ".join(f"{n}.5" for n in allowed)
-                raise OrderError(f"slot {after}.5 is not in this postal turn (allowed: {slots})")
             sk = parse_sk_line(body, after)
             continue
         number = (rounds[0] if rounds else 1) + len(lines)
@@ -623,8 +818,6 @@ class ChoiceEngine(JsonCodec):
             raise OptionsError(
                 f"Choice takes {self.min_players} to {self.max_players} players, not {len(players)}"
             )
-        if options.suppenkasper:
-            raise OptionsError("the suppenkasper variant is not available yet")
         seats = len(players)
         state = ChoiceState(
             options=options,
@@ -657,9 +850,7 @@ class ChoiceEngine(JsonCodec):
             raise OrderError(f"there is no seat {seat} in this game")
         sheet = state.sheets[seat]
         if not sheet.active:
-            raise OrderError(
-                f"your game ended in round {sheet.ended_round}; no order is expected from you"
-            )
+            raise OrderError(f"your game ended {_ended_at(sheet)}; no order is expected from you")
         if state.finished:
             raise OrderError("the game is over; no order is expected from you")
 
@@ -670,29 +861,49 @@ class ChoiceEngine(JsonCodec):
     def _play_turn(
         self, state: ChoiceState, seat: int, order: ChoiceOrder, default: bool = False
     ) -> tuple[Sheet, list[Play]]:
-        """Play ``order`` on the seat's sheet round by round; OrderError at the first
-        illegal line. Lines after the round that ends the player's game are not played."""
+        """Play ``order`` on the seat's sheet in slot order; OrderError at the first illegal
+        line. Lines after the round that ends the player's game, and a Suppen-Kasper slot
+        never reached, are not played (section 9.5)."""
+        numbers = [current.number for current in state.rounds]
         if order.sk is not None:
-            raise OrderError(
-                f"slot {order.sk.after}.5: cards are only played in the Suppenkasper variant"
-            )
+            check_slot(order.sk.after, numbers, state.options)
         if len(order.lines) > len(state.rounds):
-            extra = state.rounds[0].number + len(state.rounds)
+            extra = numbers[0] + len(state.rounds)
             raise OrderError(f"round {extra}: no such round in this postal turn")
         sheet = state.sheets[seat]
         plays: list[Play] = []
-        for index, current in enumerate(state.rounds):
-            where = f"round {current.number}"
-            if index >= len(order.lines):
-                raise OrderError(f"{where}: line missing")
-            line = order.lines[index]
-            if line.round != current.number:
-                raise OrderError(f"{where}: this line is marked for round {line.round}")
-            sheet = play_round(sheet, current.roll, line, state.options)
-            plays.append(Play(seat, current.number, line.text(), line.choice.sums, default))
+        for step in _slot_order(state.rounds, order.sk):
+            if isinstance(step, SkLine):
+                outcome = sk_outcome(sheet, step, state.options)
+                play = Play(seat, step.after, step.text(), outcome.sums, default, "sk", True)
+            else:
+                line = self._line_for(order, step, numbers[0])
+                outcome = round_outcome(sheet, step.roll, line, state.options)
+                card = line.card.name if line.card is not None else None
+                play = Play(seat, step.number, line.text(), outcome.sums, default, card)
+            sheet = outcome.sheet
+            plays.append(
+                replace(
+                    play,
+                    onto_plate=outcome.onto_plate,
+                    off_plate=outcome.off_plate,
+                    dog=outcome.dog,
+                )
+            )
             if not sheet.active:
                 break
         return sheet, plays
+
+    @staticmethod
+    def _line_for(order: ChoiceOrder, current: Round, first: int) -> RoundLine:
+        where = f"round {current.number}"
+        index = current.number - first
+        if index >= len(order.lines):
+            raise OrderError(f"{where}: line missing")
+        line = order.lines[index]
+        if line.round != current.number:
+            raise OrderError(f"{where}: this line is marked for round {line.round}")
+        return line
 
     def submit(
         self, state: ChoiceState, seat: int, order: ChoiceOrder, dice: Dice
@@ -741,19 +952,19 @@ class ChoiceEngine(JsonCodec):
                 state, seat, order or self.default(state, seat), default=order is None
             )
             plays.extend(seat_plays)
-        for current in state.rounds:
+        first, last = state.rounds[0].number, state.rounds[-1].number
+        for position in range(2 * first - 1, 2 * last + 2):
             for play in plays:
-                if play.round == current.number:
+                if play.position == position:
                     events.append(Event(self._play_text(state, play)))
             for seat, sheet in enumerate(sheets):
-                if state.sheets[seat].active and sheet.ended_round == current.number:
+                if state.sheets[seat].active and _end_position(sheet) == position:
                     events.append(
                         Event(
-                            f"{state.players[seat]}'s game ends in round {current.number} "
+                            f"{state.players[seat]}'s game ends {_ended_at(sheet)} "
                             f"with a score of {sheet.score}"
                         )
                     )
-        last = state.rounds[-1].number
         if last >= state.options.round_cap:
             for seat, sheet in enumerate(sheets):
                 if sheet.active:
@@ -770,7 +981,7 @@ class ChoiceEngine(JsonCodec):
             orders=(None,) * len(sheets),
             past=state.past + state.rounds,
             rounds=(),
-            history=state.history + tuple(sorted(plays, key=lambda p: (p.round, p.seat))),
+            history=state.history + tuple(sorted(plays, key=lambda p: (p.position, p.seat))),
         )
         if any(sheet.active for sheet in sheets):
             state, opened = self._open_turn(state, dice)
@@ -779,8 +990,16 @@ class ChoiceEngine(JsonCodec):
         return state, [*events, Event(self._final_text(state))]
 
     def _play_text(self, state: ChoiceState, play: Play) -> str:
+        where = f"slot {play.label}" if play.slot else f"round {play.round}"
         sums = ", ".join(map(str, play.sums))
-        return f"{state.players[play.seat]}, round {play.round}: {play.line} (sums {sums})"
+        parts = [f"{state.players[play.seat]}, {where}: {play.line} (sums {sums})"]
+        if play.dog:
+            parts.append(f"the dog gets {_join(play.dog, 'and')}")
+        if play.off_plate:
+            parts.append(f"{_join(play.off_plate, 'and')} off the plate")
+        if play.onto_plate:
+            parts.append(f"{_join(play.onto_plate, 'and')} onto the plate")
+        return "; ".join(parts)
 
     def _final_text(self, state: ChoiceState) -> str:
         standings = self.standings(state) or []
@@ -808,7 +1027,7 @@ class ChoiceEngine(JsonCodec):
 
     def _sheet_view(self, state: ChoiceState, seat: int) -> dict[str, JSON]:
         sheet = state.sheets[seat]
-        return {
+        data: dict[str, JSON] = {
             "seat": seat,
             "name": state.players[seat],
             "active": sheet.active,
@@ -820,6 +1039,12 @@ class ChoiceEngine(JsonCodec):
             "plate": list(sheet.plate),
             "cards_used": list(sheet.cards_used),
         }
+        if state.options.suppenkasper:
+            data["cards_left"] = [
+                card for card in state.options.cards if card not in sheet.cards_used
+            ]
+            data["ended_slot"] = sheet.ended_slot
+        return data
 
     def view(self, state: ChoiceState, seat: int | None) -> dict[str, JSON]:
         data: dict[str, JSON] = {
@@ -829,24 +1054,7 @@ class ChoiceEngine(JsonCodec):
             "turn": state.turn,
             "rounds": [{"round": r.number, "roll": list(r.roll)} for r in state.rounds],
             "players": [self._sheet_view(state, s) for s in range(len(state.players))],
-            "history": [
-                {
-                    "round": past.number,
-                    "roll": list(past.roll),
-                    "plays": [
-                        {
-                            "seat": play.seat,
-                            "player": state.players[play.seat],
-                            "line": play.line,
-                            "sums": list(play.sums),
-                            "default": play.default,
-                        }
-                        for play in state.history
-                        if play.round == past.number
-                    ],
-                }
-                for past in state.past
-            ],
+            "history": self._history_view(state),
         }
         if seat is not None:
             order = state.orders[seat]
@@ -862,6 +1070,39 @@ class ChoiceEngine(JsonCodec):
                 {"player": state.players[s.seat], "place": s.place, "score": s.score}
                 for s in standings
             ]
+        return data
+
+    def _history_view(self, state: ChoiceState) -> list[JSON]:
+        """One entry per past round; a Suppen-Kasper round played by anyone follows the round
+        it comes after as its own entry, numbered like "21.5", with no shared roll."""
+        by_position: dict[int, list[JSON]] = {}
+        for play in state.history:
+            by_position.setdefault(play.position, []).append(self._play_view(state, play))
+        rolls = {2 * past.number: past.roll for past in state.past}
+        history: list[JSON] = []
+        for position in sorted(rolls.keys() | by_position.keys()):
+            plays = by_position.get(position, [])
+            if position % 2:
+                history.append({"round": f"{position // 2}.5", "roll": None, "plays": plays})
+            else:
+                entry = {"round": position // 2, "roll": list(rolls[position]), "plays": plays}
+                history.append(entry)
+        return history
+
+    def _play_view(self, state: ChoiceState, play: Play) -> dict[str, JSON]:
+        data: dict[str, JSON] = {
+            "seat": play.seat,
+            "player": state.players[play.seat],
+            "line": play.line,
+            "sums": list(play.sums),
+            "default": play.default,
+        }
+        if state.options.suppenkasper:
+            data["card"] = play.card
+            data["slot"] = play.slot
+            data["onto_plate"] = list(play.onto_plate)
+            data["off_plate"] = list(play.off_plate)
+            data["dog"] = list(play.dog)
         return data
 
     def standings(self, state: ChoiceState) -> list[Standing] | None:

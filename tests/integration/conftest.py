@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser import browser, smtp_server, web_server  # noqa: F401 - fixtures for these tests
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

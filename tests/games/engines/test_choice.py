@@ -268,10 +268,11 @@ def test_bad_options_are_rejected(data: dict[str, object], text: str) -> None:
     assert excinfo.value.message == text
 
 
-def test_the_suppenkasper_variant_cannot_start_yet() -> None:
-    with pytest.raises(OptionsError) as excinfo:
-        engine.start(engine.options({"variant": "suppenkasper"}), ["ann"], NoDice())
-    assert excinfo.value.message == "the suppenkasper variant is not available yet"
+def test_the_suppenkasper_variant_starts_with_empty_plates_and_no_cards_used() -> None:
+    dice = ScriptedDice([3, 1, 4, 1, 5, 2, 6, 5, 3, 5])
+    state, _ = engine.start(engine.options({"variant": "suppenkasper"}), ["ann", "bob"], dice)
+    assert state.sheets == (Sheet(), Sheet())
+    assert [(s.plate, s.cards_used) for s in state.sheets] == [((), ()), ((), ())]
 
 
 @pytest.mark.parametrize("count", [0, 21])

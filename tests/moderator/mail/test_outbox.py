@@ -1,13 +1,19 @@
 from __future__ import annotations
 
+import smtplib
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from django.core import mail
 from django.core.mail import EmailMultiAlternatives
 
 from moderator.mail import outbox
 from moderator.mail.models import OutboundEmail
+from tests.factories import GMFactory, choice_game
 
 pytestmark = pytest.mark.django_db
+
+BACKEND = "tests.moderator.mail.test_outbox.ScriptedBackend"
 
 
 def row(**kwargs) -> OutboundEmail:
@@ -23,44 +29,319 @@ def row(**kwargs) -> OutboundEmail:
     return OutboundEmail.objects.create(**fields)
 
 
-def test_a_pending_row_is_sent_once_with_text_html_and_headers():
+class ScriptedBackend:
+    """Takes every message into ``mail.outbox`` (as a server would see it), then raises the
+    next error of ``script``, or accepts when the script is empty."""
+
+    script: list[Exception] = []
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def send_messages(self, messages):
+        mail.outbox.extend(messages)
+        if ScriptedBackend.script:
+            raise ScriptedBackend.script.pop(0)
+        return len(messages)
+
+
+class SlowBackend(ScriptedBackend):
+    """So slow that the sweep (at ``sweep_at``) calls the row unknown while it sends."""
+
+    sweep_at = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def send_messages(self, messages):
+        assert outbox.mark_unknown(SlowBackend.sweep_at) == 1
+        return super().send_messages(messages)
+
+
+@pytest.fixture
+def scripted(settings):
+    settings.EMAIL_BACKEND = BACKEND
+    ScriptedBackend.script = []
+    yield ScriptedBackend.script
+    ScriptedBackend.script = []
+
+
+@pytest.fixture
+def fixed_jitter(monkeypatch):
+    monkeypatch.setattr(outbox.random, "uniform", lambda low, high: 0.5)
+
+
+def refused(code: int) -> smtplib.SMTPRecipientsRefused:
+    return smtplib.SMTPRecipientsRefused({"ann@example.org": (code, b"5.1.1 no such mailbox")})
+
+
+# --- sending ------------------------------------------------------------------------------
+
+
+def test_a_pending_row_is_sent_once_with_text_html_and_headers(now):
     email = row()
-    assert outbox.send(email.pk) == "sent"
-    assert outbox.send(email.pk) == "sent"
+    assert outbox.send(email.pk, now=now) == "sent"
+    assert outbox.send(email.pk, now=now) == "sent"
     assert len(mail.outbox) == 1
     message = mail.outbox[0]
     assert isinstance(message, EmailMultiAlternatives)
     assert (message.to, message.subject, message.body) == (["ann@example.org"], "Step 1", "Hello")
     assert message.alternatives[0][0] == "<p>Hello</p>"
-    assert message.extra_headers == {"X-Game": "1"}
     email.refresh_from_db()
-    assert (email.state, email.attempts) == ("sent", 1)
+    assert message.extra_headers == {"X-Game": "1", "Message-ID": email.message_id}
+    assert (email.state, email.attempts, email.sent_at) == ("sent", 1, now)
 
 
-def test_a_failed_send_is_recorded_on_the_row(settings):
-    settings.EMAIL_BACKEND = "tests.moderator.mail.test_outbox.RefusingBackend"
+def test_the_esp_message_id_is_recorded(settings, now):
+    settings.EMAIL_BACKEND = "anymail.backends.test.EmailBackend"
     email = row()
-    assert outbox.send(email.pk) == "failed"
+    assert outbox.send(email.pk, now=now) == "sent"
     email.refresh_from_db()
-    assert (email.state, email.last_error) == ("failed", "550 no such mailbox")
+    # anymail's test backend answers with the message's index in mail.outbox.
+    assert (email.state, email.esp_message_id) == ("sent", "0")
 
 
-def test_a_header_with_a_line_break_never_reaches_a_message():
-    email = row(subject="Step 1\r\nBcc: everyone@example.org")
-    assert outbox.send(email.pk) == "failed"
+def test_a_transient_failure_goes_back_to_pending_with_a_backoff(scripted, fixed_jitter, now):
+    scripted.append(smtplib.SMTPServerDisconnected("Connection unexpectedly closed"))
+    email = row()
+    assert outbox.send(email.pk, now=now) == "pending"
+    email.refresh_from_db()
+    assert (email.state, email.attempts) == ("pending", 1)
+    assert email.next_attempt_at == now + timedelta(seconds=15)
+    assert email.last_error == "SMTPServerDisconnected: Connection unexpectedly closed"
+
+
+def test_a_retry_waits_for_its_time_and_reuses_the_message_id(scripted, fixed_jitter, now):
+    scripted.append(smtplib.SMTPDataError(451, b"4.3.0 try again later"))
+    email = row()
+    outbox.send(email.pk, now=now)
+    early = now + timedelta(seconds=14)
+    assert outbox.pending_ids(10, older_than=early, now=early) == []
+    assert outbox.send(email.pk, now=early) == "pending"
+    assert len(mail.outbox) == 1
+    due = now + timedelta(seconds=15)
+    assert outbox.pending_ids(10, older_than=now, now=due) == [email.pk]
+    assert outbox.send(email.pk, now=due) == "sent"
+    first, second = mail.outbox
+    assert first.extra_headers["Message-ID"] == second.extra_headers["Message-ID"]
+    email.refresh_from_db()
+    assert (email.state, email.attempts, email.message_id) == (
+        "sent",
+        2,
+        first.extra_headers["Message-ID"],
+    )
+
+
+def test_after_the_last_attempt_the_row_fails_and_the_gm_is_told(scripted, settings, now):
+    settings.MAIL_MAX_ATTEMPTS = 3
+    game = choice_game(2, gm=GMFactory(username="gina"))
+    email = row(game=game)
+    scripted.extend(ConnectionRefusedError(111, "Connection refused") for _ in range(3))
+    states = []
+    for attempt in range(3):
+        clock = now + timedelta(hours=attempt)
+        states.append(outbox.send(email.pk, now=clock))
+    assert states == ["pending", "pending", "failed"]
+    email.refresh_from_db()
+    assert (email.state, email.attempts, email.next_attempt_at) == ("failed", 3, None)
+    reason = (
+        "gave up after 3 attempts; the last one: "
+        "ConnectionRefusedError: [Errno 111] Connection refused"
+    )
+    assert email.last_error == reason
+    alert = OutboundEmail.objects.get(kind="alert")
+    assert (alert.to, alert.dedupe_key, alert.game_id) == (
+        "gina@example.org",
+        f"alert:failed:{email.pk}",
+        game.pk,
+    )
+    assert f"Why: {reason}\n" in alert.text
+
+
+def test_a_permanent_failure_fails_at_once_and_alerts_the_gm(
+    scripted, now, django_capture_on_commit_callbacks
+):
+    game = choice_game(2, gm=GMFactory(username="gina"), title="Dice at Dawn")
+    email = row(game=game, subject="Dice at Dawn: step 1")
+    scripted.append(refused(550))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert outbox.send(email.pk, now=now) == "failed"
+    email.refresh_from_db()
+    reason = "SMTPRecipientsRefused: {'ann@example.org': (550, b'5.1.1 no such mailbox')}"
+    assert (email.state, email.attempts, email.last_error) == ("failed", 1, reason)
+    alert = OutboundEmail.objects.get(kind="alert")
+    assert alert.state == "sent"  # enqueued on commit, sent by the (eager) task
+    assert [m.to for m in mail.outbox] == [["ann@example.org"], ["gina@example.org"]]
+    assert mail.outbox[1].subject == "Dice at Dawn: an email to ann@example.org could not be sent"
+    assert alert.text.splitlines()[4:9] == [
+        "To: ann@example.org",
+        "Subject: Dice at Dawn: step 1",
+        "Kind: report",
+        "Attempts: 1",
+        f"Why: {reason}",
+    ]
+
+
+def test_a_failure_without_a_game_or_of_an_alert_alerts_nobody(scripted, now):
+    game = choice_game(2)
+    plain = row(dedupe_key="plain")
+    alert = row(dedupe_key="alert", kind="alert", game=game)
+    scripted.extend([refused(550), refused(550)])
+    assert [outbox.send(plain.pk, now=now), outbox.send(alert.pk, now=now)] == ["failed"] * 2
+    assert OutboundEmail.objects.count() == 2
+
+
+def test_the_gm_is_alerted_once_per_row(scripted, now):
+    email = row(game=choice_game(2))
+    scripted.extend([refused(550), refused(550)])
+    outbox.send(email.pk, now=now)
+    assert outbox.send_again(email.pk) is True
+    assert outbox.send(email.pk, now=now) == "failed"
+    assert OutboundEmail.objects.filter(kind="alert").count() == 1
+
+
+# --- headers ------------------------------------------------------------------------------
+
+
+def test_headers_thread_a_game_and_name_its_list(settings, now):
+    settings.MAIL_DOMAIN = "games.example.org"
+    game = choice_game(2)
+    email = outbox.build(
+        "alert",
+        to="ann@example.org",
+        dedupe_key="k",
+        context={"game": game, "email": row(), "reason": "r"},
+        headers={"X-Game": "1", "message-id": "<forged@example.org>"},
+        game=game,
+        thread="game-5-seat-0",
+        reply_to="GM Gina <gina@example.org>",
+    )
+    email.save()
+    outbox.send(email.pk, now=now)
+    email.refresh_from_db()
+    assert email.message_id.endswith("@games.example.org>")
+    message = mail.outbox[0]
+    assert message.extra_headers == {
+        "X-Game": "1",
+        "Message-ID": email.message_id,
+        "In-Reply-To": "<game-5-seat-0@games.example.org>",
+        "References": "<game-5-seat-0@games.example.org>",
+        "List-Id": f"<game-{game.pk}.games.example.org>",
+    }
+    assert message.reply_to == ["GM Gina <gina@example.org>"]
+    sent = message.message()
+    assert (sent["Reply-To"], sent["Message-ID"]) == (
+        "GM Gina <gina@example.org>",
+        email.message_id,
+    )
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [
+        ("subject", "Step 1\r\nBcc: everyone@example.org", "the subject must be a single line"),
+        ("to", "ann@example.org\nBcc: b@example.org", "the address must be a single line"),
+        ("to", "ann@example.org, bob@example.org", "the address must be one address"),
+        ("reply_to", "gm@example.org\r\nX-Spam: 1", "the reply address must be a single line"),
+        ("reply_to", "a@example.org, b@example.org", "the reply address must be one address"),
+        ("headers", {"X-Game": "1\r\nBcc: b@example.org"}, "X-Game must be a single line"),
+        ("headers", {"X-Bad\nBcc": "1"}, "a header name must be a single line"),
+        ("thread", "game-1>\r\nBcc: b@example.org", "the thread key must be letters, digits"),
+        ("message_id", "<a@b>\nBcc: b@example.org", "the Message-ID must be a single line"),
+    ],
+)
+def test_a_stored_header_with_a_line_break_fails_and_nothing_is_sent(field, value, error, now):
+    email = row(game=choice_game(2), **{field: value})
+    assert outbox.send(email.pk, now=now) == "failed"
     assert mail.outbox == []
     email.refresh_from_db()
-    assert email.last_error == "the subject must be a single line"
+    assert email.last_error.startswith(f"HeaderInjection: {error}")
+    assert OutboundEmail.objects.filter(kind="alert").count() == 1
 
 
-def test_the_builder_refuses_line_breaks_in_the_address():
-    with pytest.raises(outbox.HeaderInjection):
-        outbox.build("final", to="a@example.org\nBcc: b@example.org", dedupe_key="k", context={})
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        ({"to": "a@example.org\nBcc: b@example.org"}, "the address must be a single line"),
+        ({"to": "a@example.org, b@example.org"}, "the address must be one address"),
+        ({"to": "not an address"}, "the address must be one address"),
+        ({"reply_to": "a@example.org\r\n"}, "the reply address must be a single line"),
+        ({"headers": {"X-Game": "1\n2"}}, "X-Game must be a single line"),
+        ({"thread": "game 1"}, "the thread key must be letters, digits, '.', '_' or '-'"),
+    ],
+)
+def test_the_builder_refuses_bad_headers_at_input(change, error):
+    kwargs = {"to": "a@example.org", "dedupe_key": "k", "context": {}} | change
+    with pytest.raises(outbox.HeaderInjection) as refused_:
+        outbox.build("final", **kwargs)
+    assert str(refused_.value) == error
 
 
-class RefusingBackend:
-    def __init__(self, *args, **kwargs):
-        pass
+# --- rows that were never confirmed ---------------------------------------------------------
 
-    def send_messages(self, messages):
-        raise OSError("550 no such mailbox")
+
+def test_a_row_sending_for_too_long_becomes_unknown_and_is_never_sent_again(settings, now):
+    settings.MAIL_SENDING_TIMEOUT_SECONDS = 300
+    stale = row(
+        dedupe_key="stale", state="sending", attempts=1, sending_since=now - timedelta(seconds=301)
+    )
+    busy = row(
+        dedupe_key="busy", state="sending", attempts=1, sending_since=now - timedelta(seconds=299)
+    )
+    assert outbox.mark_unknown(now) == 1
+    stale.refresh_from_db()
+    busy.refresh_from_db()
+    assert (stale.state, stale.last_error) == (
+        "unknown",
+        "handed to the mail server, never confirmed",
+    )
+    assert busy.state == "sending"
+    later = now + timedelta(days=1)
+    assert outbox.pending_ids(10, older_than=later, now=later) == []
+    assert outbox.send(stale.pk, now=later) == "unknown"
+    assert mail.outbox == []
+
+
+def test_a_send_that_finishes_after_the_sweep_called_it_unknown_is_recorded_sent(
+    scripted, settings, now
+):
+    settings.MAIL_SENDING_TIMEOUT_SECONDS = 1
+    settings.EMAIL_BACKEND = "tests.moderator.mail.test_outbox.SlowBackend"
+    SlowBackend.sweep_at = now + timedelta(seconds=2)
+    email = row()
+    assert outbox.send(email.pk, now=now) == "sent"
+    email.refresh_from_db()
+    assert (email.state, email.sent_at) == ("sent", now)
+
+
+def test_send_again_moves_an_unknown_or_failed_row_back_to_pending(
+    now, django_capture_on_commit_callbacks
+):
+    unknown = row(dedupe_key="u", state="unknown", attempts=8, message_id="<m1@localhost>")
+    failed = row(dedupe_key="f", state="failed", attempts=1, message_id="<m2@localhost>")
+    sent = row(dedupe_key="s", state="sent", attempts=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert outbox.send_again(unknown.pk) is True
+        assert outbox.send_again(failed.pk) is True
+        assert outbox.send_again(sent.pk) is False
+    # Enqueued on commit; the eager task sent them with their own Message-IDs.
+    assert [m.extra_headers["Message-ID"] for m in mail.outbox] == [
+        "<m1@localhost>",
+        "<m2@localhost>",
+    ]
+    unknown.refresh_from_db()
+    assert (unknown.state, unknown.attempts) == ("sent", 1)
+
+
+# --- what the sweep hands out ----------------------------------------------------------------
+
+
+def test_pending_ids_are_the_due_rows_only(now):
+    fresh = row(dedupe_key="fresh")
+    retry_due = row(dedupe_key="due", next_attempt_at=now - timedelta(seconds=1))
+    row(dedupe_key="later", next_attempt_at=now + timedelta(seconds=1))
+    row(dedupe_key="sending", state="sending")
+    row(dedupe_key="unknown", state="unknown")
+    # A fresh first attempt was enqueued when it was written: it is not handed out again
+    # until it is older than the sweep's interval.
+    assert outbox.pending_ids(10, older_than=fresh.created_at, now=now) == [retry_due.pk]
+    after = fresh.created_at + timedelta(seconds=1)
+    assert outbox.pending_ids(10, older_than=after, now=now) == [fresh.pk, retry_due.pk]
+    assert outbox.pending_ids(1, older_than=after, now=now) == [fresh.pk]

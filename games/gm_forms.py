@@ -1,0 +1,191 @@
+"""Forms of the GM panel. They turn what the GM typed into the arguments of one
+``games.postal`` function and say, next to the field, what is wrong; the rules themselves
+(options, player counts, orders) are checked by postal and the engines."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.utils import timezone
+
+from games import postal, schedule
+from games.engines import registry
+from games.models import Game, Seat
+
+DATETIME_LOCAL = "%Y-%m-%dT%H:%M"
+NAME_LENGTH = Seat._meta.get_field("name").max_length or 60
+EMAIL_LENGTH = 254
+_ANGLE = re.compile(r"(?P<name>[^<>]*?)\s*<(?P<email>[^<>]*)>")
+_COMMA = re.compile(r"(?P<name>[^,<>]*),(?P<email>.*)")
+
+
+def _control_free(value: str) -> bool:
+    return not any(ord(char) < 32 or char in "\x7f\u2028\u2029\x85" for char in value)
+
+
+def parse_player(line: str, number: int) -> postal.Player:
+    """One line of the players box: ``name <email>`` or ``name, email``."""
+    where = f"line {number}"
+    if not _control_free(line):
+        raise ValidationError(f"{where}: control characters are not allowed")
+    match = _ANGLE.fullmatch(line.strip()) or _COMMA.fullmatch(line.strip())
+    if match is None:
+        raise ValidationError(f"{where}: write 'name <email>' or 'name, email', not {line!r}")
+    name, email = match["name"].strip(), match["email"].strip()
+    if not name:
+        raise ValidationError(f"{where}: the name is missing")
+    if len(name) > NAME_LENGTH:
+        raise ValidationError(f"{where}: a name has at most {NAME_LENGTH} characters")
+    try:
+        validate_email(email)
+    except ValidationError:
+        raise ValidationError(f"{where}: {email!r} is not one email address") from None
+    if len(email) > EMAIL_LENGTH:
+        raise ValidationError(f"{where}: the address is too long")
+    return postal.Player(name=name, email=email)
+
+
+class CreateGameForm(forms.Form):
+    title = forms.CharField(max_length=Game._meta.get_field("title").max_length or 200)
+    engine = forms.ChoiceField(choices=registry.choices)
+    options = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        required=False,
+        initial="{}",
+        help_text='A JSON object of option keys, e.g. {"rolls_per_turn": 1}; {} for defaults.',
+    )
+    time_zone = forms.CharField(max_length=64, initial="UTC")
+    schedule = forms.CharField(
+        max_length=200,
+        initial="every 48 hours",
+        help_text="'every 48 hours', 'daily at 18:00' or 'mondays and thursdays at 20:00'",
+    )
+    early_processing = forms.BooleanField(
+        required=False, initial=True, help_text="Resolve as soon as every order is in."
+    )
+    players = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6}),
+        help_text="One per line: 'name <email>' or 'name, email'.",
+    )
+
+    def clean_title(self) -> str:
+        title: str = self.cleaned_data["title"]
+        if not _control_free(title):
+            raise ValidationError("the title must be a single line")
+        return title
+
+    def clean_options(self) -> dict[str, Any]:
+        text = self.cleaned_data["options"].strip() or "{}"
+        try:
+            options = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValidationError(f"not JSON: {error.msg} (line {error.lineno})") from None
+        if not isinstance(options, dict):
+            raise ValidationError("options must be a JSON object, e.g. {}")
+        return options
+
+    def clean_time_zone(self) -> str:
+        name: str = self.cleaned_data["time_zone"].strip()
+        try:
+            schedule.zone(name)
+        except schedule.ScheduleError as error:
+            raise ValidationError(str(error)) from None
+        return name
+
+    def clean_schedule(self) -> dict[str, Any]:
+        try:
+            return schedule.parse(self.cleaned_data["schedule"])
+        except schedule.ScheduleError as error:
+            raise ValidationError(str(error)) from None
+
+    def clean_players(self) -> list[postal.Player]:
+        players: list[postal.Player] = []
+        seen: set[str] = set()
+        for number, line in enumerate(self.cleaned_data["players"].splitlines(), start=1):
+            if not line.strip():
+                continue
+            player = parse_player(line, number)
+            if player.name.lower() in seen:
+                raise ValidationError(f"line {number}: two players are called {player.name!r}")
+            seen.add(player.name.lower())
+            players.append(player)
+        if not players:
+            raise ValidationError("name at least one player")
+        return players
+
+    def clean(self) -> dict[str, Any] | None:
+        data = super().clean()
+        if data is not None and "engine" in data and "options" in data:
+            try:
+                postal.check_options(data["engine"], data["options"])
+            except postal.PostalError as error:
+                self.add_error("options", error.message)
+        return data
+
+
+class GameForm(forms.Form):
+    """An action form of one game; seat choices come from the game."""
+
+    def __init__(self, *args: Any, game: Game, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.game = game
+
+
+class SeatForm(GameForm):
+    seat = forms.TypedChoiceField(coerce=int, choices=())
+
+    def __init__(self, *args: Any, game: Game, **kwargs: Any) -> None:
+        super().__init__(*args, game=game, **kwargs)
+        self.names = {seat.position: seat.name for seat in game.seats.all()}
+        seat_field = self.fields["seat"]
+        assert isinstance(seat_field, forms.TypedChoiceField)
+        seat_field.choices = list(self.names.items())
+
+    def seat_name(self) -> str:
+        return self.names[self.cleaned_data["seat"]]
+
+
+class OrderForm(SeatForm):
+    text = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}), max_length=5000, strip=False, label="Order"
+    )
+
+    def clean_text(self) -> str:
+        text: str = self.cleaned_data["text"]
+        if not text.strip():
+            raise ValidationError("the order is empty")
+        return text
+
+
+class ReplaceForm(SeatForm):
+    name = forms.CharField(max_length=NAME_LENGTH, label="New name")
+    email = forms.CharField(max_length=EMAIL_LENGTH, label="New email")
+
+
+class ExtendForm(GameForm):
+    """A new deadline typed as local time of the game's zone (a datetime-local input)."""
+
+    deadline = forms.DateTimeField(
+        input_formats=[DATETIME_LOCAL, "%Y-%m-%dT%H:%M:%S"],
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format=DATETIME_LOCAL),
+    )
+
+    def full_clean(self) -> None:
+        # DateTimeField makes the value aware in the current zone: make that the game's.
+        with timezone.override(ZoneInfo(self.game.time_zone)):
+            super().full_clean()
+
+
+def first_error(form: forms.Form) -> str:
+    """The first message of an invalid form, named by its field."""
+    for field, errors in form.errors.items():
+        if field == "__all__":
+            return str(errors[0])
+        return f"{form.fields[field].label or field}: {errors[0]}"
+    return "the form is not valid"

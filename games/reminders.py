@@ -1,0 +1,146 @@
+"""Reminders before a deadline, for the seats that still owe an order.
+
+A game lists hours before the deadline (``Game.reminders``, default ``[24, 2]``). When the
+sweep finds an open step of a running game inside one of those windows, every seat still
+owing an order (prompted, and no order of its own in the step) gets one reminder. The dedupe
+key holds the deadline, so a deadline the GM extends earns fresh reminders, and running the
+sweep again sends nothing twice.
+
+Only the most urgent window reminds (after a missed 24-hour window, the 2-hour one is what
+matters), and a window that began before the step opened reminds of nothing: the step's
+report, just sent, already says the deadline.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+
+from games import access, reports
+from games.engines import registry
+from games.models import Game, Order, Seat, Step
+from moderator.mail import outbox
+from moderator.mail.models import OutboundEmail
+
+
+def due_window(
+    hours: list[Any], *, opened_at: datetime, deadline: datetime, now: datetime
+) -> int | float | None:
+    """The reminder (hours before ``deadline``) due at ``now``, or None."""
+    left = deadline - now
+    windows = [
+        h
+        for h in hours
+        if isinstance(h, int | float) and not isinstance(h, bool) and h > 0
+        if left <= timedelta(hours=h)
+    ]
+    if left <= timedelta(0) or not windows:
+        return None
+    window = min(windows)
+    if deadline - timedelta(hours=window) <= opened_at:
+        return None
+    return window
+
+
+def reminder_key(step: Step, position: int, hours: int | float) -> str:
+    return (
+        f"reminder:{step.game_id}:{step.number}:{position}:{hours}:{int(step.deadline.timestamp())}"
+    )
+
+
+def send_reminders(now: datetime) -> int:
+    """Queue every reminder due at ``now``; returns how many are waiting to be sent.
+
+    The queries do not grow with the number of seats: one each for the open steps, the
+    orders in, the reminders already written and the seats, then one per game reminded
+    for its links, and two for the outbox."""
+    steps = (
+        Step.objects.filter(
+            status=Step.Status.OPEN, deadline__gt=now, game__status=Game.Status.RUNNING
+        )
+        .select_related("game__gm")
+        .defer("state_before", "state_after", "game__state", "game__seed")
+    )
+    due: dict[int, tuple[Step, int | float]] = {}
+    for step in steps:
+        window = due_window(
+            step.game.reminders, opened_at=step.opened_at, deadline=step.deadline, now=now
+        )
+        if window is not None:
+            due[step.pk] = (step, window)
+    if not due:
+        return 0
+    owed = _owed(due)
+    keys = {
+        reminder_key(step, position, window): (step, window, position)
+        for step_id, (step, window) in due.items()
+        for position in owed[step_id]
+    }
+    written = set(
+        OutboundEmail.objects.filter(dedupe_key__in=keys).values_list("dedupe_key", flat=True)
+    )
+    todo = [keys[key] for key in keys if key not in written]
+    if not todo:
+        return 0
+    return _queue(todo, now)
+
+
+def _owed(due: dict[int, tuple[Step, int | float]]) -> dict[int, set[int]]:
+    """Step id -> the positions prompted in the step that have sent no order yet."""
+    answered: dict[int, set[int]] = defaultdict(set)
+    orders = (
+        Order.objects.filter(step_id__in=due)
+        .exclude(source=Order.Source.DEFAULT)
+        .values_list("step_id", "seat__position")
+    )
+    for step_id, position in orders:
+        answered[step_id].add(position)
+    return {
+        step_id: set(step.prompted_seats) - answered[step_id] for step_id, (step, _) in due.items()
+    }
+
+
+def _queue(todo: list[tuple[Step, int | float, int]], now: datetime) -> int:
+    games: dict[int, Game] = {step.game_id: step.game for step, _, _ in todo}
+    wanted = {(step.game_id, position) for step, _, position in todo}
+    seats: dict[int, dict[int, Seat]] = defaultdict(dict)
+    for seat in Seat.objects.filter(game_id__in=games):
+        if (seat.game_id, seat.position) in wanted:
+            seat.game = games[seat.game_id]
+            seats[seat.game_id][seat.position] = seat
+    with transaction.atomic():
+        tokens = {
+            game_id: access.mint(by_position.values(), now=now)
+            for game_id, by_position in seats.items()
+        }
+        rows = [
+            _reminder(step, seats[step.game_id][position], window, tokens[step.game_id][position])
+            for step, window, position in todo
+        ]
+        return len(outbox.queue_once(rows))
+
+
+def _reminder(step: Step, seat: Seat, hours: int | float, token: str) -> OutboundEmail:
+    game = step.game
+    return outbox.build(
+        "reminder",
+        to=seat.email,
+        dedupe_key=reminder_key(step, seat.position, hours),
+        context={
+            "game": game,
+            "engine": registry.get(game.engine),
+            "seat": seat,
+            "step": step,
+            "hours": hours,
+            "deadline": reports.local_time(step.deadline, seat.zone),
+            "owed": [prompt for prompt in step.prompts if prompt["seat"] == seat.position],
+            "link": access.url(token),
+        },
+        # The same thread and Reply-To as the seat's reports (games.reports).
+        game=game,
+        thread=f"game-{game.pk}-seat-{seat.position}",
+        reply_to=game.gm.email or None,
+    )

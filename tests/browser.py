@@ -1,0 +1,123 @@
+"""Real parts for end-to-end tests: an SMTP server (aiosmtpd) and the distribution's
+Chromium driven by Playwright. Either is missing: the test skips, or fails under
+REQUIRE_SERVICES=1."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from email import message_from_bytes, policy
+from email.message import EmailMessage
+from typing import Any
+
+import pytest
+
+from tests.services import missing
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str | None:
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Inbox:
+    """What the SMTP server received, in order."""
+
+    messages: list[EmailMessage] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    port: int = 0
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        message = message_from_bytes(envelope.original_content, policy=policy.default)
+        with self.lock:
+            self.messages.append(message)
+        return "250 OK"
+
+    def to(self, address: str) -> list[EmailMessage]:
+        with self.lock:
+            return [m for m in self.messages if m["To"] == address]
+
+
+def text_of(message: EmailMessage) -> str:
+    part = message.get_body(preferencelist=("plain",))
+    assert part is not None
+    return str(part.get_content())
+
+
+@pytest.fixture
+def smtp_server() -> Iterator[Inbox]:
+    from aiosmtpd.controller import Controller
+
+    inbox = Inbox(port=free_port())
+    controller = Controller(inbox, hostname="127.0.0.1", port=inbox.port)
+    controller.start()
+    try:
+        yield inbox
+    finally:
+        controller.stop()
+
+
+@pytest.fixture
+def web_server(transactional_db: None) -> Iterator[str]:
+    """Django served on a free local port for this test only (pytest-django's live_server
+    lives for the whole session and keeps a database connection past its teardown)."""
+    from django.test.testcases import LiveServerThread, _StaticFilesHandler
+
+    thread = LiveServerThread("localhost", _StaticFilesHandler, port=0)
+    thread.daemon = True
+    thread.start()
+    thread.is_ready.wait()
+    if thread.error:
+        raise thread.error
+    try:
+        yield f"http://localhost:{thread.port}"
+    finally:
+        thread.terminate()
+
+
+@pytest.fixture
+def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    path = chromium_path()
+    if path is None:
+        missing("Chromium (install the distribution's chromium package)")
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the Django calls the test
+    # makes between browser steps are ordinary blocking calls.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=path, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+            # ORM calls made while Playwright's loop runs get connections of their own
+            # (asgiref's context-local storage); close them before the database goes.
+            from django.db import connections
+
+            connections.close_all()

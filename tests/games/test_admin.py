@@ -1,0 +1,241 @@
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+import time_machine
+from django.test import Client
+from django.urls import reverse
+
+from games import postal
+from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
+from moderator.mail.models import OutboundEmail
+from tests.factories import GMFactory, choice_game
+
+pytestmark = pytest.mark.django_db
+
+SEED = bytes(range(32))
+MODELS: dict[str, Any] = {
+    "games/game": Game,
+    "games/seat": Seat,
+    "games/seatlink": SeatLink,
+    "games/step": Step,
+    "games/order": Order,
+    "games/diceroll": DiceRoll,
+    "games/event": Event,
+    "mail/outboundemail": OutboundEmail,
+}
+
+
+def game_of(record: Any) -> Game:
+    if isinstance(record, Game):
+        return record
+    if isinstance(record, SeatLink):
+        return record.seat.game
+    if isinstance(record, Order):
+        return record.step.game
+    return record.game
+
+
+def played(gm: Any, now: datetime, title: str) -> Game:
+    """A started game with an order, an NMR step and an email of its own."""
+    game = postal.start_game(choice_game(2, gm=gm, title=title).pk, now=now, seed=SEED)
+    postal.resolve_now(game.pk, now=now)
+    game.refresh_from_db()
+    OutboundEmail.objects.create(
+        dedupe_key=f"test:{uuid.uuid4()}", kind="test", to="ann@example.org", subject=title,
+        text="hello", game=game,
+    )  # fmt: skip
+    return game
+
+
+@pytest.fixture
+def games(now: datetime) -> dict[str, Any]:
+    mine, theirs = GMFactory(is_staff=True), GMFactory(is_staff=True)
+    return {
+        "gm": mine,
+        "mine": played(mine, now, "Mine"),
+        "theirs": played(theirs, now, "Theirs"),
+    }
+
+
+def logged_in(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def changelist(client: Client, model: str) -> list[Any]:
+    response = client.get(reverse(f"admin:{model.replace('/', '_')}_changelist"))
+    assert response.status_code == 200
+    return list(response.context["cl"].queryset)
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_a_staff_gm_sees_only_the_records_of_their_own_games(games, model):
+    rows = changelist(logged_in(games["gm"]), model)
+    assert rows
+    assert {game_of(row).title for row in rows} == {"Mine"}
+    assert len(rows) == MODELS[model].objects.filter(pk__in=[r.pk for r in rows]).count()
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_a_superuser_sees_every_record(games, model):
+    superuser = GMFactory(is_staff=True, is_superuser=True)
+    rows = changelist(logged_in(superuser), model)
+    assert len(rows) == MODELS[model].objects.count()
+    assert {game_of(row).title for row in rows if game_of(row)} == {"Mine", "Theirs"}
+
+
+def test_emails_of_no_game_are_for_superusers_only(games):
+    OutboundEmail.objects.create(
+        dedupe_key="alert:1", kind="alert", to="ops@example.org", subject="S", text="T"
+    )
+    gm_rows = changelist(logged_in(games["gm"]), "mail/outboundemail")
+    assert "alert:1" not in [row.dedupe_key for row in gm_rows]
+    superuser = logged_in(GMFactory(is_staff=True, is_superuser=True))
+    assert "alert:1" in [row.dedupe_key for row in changelist(superuser, "mail/outboundemail")]
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_another_gms_change_page_is_404_and_ones_own_is_200(games, model):
+    client = logged_in(games["gm"])
+    rows = [row for row in MODELS[model].objects.all() if game_of(row) is not None]
+    theirs = next(row for row in rows if game_of(row).title == "Theirs")
+    mine = next(row for row in rows if game_of(row).title == "Mine")
+    name = f"admin:{model.replace('/', '_')}_change"
+    assert client.get(reverse(name, args=[theirs.pk])).status_code == 404
+    assert client.get(reverse(name, args=[999_999_999])).status_code == 404
+    assert client.get(reverse(name, args=[mine.pk])).status_code == 200
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_nobody_adds_or_deletes_records_in_the_admin(games, model):
+    superuser = logged_in(GMFactory(is_staff=True, is_superuser=True))
+    mine = MODELS[model].objects.order_by("pk").first()
+    admin_name = model.replace("/", "_")
+    count = MODELS[model].objects.count()
+    assert superuser.get(reverse(f"admin:{admin_name}_add")).status_code == 403
+    assert superuser.post(reverse(f"admin:{admin_name}_delete", args=[mine.pk])).status_code == 403
+    assert MODELS[model].objects.count() == count
+
+
+def test_a_staff_user_without_games_sees_the_panel_but_nothing_in_it(games):
+    client = logged_in(GMFactory(is_staff=True))
+    assert client.get(reverse("admin:index")).status_code == 200
+    for model in MODELS:
+        assert changelist(client, model) == []
+
+
+def test_a_user_who_is_not_staff_gets_the_login_page(games):
+    client = logged_in(GMFactory(is_staff=False))
+    response = client.get(reverse("admin:games_game_changelist"))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("admin:login"))
+
+
+def test_the_game_change_page_writes_nothing(games):
+    client = logged_in(games["gm"])
+    game = games["mine"]
+    url = reverse("admin:games_game_change", args=[game.pk])
+    before = Game.objects.values().get(pk=game.pk)
+    response = client.post(url, {"title": "Renamed", "status": "finished", "state": "{}"})
+    assert response.status_code == 302
+    assert Game.objects.values().get(pk=game.pk) == before
+    page = client.get(url)
+    assert page.context["adminform"].form.fields == {}
+    assert b'name="_save"' not in page.content
+
+
+def test_the_seed_is_sealed_in_the_admin_until_the_game_is_finished(now):
+    gm = GMFactory(is_staff=True)
+    game = postal.start_game(
+        choice_game(1, gm=gm, options={"rolls_per_turn": 4, "round_cap": 10}).pk,
+        now=now,
+        seed=SEED,
+    )
+    client = logged_in(gm)
+    url = reverse("admin:games_game_change", args=[game.pk])
+    page = client.get(url)
+    assert b"sealed until the game is finished" in page.content
+    assert SEED.hex().encode() not in page.content
+    for _ in range(3):
+        postal.resolve_now(game.pk, now=now)
+    assert Game.objects.get(pk=game.pk).status == Game.Status.FINISHED
+    assert SEED.hex().encode() in client.get(url).content
+
+
+def test_admin_actions_call_postal_on_own_games_only(games):
+    client = logged_in(games["gm"])
+    mine, theirs = games["mine"], games["theirs"]
+    response = client.post(
+        reverse("admin:games_game_changelist"),
+        {"action": "pause", "_selected_action": [mine.pk, theirs.pk]},
+        follow=True,
+    )
+    assert [str(m) for m in response.context["messages"]] == ["Mine: paused"]
+    assert Game.objects.get(pk=mine.pk).status == "paused"
+    assert Game.objects.get(pk=theirs.pk).status == "running"
+    response = client.post(
+        reverse("admin:games_game_changelist"),
+        {"action": "pause", "_selected_action": [mine.pk]},
+        follow=True,
+    )
+    assert [str(m) for m in response.context["messages"]] == [
+        "Mine: only a running game can be paused; this one is paused"
+    ]
+    client.post(
+        reverse("admin:games_game_changelist"), {"action": "resume", "_selected_action": [mine.pk]}
+    )
+    assert Game.objects.get(pk=mine.pk).status == "running"
+
+
+def test_changelist_filters_and_searches(games, now):
+    superuser = logged_in(GMFactory(is_staff=True, is_superuser=True))
+    choice_game(2, gm=games["gm"], title="Draft one")
+
+    def titles(query: str) -> list[str]:
+        url = f"{reverse('admin:games_game_changelist')}?{query}"
+        return sorted(game.title for game in superuser.get(url).context["cl"].queryset)
+
+    assert titles("status__exact=recruiting") == ["Draft one"]
+    assert titles("engine__exact=choice") == ["Draft one", "Mine", "Theirs"]
+    assert titles("q=theirs") == ["Theirs"]
+    assert titles("q=ann@example.org") == ["Draft one", "Mine", "Theirs"]
+
+    def rows(model: str, query: str) -> list[Any]:
+        url = f"{reverse(f'admin:{model}_changelist')}?{query}"
+        return list(superuser.get(url).context["cl"].queryset)
+
+    assert {seat.email for seat in rows("games_seat", "q=bob")} == {"bob@example.org"}
+    assert {order.source for order in rows("games_order", "source__exact=default")} == {"default"}
+    assert rows("games_order", "source__exact=web") == []
+    key = OutboundEmail.objects.get(game=games["mine"], kind="test").dedupe_key
+    assert [email.dedupe_key for email in rows("mail_outboundemail", f"q={key}")] == [key]
+    pending = rows("mail_outboundemail", "state__exact=pending")
+    assert len(pending) == OutboundEmail.objects.filter(state="pending").count()
+    assert {e.kind for e in rows("mail_outboundemail", "kind__exact=test")} == {"test"}
+
+
+def test_the_game_filter_lists_only_own_games(games):
+    client = logged_in(games["gm"])
+    response = client.get(reverse("admin:games_seat_changelist"))
+    assert b"Theirs" not in response.content
+    assert b"Mine" in response.content
+
+
+def test_the_admin_login_is_rate_limited_per_address(now):
+    client = Client()
+    address = f"test-{uuid.uuid4()}"  # a fresh address for every run
+    login = reverse("admin:login")
+    credentials = {"username": "x", "password": "y"}
+    # 100 s into a 300 s window: all 21 attempts fall in the same window.
+    with time_machine.travel(now + timedelta(seconds=100), tick=False):
+        codes = [
+            client.post(login, credentials, REMOTE_ADDR=address).status_code for _ in range(21)
+        ]
+        assert codes == [200] * 20 + [429]
+        assert client.get(login, REMOTE_ADDR=address).status_code == 200
+        assert client.post(login, credentials, REMOTE_ADDR=f"{address}-2").status_code == 200

@@ -1,0 +1,580 @@
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+import time_machine
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from games import gm_views, postal
+from games.engines.base import OrderError
+from games.engines.choice import ChoiceEngine
+from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
+from moderator.mail.models import OutboundEmail
+from tests.factories import GMFactory, choice_game
+
+pytestmark = pytest.mark.django_db
+
+SEED = bytes(range(32))
+CHOICE = ChoiceEngine()
+
+
+@pytest.fixture(autouse=True)
+def clock(now: datetime) -> Any:
+    """The views read the wall clock; it stands still at ``now``."""
+    with time_machine.travel(now, tick=False):
+        yield
+
+
+def staff_user(**kwargs: Any) -> Any:
+    return GMFactory.create(is_staff=True, **kwargs)
+
+
+@pytest.fixture
+def gm() -> Any:
+    return staff_user()
+
+
+@pytest.fixture
+def client(gm: Any) -> Client:
+    client = Client()
+    client.force_login(gm)
+    return client
+
+
+def started(gm: Any, now: datetime, players: int = 3, **kwargs: Any) -> Game:
+    game = choice_game(players, gm=gm, **kwargs)
+    return postal.start_game(game.pk, now=now, seed=SEED)
+
+
+def nmr_text(game: Game, position: int) -> str:
+    state = CHOICE.state_from_json(game.state)
+    return CHOICE.canonical(state, position, CHOICE.default(state, position))
+
+
+def snapshot(game: Game) -> tuple[Any, ...]:
+    """Everything a GM action could change."""
+    game.refresh_from_db()
+    return (
+        game.status,
+        game.state,
+        game.step_number,
+        game.dice_drawn,
+        game.needs_gm,
+        game.paused_at,
+        list(Seat.objects.order_by("id").values_list("name", "email", "link_version", "nmr_count")),
+        list(Step.objects.order_by("id").values_list("status", "deadline")),
+        Order.objects.count(),
+        DiceRoll.objects.count(),
+        Event.objects.count(),
+        OutboundEmail.objects.count(),
+        SeatLink.objects.count(),
+    )
+
+
+def act(client: Client, game: Game, action: str, **data: Any) -> list[str]:
+    """POST one action; it redirects back to the game page. The messages shown there."""
+    page = reverse("gm:game", args=[game.pk])
+    response = client.post(reverse("gm:act", args=[game.pk, action]), data, follow=True)
+    assert response.redirect_chain == [(page, 302)]
+    return [str(message) for message in response.context["messages"]]
+
+
+# --- access -------------------------------------------------------------------------------
+
+
+def test_anonymous_users_are_sent_to_the_admin_login(gm, now):
+    game = choice_game(2, gm=gm)
+    anonymous = Client()
+    for url in (
+        reverse("gm:dashboard"),
+        reverse("gm:create"),
+        reverse("gm:game", args=[game.pk]),
+    ):
+        response = anonymous.get(url)
+        assert (response.status_code, response["Location"]) == (
+            302,
+            f"{reverse('admin:login')}?next={url}",
+        )
+    before = snapshot(game)
+    response = anonymous.post(reverse("gm:act", args=[game.pk, "start"]))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("admin:login"))
+    assert snapshot(game) == before
+
+
+def test_a_user_who_is_not_staff_is_sent_to_the_login(now):
+    player = Client()
+    player.force_login(GMFactory.create(is_staff=False))
+    response = player.get(reverse("gm:dashboard"))
+    assert response.status_code == 302
+    assert response["Location"] == f"{reverse('admin:login')}?next={reverse('gm:dashboard')}"
+
+
+@pytest.mark.parametrize("action", sorted(gm_views.ACTIONS))
+def test_another_gm_gets_404_for_every_action_and_nothing_changes(gm, now, action):
+    game = started(gm, now)
+    intruder = Client()
+    intruder.force_login(staff_user())
+    before = snapshot(game)
+    data = {"seat": "0", "text": nmr_text(game, 0), "name": "zed", "email": "zed@example.org"}
+    data["deadline"] = "2026-12-01T12:00"
+    response = intruder.post(reverse("gm:act", args=[game.pk, action]), data)
+    assert response.status_code == 404
+    assert snapshot(game) == before
+
+
+def test_another_gm_gets_404_for_the_game_page(gm, now):
+    game = started(gm, now)
+    intruder = Client()
+    intruder.force_login(staff_user())
+    assert intruder.get(reverse("gm:game", args=[game.pk])).status_code == 404
+    assert intruder.get(reverse("gm:game", args=[game.pk + 1000])).status_code == 404
+
+
+def test_a_superuser_may_open_any_game(gm, now):
+    game = started(gm, now)
+    admin = Client()
+    admin.force_login(staff_user(is_superuser=True))
+    assert admin.get(reverse("gm:game", args=[game.pk])).status_code == 200
+
+
+def test_actions_answer_post_only_and_unknown_actions_are_404(client, gm, now):
+    game = started(gm, now)
+    before = snapshot(game)
+    assert client.get(reverse("gm:act", args=[game.pk, "pause"])).status_code == 405
+    assert client.post(reverse("gm:act", args=[game.pk, "explode"])).status_code == 404
+    assert snapshot(game) == before
+
+
+def test_actions_need_the_csrf_token(gm, now):
+    game = started(gm, now)
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(gm)
+    before = snapshot(game)
+    assert strict.post(reverse("gm:act", args=[game.pk, "pause"])).status_code == 403
+    assert snapshot(game) == before
+
+
+# --- the dashboard ------------------------------------------------------------------------
+
+
+def test_dashboard_shows_step_deadline_who_owes_nmrs_and_needs_gm(client, gm, now):
+    game = started(gm, now, title="Mine", time_zone="Europe/Berlin")
+    postal.resolve_now(game.pk, now=now)  # nobody ordered: one NMR each
+    game.refresh_from_db()
+    postal.accept_order(game_id=game.pk, position=0, text=nmr_text(game, 0), source="web", now=now)
+    Seat.objects.filter(game=game, position=2).update(nmr_count=3)
+    Game.objects.filter(pk=game.pk).update(needs_gm="step 2 failed 5 times: boom")
+    choice_game(2, gm=gm, title="Waiting")
+    started(GMFactory(is_staff=True), now, title="Not mine")
+
+    response = client.get(reverse("gm:dashboard"))
+
+    rows = response.context["rows"]
+    assert [row.game.title for row in rows] == ["Waiting", "Mine"]
+    waiting, mine = rows
+    assert (waiting.step, waiting.deadline, waiting.owing, waiting.nmr) == (None, "", [], [])
+    assert mine.step.number == 2
+    assert mine.deadline == "Wed 25 Nov 2026 19:00 CET (18:00 UTC)"
+    assert mine.owing == ["bob", "cy"]
+    assert [(seat.name, seat.nmr_count) for seat in mine.nmr] == [("ann", 1), ("bob", 1), ("cy", 3)]
+    assert mine.game.needs_gm == "step 2 failed 5 times: boom"
+    assert b"Not mine" not in response.content
+    assert b"Wed 25 Nov 2026 19:00 CET (18:00 UTC)" in response.content
+
+
+def test_dashboard_queries_do_not_grow_with_games_or_seats(client, gm, now):
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(reverse("gm:dashboard")).status_code == 200
+        return len(captured)
+
+    for _ in range(2):
+        started(gm, now, players=2)
+    few = queries()
+    for _ in range(4):
+        game = started(gm, now, players=5)
+        postal.accept_order(
+            game_id=game.pk, position=1, text=nmr_text(game, 1), source="web", now=now
+        )
+    assert len(client.get(reverse("gm:dashboard")).context["rows"]) == 6
+    assert queries() == few
+
+
+# --- creating a game ----------------------------------------------------------------------
+
+GOOD = {
+    "title": "Autumn Choice",
+    "engine": "choice",
+    "options": '{"rolls_per_turn": 1}',
+    "time_zone": "Europe/Berlin",
+    "schedule": "Mondays and Thursdays at 20:00",
+    "players": "ann <ann@example.org>\r\nbob, bob@example.org\r\n\r\n",
+}
+
+
+def test_create_game_makes_the_game_and_its_seats_then_shows_its_page(client, gm):
+    response = client.post(reverse("gm:create"), GOOD, follow=True)
+    game = Game.objects.get()
+    assert response.redirect_chain == [(reverse("gm:game", args=[game.pk]), 302)]
+    assert [str(m) for m in response.context["messages"]] == [
+        "Autumn Choice is created; invite the players next."
+    ]
+    assert (game.gm, game.engine, game.title, game.status) == (
+        gm,
+        "choice",
+        "Autumn Choice",
+        "recruiting",
+    )
+    assert (game.options, game.time_zone, game.early_processing) == (
+        {"rolls_per_turn": 1},
+        "Europe/Berlin",
+        False,
+    )
+    assert game.schedule == {"kind": "weekly", "days": ["mon", "thu"], "time": "20:00"}
+    assert list(game.seats.values_list("position", "name", "email")) == [
+        (0, "ann", "ann@example.org"),
+        (1, "bob", "bob@example.org"),
+    ]
+
+
+def test_create_game_form_is_shown_with_the_engines(client):
+    response = client.get(reverse("gm:create"))
+    assert response.status_code == 200
+    assert response.context["form"]["engine"].field.choices == [("choice", "Choice")]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        (
+            "options",
+            "{rolls: 1}",
+            "not JSON: Expecting property name enclosed in double quotes (line 1)",
+        ),
+        ("options", "[1]", "options must be a JSON object, e.g. {}"),
+        (
+            "options",
+            '{"colour": "red"}',
+            "options: unknown option 'colour' (Choice options: variant, rolls_per_turn, "
+            "end_threshold, cards, free_ride_to_plate, tiebreak, round_cap)",
+        ),
+        ("options", '{"round_cap": 5}', "options: option round_cap must be 10-500, not 5"),
+        ("engine", "chess", "Select a valid choice. chess is not one of the available choices."),
+        (
+            "time_zone",
+            "Mars/Olympus",
+            "'Mars/Olympus' is not a time zone; use a name such as Europe/Berlin",
+        ),
+        (
+            "schedule",
+            "whenever",
+            "'whenever' is not a schedule; write e.g. 'every 48 hours', 'daily at 18:00' "
+            "or 'mondays and thursdays at 20:00'",
+        ),
+        (
+            "schedule",
+            "daily at 25:00",
+            "'25:00' is not a time of day; write it as HH:MM, e.g. 18:00",
+        ),
+        ("title", "two\nlines", "the title must be a single line"),
+        ("players", "ann", "line 1: write 'name <email>' or 'name, email', not 'ann'"),
+        (
+            "players",
+            "ann <ann@example.org>\nbob <bob@example.org, eve@example.org>",
+            "line 2: 'bob@example.org, eve@example.org' is not one email address",
+        ),
+        (
+            "players",
+            "ann, ann@example.org, eve@example.org",
+            "line 1: 'ann@example.org, eve@example.org' is not one email address",
+        ),
+        (
+            "players",
+            "ann <ann@example.org>\nANN <ann2@example.org>",
+            "line 2: two players are called 'ANN'",
+        ),
+        ("players", "an\x07n <ann@example.org>", "line 1: control characters are not allowed"),
+        (
+            "players",
+            "ann <ann@example.org>\rbob",
+            "line 2: write 'name <email>' or 'name, email', not 'bob'",
+        ),
+        ("players", " <ann@example.org>", "line 1: the name is missing"),
+        ("players", f"{'a' * 61} <ann@example.org>", "line 1: a name has at most 60 characters"),
+        ("players", "\n \n", "This field is required."),
+    ],
+)
+def test_create_game_shows_the_message_next_to_the_field_and_writes_nothing(
+    client, field, value, message
+):
+    response = client.post(reverse("gm:create"), GOOD | {field: value})
+    assert response.status_code == 200
+    assert response.context["form"].errors == {field: [message]}
+    assert (Game.objects.count(), Seat.objects.count()) == (0, 0)
+
+
+def test_create_game_shows_postal_errors_above_the_form(client):
+    players = "\n".join(f"p{n} <p{n}@example.org>" for n in range(21))
+    response = client.post(reverse("gm:create"), GOOD | {"players": players})
+    assert response.status_code == 200
+    assert response.context["form"].errors == {"__all__": ["Choice takes 1 to 20 players, not 21"]}
+    assert b"Choice takes 1 to 20 players, not 21" in response.content
+    assert Game.objects.count() == 0
+
+
+# --- the game page ------------------------------------------------------------------------
+
+
+def test_game_page_shows_seats_step_owing_every_seats_hidden_view_and_the_log(client, gm, now):
+    game = started(gm, now, time_zone="Europe/Berlin")
+    order = nmr_text(game, 0)
+    postal.accept_order(game_id=game.pk, position=0, text=order, source="web", now=now)
+    game.refresh_from_db()
+
+    response = client.get(reverse("gm:game", args=[game.pk]))
+
+    context = response.context
+    assert [seat.name for seat in context["seats"]] == ["ann", "bob", "cy"]
+    assert context["status"].step.number == 1
+    assert context["status"].owing == ["bob", "cy"]
+    state = CHOICE.state_from_json(game.state)
+    views = [(seat.name, text) for seat, text in context["hidden"]]
+    assert [name for name, _ in views] == ["ann", "bob", "cy"]
+    assert [json.loads(text) for _, text in views] == [CHOICE.view(state, p) for p in range(3)]
+    assert json.loads(views[0][1])["you"]["order"] == order
+    assert json.loads(context["public"]) == CHOICE.view(state, None)
+    log = [(event.text, audience) for event, audience in context["events"]]
+    assert log == [
+        (row.text, None if row.audience is None else ["ann"])
+        for row in Event.objects.filter(game=game).order_by("id")
+    ]
+    assert log[-1] == (Event.objects.filter(game=game).latest("id").text, ["ann"])
+    assert context["extend_form"]["deadline"].value() == "2026-11-25T19:00"
+    assert context["seed"] is None
+    assert SEED.hex().encode() not in response.content
+
+
+def test_game_page_reveals_the_seed_once_the_game_is_finished(client, gm, now):
+    game = started(gm, now, players=1, options={"rolls_per_turn": 4, "round_cap": 10})
+    for _ in range(3):
+        postal.resolve_now(game.pk, now=now)
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED
+    response = client.get(reverse("gm:game", args=[game.pk]))
+    assert response.context["seed"] == SEED.hex()
+    assert response.context["status"].step is None
+
+
+# --- actions ------------------------------------------------------------------------------
+
+
+def test_invite_emails_every_seat(client, gm):
+    game = choice_game(3, gm=gm)
+    assert act(client, game, "invite") == ["Invitations are on their way to 3 players."]
+    assert list(OutboundEmail.objects.values_list("kind", flat=True)) == ["invite"] * 3
+
+
+def test_start_opens_step_one_and_a_second_start_changes_nothing(client, gm):
+    game = choice_game(3, gm=gm)
+    assert act(client, game, "start") == [
+        "The game has started; the first reports are on their way."
+    ]
+    game.refresh_from_db()
+    assert (game.status, game.step_number) == ("running", 1)
+    before = snapshot(game)
+    assert act(client, game, "start") == [
+        "the game is running; only a game not yet started can start"
+    ]
+    assert act(client, game, "invite") == ["invitations go out before the game starts"]
+    assert snapshot(game) == before
+
+
+def test_extend_moves_the_deadline_typed_in_the_games_zone(client, gm, now):
+    game = started(gm, now, time_zone="Europe/Berlin")
+    messages = act(client, game, "extend", deadline="2026-11-27T20:00")
+    assert messages == [
+        "The deadline of step 1 is now Fri 27 Nov 2026 20:00 CET (19:00 UTC); every player is told."
+    ]
+    assert game.steps.get().deadline == datetime(2026, 11, 27, 19, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("deadline", "message"),
+    [
+        ("2026-11-23T18:30", "the new deadline must be in the future"),  # 17:30 UTC, past
+        ("tomorrow", "deadline: Enter a valid date/time."),
+        ("", "deadline: This field is required."),
+    ],
+)
+def test_extend_with_a_bad_deadline_changes_nothing(client, gm, now, deadline, message):
+    game = started(gm, now, time_zone="Europe/Berlin")
+    before = snapshot(game)
+    assert act(client, game, "extend", deadline=deadline) == [message]
+    assert snapshot(game) == before
+
+
+def test_extend_without_an_open_step_changes_nothing(client, gm):
+    game = choice_game(2, gm=gm)
+    before = snapshot(game)
+    assert act(client, game, "extend", deadline="2026-12-01T12:00") == ["the game has no open step"]
+    assert snapshot(game) == before
+
+
+def test_pause_and_resume(client, gm, now):
+    game = started(gm, now)
+    assert act(client, game, "pause") == ["The game is paused."]
+    game.refresh_from_db()
+    assert (game.status, game.paused_at) == ("paused", now)
+    before = snapshot(game)
+    assert act(client, game, "pause") == ["only a running game can be paused; this one is paused"]
+    assert act(client, game, "resolve") == ["nothing was resolved: the game is paused"]
+    assert snapshot(game) == before
+    assert act(client, game, "resume") == [
+        "The game runs again; the deadline moved on by the time it was paused."
+    ]
+    game.refresh_from_db()
+    assert game.status == "running"
+    before = snapshot(game)
+    assert act(client, game, "resume") == ["only a paused game can be resumed; this one is running"]
+    assert snapshot(game) == before
+
+
+def test_resolve_now_plays_the_nmr_defaults_and_opens_the_next_step(client, gm, now):
+    game = started(gm, now)
+    assert act(client, game, "resolve") == [
+        "The step is resolved; missing orders got their NMR defaults."
+    ]
+    assert list(game.steps.values_list("number", "status", "closed_by")) == [
+        (1, "done", "gm"),
+        (2, "open", ""),
+    ]
+    assert list(game.seats.values_list("nmr_count", flat=True)) == [1, 1, 1]
+
+
+def test_the_gm_enters_a_postal_order(client, gm, now):
+    game = started(gm, now)
+    text = nmr_text(game, 1)
+    assert act(client, game, "order", seat="1", text=text.upper()) == [
+        f"Order of bob accepted: {text}"
+    ]
+    order = Order.objects.get()
+    assert (order.seat.name, order.source, order.text, order.canonical) == (
+        "bob",
+        "gm",
+        text.upper(),
+        text,
+    )
+
+
+def test_an_order_the_engine_rejects_shows_its_message_and_changes_nothing(client, gm, now):
+    game = started(gm, now)
+    state = CHOICE.state_from_json(game.state)
+    with pytest.raises(OrderError) as caught:
+        CHOICE.parse(state, 0, "W1 1+1")
+    before = snapshot(game)
+    assert act(client, game, "order", seat="0", text="W1 1+1") == [caught.value.message]
+    assert act(client, game, "order", seat="7", text=nmr_text(game, 0)) == [
+        "seat: Select a valid choice. 7 is not one of the available choices."
+    ]
+    assert act(client, game, "order", seat="0", text="  \n") == ["Order: the order is empty"]
+    postal.pause(game.pk, now=now)
+    before = snapshot(game)
+    assert act(client, game, "order", seat="0", text=nmr_text(game, 0)) == [
+        "the GM has paused the game; orders are taken again when it resumes"
+    ]
+    assert snapshot(game) == before
+
+
+def test_replace_a_player(client, gm, now):
+    game = started(gm, now)
+    Seat.objects.filter(game=game, position=1).update(nmr_count=2)
+    assert act(client, game, "replace", seat="1", name="bea", email="bea@example.org") == [
+        "Seat 2 is now played by bea <bea@example.org>; a link is sent."
+    ]
+    seat = game.seats.get(position=1)
+    assert (seat.name, seat.email, seat.link_version, seat.nmr_count) == (
+        "bea",
+        "bea@example.org",
+        1,
+        0,
+    )
+    assert OutboundEmail.objects.filter(to="bea@example.org", kind="link").count() == 1
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"name": "ann", "email": "x@example.org"}, "another player is already called 'ann'"),
+        (
+            {"name": "bea", "email": "bea@example.org, eve@example.org"},
+            "'bea@example.org, eve@example.org' is not one email address",
+        ),
+        ({"name": "b\nea", "email": "bea@example.org"}, "the name must be a single line"),
+        ({"name": "", "email": "bea@example.org"}, "New name: This field is required."),
+        (
+            {"seat": "9", "name": "bea", "email": "bea@example.org"},
+            "seat: Select a valid choice. 9 is not one of the available choices.",
+        ),
+    ],
+)
+def test_a_bad_replacement_changes_nothing(client, gm, now, data, message):
+    game = started(gm, now)
+    before = snapshot(game)
+    assert act(client, game, "replace", **({"seat": "1"} | data)) == [message]
+    assert snapshot(game) == before
+
+
+def test_rotate_a_seats_link(client, gm, now):
+    game = started(gm, now)
+    assert act(client, game, "rotate", seat="2") == [
+        "cy has a new link; the old links no longer work."
+    ]
+    assert game.seats.get(position=2).link_version == 1
+    assert OutboundEmail.objects.filter(kind="link", to="cy@example.org").count() == 1
+    before = snapshot(game)
+    assert act(client, game, "rotate", seat="x") == [
+        "seat: Select a valid choice. x is not one of the available choices."
+    ]
+    assert snapshot(game) == before
+
+
+def test_resend_a_seats_report(client, gm, now):
+    game = started(gm, now)
+    emails = OutboundEmail.objects.count()
+    assert act(client, game, "resend", seat="0") == ["The current report is sent to ann again."]
+    assert OutboundEmail.objects.count() == emails + 1
+    assert OutboundEmail.objects.order_by("id").values_list("to", flat=True).last() == (
+        "ann@example.org"
+    )
+
+
+def test_resend_before_the_start_changes_nothing(client, gm):
+    game = choice_game(2, gm=gm)
+    before = snapshot(game)
+    assert act(client, game, "resend", seat="0") == [
+        "the game has not started; there is no report yet"
+    ]
+    assert snapshot(game) == before
+
+
+def test_clear_needs_gm(client, gm, now):
+    game = started(gm, now)
+    Game.objects.filter(pk=game.pk).update(needs_gm="step 1 failed 5 times: boom")
+    Step.objects.filter(game=game).update(failures=5)
+    assert act(client, game, "clear") == ["Cleared: the sweep tries the open step again."]
+    game.refresh_from_db()
+    assert (game.needs_gm, game.steps.get().failures) == ("", 0)
+
+
+def test_the_deadline_input_is_read_in_the_zone_even_across_a_clock_change(client, gm, now):
+    game = started(gm, now, time_zone="America/New_York")
+    act(client, game, "extend", deadline="2027-03-14T12:00")  # EDT from 14 March 2027
+    assert game.steps.get().deadline == datetime(2027, 3, 14, 16, 0, tzinfo=UTC)
+    assert game.steps.get().deadline - now > timedelta(days=100)

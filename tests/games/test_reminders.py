@@ -1,0 +1,176 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.core import mail
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from games import access, postal, reminders, tasks
+from games.engines.choice import ChoiceEngine
+from games.models import Game
+from moderator.mail.models import OutboundEmail
+from tests.factories import choice_game
+
+pytestmark = pytest.mark.django_db
+
+SEED = bytes(range(32))
+CHOICE = ChoiceEngine()
+HOUR = timedelta(hours=1)
+
+
+def started(players: int = 3, now=None, **kwargs) -> Game:
+    """A running game whose step 1 opened at ``now`` with its deadline 48 hours later."""
+    game = choice_game(players, **kwargs)
+    return postal.start_game(game.pk, now=now, seed=SEED)
+
+
+def order(game: Game, position: int, now) -> None:
+    game.refresh_from_db()
+    state = CHOICE.state_from_json(game.state)
+    text = CHOICE.canonical(state, position, CHOICE.default(state, position))
+    postal.accept_order(game_id=game.pk, position=position, text=text, source="web", now=now)
+
+
+def reminded(game: Game) -> list[str]:
+    return list(
+        OutboundEmail.objects.filter(kind="reminder", game=game)
+        .order_by("dedupe_key")
+        .values_list("dedupe_key", flat=True)
+    )
+
+
+def keys(game: Game, positions: list[int], hours: int, deadline) -> list[str]:
+    stamp = int(deadline.timestamp())
+    return [f"reminder:{game.pk}:1:{p}:{hours}:{stamp}" for p in positions]
+
+
+def test_reminders_go_24_and_2_hours_before_to_the_seats_that_still_owe(now):
+    game = started(3, now)
+    deadline = now + 48 * HOUR
+    order(game, 0, now + HOUR)
+    assert reminders.send_reminders(now + 23 * HOUR) == 0
+    assert reminders.send_reminders(now + 24 * HOUR) == 2
+    assert reminded(game) == keys(game, [1, 2], 24, deadline)
+    order(game, 1, now + 30 * HOUR)
+    assert reminders.send_reminders(now + 45 * HOUR) == 0
+    assert reminders.send_reminders(now + 46 * HOUR) == 1
+    assert reminded(game) == keys(game, [1, 2], 24, deadline) + keys(game, [2], 2, deadline)
+
+
+def test_each_reminder_is_sent_once_however_often_the_sweep_runs(
+    now, django_capture_on_commit_callbacks
+):
+    game = started(3, now)
+    order(game, 0, now + HOUR)
+    for minutes in range(0, 120, 10):
+        with (
+            time_machine.travel(now + 25 * HOUR + timedelta(minutes=minutes), tick=False),
+            django_capture_on_commit_callbacks(execute=True),
+        ):
+            tasks.sweep()
+    sent = OutboundEmail.objects.filter(kind="reminder", state="sent")
+    assert sorted(sent.values_list("to", flat=True)) == ["bob@example.org", "cy@example.org"]
+    reminder_mail = [m for m in mail.outbox if "has not arrived yet" in m.body]
+    assert sorted(m.to[0] for m in reminder_mail) == ["bob@example.org", "cy@example.org"]
+
+
+def test_a_player_who_has_sent_every_order_gets_no_reminder(now):
+    game = started(2, now, early_processing=False)
+    order(game, 0, now + HOUR)
+    order(game, 1, now + HOUR)
+    assert reminders.send_reminders(now + 47 * HOUR) == 0
+    assert reminded(game) == []
+
+
+def test_an_extended_deadline_earns_fresh_reminders(now):
+    game = started(2, now)
+    old = now + 48 * HOUR
+    reminders.send_reminders(now + 25 * HOUR)
+    new = now + 72 * HOUR
+    postal.extend_deadline(game.pk, deadline=new, now=now + 26 * HOUR)
+    assert reminders.send_reminders(now + 47 * HOUR) == 0  # 25 hours left now
+    assert reminders.send_reminders(now + 49 * HOUR) == 2
+    assert reminded(game) == sorted(keys(game, [0, 1], 24, old) + keys(game, [0, 1], 24, new))
+
+
+def test_a_paused_or_finished_game_gets_no_reminders(now):
+    paused = started(2, now)
+    postal.pause(paused.pk, now=now + HOUR)
+    finished = started(2, now)
+    clock = now
+    while finished.status != Game.Status.FINISHED:
+        clock = finished.steps.get(number=finished.step_number).deadline
+        assert postal.resolve_due_step(finished.steps.get(status="open").pk, now=clock)
+        finished.refresh_from_db()
+    assert reminders.send_reminders(now + 47 * HOUR) == 0
+    assert reminders.send_reminders(clock - HOUR) == 0
+    assert OutboundEmail.objects.filter(kind="reminder").count() == 0
+
+
+def test_only_the_most_urgent_window_reminds(now):
+    game = started(2, now)
+    # The sweep missed the 24-hour window: only the 2-hour reminder goes out.
+    assert reminders.send_reminders(now + 47 * HOUR) == 2
+    assert reminded(game) == keys(game, [0, 1], 2, now + 48 * HOUR)
+
+
+def test_a_window_that_began_before_the_step_opened_reminds_of_nothing(now):
+    game = started(2, now, schedule_spec={"kind": "interval", "seconds": 10 * 3600})
+    assert reminders.send_reminders(now + timedelta(minutes=1)) == 0
+    assert reminders.send_reminders(now + 8 * HOUR) == 2
+    assert reminded(game) == keys(game, [0, 1], 2, now + 10 * HOUR)
+
+
+def test_the_hours_come_from_the_game(now):
+    game = started(2, now)
+    Game.objects.filter(pk=game.pk).update(reminders=[6])
+    assert reminders.send_reminders(now + 24 * HOUR) == 0
+    assert reminders.send_reminders(now + 42 * HOUR) == 2
+    assert reminded(game) == keys(game, [0, 1], 6, now + 48 * HOUR)
+
+
+def test_the_reminder_says_the_deadline_what_is_owed_and_links_the_order_form(now):
+    game = choice_game(2, time_zone="Europe/Berlin", title="Dice at Dawn")
+    game = postal.start_game(game.pk, now=now, seed=SEED)
+    reminders.send_reminders(now + 46 * HOUR)
+    email = OutboundEmail.objects.get(kind="reminder", to="bob@example.org")
+    (prompt,) = [p for p in game.steps.get().prompts if p["seat"] == 1]
+    lines = email.text.splitlines()
+    assert email.subject == (
+        "Dice at Dawn: step 1, your order is due Wed 25 Nov 2026 19:00 CET (18:00 UTC)"
+    )
+    assert lines[:7] == [
+        "Hello bob,",
+        "",
+        'Your order for step 1 of "Dice at Dawn" (Choice) has not arrived yet.',
+        "",
+        "Deadline: Wed 25 Nov 2026 19:00 CET (18:00 UTC)",
+        f"You owe: {prompt['kind']} ({prompt['hint']})",
+        "",
+    ]
+    prefix = "Your order form: http://127.0.0.1:8000/p/"
+    assert lines[7].startswith(prefix)
+    token = lines[7].removeprefix(prefix).rstrip("/")
+    seat = access.seat_for(token, now=now + 46 * HOUR)
+    assert seat is not None
+    assert (seat.game_id, seat.position) == (game.pk, 1)
+    assert (email.game_id, email.thread, email.reply_to) == (
+        game.pk,
+        f"game-{game.pk}-seat-1",
+        game.gm.email,
+    )
+
+
+def test_queries_do_not_grow_with_the_number_of_seats(now):
+    counts = {}
+    for seats in (2, 8):
+        started(seats, now)
+        with CaptureQueriesContext(connection) as queries:
+            assert reminders.send_reminders(now + 47 * HOUR) == seats
+        counts[seats] = len(queries)
+        OutboundEmail.objects.filter(kind="reminder").delete()
+        Game.objects.update(status=Game.Status.FINISHED)
+    assert counts[2] == counts[8]

@@ -1,0 +1,481 @@
+from __future__ import annotations
+
+import re
+import secrets
+from datetime import datetime, timedelta
+from html import escape
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.contrib.sessions.models import Session
+from django.test import Client
+
+from games import access, postal
+from games.engines.base import OrderError
+from games.engines.choice import ChoiceEngine, ChoiceState, RoundLine, legal_choices, play_round
+from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
+from moderator.mail.models import OutboundEmail
+from tests.factories import choice_game
+
+pytestmark = pytest.mark.django_db
+
+SEED = bytes(range(32))
+CHOICE = ChoiceEngine()
+
+
+@pytest.fixture(autouse=True)
+def frozen(time_machine: Any, now: datetime) -> None:
+    """The views read the clock: hold it at the tests' ``now``."""
+    time_machine.move_to(now, tick=False)
+
+
+def fresh_ip() -> str:
+    """A client address of its own: the link rate limit counts per address in the shared
+    cache, across tests and test runs."""
+    return f"10.{secrets.randbelow(256)}.{secrets.randbelow(256)}.{secrets.randbelow(256)}"
+
+
+@pytest.fixture
+def client() -> Client:
+    return Client(REMOTE_ADDR=fresh_ip())
+
+
+def started(players: int, now: datetime, **kwargs: Any) -> Game:
+    game = choice_game(players, **kwargs)
+    return postal.start_game(game.pk, now=now, seed=SEED)
+
+
+def seat_of(game: Game, position: int) -> Seat:
+    return Seat.objects.get(game=game, position=position)
+
+
+def token_for(game: Game, position: int, now: datetime) -> str:
+    return access.mint([seat_of(game, position)], now=now)[position]
+
+
+def log_in(client: Client, game: Game, position: int, now: datetime) -> None:
+    response = client.post(f"/p/{token_for(game, position, now)}/")
+    assert response.status_code == 302
+
+
+def state_of(game: Game) -> ChoiceState:
+    game.refresh_from_db()
+    return CHOICE.state_from_json(game.state)
+
+
+def choices_for(game: Game, position: int, pick: int = 0) -> list[Any]:
+    """A legal choice per round of the open postal turn: the ``pick``-th legal one."""
+    state = state_of(game)
+    sheet = state.sheets[position]
+    picked = []
+    for round_ in state.rounds:
+        options = legal_choices(sheet, round_.roll)
+        choice = options[pick % len(options)]
+        picked.append((round_.number, choice))
+        sheet = play_round(sheet, round_.roll, RoundLine(round_.number, choice), state.options)
+    return picked
+
+
+def canonical(picked: list[Any]) -> str:
+    return "\n".join(f"{number}: {choice.text()}" for number, choice in picked)
+
+
+def block_data(step: int, picked: list[Any]) -> dict[str, str]:
+    data = {"step": str(step), "entry": "blocks"}
+    for number, choice in picked:
+        a, b = choice.first
+        c, d = choice.second
+        data |= {
+            f"r{number}_kind": choice.kind,
+            f"r{number}_value": str(choice.value),
+            f"r{number}_a": str(b),  # the pairs written high die first: the engine sorts
+            f"r{number}_b": str(a),
+            f"r{number}_c": str(c),
+            f"r{number}_d": str(d),
+        }
+    return data
+
+
+def snapshot(game: Game) -> tuple[Any, ...]:
+    game.refresh_from_db()
+    return (
+        game.state,
+        game.step_number,
+        game.dice_drawn,
+        Order.objects.count(),
+        Step.objects.filter(status=Step.Status.OPEN).count(),
+        DiceRoll.objects.count(),
+        Event.objects.count(),
+        OutboundEmail.objects.count(),
+    )
+
+
+def section(html: str, tag: str, element_id: str) -> str:
+    """The markup of the element with ``id`` (elements of that tag do not nest here)."""
+    match = re.search(rf'<{tag} id="{element_id}"[^>]*>(.*?)</{tag}>', html, re.S)
+    assert match is not None, f"no <{tag} id={element_id}>"
+    return match.group(1)
+
+
+def block_errors(html: str, round_number: int) -> list[str]:
+    block = section(html, "fieldset", f"round-{round_number}")
+    found = re.search(r'<ul class="errors">(.*?)</ul>', block, re.S)
+    return re.findall(r"<li>(.*?)</li>", found.group(1), re.S) if found else []
+
+
+def top_errors(html: str) -> list[str]:
+    found = re.search(r'<ul class="errors" id="form-errors">(.*?)</ul>', html, re.S)
+    return re.findall(r"<li>(.*?)</li>", found.group(1), re.S) if found else []
+
+
+def not_valid_body(client: Client) -> bytes:
+    response = client.get("/p/not-a-token/")
+    assert response.status_code == 404
+    return response.content
+
+
+# --- magic links ---------------------------------------------------------------------------
+
+
+def test_get_on_a_link_shows_continue_and_writes_nothing(client, now, django_assert_num_queries):
+    game = started(3, now)
+    token = token_for(game, 1, now)
+    before = (Session.objects.count(), SeatLink.objects.count(), snapshot(game))
+    with django_assert_num_queries(1):  # the one SELECT that looks the token up
+        response = client.get(f"/p/{token}/")
+    assert response.status_code == 200
+    assert settings.SESSION_COOKIE_NAME not in response.cookies
+    assert (Session.objects.count(), SeatLink.objects.count(), snapshot(game)) == before
+    html = response.content.decode()
+    assert '<form method="post" action="">' in html
+    assert 'name="csrfmiddlewaretoken"' in html
+    assert "<p>“Test Choice”: you play as <strong>bob</strong>.</p>" in html
+    assert client.session.get("seats") is None
+
+
+def test_post_on_a_link_remembers_the_seat_and_redirects_to_the_token_free_page(client, now):
+    game = started(3, now)
+    token = token_for(game, 1, now)
+    response = client.post(f"/p/{token}/")
+    assert (response.status_code, response["Location"]) == (302, f"/play/{game.pk}/")
+    assert client.session["seats"] == [[seat_of(game, 1).pk, 0]]
+    page = client.get(f"/play/{game.pk}/")
+    assert page.status_code == 200
+    assert "You play as <strong>bob</strong>" in page.content.decode()
+    assert token not in page.content.decode()
+
+
+def test_a_second_game_joins_the_first_in_the_session_and_the_list(client, now):
+    first = started(2, now, title="First")
+    second = started(2, now, title="Second")
+    log_in(client, first, 0, now)
+    log_in(client, second, 1, now)
+    assert client.session["seats"] == [[seat_of(first, 0).pk, 0], [seat_of(second, 1).pk, 0]]
+    html = client.get("/play/").content.decode()
+    assert re.findall(r'<li><a href="/play/(\d+)/">(.*?)</a>', html) == [
+        (str(second.pk), "Second"),
+        (str(first.pk), "First"),
+    ]
+    assert client.get(f"/play/{first.pk}/").status_code == 200
+    assert client.get(f"/play/{second.pk}/").status_code == 200
+
+
+def test_wrong_rotated_and_expired_links_answer_the_same_404_for_get_and_post(client, now):
+    game = started(3, now)
+    expected = not_valid_body(client)
+    assert b"This link is not valid" in expected
+    rotated = token_for(game, 0, now)
+    postal.rotate_link(game.pk, position=0, now=now)
+    expired = token_for(game, 1, now - timedelta(days=settings.LINK_DAYS, seconds=1))
+    for token in ("x" * 43, rotated, expired, "a" * 101):
+        for method in (client.get, client.post):
+            response = method(f"/p/{token}/")
+            assert (response.status_code, response.content) == (404, expected), token
+    assert settings.SESSION_COOKIE_NAME not in client.cookies
+    assert Session.objects.count() == 0
+
+
+def test_a_rotated_link_also_closes_the_pages_it_opened(client, now):
+    game = started(2, now)
+    log_in(client, game, 0, now)
+    assert client.get(f"/play/{game.pk}/").status_code == 200
+    new_token = postal.rotate_link(game.pk, position=0, now=now)
+    response = client.get(f"/play/{game.pk}/")
+    assert (response.status_code, response.content) == (404, not_valid_body(client))
+    client.post(f"/p/{new_token}/")
+    assert client.get(f"/play/{game.pk}/").status_code == 200
+
+
+def test_links_are_rate_limited_per_address_for_get_and_post(client, now):
+    game = started(1, now)
+    token = token_for(game, 0, now)
+    for _ in range(15):
+        assert client.get(f"/p/{token}/").status_code == 200
+        assert client.get("/p/wrong/").status_code == 404
+    assert client.get(f"/p/{token}/").status_code == 429
+    response = client.post(f"/p/{token}/")
+    assert response.status_code == 429
+    assert b"Too many requests" in response.content
+    assert Session.objects.count() == 0
+    other = Client(REMOTE_ADDR=fresh_ip())
+    assert other.get(f"/p/{token}/").status_code == 200
+
+
+def test_another_seats_game_and_a_missing_game_answer_404(client, now):
+    mine = started(2, now)
+    theirs = started(2, now)
+    log_in(client, mine, 0, now)
+    expected = not_valid_body(client)
+    for url in (f"/play/{theirs.pk}/", f"/play/{theirs.pk + 1000}/"):
+        response = client.get(url)
+        assert (response.status_code, response.content) == (404, expected)
+    response = client.post(f"/play/{theirs.pk}/", {"step": "1", "entry": "text", "text": "x"})
+    assert (response.status_code, response.content) == (404, expected)
+    stranger = Client(REMOTE_ADDR=fresh_ip())
+    assert stranger.get(f"/play/{mine.pk}/").status_code == 404
+    assert Order.objects.count() == 0
+
+
+def test_csrf_is_enforced_on_the_link_and_the_order_form(now):
+    game = started(2, now)
+    token = token_for(game, 0, now)
+    browser = Client(enforce_csrf_checks=True, REMOTE_ADDR=fresh_ip())
+    assert browser.post(f"/p/{token}/").status_code == 403
+    assert Session.objects.count() == 0
+    browser.get(f"/p/{token}/")
+    csrf = browser.cookies["csrftoken"].value
+    response = browser.post(f"/p/{token}/", {"csrfmiddlewaretoken": csrf})
+    assert response.status_code == 302
+    data = block_data(1, choices_for(game, 0))
+    assert browser.post(f"/play/{game.pk}/", data).status_code == 403
+    assert Order.objects.count() == 0
+    accepted = browser.post(f"/play/{game.pk}/", data | {"csrfmiddlewaretoken": csrf})
+    assert accepted.status_code == 302
+    assert Order.objects.count() == 1
+
+
+# --- the order form --------------------------------------------------------------------
+
+
+def test_the_form_offers_one_block_per_round_with_the_roll_and_only_legal_values(client, now):
+    game = started(2, now)
+    log_in(client, game, 0, now)
+    html = client.get(f"/play/{game.pk}/").content.decode()
+    state = state_of(game)
+    for round_ in state.rounds:
+        block = section(html, "fieldset", f"round-{round_.number}")
+        dice = " ".join(map(str, round_.roll))
+        faces = " ".join("⚀⚁⚂⚃⚄⚅"[v - 1] for v in round_.roll)
+        assert f"<legend>Round {round_.number}: roll {dice} " in block
+        assert faces in block
+        # An empty sheet stores fewer than three values: any die may be the Wurfel (W1).
+        assert re.findall(rf'name="r{round_.number}_kind" value="(\w)"', block) == ["W"]
+        values = re.search(rf'<select name="r{round_.number}_value".*?</select>', block, re.S)
+        assert values is not None
+        offered = re.findall(r'<option value="(\d)"', values.group(0))
+        assert offered == [str(v) for v in sorted(set(round_.roll))]
+
+
+def test_a_valid_order_from_the_blocks_is_taken_in_canonical_form(client, now):
+    game = started(3, now)
+    log_in(client, game, 0, now)
+    picked = choices_for(game, 0)
+    response = client.post(f"/play/{game.pk}/", block_data(1, picked))
+    assert (response.status_code, response["Location"]) == (302, f"/play/{game.pk}/")
+    order = Order.objects.get()
+    assert (order.source, order.canonical, order.seat.position) == ("web", canonical(picked), 0)
+    assert order.text == "\n".join(
+        f"{n}: {c.kind}{c.value} {c.first[1]}+{c.first[0]} {c.second[0]}+{c.second[1]}"
+        for n, c in picked
+    )
+    html = client.get(f"/play/{game.pk}/").content.decode()
+    assert '<li class="success">Your order is accepted.' in html
+    counting = section(html, "div", "counting")
+    assert "<p>The order that counts now, received Mon 23 Nov 2026 18:00 UTC:</p>" in counting
+    assert f"<pre>{canonical(picked)}</pre>" in counting
+
+
+def test_a_valid_order_from_the_quick_box_is_taken_in_canonical_form(client, now):
+    game = started(3, now)
+    log_in(client, game, 2, now)
+    picked = choices_for(game, 2, pick=1)
+    typed = "\n".join(
+        f"{c.kind.lower()} {c.value} {c.first[0]} + {c.first[1]}, {c.second[0]}+{c.second[1]}"
+        for _, c in picked
+    )
+    response = client.post(f"/play/{game.pk}/", {"step": "1", "entry": "text", "text": typed})
+    assert response.status_code == 302
+    order = Order.objects.get()
+    assert (order.source, order.text, order.canonical) == ("web", typed, canonical(picked))
+
+
+def test_an_invalid_order_shows_the_engines_message_at_its_round_and_changes_nothing(client, now):
+    game = started(3, now)
+    log_in(client, game, 0, now)
+    picked = choices_for(game, 0)
+    data = block_data(1, picked)
+    second = picked[1][0]
+    data[f"r{second}_a"] = "6" if data[f"r{second}_a"] != "6" else "1"  # not the roll's dice
+    state = state_of(game)
+    wrong = "\n".join(
+        f"{n}: {data[f'r{n}_kind']}{data[f'r{n}_value']} {data[f'r{n}_a']}+{data[f'r{n}_b']} "
+        f"{data[f'r{n}_c']}+{data[f'r{n}_d']}"
+        for n, _ in picked
+    )
+    with pytest.raises(OrderError) as caught:
+        CHOICE.submit(state, 0, CHOICE.parse(state, 0, wrong), dice=None)  # type: ignore[arg-type]
+    message = caught.value.message
+    assert message.startswith(f"round {second}: the roll is ")
+    before = snapshot(game)
+    response = client.post(f"/play/{game.pk}/", data)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert block_errors(html, second) == [escape(message)]
+    assert block_errors(html, picked[0][0]) == []
+    assert top_errors(html) == []
+    assert snapshot(game) == before
+    # The block keeps what was chosen, so the player corrects one field.
+    block = section(html, "fieldset", f"round-{second}")
+    assert f'<option value="{data[f"r{second}_a"]}" selected>' in block
+
+
+def test_an_unfinished_block_is_named_and_nothing_is_sent(client, now):
+    game = started(3, now)
+    log_in(client, game, 0, now)
+    picked = choices_for(game, 0)
+    data = block_data(1, picked)
+    first = picked[0][0]
+    data[f"r{first}_c"] = ""
+    before = snapshot(game)
+    html = client.post(f"/play/{game.pk}/", data).content.decode()
+    assert block_errors(html, first) == [
+        f"round {first}: choose the die you set aside and all four pair dice"
+    ]
+    assert snapshot(game) == before
+
+
+def test_a_quick_box_error_is_shown_at_the_box(client, now):
+    game = started(3, now)
+    log_in(client, game, 1, now)
+    before = snapshot(game)
+    html = client.post(
+        f"/play/{game.pk}/", {"step": "1", "entry": "text", "text": "W5 1+3"}
+    ).content.decode()
+    found = re.search(r'<ul class="errors" id="text-errors"><li>(.*?)</li>', html)
+    assert found is not None
+    assert found.group(1) == escape(
+        "round 1: cannot read 'w5 1+3'; write W (Wurfel) or F (free ride), the die set aside "
+        "and two pairs, e.g. W5 1+3 3+4"
+    )
+    assert snapshot(game) == before
+
+
+def test_an_order_after_the_deadline_is_too_late_and_changes_nothing(client, now, time_machine):
+    game = started(3, now)
+    log_in(client, game, 0, now)
+    data = block_data(1, choices_for(game, 0))
+    before = snapshot(game)
+    time_machine.move_to(now + timedelta(hours=48, seconds=1), tick=False)
+    response = client.post(f"/play/{game.pk}/", data)
+    assert response.status_code == 200
+    assert top_errors(response.content.decode()) == [
+        "too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC"
+    ]
+    assert snapshot(game) == before
+
+
+def test_an_order_from_a_page_of_a_resolved_step_is_too_late(client, now):
+    game = started(2, now)
+    log_in(client, game, 0, now)
+    data = block_data(1, choices_for(game, 0))
+    postal.resolve_now(game.pk, now=now)
+    before = snapshot(game)
+    response = client.post(f"/play/{game.pk}/", data, follow=True)
+    assert response.redirect_chain == [(f"/play/{game.pk}/", 302)]
+    assert '<li class="error">too late: step 1 was resolved at Mon 23 Nov 2026 18:00 UTC; ' in (
+        response.content.decode()
+    )
+    assert snapshot(game) == before
+
+
+def test_a_revision_replaces_the_counting_order_and_the_page_says_so(client, now, time_machine):
+    game = started(2, now, early_processing=False)
+    log_in(client, game, 1, now)
+    first, second = choices_for(game, 1, pick=0), choices_for(game, 1, pick=1)
+    assert canonical(first) != canonical(second)
+    client.post(f"/play/{game.pk}/", block_data(1, first))
+    time_machine.move_to(now + timedelta(hours=3, minutes=7), tick=False)
+    client.post(f"/play/{game.pk}/", {"step": "1", "entry": "text", "text": canonical(second)})
+    assert list(Order.objects.order_by("id").values_list("canonical", flat=True)) == [
+        canonical(first),
+        canonical(second),
+    ]
+    html = client.get(f"/play/{game.pk}/").content.decode()
+    counting = section(html, "div", "counting")
+    assert "<p>The order that counts now, received Mon 23 Nov 2026 21:07 UTC:</p>" in counting
+    assert f"<pre>{canonical(second)}</pre>" in counting
+    assert canonical(first) not in counting
+    private = section(html, "div", "private")
+    assert f"{canonical(second)}</pre>" in private
+    # The blocks start from the order that counts.
+    for number, choice in second:
+        block = section(html, "fieldset", f"round-{number}")
+        value = re.search(rf'<select name="r{number}_value".*?</select>', block, re.S)
+        assert value is not None
+        assert f'<option value="{choice.value}" selected>' in value.group(0)
+    assert CHOICE.state_from_json(Game.objects.get().state).orders[1] == CHOICE.parse(
+        state_of(game), 1, canonical(second)
+    )
+
+
+def test_the_page_shows_report_board_deadline_and_history_newest_first(client, now):
+    game = choice_game(2, time_zone="Europe/Berlin")
+    Seat.objects.filter(game=game, position=1).update(time_zone="America/New_York")
+    game = postal.start_game(game.pk, now=now, seed=SEED)
+    for position in (0, 1):
+        postal.accept_order(
+            game_id=game.pk,
+            position=position,
+            text=canonical(choices_for(game, position)),
+            source="email",
+            now=now,
+        )
+    log_in(client, game, 1, now)
+    html = client.get(f"/play/{game.pk}/").content.decode()
+    state = state_of(game)
+    assert section(html, "p", "owed").endswith(
+        "<strong>Deadline: Wed 25 Nov 2026 13:00 EST (18:00 UTC)</strong>"
+    )
+    rows = re.findall(r"<tr>(.*?)</tr>", section(html, "table", "board"), re.S)
+    cells = [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row) for row in rows]
+    assert cells[0] == ["Player", *map(str, range(2, 13)), "Wurfels", "Score"]
+    for position, sheet in enumerate(state.sheets):
+        stored = " ".join(f"{value}\N{MULTIPLICATION SIGN}{count}" for value, count in sheet.stored)
+        assert cells[position + 1] == [
+            state.players[position],
+            *map(str, sheet.counts),
+            stored,
+            str(CHOICE.view(state, None)["players"][position]["running_score"]),
+        ]
+    history = section(html, "section", "history")
+    assert re.findall(r"<h3>(.*?)</h3>", history) == ["Step 1, resolved"]
+    events = Event.objects.filter(step__number=1).order_by("id")
+    visible = [e.text for e in events if e.visible_to(1)]
+    assert any(text.startswith("order received") for text in visible)
+    step1 = history.split("<h3>Step 1, resolved</h3>")[1]
+    assert re.findall(r'<li style="white-space:pre-wrap">(.*?)</li>', step1, re.S) == [
+        escape(text) for text in visible
+    ]
+    report = section(html, "section", "report")
+    assert "bob, round 1: " in report
+    assert "postal turn 2, rounds 3-4: round 3 rolls " in report
+
+
+def test_pages_are_made_for_phones_and_work_without_javascript(client, now):
+    game = started(1, now)
+    log_in(client, game, 0, now)
+    html = client.get(f"/play/{game.pk}/").content.decode()
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
+    assert "<script" not in html
+    assert "min-height: 44px" in html

@@ -1,0 +1,144 @@
+"""The local mailbox of the embedded default."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.core.mail import EmailMultiAlternatives, get_connection
+from django.urls import include, path
+
+from moderator.mail import outbox
+from moderator.mail.models import OutboundEmail
+from moderator.mail.views import linkify
+
+pytestmark = [pytest.mark.django_db, pytest.mark.urls(__name__)]
+
+# moderator.urls includes the mailbox only when DEBUG is on at import; the tests mount it.
+urlpatterns = [path("mailbox/", include("moderator.mail.urls"))]
+
+FILE_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+
+
+@pytest.fixture
+def mailbox(settings, tmp_path):
+    settings.DEBUG = True
+    settings.EMAIL_BACKEND = FILE_BACKEND
+    settings.EMAIL_FILE_PATH = tmp_path
+    return tmp_path
+
+
+def message(subject: str, to: str, text: str, html: str = "") -> EmailMultiAlternatives:
+    email = EmailMultiAlternatives(subject, text, "moderator@localhost", [to])
+    if html:
+        email.attach_alternative(html, "text/html")
+    return email
+
+
+def write(directory, name: str, *messages: EmailMultiAlternatives, mtime: int) -> None:
+    """Messages written by the file backend over one connection, renamed to ``name``."""
+    before = set(directory.iterdir())
+    get_connection(FILE_BACKEND, file_path=str(directory)).send_messages(list(messages))
+    (written,) = set(directory.iterdir()) - before
+    written.rename(directory / name)
+    os.utime(directory / name, (mtime, mtime))
+
+
+def test_the_mailbox_lists_every_message_in_the_files_newest_first(client, mailbox):
+    write(mailbox, "old.log", message("First", "ann@example.org", "one"), mtime=1_000)
+    write(
+        mailbox,
+        "new.log",
+        message("Second", "bob@example.org", "two"),
+        message("Third", "cy@example.org", "three"),
+        mtime=2_000,
+    )
+    response = client.get("/mailbox/")
+    assert response.status_code == 200
+    letters = response.context["letters"]
+    assert [(x.subject, x.to, x.url) for x in letters] == [
+        ("Third", "cy@example.org", "/mailbox/files/new.log/1/"),
+        ("Second", "bob@example.org", "/mailbox/files/new.log/0/"),
+        ("First", "ann@example.org", "/mailbox/files/old.log/0/"),
+    ]
+    assert '<a href="/mailbox/files/new.log/1/">Third</a>' in response.text
+
+
+def test_a_message_page_links_its_urls_and_sandboxes_its_html(client, mailbox):
+    text = "Your order form: http://127.0.0.1:8000/p/abc/.\n<script>alert(1)</script>"
+    html = '<p>Hi & "bye"</p><script>alert(2)</script>'
+    write(mailbox, "a.log", message("Step 1", "ann@example.org", text, html), mtime=1_000)
+    response = client.get("/mailbox/files/a.log/0/")
+    assert response.status_code == 200
+    letter = response.context["letter"]
+    assert (letter.subject, letter.to) == ("Step 1", "ann@example.org")
+    assert letter.date.endswith(("+0000", "-0000"))
+    assert str(response.context["text"]) == (
+        'Your order form: <a href="http://127.0.0.1:8000/p/abc/">http://127.0.0.1:8000/p/abc/</a>.'
+        "\n&lt;script&gt;alert(1)&lt;/script&gt;"
+    )
+    srcdoc = "&lt;p&gt;Hi &amp; &quot;bye&quot;&lt;/p&gt;&lt;script&gt;alert(2)&lt;/script&gt;"
+    assert f'<iframe sandbox="" srcdoc="{srcdoc}"' in response.text
+    assert "<script>" not in response.text
+
+
+def test_a_message_sent_through_the_outbox_shows_in_the_mailbox(client, mailbox, now):
+    email = OutboundEmail.objects.create(
+        dedupe_key="k", kind="report", to="ann@example.org", subject="Step 1", text="Hello"
+    )
+    assert outbox.send(email.pk, now=now) == "sent"
+    response = client.get("/mailbox/")
+    (letter,) = response.context["letters"]
+    assert (letter.subject, letter.to) == ("Step 1", "ann@example.org")
+    assert client.get(letter.url).context["letter"].text == "Hello"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/mailbox/files/nope.log/0/",
+        "/mailbox/files/a.log/1/",
+        "/mailbox/files/..%2Fa.log/0/",
+        "/mailbox/files/..%2F..%2Fmoderator%2Fsettings.py/0/",
+        "/mailbox/files/../0/",
+        "/mailbox/outbox/999999/",
+    ],
+)
+def test_an_unknown_message_is_not_found(client, mailbox, url):
+    (mailbox / "inner").mkdir()
+    write(mailbox / "inner", "a.log", message("S", "ann@example.org", "t"), mtime=1_000)
+    write(mailbox, "a.log", message("S", "ann@example.org", "t"), mtime=1_000)
+    assert client.get(url).status_code == 404
+
+
+def test_with_another_backend_the_mailbox_lists_the_outbox(client, settings):
+    settings.DEBUG = True
+    settings.EMAIL_BACKEND = "anymail.backends.test.EmailBackend"
+    first = OutboundEmail.objects.create(
+        dedupe_key="a", kind="report", to="ann@example.org", subject="One", text="see https://x.org"
+    )
+    second = OutboundEmail.objects.create(
+        dedupe_key="b", kind="report", to="bob@example.org", subject="Two", text="t", html="<b>"
+    )
+    response = client.get("/mailbox/")
+    assert [(x.subject, x.url) for x in response.context["letters"]] == [
+        ("Two", f"/mailbox/outbox/{second.pk}/"),
+        ("One", f"/mailbox/outbox/{first.pk}/"),
+    ]
+    page = client.get(f"/mailbox/outbox/{first.pk}/")
+    assert str(page.context["text"]) == 'see <a href="https://x.org">https://x.org</a>'
+    assert "<iframe" not in page.text
+
+
+def test_the_mailbox_is_not_there_without_debug(client, mailbox, settings):
+    settings.DEBUG = False
+    assert client.get("/mailbox/").status_code == 404
+
+
+def test_only_http_and_https_urls_become_links():
+    text = 'javascript:alert(1) ftp://x.org (https://a.org/?q=1&r=2) http://b.org/"x'
+    assert str(linkify(text)) == (
+        "javascript:alert(1) ftp://x.org "
+        '(<a href="https://a.org/?q=1&amp;r=2">https://a.org/?q=1&amp;r=2</a>) '
+        '<a href="http://b.org/">http://b.org/</a>&quot;x'
+    )
