@@ -1,7 +1,11 @@
 """The GM panel: a dashboard of the GM's games, a form to create one, a page per game with
 its actions. Thin: each action validates a form and calls one ``games.postal`` function,
 then redirects back with its message (PRG). A GM sees their own games only; any other
-game answers 404. Superusers, who see everything in the admin, may open any game."""
+game answers 404. Superusers, who see everything in the admin, may open any game.
+
+The game page shows what each seat sees through the same per-engine board and private
+templates as the player page and the emails (``games.reports``), and the game's outgoing
+mail, where a failed email or one of unknown outcome can be sent again."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 from zoneinfo import ZoneInfo
 
 from django.contrib import messages
@@ -17,11 +21,14 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.db.models import Prefetch, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from games import postal, reports
 from games.engines import registry
+from games.engines.base import Engine
 from games.gm_forms import (
     DATETIME_LOCAL,
     CreateGameForm,
@@ -33,6 +40,14 @@ from games.gm_forms import (
     first_error,
 )
 from games.models import Event, Game, Order, Seat, Step
+from moderator.mail import outbox
+from moderator.mail.models import OutboundEmail
+
+# The game page lists this many of the game's emails, newest first; the admin has them all.
+MAIL_ROWS = 50
+MAIL_FIELDS = ("id", "kind", "to", "subject", "state", "attempts", "last_error", "created_at")
+# The states a human may send again (``outbox.send_again``).
+SENDABLE_AGAIN = (OutboundEmail.State.FAILED, OutboundEmail.State.UNKNOWN)
 
 
 def games_of(request: HttpRequest) -> QuerySet[Game]:
@@ -122,23 +137,112 @@ def create(request: HttpRequest) -> HttpResponse:
     return render(request, "games/gm/create.html", {"form": form, "engines": engines})
 
 
+@dataclass(frozen=True)
+class SeatView:
+    """What one seat is shown (or, with ``seat`` None, what everybody is shown): the board
+    and private blocks rendered by the engine's templates, and the engine's raw view."""
+
+    seat: Seat | None
+    board: str
+    private: str
+    raw: str
+
+
+def _rendered(context: dict[str, Any], seat: Seat | None, raw: dict[str, Any]) -> SeatView:
+    return SeatView(
+        seat=seat,
+        board=render_to_string(context["boards_html"], context),
+        private="" if seat is None else render_to_string(context["private_html"], context),
+        raw=json.dumps(raw, indent=2),
+    )
+
+
+def _shown_step(game: Game, status: Overview) -> Step | None:
+    """The step the player page shows (``seat_context``'s ``step``): the current step until
+    the game is finished, whatever its status; None after."""
+    if game.status == Game.Status.FINISHED:
+        return None
+    if status.step is not None and status.step.number == game.step_number:
+        return status.step
+    steps = game.steps.defer("state_before", "state_after")
+    return steps.filter(number=game.step_number).first()
+
+
+class _ViewedOnce:
+    """An engine whose ``view`` is computed once per seat: the page shows each view twice,
+    through the templates (``seat_context`` asks the engine) and raw. Anything else is the
+    engine's own."""
+
+    def __init__(self, engine: Engine[Any, Any, Any]) -> None:
+        self._engine = engine
+        self._views: dict[int | None, dict[str, Any]] = {}
+
+    def view(self, state: Any, seat: int | None) -> dict[str, Any]:
+        if seat not in self._views:
+            self._views[seat] = self._engine.view(state, seat)
+        return self._views[seat]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+
+def seat_views(
+    game: Game, seats: list[Seat], status: Overview
+) -> tuple[SeatView | None, list[SeatView]]:
+    """What everybody sees and what each seat sees, rendered as on the player page; no
+    query per seat. (None, []) before the game has started."""
+    if game.state is None:
+        return None, []
+    engine = registry.get(game.engine)
+    views = _ViewedOnce(engine)
+    state = engine.state_from_json(game.state)
+    step = _shown_step(game, status)
+    game._seat_names = {seat.position: seat.name for seat in seats}  # type: ignore[attr-defined]
+    public_context: dict[str, Any] = {
+        "game": game,
+        "engine": engine,
+        "view": reports.with_faces(views.view(state, None)),
+        "step": step,
+        "finished": step is None,
+        "boards_html": reports.engine_templates(game.engine, "boards", "html"),
+    }
+    hidden = []
+    for seat in seats:
+        context = reports.seat_context(game, seat, cast(Engine[Any, Any, Any], views), state, step)
+        context["engine"] = engine
+        hidden.append(_rendered(context, seat, views.view(state, seat.position)))
+    return _rendered(public_context, None, views.view(state, None)), hidden
+
+
+def game_emails(game: Game) -> tuple[list[OutboundEmail], bool]:
+    """The newest ``MAIL_ROWS`` emails of the game, and whether there are older ones."""
+    rows = list(
+        OutboundEmail.objects.filter(game=game)
+        .only(*MAIL_FIELDS)
+        .order_by("-created_at", "-id")[: MAIL_ROWS + 1]
+    )
+    return rows[:MAIL_ROWS], len(rows) > MAIL_ROWS
+
+
 @staff_member_required
 def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
     game = _game(request, game_id, with_overview(games_of(request)))
     status = overview(game)
     seats = list(game.seats.all())
-    engine = registry.get(game.engine)
-    public: str | None = None
-    hidden: list[tuple[Seat, str]] = []
-    if game.state is not None:
-        state = engine.state_from_json(game.state)
-        public = json.dumps(engine.view(state, None), indent=2)
-        hidden = [(s, json.dumps(engine.view(state, s.position), indent=2)) for s in seats]
+    public, hidden = seat_views(game, seats, status)
     names = {seat.position: seat.name for seat in seats}
+    # The log reads each event's step number, not the step's (large) states.
+    log = (
+        Event.objects.filter(game=game)
+        .select_related("step")
+        .defer("step__state_before", "step__state_after")
+        .order_by("id")
+    )
     events = [
         (event, None if event.audience is None else [names.get(p, p) for p in event.audience])
-        for event in Event.objects.filter(game=game).select_related("step").order_by("id")
+        for event in log
     ]
+    emails, older_emails = game_emails(game)
     extend_initial = {}
     if status.step is not None:
         local = status.step.deadline.astimezone(ZoneInfo(game.time_zone))
@@ -147,10 +251,13 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "game": game,
         "status": status,
         "seats": seats,
-        "engine": engine,
+        "engine": registry.get(game.engine),
         "public": public,
         "hidden": hidden,
         "events": events,
+        "emails": emails,
+        "older_emails": older_emails,
+        "sendable_again": SENDABLE_AGAIN,
         "rotate_form": SeatForm(game=game, auto_id="rotate_%s"),
         "resend_form": SeatForm(game=game, auto_id="resend_%s"),
         "order_form": OrderForm(game=game, auto_id="order_%s"),
@@ -266,3 +373,25 @@ def act(request: HttpRequest, game_id: int, action: str) -> HttpResponse:
         except postal.PostalError as error:
             messages.error(request, error.message)
     return redirect("gm:game", game.pk)
+
+
+@staff_member_required
+@require_POST
+def send_again(request: HttpRequest, game_id: int, email_id: int) -> HttpResponse:
+    """Send one failed or unknown email of the game again (``outbox.send_again``); an email
+    of another game, or of a game the user does not run, answers 404."""
+    game = _game(request, game_id)
+    emails = OutboundEmail.objects.filter(game=game).only("id", "kind", "to", "state")
+    email = get_object_or_404(emails, pk=email_id)
+    if outbox.send_again(email.pk):
+        messages.success(
+            request, f"The {email.kind} email to {email.to} is queued to be sent again."
+        )
+    else:
+        email.refresh_from_db(fields=["state"])
+        messages.error(
+            request,
+            f"The {email.kind} email to {email.to} is {email.state}: only a failed email, "
+            "or one whose delivery is unknown, can be sent again.",
+        )
+    return redirect(f"{reverse('gm:game', args=[game.pk])}#emails")

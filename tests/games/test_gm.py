@@ -1,17 +1,21 @@
 from __future__ import annotations
 
+import html
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 import time_machine
+from django.core import mail
 from django.db import connection
+from django.template.loader import render_to_string
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from games import gm_views, postal
+from games import gm_views, postal, reports
 from games.engines.base import OrderError
 from games.engines.choice import ChoiceEngine
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
@@ -345,11 +349,12 @@ def test_game_page_shows_seats_step_owing_every_seats_hidden_view_and_the_log(cl
     assert context["status"].step.number == 1
     assert context["status"].owing == ["bob", "cy"]
     state = CHOICE.state_from_json(game.state)
-    views = [(seat.name, text) for seat, text in context["hidden"]]
+    views = [(view.seat.name, view.raw) for view in context["hidden"]]
     assert [name for name, _ in views] == ["ann", "bob", "cy"]
     assert [json.loads(text) for _, text in views] == [CHOICE.view(state, p) for p in range(3)]
     assert json.loads(views[0][1])["you"]["order"] == order
-    assert json.loads(context["public"]) == CHOICE.view(state, None)
+    assert context["public"].seat is None
+    assert json.loads(context["public"].raw) == CHOICE.view(state, None)
     log = [(event.text, audience) for event, audience in context["events"]]
     assert log == [
         (row.text, None if row.audience is None else ["ann"])
@@ -370,6 +375,339 @@ def test_game_page_reveals_the_seed_once_the_game_is_finished(client, gm, now):
     response = client.get(reverse("gm:game", args=[game.pk]))
     assert response.context["seed"] == SEED.hex()
     assert response.context["status"].step is None
+
+
+def section(content: bytes, element_id: str) -> str:
+    """The inner HTML of the page's ``<section id="element_id">``."""
+    found = re.search(rf'<section id="{element_id}"[^>]*>(.*?)</section>', content.decode(), re.S)
+    assert found is not None, f"no section {element_id}"
+    return found[1]
+
+
+def text(markup: str) -> str:
+    """What a reader sees of ``markup``: its text, whitespace collapsed."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", markup)).split())
+
+
+def table_rows(markup: str, table_id: str) -> list[list[str]]:
+    found = re.search(rf'<table id="{table_id}"[^>]*>(.*?)</table>', markup, re.S)
+    assert found is not None, f"no table {table_id}"
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", found[1], re.S)
+    return [
+        [text(cell) for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)] for row in rows
+    ]
+
+
+def private_block(markup: str) -> str:
+    found = re.search(r'<div id="private".*?</div>', markup, re.S)
+    assert found is not None, "no private block"
+    return text(found[0])
+
+
+def details_json(markup: str) -> Any:
+    """The JSON inside the one collapsed ``<details>`` of ``markup``."""
+    details = re.findall(r"<details>(.*?)</details>", markup, re.S)
+    assert len(details) == 1
+    found = re.fullmatch(r"\s*<summary>[^<]*</summary>\s*<pre>(.*)</pre>\s*", details[0], re.S)
+    assert found is not None
+    return json.loads(html.unescape(found[1]))
+
+
+def outside_details(markup: str) -> str:
+    return re.sub(r"<details>.*?</details>", "", markup, flags=re.S)
+
+
+def board_rows(view: dict[str, Any]) -> list[list[str]]:
+    """The sum-track table of a Choice view, as the board template lays it out."""
+
+    def stored(player: dict[str, Any]) -> str:
+        return " ".join(f"{s['value']}\u00d7{s['count']}" for s in player["stored"]) or "none"
+
+    def score(player: dict[str, Any]) -> str:
+        if player["active"]:
+            return str(player["running_score"])
+        return f"{player['score']} (final, round {player['ended_round']})"
+
+    header = ["Player", *[str(total) for total in range(2, 13)], "Wurfels", "Score"]
+    return [header] + [
+        [p["name"], *[str(c) for c in p["counts"].values()], stored(p), score(p)]
+        for p in view["players"]
+    ]
+
+
+def test_game_page_shows_each_seats_private_block_and_board_as_the_player_page_does(
+    client, gm, now
+):
+    game = started(gm, now)
+    postal.resolve_now(game.pk, now=now)  # the NMR defaults fill the sheets
+    game.refresh_from_db()
+    order = nmr_text(game, 0)
+    postal.accept_order(game_id=game.pk, position=0, text=order, source="web", now=now)
+    game.refresh_from_db()
+    state = CHOICE.state_from_json(game.state)
+    step = game.steps.get(number=game.step_number)
+    assert any(sum(p["counts"].values()) for p in CHOICE.view(state, None)["players"])
+
+    content = client.get(reverse("gm:game", args=[game.pk])).content
+
+    sealed = " ".join(order.split())
+    assert [private_block(section(content, f"seat-{p}")) for p in range(3)] == [
+        "Only you see this. Your sealed order, the one that counts now: "
+        f"{sealed} You may replace it until the deadline; the latest valid order counts.",
+        "Only you see this. You have sent no order for this step yet.",
+        "Only you see this. You have sent no order for this step yet.",
+    ]
+    for seat in game.seats.order_by("position"):
+        markup = section(content, f"seat-{seat.position}")
+        view = CHOICE.view(state, seat.position)
+        assert text(markup).startswith(f"Seat {seat.position + 1}: {seat.name} ")
+        assert table_rows(markup, "board") == board_rows(view)
+        assert table_rows(markup, "rolls") == [
+            [f"Round {r['round']}", " ".join(map(str, r["roll"])), reports.faces(r["roll"])]
+            for r in view["rounds"]
+        ]
+        # The very blocks the player's page renders, through the engine's templates.
+        context = reports.seat_context(game, seat, CHOICE, state, step)
+        for part in ("boards", "private"):
+            templates = reports.engine_templates("choice", part, "html")
+            assert render_to_string(templates, context) in markup
+    public = section(content, "public-view")
+    assert table_rows(public, "board") == board_rows(CHOICE.view(state, None))
+    assert "Only you see this" not in public
+    assert sealed not in text(public)
+
+
+def test_game_page_keeps_the_raw_views_inside_collapsed_details(client, gm, now):
+    game = started(gm, now)
+    state = CHOICE.state_from_json(game.state)
+
+    content = client.get(reverse("gm:game", args=[game.pk])).content
+
+    assert b"<details open" not in content
+    markups = [section(content, "public-view")] + [section(content, f"seat-{p}") for p in range(3)]
+    assert [details_json(markup) for markup in markups] == [
+        CHOICE.view(state, None),
+        *[CHOICE.view(state, p) for p in range(3)],
+    ]
+    for markup in markups:
+        assert "&quot;" not in outside_details(markup)
+        assert "<pre>" not in outside_details(markup)
+
+
+def test_game_page_before_the_start_shows_no_views(client, gm):
+    game = choice_game(2, gm=gm)
+    response = client.get(reverse("gm:game", args=[game.pk]))
+    assert (response.context["public"], response.context["hidden"]) == (None, [])
+    assert b"What each seat sees" not in response.content
+
+
+def test_game_page_of_a_finished_game_shows_the_final_boards(client, gm, now):
+    game = started(gm, now, players=2, options={"rolls_per_turn": 4, "round_cap": 10})
+    for _ in range(3):
+        postal.resolve_now(game.pk, now=now)
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED
+    state = CHOICE.state_from_json(game.state)
+    content = client.get(reverse("gm:game", args=[game.pk])).content
+    for position in range(2):
+        markup = section(content, f"seat-{position}")
+        assert table_rows(markup, "board") == board_rows(CHOICE.view(state, position))
+        assert details_json(markup) == CHOICE.view(state, position)
+
+
+def test_needs_the_gm_is_shown_first_with_the_clear_action(client, gm, now):
+    game = started(gm, now)
+    page = reverse("gm:game", args=[game.pk])
+    assert b'id="needs-gm"' not in client.get(page).content
+    Game.objects.filter(pk=game.pk).update(needs_gm="step 1 failed 5 times: <boom>")
+
+    content = client.get(page).content.decode()
+
+    top = content[content.index("<h1>") : content.index("<h2>")]
+    box = re.search(r'<div id="needs-gm" role="alert".*?</div>', top, re.S)
+    assert box is not None
+    assert f'action="{reverse("gm:act", args=[game.pk, "clear"])}"' in box[0]
+    assert text(box[0]) == (
+        "This game needs the GM. The sweep leaves it alone until you clear this: "
+        "step 1 failed 5 times: <boom> "
+        "Clear “needs the GM” the sweep then tries the open step again"
+    )
+
+
+# --- outgoing mail ------------------------------------------------------------------------
+
+
+def email_of(game: Game | None, key: str, **fields: Any) -> OutboundEmail:
+    defaults = {"kind": "report", "to": "ann@example.org", "subject": f"Subject {key}"}
+    return OutboundEmail.objects.create(
+        dedupe_key=key, game=game, text="Hello", **(defaults | fields)
+    )
+
+
+def email_row(content: bytes, email: OutboundEmail) -> str:
+    found = re.search(rf'<tr id="email-{email.pk}"[^>]*>(.*?)</tr>', content.decode(), re.S)
+    assert found is not None, f"no row for email {email.pk}"
+    return found[1]
+
+
+def send_again(client: Client, game: Game, email: OutboundEmail) -> Any:
+    return client.post(reverse("gm:send_again", args=[game.pk, email.pk]), follow=True)
+
+
+def test_game_page_lists_the_games_emails_newest_first(client, gm, now):
+    game = started(gm, now)
+    other = started(gm, now)
+    reports_sent = list(OutboundEmail.objects.filter(game=game).order_by("id"))
+    failed = email_of(game, "f", state="failed", attempts=1, last_error="SMTP 550: no such user")
+    unknown = email_of(game, "u", state="unknown", attempts=1, to="bob@example.org")
+    sent = email_of(game, "s", state="sent", attempts=2)
+    email_of(other, "other", state="failed")
+    email_of(None, "none", state="failed")
+
+    response = client.get(reverse("gm:game", args=[game.pk]))
+
+    assert response.context["emails"] == [sent, unknown, failed, *reversed(reports_sent)]
+    assert response.context["older_emails"] is False
+    content = response.content
+    button = f'action="{reverse("gm:send_again", args=[game.pk, failed.pk])}"'
+    assert button in email_row(content, failed)
+    assert text(email_row(content, failed)) == (
+        "23 Nov 18:00 report ann@example.org Subject f failed 1 SMTP 550: no such user Send again"
+    )
+    assert text(email_row(content, unknown)) == (
+        "23 Nov 18:00 report bob@example.org Subject u unknown Handed to the mail provider but "
+        "never confirmed: it may or may not have been delivered. Sending it again may give the "
+        "player a second copy. 1 Send again"
+    )
+    assert text(email_row(content, sent)) == "23 Nov 18:00 report ann@example.org Subject s sent 2"
+    assert "send-again" not in email_row(content, sent)
+    assert b"Subject other" not in content
+    assert b"Subject none" not in content
+
+
+def test_game_page_lists_the_newest_50_emails_only(client, gm, now):
+    game = choice_game(2, gm=gm)
+    OutboundEmail.objects.bulk_create(
+        OutboundEmail(dedupe_key=f"k{n}", kind="invite", game=game, to="ann@example.org")
+        for n in range(52)
+    )
+    newest = list(OutboundEmail.objects.filter(game=game).order_by("-id")[:50])
+    response = client.get(reverse("gm:game", args=[game.pk]))
+    assert response.context["emails"] == newest
+    assert response.context["older_emails"] is True
+    assert f"?game__id__exact={game.pk}".encode() in response.content
+
+
+def test_send_again_queues_a_failed_email_of_the_game(
+    client, gm, now, django_capture_on_commit_callbacks
+):
+    game = started(gm, now)
+    failed = email_of(game, "f", state="failed", attempts=5, last_error="boom")
+    mail.outbox.clear()
+
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = send_again(client, game, failed)
+
+    page = reverse("gm:game", args=[game.pk])
+    assert response.redirect_chain == [(f"{page}#emails", 302)]
+    assert [str(m) for m in response.context["messages"]] == [
+        "The report email to ann@example.org is queued to be sent again."
+    ]
+    assert len(callbacks) == 1
+    # The eager task sent it at once.
+    failed.refresh_from_db()
+    assert (failed.state, failed.attempts) == ("sent", 1)
+    assert [(m.to, m.subject) for m in mail.outbox] == [(["ann@example.org"], "Subject f")]
+
+
+def test_send_again_works_for_an_unknown_email(client, gm, now):
+    game = started(gm, now)
+    unknown = email_of(game, "u", state="unknown", attempts=1)
+    response = send_again(client, game, unknown)
+    assert [str(m) for m in response.context["messages"]] == [
+        "The report email to ann@example.org is queued to be sent again."
+    ]
+    unknown.refresh_from_db()
+    assert (unknown.state, unknown.attempts) == ("pending", 0)
+
+
+def test_send_again_answers_404_for_an_email_of_another_game_or_gm(client, gm, now):
+    game = started(gm, now)
+    mine_elsewhere = email_of(started(gm, now), "mine", state="failed")
+    their_game = started(staff_user(), now)
+    theirs = email_of(their_game, "theirs", state="failed")
+    nobodys = email_of(None, "none", state="failed")
+    failed = email_of(game, "f", state="failed")
+    intruder = Client()
+    intruder.force_login(staff_user())
+
+    before = list(OutboundEmail.objects.order_by("id").values_list("state", "attempts"))
+    for email in (mine_elsewhere, theirs, nobodys):
+        assert send_again(client, game, email).status_code == 404
+    assert send_again(client, their_game, theirs).status_code == 404
+    assert send_again(intruder, game, failed).status_code == 404
+    assert intruder.get(reverse("gm:send_again", args=[game.pk, failed.pk])).status_code == 405
+    assert client.get(reverse("gm:send_again", args=[game.pk, failed.pk])).status_code == 405
+    assert list(OutboundEmail.objects.order_by("id").values_list("state", "attempts")) == before
+
+
+def test_send_again_refuses_an_email_that_was_sent(
+    client, gm, now, django_capture_on_commit_callbacks
+):
+    game = started(gm, now)
+    sent = email_of(game, "s", state="sent", attempts=1, sent_at=now)
+    before = OutboundEmail.objects.filter(pk=sent.pk).values().get()
+
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = send_again(client, game, sent)
+
+    assert [str(m) for m in response.context["messages"]] == [
+        "The report email to ann@example.org is sent: only a failed email, or one whose "
+        "delivery is unknown, can be sent again."
+    ]
+    assert callbacks == []
+    assert OutboundEmail.objects.filter(pk=sent.pk).values().get() == before
+
+
+def test_send_again_needs_the_csrf_token(gm, now):
+    game = started(gm, now)
+    failed = email_of(game, "f", state="failed")
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(gm)
+    assert strict.post(reverse("gm:send_again", args=[game.pk, failed.pk])).status_code == 403
+    failed.refresh_from_db()
+    assert failed.state == "failed"
+
+
+# --- the game page's queries --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("finished", [False, True])
+def test_game_page_queries_do_not_grow_with_seats(client, gm, now, finished):
+    def game_with(players: int) -> Game:
+        options = {"rolls_per_turn": 4, "round_cap": 10} if finished else {}
+        game = started(gm, now, players=players, options=options)
+        for _ in range(3 if finished else 1):
+            postal.resolve_now(game.pk, now=now)
+        game.refresh_from_db()
+        assert (game.status == Game.Status.FINISHED) is finished
+        if not finished:
+            postal.accept_order(
+                game_id=game.pk, position=1, text=nmr_text(game, 1), source="web", now=now
+            )
+        email_of(game, f"failed-{game.pk}", state="failed")
+        return game
+
+    def queries(game: Game) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get(reverse("gm:game", args=[game.pk]))
+        assert response.status_code == 200
+        assert len(response.context["hidden"]) == game.seats.count()
+        return len(captured)
+
+    small, large = game_with(3), game_with(8)
+    queries(small)  # warm up whatever is cached per process
+    assert queries(large) == queries(small)
 
 
 # --- actions ------------------------------------------------------------------------------
