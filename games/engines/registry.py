@@ -7,7 +7,12 @@ from typing import Any
 from games.engines.base import Engine
 from games.engines.choice import ChoiceEngine
 
-ENGINES: dict[str, Engine[Any, Any, Any]] = {engine.key: engine for engine in (ChoiceEngine(),)}
+# One line per game; the order is the order GMs see them in.
+_GAMES: list[Engine[Any, Any, Any]] = [
+    ChoiceEngine(),
+]
+
+ENGINES: dict[str, Engine[Any, Any, Any]] = {engine.key: engine for engine in _GAMES}
 
 
 def get(key: str) -> Engine[Any, Any, Any]:
