@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import hmac
+import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
+from django.utils.crypto import salted_hmac
 
 from games.models import Seat, SeatLink
 from moderator import links
@@ -50,3 +55,88 @@ def seat_for(token: str, *, now: datetime, purpose: str = "play") -> Seat | None
 
 def url(token: str) -> str:
     return f"{settings.SITE_URL}/p/{token}/"
+
+
+# --- stable seat tokens: reply addresses and calendar feeds ------------------------------
+# Unlike magic links these are not stored: the token names the game and the seat and
+# carries an HMAC of them with the seat's link version, so it is the same in every email,
+# and rotating the seat's link (or replacing its player) retires it. Lower case letters,
+# digits and '-' only: email local parts and URLs keep them intact.
+
+_SEAT_TOKEN = re.compile(r"(\d{1,12})-(\d{1,4})-([a-z2-7]{26})")
+
+
+def _mac(purpose: str, *parts: object) -> str:
+    value = ":".join(str(part) for part in parts)
+    digest = salted_hmac(f"moderator.seat-token.{purpose}", value, algorithm="sha256").digest()
+    return base64.b32encode(digest).decode().lower()[:26]
+
+
+def seat_token(seat: Seat, purpose: str) -> str:
+    mac = _mac(purpose, seat.game_id, seat.position, seat.link_version)
+    return f"{seat.game_id}-{seat.position}-{mac}"
+
+
+def seat_for_token(token: str, purpose: str) -> Seat | None:
+    """The seat of a ``seat_token``; None if the token is malformed, unknown, of another
+    purpose or retired by a rotation."""
+    match = _SEAT_TOKEN.fullmatch(token.strip().lower())
+    if match is None:
+        return None
+    game_id, position, mac = int(match[1]), int(match[2]), match[3]
+    seat = Seat.objects.select_related("game").filter(game_id=game_id, position=position).first()
+    if seat is None or not hmac.compare_digest(
+        mac, _mac(purpose, game_id, position, seat.link_version)
+    ):
+        return None
+    return seat
+
+
+def reply_address(seat: Seat) -> str | None:
+    """Where a reply to this seat's emails goes to become an order; None when orders by
+    reply are not set up (INBOUND_ADDRESS)."""
+    if not settings.INBOUND_ADDRESS:
+        return None
+    local, domain = settings.INBOUND_ADDRESS.split("@")
+    return f"{local}+{seat_token(seat, 'reply')}@{domain}"
+
+
+def seat_for_reply(recipients: Iterable[str]) -> Seat | None:
+    """The seat whose reply address is among ``recipients`` (the envelope recipient and
+    the To and Cc addresses of an inbound email); None if there is none."""
+    if not settings.INBOUND_ADDRESS:
+        return None
+    local, domain = settings.INBOUND_ADDRESS.lower().split("@")
+    for recipient in recipients:
+        mailbox, _, at = recipient.strip().lower().rpartition("@")
+        base, plus, token = mailbox.partition("+")
+        if at == domain and base == local and plus:
+            seat = seat_for_token(token, "reply")
+            if seat is not None:
+                return seat
+    return None
+
+
+def calendar_url(seat: Seat) -> str:
+    return f"{settings.SITE_URL}/calendar/{seat_token(seat, 'calendar')}.ics"
+
+
+def gm_calendar_token(user: Any) -> str:
+    """The GM's feed of all their games; a new password retires it."""
+    return f"{user.pk}-{_mac('gm-calendar', user.pk, user.password)}"
+
+
+def gm_for_calendar_token(token: str) -> Any | None:
+    from django.contrib.auth import get_user_model
+
+    user_id, _, mac = token.strip().lower().partition("-")
+    if not user_id.isdigit() or len(user_id) > 12 or len(mac) != 26:
+        return None
+    user = get_user_model().objects.filter(pk=int(user_id), is_active=True).first()
+    if user is None or not hmac.compare_digest(mac, _mac("gm-calendar", user.pk, user.password)):
+        return None
+    return user
+
+
+def gm_calendar_url(user: Any) -> str:
+    return f"{settings.SITE_URL}/calendar/gm/{gm_calendar_token(user)}.ics"

@@ -515,3 +515,23 @@ def form_class(engine_key: str) -> type[OrderForm]:
 
 def form_templates(engine_key: str) -> list[str]:
     return [f"games/forms/{engine_key}.html", "games/forms/default.html"]
+
+
+class ReminderChoiceForm(forms.Form):
+    """One email per reminder, or one digest a day at an hour of the player's zone."""
+
+    digest = forms.TypedChoiceField(
+        label="Reminders",
+        choices=[
+            ("0", "one email per game, before each deadline"),
+            ("1", "one daily digest for all my games"),
+        ],
+        coerce=lambda value: value == "1",
+        widget=forms.RadioSelect,
+    )
+    hour = forms.TypedChoiceField(
+        label="Digest at",
+        choices=[(str(hour), f"{hour:02d}:00") for hour in range(24)],
+        coerce=int,
+        initial="8",
+    )

@@ -26,7 +26,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from games import postal, reports
+from games import access, postal, reports
 from games.engines import registry
 from games.engines.base import Engine
 from games.gm_forms import (
@@ -81,6 +81,7 @@ class Overview:
     deadline: str
     owing: list[str]
     nmr: list[Seat]
+    failing: list[Seat]
 
 
 def overview(game: Game) -> Overview:
@@ -95,7 +96,14 @@ def overview(game: Game) -> Overview:
         prompted = set(step.prompted_seats)
         owing = [s.name for s in seats if s.position in prompted and s.pk not in answered]
         deadline = reports.local_time(step.deadline, game.time_zone)
-    return Overview(game, step, deadline, owing, [s for s in seats if s.nmr_count])
+    return Overview(
+        game,
+        step,
+        deadline,
+        owing,
+        [s for s in seats if s.nmr_count],
+        [s for s in seats if s.email_failing],
+    )
 
 
 def _game(request: HttpRequest, game_id: int, games: QuerySet[Game] | None = None) -> Game:
@@ -109,7 +117,11 @@ def _game(request: HttpRequest, game_id: int, games: QuerySet[Game] | None = Non
 def dashboard(request: HttpRequest) -> HttpResponse:
     games = with_overview(Game.objects.filter(gm_id=request.user.pk).defer("state", "seed"))
     rows = [overview(game) for game in games.order_by("-created_at", "-id")]
-    return render(request, "games/gm/dashboard.html", {"rows": rows})
+    return render(
+        request,
+        "games/gm/dashboard.html",
+        {"rows": rows, "calendar_url": access.gm_calendar_url(request.user)},
+    )
 
 
 @staff_member_required

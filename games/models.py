@@ -74,6 +74,10 @@ class Seat(models.Model):
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     link_version = models.PositiveIntegerField(default=0)
     nmr_count = models.PositiveIntegerField(default=0)
+    # Set when the ESP reports a bounce, complaint or rejection for the address: the GM
+    # sees it; the player keeps the web page. Cleared when the address changes.
+    email_failing = models.TextField(blank=True)
+    email_failing_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["game", "position"]
@@ -204,3 +208,18 @@ class Event(models.Model):
 
     def visible_to(self, position: int | None) -> bool:
         return self.audience is None or (position is not None and position in self.audience)
+
+
+class ReminderChoice(models.Model):
+    """How a player (an email address, across all their games) wants reminders: one email
+    per game and deadline, or one daily digest at ``hour`` in ``time_zone``. Reports are
+    always sent at once."""
+
+    email = models.EmailField(unique=True)
+    digest = models.BooleanField(default=False)
+    hour = models.PositiveSmallIntegerField(default=8)
+    time_zone = models.CharField(max_length=64, default="UTC")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.email}: {'digest' if self.digest else 'each reminder'}"

@@ -563,10 +563,21 @@ def replace_player(game_id: int, *, position: int, name: str, email: str, now: d
         seat = _seat(game, position)
         if game.seats.exclude(pk=seat.pk).filter(name__iexact=name).exists():
             raise PostalError(f"another player is already called {name!r}")
+        if seat.email.lower() != email.lower():
+            seat.email_failing, seat.email_failing_at = "", None
         seat.name, seat.email = name, email
         seat.link_version += 1
         seat.nmr_count = 0
-        seat.save(update_fields=["name", "email", "link_version", "nmr_count"])
+        seat.save(
+            update_fields=[
+                "name",
+                "email",
+                "link_version",
+                "nmr_count",
+                "email_failing",
+                "email_failing_at",
+            ]
+        )
         token = access.mint([seat], now=now)[position]
         outbox.queue([reports.link_email(game, seat, token)])
     return seat

@@ -9,6 +9,10 @@ sweep again sends nothing twice.
 Only the most urgent window reminds (after a missed 24-hour window, the 2-hour one is what
 matters), and a window that began before the step opened reminds of nothing: the step's
 report, just sent, already says the deadline.
+
+A player (an address) may choose one daily digest instead (``ReminderChoice``): their seats
+get no reminder of their own, and once a day, at the chosen hour of their zone, one email
+lists every order their address still owes, in every game.
 """
 
 from __future__ import annotations
@@ -19,9 +23,9 @@ from typing import Any
 
 from django.db import transaction
 
-from games import access, reports
+from games import access, reports, schedule
 from games.engines import registry
-from games.models import Game, Order, Seat, Step
+from games.models import Game, Order, ReminderChoice, Seat, Step
 from moderator.mail import outbox
 from moderator.mail.models import OutboundEmail
 
@@ -88,6 +92,10 @@ def send_reminders(now: datetime) -> int:
     return _queue(todo, now)
 
 
+def _digest_addresses() -> set[str]:
+    return set(ReminderChoice.objects.filter(digest=True).values_list("email", flat=True))
+
+
 def _owed(due: dict[int, tuple[Step, int | float]]) -> dict[int, set[int]]:
     """Step id -> the positions prompted in the step that have sent no order yet."""
     answered: dict[int, set[int]] = defaultdict(set)
@@ -107,8 +115,9 @@ def _queue(todo: list[tuple[Step, int | float, int]], now: datetime) -> int:
     games: dict[int, Game] = {step.game_id: step.game for step, _, _ in todo}
     wanted = {(step.game_id, position) for step, _, position in todo}
     seats: dict[int, dict[int, Seat]] = defaultdict(dict)
+    digest = _digest_addresses()
     for seat in Seat.objects.filter(game_id__in=games):
-        if (seat.game_id, seat.position) in wanted:
+        if (seat.game_id, seat.position) in wanted and seat.email.lower() not in digest:
             seat.game = games[seat.game_id]
             seats[seat.game_id][seat.position] = seat
     with transaction.atomic():
@@ -119,8 +128,9 @@ def _queue(todo: list[tuple[Step, int | float, int]], now: datetime) -> int:
         rows = [
             _reminder(step, seats[step.game_id][position], window, tokens[step.game_id][position])
             for step, window, position in todo
+            if position in seats[step.game_id]
         ]
-        return len(outbox.queue_once(rows))
+        return len(outbox.queue_once(rows)) if rows else 0
 
 
 def _reminder(step: Step, seat: Seat, hours: int | float, token: str) -> OutboundEmail:
@@ -142,5 +152,102 @@ def _reminder(step: Step, seat: Seat, hours: int | float, token: str) -> Outboun
         # The same thread and Reply-To as the seat's reports (games.reports).
         game=game,
         thread=f"game-{game.pk}-seat-{seat.position}",
-        reply_to=game.gm.email or None,
+        reply_to=access.reply_address(seat) or game.gm.email or None,
+    )
+
+
+# --- the daily digest ------------------------------------------------------------------------
+
+
+def choice_of(seat: Seat) -> dict[str, str]:
+    """The seat's address's current choice, as the form's initial data."""
+    choice = ReminderChoice.objects.filter(email=seat.email.lower()).first()
+    if choice is None:
+        return {"digest": "0", "hour": "8"}
+    return {"digest": "1" if choice.digest else "0", "hour": str(choice.hour)}
+
+
+def choose(seat: Seat, *, digest: bool, hour: int) -> ReminderChoice:
+    choice, _ = ReminderChoice.objects.update_or_create(
+        email=seat.email.lower(),
+        defaults={"digest": digest, "hour": hour, "time_zone": seat.zone},
+    )
+    return choice
+
+
+def digest_key(email: str, day: str) -> str:
+    return f"digest:{email}:{day}"
+
+
+def send_digests(now: datetime) -> int:
+    """Queue today's digest of every address whose hour has come; returns how many. A
+    digest lists only orders still owed; with none owed, nothing is sent that day."""
+    choices = list(ReminderChoice.objects.filter(digest=True))
+    due = {}
+    for choice in choices:
+        local = now.astimezone(schedule.zone(choice.time_zone))
+        if local.hour >= choice.hour:
+            due[digest_key(choice.email, local.date().isoformat())] = choice
+    if not due:
+        return 0
+    written = set(
+        OutboundEmail.objects.filter(dedupe_key__in=due).values_list("dedupe_key", flat=True)
+    )
+    rows = []
+    with transaction.atomic():
+        for key, choice in due.items():
+            if key in written:
+                continue
+            owed = _owed_by_address(choice.email, now)
+            if owed:
+                rows.append(_digest(choice, key, owed, now))
+        return len(outbox.queue_once(rows)) if rows else 0
+
+
+def _owed_by_address(email: str, now: datetime) -> list[dict[str, Any]]:
+    """Each open step of a running game where a seat with ``email`` owes an order."""
+    seats = list(
+        Seat.objects.filter(email__iexact=email, game__status=Game.Status.RUNNING)
+        .select_related("game")
+        .defer("game__state", "game__seed")
+    )
+    steps = {
+        step.game_id: step
+        for step in Step.objects.filter(
+            game_id__in=[seat.game_id for seat in seats],
+            status=Step.Status.OPEN,
+            deadline__gt=now,
+        ).defer("state_before", "state_after")
+    }
+    answered = set(
+        Order.objects.filter(step__in=steps.values())
+        .exclude(source=Order.Source.DEFAULT)
+        .values_list("step_id", "seat_id")
+    )
+    owed: list[dict[str, Any]] = []
+    for seat in seats:
+        step = steps.get(seat.game_id)
+        if step is None or seat.position not in step.prompted_seats:
+            continue
+        if (step.pk, seat.pk) in answered:
+            continue
+        owed.append({"seat": seat, "game": seat.game, "step": step, "when": step.deadline})
+    owed.sort(key=lambda item: (item["when"], item["game"].pk))
+    return owed
+
+
+def _digest(
+    choice: ReminderChoice, key: str, owed: list[dict[str, Any]], now: datetime
+) -> OutboundEmail:
+    tokens = {item["seat"].pk: access.mint([item["seat"]], now=now) for item in owed}
+    for item in owed:
+        seat, step = item["seat"], item["step"]
+        item["deadline"] = reports.local_time(step.deadline, seat.zone)
+        item["prompts"] = [p for p in step.prompts if p["seat"] == seat.position]
+        item["link"] = access.url(tokens[seat.pk][seat.position])
+    return outbox.build(
+        "digest",
+        to=owed[0]["seat"].email,
+        dedupe_key=key,
+        context={"owed": owed, "count": len(owed)},
     )

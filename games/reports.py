@@ -13,33 +13,24 @@ adds templates, not code.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.urls import reverse
 
-from games import access
+from games import access, calendar
 from games.engines import registry
 from games.engines.base import Engine, Event
 from games.models import Event as EventRow
 from games.models import Game, Order, Seat, Step
+from games.schedule import local_time
 from moderator.mail import outbox
 from moderator.mail.models import OutboundEmail
 
 DIE_FACES = "⚀⚁⚂⚃⚄⚅"
 # The parts of a seat's view that templates include per engine, each with a default.
 ENGINE_PARTS = ("boards", "private", "syntax")
-
-
-def local_time(moment: datetime, time_zone: str) -> str:
-    """``moment`` in ``time_zone`` and in UTC, e.g. 'Mon 23 Nov 2026 19:00 CET (18:00 UTC)'."""
-    local = moment.astimezone(ZoneInfo(time_zone))
-    utc = moment.astimezone(UTC)
-    if local.utcoffset() == utc.utcoffset():
-        return f"{utc:%a %d %b %Y %H:%M} UTC"
-    return f"{local:%a %d %b %Y %H:%M} {local.tzname()} ({utc:%H:%M} UTC)"
 
 
 def faces(values: Iterable[int]) -> str:
@@ -140,18 +131,28 @@ def _report(
 ) -> OutboundEmail:
     context = seat_context(game, seat, engine, state, step)
     context.update(link=access.url(token), events=events)
+    attachments = []
     if step is None:
         kind, dedupe = "final", f"final:{game.pk}:{seat.position}"
     else:
         kind, dedupe = "report", f"report:{game.pk}:{step.number}:{seat.position}"
-    return _build(kind, game, seat, key or dedupe, context)
+        attachments.append(calendar.step_attachment(game, seat, step, now=step.opened_at))
+    context["calendar_url"] = access.calendar_url(seat)
+    return _build(kind, game, seat, key or dedupe, context, attachments)
 
 
 def _build(
-    kind: str, game: Game, seat: Seat, dedupe_key: str, context: dict[str, Any]
+    kind: str,
+    game: Game,
+    seat: Seat,
+    dedupe_key: str,
+    context: dict[str, Any],
+    attachments: list[dict[str, str]] | None = None,
 ) -> OutboundEmail:
     """One email to ``seat`` through the one builder: every email of a seat in a game is
-    one thread, and a reply reaches the GM."""
+    one thread, and a reply becomes an order (INBOUND_ADDRESS set) or reaches the GM."""
+    reply_to = access.reply_address(seat)
+    context = {**context, "reply_orders": reply_to is not None}
     return outbox.build(
         kind,
         to=seat.email,
@@ -159,7 +160,8 @@ def _build(
         context=context,
         game=game,
         thread=f"game-{game.pk}-seat-{seat.position}",
-        reply_to=game.gm.email or None,
+        reply_to=reply_to or game.gm.email or None,
+        attachments=attachments,
     )
 
 

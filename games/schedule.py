@@ -147,3 +147,12 @@ def next_deadline(schedule: dict[str, Any], time_zone: str, after: datetime) -> 
         if moment > after:
             return moment
     raise AssertionError("a weekly schedule always has a day within eight days")
+
+
+def local_time(moment: datetime, time_zone: str) -> str:
+    """``moment`` in ``time_zone`` and in UTC, e.g. 'Mon 23 Nov 2026 19:00 CET (18:00 UTC)'."""
+    local = moment.astimezone(ZoneInfo(time_zone))
+    utc = moment.astimezone(UTC)
+    if local.utcoffset() == utc.utcoffset():
+        return f"{utc:%a %d %b %Y %H:%M} UTC"
+    return f"{local:%a %d %b %Y %H:%M} {local.tzname()} ({utc:%H:%M} UTC)"

@@ -26,7 +26,14 @@ def sweep() -> dict[str, int]:
     outbox.enqueue(mails)
     unknown = outbox.mark_unknown(now)
     reminded = reminders.send_reminders(now)
-    return {"steps": len(steps), "mails": len(mails), "unknown": unknown, "reminders": reminded}
+    digests = reminders.send_digests(now)
+    return {
+        "steps": len(steps),
+        "mails": len(mails),
+        "unknown": unknown,
+        "reminders": reminded,
+        "digests": digests,
+    }
 
 
 @shared_task(name="games.resolve_step", acks_late=True, reject_on_worker_lost=True)

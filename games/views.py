@@ -15,10 +15,11 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from games import access, archive, postal, reports
-from games.forms import form_class, form_templates
+from games import access, archive, calendar, postal, reminders, reports
+from games.forms import ReminderChoiceForm, form_class, form_templates
+from games.gm_forms import first_error
 from games.models import Game, Order, Seat, Step
 from moderator import ratelimit
 
@@ -125,6 +126,8 @@ def play(request: HttpRequest, game_id: int) -> HttpResponse:
         report_events=reports.report_events(game, seat.position),
         history=reports.history(game, seat.position),
         counting=_counting_order(step, seat),
+        calendar_url=access.calendar_url(seat),
+        reminder_form=ReminderChoiceForm(initial=reminders.choice_of(seat)),
     )
     return render(request, "games/play.html", context)
 
@@ -202,4 +205,61 @@ def _accepted(request: HttpRequest, seat: Seat) -> HttpResponse:
     messages.success(
         request, "Your order is accepted. It is the order that counts now; it is shown below."
     )
+    return redirect("games:play", game_id=seat.game_id)
+
+
+# --- calendars and reminder choices --------------------------------------------------------
+
+
+def _calendar(body: str) -> HttpResponse:
+    response = HttpResponse(body, content_type="text/calendar; charset=utf-8")
+    response["Cache-Control"] = "private, max-age=300"
+    return response
+
+
+@require_GET
+def seat_calendar(request: HttpRequest, token: str) -> HttpResponse:
+    """The seat's private feed: its token is the only key, so every wrong one is the same
+    404, and guessing is rate limited like the links."""
+    if not ratelimit.allow("link", ratelimit.client_ip(request.META), **LINK_RATE):
+        return _too_many(request)
+    seat = access.seat_for_token(token, "calendar")
+    if seat is None:
+        return not_valid(request)
+    return _calendar(calendar.seat_feed(seat, now=timezone.now()))
+
+
+@require_GET
+def gm_calendar(request: HttpRequest, token: str) -> HttpResponse:
+    if not ratelimit.allow("link", ratelimit.client_ip(request.META), **LINK_RATE):
+        return _too_many(request)
+    user = access.gm_for_calendar_token(token)
+    if user is None:
+        return not_valid(request)
+    return _calendar(calendar.gm_feed(user, now=timezone.now()))
+
+
+@require_POST
+def reminder_choice(request: HttpRequest) -> HttpResponse:
+    """A player chooses, for their address and every game it plays, one email per reminder
+    or one daily digest."""
+    seats = _session_seats(request)
+    seat_id = request.POST.get("seat", "")
+    seat = next((seat for seat in seats if str(seat.pk) == seat_id), None)
+    if seat is None:
+        return not_valid(request)
+    form = ReminderChoiceForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, first_error(form))
+    else:
+        reminders.choose(seat, digest=form.cleaned_data["digest"], hour=form.cleaned_data["hour"])
+        if form.cleaned_data["digest"]:
+            hour = form.cleaned_data["hour"]
+            messages.success(
+                request,
+                f"Reminders for {seat.email} now come as one digest a day at {hour:02d}:00 "
+                f"({seat.zone}), for all your games. Reports still come at once.",
+            )
+        else:
+            messages.success(request, f"Reminders for {seat.email} come one email at a time.")
     return redirect("games:play", game_id=seat.game_id)

@@ -165,11 +165,20 @@ EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
 EMAIL_TIMEOUT = envint("EMAIL_TIMEOUT", 30, minimum=1)
 DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "Moderator <moderator@localhost>")
-ANYMAIL = {
+ANYMAIL: dict[str, object] = {
     key.removeprefix("ANYMAIL_"): value
     for key, value in os.environ.items()
     if key.startswith("ANYMAIL_")
 }
+# The webhooks' basic-auth secret, "user:password"; several, comma-separated, while one is
+# being rotated out. Without it every webhook answers 403: nobody may post orders or
+# delivery events to an open URL.
+ANYMAIL["WEBHOOK_SECRET"] = envlist("ANYMAIL_WEBHOOK_SECRET")
+# Orders by reply: reports carry Reply-To <local>+<seat token>@<domain> of this address,
+# routed by the ESP to its inbound webhook. Unset: replies go to the GM.
+INBOUND_ADDRESS = envstr("INBOUND_ADDRESS")
+if INBOUND_ADDRESS and (INBOUND_ADDRESS.count("@") != 1 or "+" in INBOUND_ADDRESS):
+    raise ImproperlyConfigured("INBOUND_ADDRESS must be one plain address, like orders@example.org")
 # Message-IDs, thread roots and List-Ids are minted under this domain.
 MAIL_DOMAIN = envstr("MAIL_DOMAIN") or (
     DEFAULT_FROM_EMAIL.rstrip("> ").partition("@")[2] or "localhost"

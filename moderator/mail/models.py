@@ -6,6 +6,16 @@ from django.db import models
 
 
 class OutboundEmail(models.Model):
+    class Delivery(models.TextChoices):
+        """What the ESP's tracking webhooks last said of the message (blank: nothing yet)."""
+
+        QUEUED = "queued"
+        DELIVERED = "delivered"
+        DEFERRED = "deferred"
+        BOUNCED = "bounced"
+        COMPLAINED = "complained"
+        REJECTED = "rejected"
+
     class State(models.TextChoices):
         PENDING = "pending"
         SENDING = "sending"
@@ -39,6 +49,11 @@ class OutboundEmail(models.Model):
     last_error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     sent_at = models.DateTimeField(null=True, blank=True)
+    # Files sent with the message: [{"filename", "content", "mimetype"}] (text only).
+    attachments = models.JSONField(default=list, blank=True)
+    delivery = models.CharField(max_length=20, choices=Delivery.choices, blank=True)
+    delivery_detail = models.TextField(blank=True)
+    delivery_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -49,3 +64,61 @@ class OutboundEmail(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} to {self.to}: {self.subject}"
+
+
+class DeliveryEvent(models.Model):
+    """One tracking event of an ESP, recorded once: a webhook delivered again finds its
+    event here and changes nothing."""
+
+    esp = models.CharField(max_length=40)
+    event_id = models.CharField(max_length=200)
+    event_type = models.CharField(max_length=30)
+    email = models.ForeignKey(
+        OutboundEmail,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="delivery_events",
+    )
+    recipient = models.CharField(max_length=254, blank=True)
+    detail = models.TextField(blank=True)
+    received_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["esp", "event_id"], name="delivery_event_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.esp} {self.event_type} {self.recipient}"
+
+
+class InboundMessage(models.Model):
+    """Every email that reached an inbound webhook, kept before anything is done with it,
+    once per Message-ID: a message delivered twice is one row and at most one order."""
+
+    class State(models.TextChoices):
+        RECEIVED = "received", "received, not yet handled"
+        ORDER = "order", "became an order"
+        REJECTED = "rejected", "an order that was refused"
+        IGNORED = "ignored"
+
+    message_id = models.CharField(max_length=300, unique=True)
+    esp = models.CharField(max_length=40)
+    recipient = models.CharField(max_length=254, blank=True)
+    sender = models.CharField(max_length=254, blank=True)
+    subject = models.CharField(max_length=300, blank=True)
+    text = models.TextField(blank=True)
+    state = models.CharField(max_length=20, choices=State.choices, default=State.RECEIVED)
+    note = models.TextField(blank=True)
+    order = models.ForeignKey(
+        "games.Order", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    received_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.sender}: {self.subject} ({self.state})"

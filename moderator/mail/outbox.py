@@ -98,6 +98,7 @@ def build(
     game: Game | None = None,
     thread: str | None = None,
     reply_to: str | None = None,
+    attachments: list[dict[str, str]] | None = None,
 ) -> OutboundEmail:
     """An unsaved outbox row for email ``kind`` rendered with ``context``.
 
@@ -113,6 +114,14 @@ def build(
             clean_header(name, "a header name"): clean_header(value, name)
             for name, value in (headers or {}).items()
         },
+        attachments=[
+            {
+                "filename": clean_header(item["filename"], "an attachment's name"),
+                "content": item["content"],
+                "mimetype": clean_header(item["mimetype"], "an attachment's type"),
+            }
+            for item in attachments or []
+        ],
     )
     subject = " ".join(render_to_string(f"emails/{kind}/subject.txt", context).split())
     email.subject = clean_header(subject, "the subject")
@@ -147,6 +156,15 @@ def _message(row: OutboundEmail) -> EmailMultiAlternatives:
     )
     if row.html:
         message.attach_alternative(row.html, "text/html")
+    for item in row.attachments:
+        message.attach(
+            clean_header(item["filename"], "an attachment's name"),
+            item["content"],
+            clean_header(item["mimetype"], "an attachment's type"),
+        )
+    # ESPs echo metadata in their tracking events: a row whose send was never confirmed
+    # ("unknown") is still found when the ESP reports it (anymail; other backends ignore it).
+    message.metadata = {"outbox": str(row.pk)}  # type: ignore[attr-defined]
     return message
 
 

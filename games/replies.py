@@ -1,0 +1,139 @@
+"""What the ESPs' webhooks mean for the games (anymail signals, connected in apps.py).
+
+- A reply to a report is an order: the Reply-To of every email to a seat carries the
+  seat's reply token; the reply's own words (above the quoted report) are taken exactly as
+  a web order is (``postal.accept_order``: deadline, revisions, the receipt by email). An
+  order that is refused gets a reply that quotes it with the engine's message.
+- Each email is kept first (``InboundMessage``, once per Message-ID), so a message
+  delivered twice makes one order, and one whose handling failed is still there.
+- Auto-replies, bounces and emails to an unknown, rotated or foreign token make no order
+  and get no answer: answering a machine, or a stranger, helps nobody.
+- Tracking events update the outbox rows; a bounce, complaint or rejection marks the
+  seat's address as failing and tells the GM.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from games import access, postal
+from games.engines.base import order_lines
+from games.models import Game, Order, Seat
+from moderator.mail import outbox, webhooks
+from moderator.mail.models import InboundMessage, OutboundEmail
+
+log = logging.getLogger(__name__)
+
+Inbound = InboundMessage.State
+
+
+def on_inbound(sender: Any, event: Any, esp_name: str, **kwargs: Any) -> None:
+    receive(event.message, esp_name, now=timezone.now())
+
+
+def on_tracking(sender: Any, event: Any, esp_name: str, **kwargs: Any) -> None:
+    track(event, esp_name, now=timezone.now())
+
+
+def receive(message: Any, esp: str, *, now: datetime) -> InboundMessage | None:
+    """Keep ``message`` and act on it, once: None if it was handled before. A message whose
+    handling failed (the webhook answered 500) stays "received", and the ESP's next
+    delivery of it handles it."""
+    kept = webhooks.keep_inbound(message, esp, now)
+    with transaction.atomic():
+        row = InboundMessage.objects.select_for_update().get(pk=kept.pk)
+        if row.state != Inbound.RECEIVED:
+            return None
+        handle(row, message, now=now)
+    return row
+
+
+def _done(row: InboundMessage, state: str, note: str, order: Order | None = None) -> None:
+    row.state, row.note, row.order = state, note[:2000], order
+    row.save(update_fields=["state", "note", "order"])
+
+
+def handle(row: InboundMessage, message: Any, *, now: datetime) -> None:
+    reason = webhooks.auto_reply_reason(message)
+    if reason is not None:
+        return _done(row, Inbound.IGNORED, f"an automatic email ({reason}): no answer")
+    seat = access.seat_for_reply(webhooks.recipients(message))
+    if seat is None:
+        return _done(row, Inbound.IGNORED, "no valid reply address among the recipients")
+    text = webhooks.reply_text(message)
+    if not order_lines(text):
+        _answer(seat, row, text, "your reply holds no order: write it above the quoted report")
+        return _done(row, Inbound.REJECTED, "no order in the reply")
+    try:
+        order = postal.accept_order(
+            game_id=seat.game_id, position=seat.position, text=text, source="email", now=now
+        )
+    except postal.PostalError as error:
+        _answer(seat, row, text, error.message)
+        return _done(row, Inbound.REJECTED, error.message)
+    _done(row, Inbound.ORDER, f"order {order.pk} of {seat}", order)
+
+
+def _answer(seat: Seat, row: InboundMessage, text: str, reason: str) -> None:
+    """Tell the seat (at its own address, never the From of the email) why its emailed
+    order was refused, quoting what it wrote."""
+    game = seat.game
+    with transaction.atomic():
+        token = access.mint([seat], now=row.received_at)[seat.position]
+        email = outbox.build(
+            "refused",
+            to=seat.email,
+            dedupe_key=f"refused:{row.pk}",
+            context={
+                "game": game,
+                "seat": seat,
+                "reason": reason,
+                "lines": text.splitlines() or [""],
+                "subject": row.subject,
+                "link": access.url(token),
+            },
+            game=game,
+            thread=f"game-{game.pk}-seat-{seat.position}",
+            reply_to=access.reply_address(seat) or game.gm.email or None,
+        )
+        outbox.queue_once([email])
+
+
+def track(event: Any, esp: str, *, now: datetime) -> OutboundEmail | None:
+    row, newly_failing = webhooks.record_delivery(event, esp, now)
+    if row is not None and newly_failing and row.game_id is not None:
+        mark_failing(row, now=now)
+    return row
+
+
+def mark_failing(row: OutboundEmail, *, now: datetime) -> None:
+    """The address of ``row`` bounced, complained or was rejected: every seat of that game
+    with the address is marked, and the GM hears of it once per seat."""
+    if row.game_id is None:
+        return
+    with transaction.atomic():
+        game = Game.objects.select_related("gm").get(pk=row.game_id)
+        seats = list(Seat.objects.filter(game=game, email__iexact=row.to, email_failing=""))
+        reason = f"{row.delivery}: {row.delivery_detail}".rstrip(": ")
+        Seat.objects.filter(pk__in=[seat.pk for seat in seats]).update(
+            email_failing=reason, email_failing_at=now
+        )
+        if not game.gm.email:
+            return
+        outbox.queue_once(
+            [
+                outbox.build(
+                    "failing",
+                    to=game.gm.email,
+                    dedupe_key=f"failing:{seat.pk}:{row.pk}",
+                    context={"game": game, "seat": seat, "email": row, "reason": reason},
+                    game=game,
+                )
+                for seat in seats
+            ]
+        )

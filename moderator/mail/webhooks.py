@@ -1,0 +1,265 @@
+"""What the ESPs' webhooks bring in, through django-anymail: inbound emails and tracking
+events. This module keeps them (once each) and reads them; what they mean for a game is
+``games.replies``.
+
+The URLs (``urls``) are anymail's own views for each ESP we support, behind one more
+check: a webhook answers 403 unless ``ANYMAIL["WEBHOOK_SECRET"]`` is set, so no URL ever
+takes posts from anyone. Anymail itself checks the basic-auth secret (any of the listed
+ones, for rotation) and the ESP's signature where it has one (Mailgun).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from datetime import datetime
+from email.utils import parseaddr
+from typing import Any
+
+from anymail.webhooks.mailgun import MailgunInboundWebhookView, MailgunTrackingWebhookView
+from anymail.webhooks.postmark import PostmarkInboundWebhookView, PostmarkTrackingWebhookView
+from anymail.webhooks.sendgrid import SendGridInboundWebhookView, SendGridTrackingWebhookView
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.urls import URLPattern, path
+from django.views.decorators.csrf import csrf_exempt
+
+from moderator.mail.models import DeliveryEvent, InboundMessage, OutboundEmail
+
+Delivery = OutboundEmail.Delivery
+State = OutboundEmail.State
+
+# anymail's normalized event types -> what the outbox row records. Others (opened,
+# clicked, unsubscribed, unknown) are kept as events but change no row.
+DELIVERY_OF_EVENT = {
+    "queued": Delivery.QUEUED,
+    "sent": Delivery.QUEUED,
+    "deferred": Delivery.DEFERRED,
+    "delivered": Delivery.DELIVERED,
+    "bounced": Delivery.BOUNCED,
+    "rejected": Delivery.REJECTED,
+    "failed": Delivery.REJECTED,
+    "complained": Delivery.COMPLAINED,
+}
+# The deliveries that mean the address does not take our mail.
+FAILING = frozenset({Delivery.BOUNCED, Delivery.REJECTED, Delivery.COMPLAINED})
+# A later event does not undo a worse one: a "delivered" after a complaint stays a complaint.
+_RANK = {
+    "": 0,
+    Delivery.QUEUED: 1,
+    Delivery.DEFERRED: 2,
+    Delivery.DELIVERED: 3,
+    Delivery.BOUNCED: 4,
+    Delivery.REJECTED: 4,
+    Delivery.COMPLAINED: 5,
+}
+
+
+# --- the URLs -----------------------------------------------------------------------------
+
+
+def _secret_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not settings.ANYMAIL.get("WEBHOOK_SECRET"):
+            return HttpResponseForbidden("webhooks are off: ANYMAIL_WEBHOOK_SECRET is not set")
+        return view(request, *args, **kwargs)
+
+    return csrf_exempt(guarded)
+
+
+_VIEWS = {
+    "mailgun": (MailgunInboundWebhookView, MailgunTrackingWebhookView),
+    "postmark": (PostmarkInboundWebhookView, PostmarkTrackingWebhookView),
+    "sendgrid": (SendGridInboundWebhookView, SendGridTrackingWebhookView),
+}
+
+urlpatterns: list[URLPattern] = [
+    pattern
+    for esp, (inbound_view, tracking_view) in _VIEWS.items()
+    for pattern in (
+        path(f"{esp}/inbound/", _secret_required(inbound_view.as_view()), name=f"{esp}_inbound"),
+        path(f"{esp}/tracking/", _secret_required(tracking_view.as_view()), name=f"{esp}_tracking"),
+    )
+]
+
+
+# --- inbound ------------------------------------------------------------------------------
+
+
+def _header(message: Any, name: str) -> str:
+    return " ".join(str(message.get(name, "") or "").split())
+
+
+def message_key(message: Any) -> str:
+    """The email's Message-ID, or a digest of what it says when it has none."""
+    message_id = _header(message, "Message-ID")
+    if message_id:
+        return message_id[:300]
+    text = "\n".join(
+        [_header(message, "From"), _header(message, "Subject"), str(message.text or "")]
+    )
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+_AUTO_PRECEDENCE = {"bulk", "junk", "list", "auto_reply", "auto-reply"}
+_AUTO_SENDER = re.compile(r"^(mailer-daemon|postmaster|noreply|no-reply|bounce[s]?)@", re.I)
+_AUTO_SUBJECT = re.compile(
+    r"^\s*(auto(matic)?[ -]?(reply|response)|out of (the )?office|autoreply|abwesenheit"
+    r"|undeliver(ed|able)|delivery status notification|mail delivery failed|returned mail)",
+    re.I,
+)
+
+
+def auto_reply_reason(message: Any) -> str | None:
+    """Why ``message`` was written by a machine (RFC 3834 and what mail servers do in
+    practice), or None for a person's email."""
+    auto_submitted = _header(message, "Auto-Submitted").lower()
+    if auto_submitted and auto_submitted != "no":
+        return f"Auto-Submitted: {auto_submitted}"
+    for name in ("X-Autoreply", "X-Autorespond", "X-Autoresponder", "X-Auto-Reply"):
+        if _header(message, name):
+            return f"{name} header"
+    precedence = _header(message, "Precedence").lower()
+    if precedence in _AUTO_PRECEDENCE:
+        return f"Precedence: {precedence}"
+    if _header(message, "Return-Path") == "<>":
+        return "empty Return-Path (a bounce)"
+    content_type = _header(message, "Content-Type").lower()
+    if content_type.startswith("multipart/report"):
+        return "a delivery report"
+    sender = parseaddr(_header(message, "From"))[1]
+    if _AUTO_SENDER.match(sender):
+        return f"sent by {sender}"
+    if _AUTO_SUBJECT.match(_header(message, "Subject")):
+        return "an automatic reply's subject"
+    return None
+
+
+# Where a reply's own words end and the quoted report begins, in the common mail clients.
+_QUOTE_START = re.compile(
+    r"^\s*(On .{0,300}wrote:|Am .{0,300}schrieb .{0,200}:|Le .{0,300}a écrit ?:"
+    r"|-{2,}\s*Original Message\s*-{2,}|_{10,}|From: .+|Sent from my .+)\s*$",
+    re.I,
+)
+
+
+def reply_text(message: Any) -> str:
+    """The words the person wrote above the quoted report: the ESP's stripped reply when it
+    gives one, else the text part cut at the first line that starts a quotation. Lines
+    quoted with '>' and a signature after '-- ' are dropped later, by every order parser."""
+    stripped = getattr(message, "stripped_text", None)
+    text = str(stripped if stripped else message.text or "")
+    lines = []
+    for line in text.replace("\r\n", "\n").split("\n"):
+        if _QUOTE_START.match(line):
+            break
+        lines.append(line)
+    return "\n".join(lines).strip()
+
+
+def keep_inbound(message: Any, esp: str, now: datetime) -> InboundMessage:
+    """Store ``message`` before anything is done with it; a message with the same
+    Message-ID kept before (the ESP delivered it again) is that row."""
+    recipient = str(getattr(message, "envelope_recipient", "") or "")
+    row = InboundMessage(
+        message_id=message_key(message),
+        esp=esp[:40],
+        recipient=recipient[:254],
+        sender=parseaddr(_header(message, "From"))[1][:254],
+        subject=_header(message, "Subject")[:300],
+        text=str(message.text or ""),
+        received_at=now,
+    )
+    try:
+        with transaction.atomic():
+            row.save()
+    except IntegrityError:
+        return InboundMessage.objects.get(message_id=row.message_id)
+    return row
+
+
+def recipients(message: Any) -> list[str]:
+    """Every address the email was sent to: the envelope first, then To and Cc."""
+    found = [str(getattr(message, "envelope_recipient", "") or "")]
+    for name in ("Delivered-To", "X-Original-To", "To", "Cc"):
+        for value in message.get_all(name) or []:
+            found += [address for _, address in _addresses(str(value))]
+    return [address for address in found if address]
+
+
+def _addresses(value: str) -> list[tuple[str, str]]:
+    from email.utils import getaddresses
+
+    return getaddresses([value])
+
+
+# --- tracking -----------------------------------------------------------------------------
+
+
+def _event_id(event: Any, esp: str) -> str:
+    if getattr(event, "event_id", None):
+        return str(event.event_id)[:200]
+    parts = [
+        esp,
+        event.event_type,
+        str(event.message_id),
+        str(event.recipient),
+        str(event.timestamp),
+    ]
+    return "sha256:" + hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+def _row_of(event: Any) -> OutboundEmail | None:
+    metadata = getattr(event, "metadata", None) or {}
+    outbox_id = str(metadata.get("outbox", ""))
+    rows = OutboundEmail.objects.select_for_update()
+    if outbox_id.isdigit():
+        row = rows.filter(pk=int(outbox_id)).first()
+        if row is not None:
+            return row
+    if event.message_id:
+        return rows.filter(esp_message_id=str(event.message_id)).first()
+    return None
+
+
+def record_delivery(event: Any, esp: str, now: datetime) -> tuple[OutboundEmail | None, bool]:
+    """Record one tracking event once; returns the row it concerns (None if it is not one
+    of ours) and whether this event made the row's address failing (a first bounce,
+    complaint or rejection). A row whose send was never confirmed (unknown) becomes sent
+    when the ESP reports it: the ESP has it, so it is not sent again."""
+    delivery = DELIVERY_OF_EVENT.get(str(event.event_type))
+    detail = " ".join(str(event.description or event.mta_response or "").split())[:2000]
+    with transaction.atomic():
+        row = _row_of(event)
+        try:
+            with transaction.atomic():
+                DeliveryEvent.objects.create(
+                    esp=esp[:40],
+                    event_id=_event_id(event, esp),
+                    event_type=str(event.event_type)[:30],
+                    email=row,
+                    recipient=str(event.recipient or "")[:254],
+                    detail=detail,
+                    received_at=now,
+                )
+        except IntegrityError:
+            return row, False  # delivered again: changes nothing
+        if row is None or delivery is None:
+            return row, False
+        fields = []
+        if row.state in (State.UNKNOWN, State.SENDING):
+            row.state = State.SENT
+            row.sent_at = row.sent_at or now
+            fields += ["state", "sent_at"]
+        if event.message_id and not row.esp_message_id:
+            row.esp_message_id = str(event.message_id)[:200]
+            fields.append("esp_message_id")
+        newly_failing = False
+        if _RANK[delivery] >= _RANK[row.delivery]:
+            newly_failing = delivery in FAILING and row.delivery not in FAILING
+            row.delivery, row.delivery_detail, row.delivery_at = delivery, detail, now
+            fields += ["delivery", "delivery_detail", "delivery_at"]
+        row.save(update_fields=fields)
+    return row, newly_failing

@@ -1,0 +1,201 @@
+"""Deadlines in calendars: the seat's private feed, the GM's feed and the .ics of each
+report, correct on both sides of a daylight-saving change; and the daily digest of
+reminders that a player may choose instead of one email per game."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from games import access, calendar, postal, reminders
+from games.engines.choice import ChoiceEngine
+from games.models import Game, Seat
+from moderator.mail.models import OutboundEmail
+from tests.factories import GMFactory, choice_game
+
+pytestmark = pytest.mark.django_db
+
+SEED = bytes(range(32))
+CHOICE = ChoiceEngine()
+# Europe/Berlin leaves summer time at 03:00 on Sunday 25 October 2026.
+SATURDAY = datetime(2026, 10, 24, 12, 0, tzinfo=UTC)
+DAILY_18 = {"kind": "daily", "time": "18:00"}
+
+
+def berlin_game(gm: Any = None, title: str = "Berlin nights") -> Game:
+    game = choice_game(3, gm=gm, title=title, time_zone="Europe/Berlin", schedule_spec=DAILY_18)
+    return postal.start_game(game.pk, now=SATURDAY, seed=SEED)
+
+
+def events(ics: str) -> list[dict[str, str]]:
+    """The VEVENTs of a calendar, each as {property: value} (unfolded)."""
+    lines = ics.replace("\r\n ", "").split("\r\n")
+    found, current = [], None
+    for line in lines:
+        if line == "BEGIN:VEVENT":
+            current = {}
+        elif line == "END:VEVENT":
+            found.append(current)
+            current = None
+        elif current is not None and ":" in line and not line.startswith(("BEGIN:", "END:")):
+            name, value = line.split(":", 1)
+            current.setdefault(name, value)
+    return found
+
+
+def feed(client: Client, seat: Seat) -> str:
+    response = client.get(access.calendar_url(seat).removeprefix("http://127.0.0.1:8000"))
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/calendar; charset=utf-8"
+    return response.content.decode()
+
+
+def test_the_seats_feed_holds_its_deadline_before_and_after_the_change(client, time_machine):
+    time_machine.move_to(SATURDAY, tick=False)
+    game = berlin_game()
+    ann = Seat.objects.get(game=game, position=0)
+    (saturday,) = events(feed(client, ann))
+    # 18:00 CEST (UTC+2) on Saturday is 16:00 UTC.
+    assert (saturday["DTSTART"], saturday["DTEND"]) == ("20261024T154500Z", "20261024T160000Z")
+    assert saturday["SUMMARY"] == "Berlin nights: step 1\\, your order is due"
+    assert "Sat 24 Oct 2026 18:00 CEST (16:00 UTC)" in saturday["DESCRIPTION"]
+
+    # The step resolves; the next deadline, Sunday 18:00, is in winter time (UTC+1).
+    time_machine.move_to(datetime(2026, 10, 24, 16, 0, 1, tzinfo=UTC), tick=False)
+    postal.resolve_now(game.pk, now=datetime(2026, 10, 24, 16, 0, 1, tzinfo=UTC))
+    (sunday,) = events(feed(client, ann))
+    assert (sunday["DTSTART"], sunday["DTEND"]) == ("20261025T164500Z", "20261025T170000Z")
+    assert "Sun 25 Oct 2026 18:00 CET (17:00 UTC)" in sunday["DESCRIPTION"]
+    assert sunday["UID"] != saturday["UID"]
+
+
+def test_each_report_carries_its_deadline_as_an_ics_file(time_machine):
+    time_machine.move_to(SATURDAY, tick=False)
+    game = berlin_game()
+    report = OutboundEmail.objects.get(kind="report", to="bob@example.org", game=game)
+    (attachment,) = report.attachments
+    assert (attachment["filename"], attachment["mimetype"]) == (
+        "deadline-step-1.ics",
+        "text/calendar",
+    )
+    (event,) = events(attachment["content"])
+    assert event["DTEND"] == "20261024T160000Z"
+    bob = Seat.objects.get(game=game, position=1)
+    assert f"your calendar feed of this game:\n  {access.calendar_url(bob)}\n" in report.text
+
+
+def test_a_finished_or_rotated_seat_has_no_feed_to_show(client, time_machine):
+    time_machine.move_to(SATURDAY, tick=False)
+    game = berlin_game()
+    ann = Seat.objects.get(game=game, position=0)
+    url = access.calendar_url(ann).removeprefix("http://127.0.0.1:8000")
+    postal.rotate_link(game.pk, position=0, now=SATURDAY)
+    assert client.get(url).status_code == 404
+    assert client.get("/calendar/1-0-aaaaaaaaaaaaaaaaaaaaaaaaaa.ics").status_code == 404
+    assert client.get("/calendar/nonsense.ics").status_code == 404
+
+
+def test_the_gms_feed_lists_the_open_deadline_of_each_of_their_games(client, time_machine):
+    time_machine.move_to(SATURDAY, tick=False)
+    gm = GMFactory()
+    first = berlin_game(gm, "First")
+    second = berlin_game(gm, "Second")
+    berlin_game(title="Someone else's")
+    url = access.gm_calendar_url(gm).removeprefix("http://127.0.0.1:8000")
+    listed = events(client.get(url).content.decode())
+    assert [event["SUMMARY"] for event in listed] == [
+        "First: step 1 resolves",
+        "Second: step 1 resolves",
+    ]
+    assert [event["URL"] for event in listed] == [
+        f"http://127.0.0.1:8000/gm/{first.pk}/",
+        f"http://127.0.0.1:8000/gm/{second.pk}/",
+    ]
+    gm.set_password("a new one")
+    gm.save()
+    assert client.get(url).status_code == 404
+
+
+def test_long_lines_are_folded_at_75_octets_without_splitting_a_character():
+    text = calendar.render(
+        "ü" * 60,
+        [
+            calendar.Deadline(
+                uid="u@x", when=SATURDAY, summary="é" * 50, description="d", url="http://x/"
+            )
+        ],
+        now=SATURDAY,
+    )
+    for line in text.split("\r\n"):
+        assert len(line.encode()) <= 75
+    assert f"X-WR-CALNAME:{'ü' * 60}" in text.replace("\r\n ", "")
+
+
+# --- the digest -------------------------------------------------------------------------
+
+
+def owing_games(now: datetime) -> tuple[Game, Game]:
+    first = postal.start_game(choice_game(2, title="First").pk, now=now, seed=SEED)
+    second = postal.start_game(choice_game(3, title="Second").pk, now=now, seed=SEED)
+    return first, second
+
+
+def test_a_player_chooses_the_digest_on_their_page(client, now, time_machine):
+    time_machine.move_to(now, tick=False)
+    first, _ = owing_games(now)
+    ann = Seat.objects.get(game=first, position=0)
+    client.post(f"/p/{access.mint([ann], now=now)[0]}/")
+    page = client.get(f"/play/{first.pk}/").content.decode()
+    assert access.calendar_url(ann) in page
+    response = client.post("/play/reminders/", {"seat": ann.pk, "digest": "1", "hour": "7"})
+    assert response.status_code == 302
+    assert reminders.choice_of(ann) == {"digest": "1", "hour": "7"}
+    # Another seat's id, or no seat in the session, changes nothing.
+    bob = Seat.objects.get(game=first, position=1)
+    assert (
+        client.post("/play/reminders/", {"seat": bob.pk, "digest": "0", "hour": "8"}).status_code
+        == 404
+    )
+    assert (
+        Client().post("/play/reminders/", {"seat": ann.pk, "digest": "0", "hour": "8"}).status_code
+        == 404
+    )
+    bad = client.post("/play/reminders/", {"seat": ann.pk, "digest": "1", "hour": "25"})
+    assert bad.status_code == 302
+    assert reminders.choice_of(ann) == {"digest": "1", "hour": "7"}
+
+
+def test_the_digest_replaces_the_reminders_and_comes_once_a_day(now):
+    first, second = owing_games(now)
+    ann = Seat.objects.get(game=first, position=0)
+    reminders.choose(ann, digest=True, hour=8)
+    late = first.steps.get().deadline - timedelta(hours=2)
+    reminders.send_reminders(late)
+    reminded = set(OutboundEmail.objects.filter(kind="reminder").values_list("to", flat=True))
+    assert reminded == {"bob@example.org", "cy@example.org"}
+    # 07:00 UTC: not yet the hour; 08:00: the digest, once, however often the sweep runs.
+    day = datetime(2026, 11, 24, 7, 0, tzinfo=UTC)
+    assert reminders.send_digests(day) == 0
+    assert reminders.send_digests(day + timedelta(hours=1)) == 1
+    assert reminders.send_digests(day + timedelta(hours=2)) == 0
+    (digest,) = OutboundEmail.objects.filter(kind="digest")
+    assert (digest.to, digest.subject) == ("ann@example.org", "Your orders due: 2 games")
+    assert digest.text.index("First (you play ann)") < digest.text.index("Second (you play ann)")
+    assert digest.text.count("Deadline: Wed 25 Nov 2026 18:00 UTC") == 2
+    assert digest.text.count("/p/") == 2
+
+
+def test_a_digest_lists_only_what_is_still_owed(now):
+    first, second = owing_games(now)
+    ann = Seat.objects.get(game=first, position=0)
+    reminders.choose(ann, digest=True, hour=8)
+    for game in (first, second):
+        game.refresh_from_db()
+        state = CHOICE.state_from_json(game.state)
+        text = CHOICE.canonical(state, 0, CHOICE.default(state, 0))
+        postal.accept_order(game_id=game.pk, position=0, text=text, source="web", now=now)
+    assert reminders.send_digests(datetime(2026, 11, 24, 9, 0, tzinfo=UTC)) == 0
+    assert not OutboundEmail.objects.filter(kind="digest").exists()

@@ -1,0 +1,288 @@
+"""Orders by email reply, through the real anymail inbound webhooks of two ESPs (Postmark's
+JSON and Mailgun's signed form posts, in their real payload shapes): with and without the
+webhook secret, delivered twice, with a forged signature; auto-replies and foreign
+tokens make no order and get no answer."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from datetime import datetime
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from games import access, postal
+from games.engines.choice import ChoiceEngine
+from games.models import Game, Order, Seat
+from moderator.mail.models import InboundMessage, OutboundEmail
+from tests.factories import choice_game
+
+pytestmark = pytest.mark.django_db
+
+SEED = bytes(range(32))
+CHOICE = ChoiceEngine()
+SECRET = "hook:s3cret-one"
+SIGNING_KEY = "mailgun-signing-key"
+POSTMARK_INBOUND = "/mail/webhooks/postmark/inbound/"
+MAILGUN_INBOUND = "/mail/webhooks/mailgun/inbound/"
+
+
+@pytest.fixture(autouse=True)
+def inbound(settings: Any, time_machine: Any, now: datetime) -> None:
+    time_machine.move_to(now, tick=False)
+    settings.INBOUND_ADDRESS = "orders@in.example.org"
+    settings.ANYMAIL = {
+        "WEBHOOK_SECRET": [SECRET, "hook:s3cret-two"],
+        "MAILGUN_WEBHOOK_SIGNING_KEY": SIGNING_KEY,
+    }
+
+
+@pytest.fixture
+def game(now: datetime) -> Game:
+    game = choice_game(3, early_processing=False)
+    return postal.start_game(game.pk, now=now, seed=SEED)
+
+
+def seat(game: Game, position: int) -> Seat:
+    return Seat.objects.get(game=game, position=position)
+
+
+def order_text(game: Game, position: int) -> str:
+    game.refresh_from_db()
+    state = CHOICE.state_from_json(game.state)
+    return CHOICE.canonical(state, position, CHOICE.default(state, position))
+
+
+def auth(secret: str = SECRET) -> dict[str, str]:
+    return {"HTTP_AUTHORIZATION": "Basic " + base64.b64encode(secret.encode()).decode()}
+
+
+def postmark_payload(
+    to: str, text: str, message_id: str = "<reply-1@mail.example.net>", **extra: Any
+) -> dict[str, Any]:
+    """An inbound email as Postmark posts it."""
+    headers = [
+        {"Name": "Message-ID", "Value": message_id},
+        {"Name": "In-Reply-To", "Value": "<game-1-seat-0@localhost>"},
+        *({"Name": name, "Value": value} for name, value in extra.pop("headers", {}).items()),
+    ]
+    payload = {
+        "FromName": "Ann",
+        "From": "ann@example.org",
+        "FromFull": {"Email": "ann@example.org", "Name": "Ann", "MailboxHash": ""},
+        "To": to,
+        "ToFull": [{"Email": to, "Name": "", "MailboxHash": to.split("+")[-1].split("@")[0]}],
+        "Cc": "",
+        "CcFull": [],
+        "OriginalRecipient": to,
+        "Subject": "Re: Test Choice, step 1",
+        "MessageID": "73e6d360-66eb-11e1-8e72-a8904824019b",
+        "ReplyTo": "",
+        "MailboxHash": to.split("+")[-1].split("@")[0],
+        "Date": "Mon, 23 Nov 2026 18:00:00 +0000",
+        "TextBody": text,
+        "HtmlBody": "",
+        "StrippedTextReply": "",
+        "Tag": "",
+        "Headers": headers,
+        "Attachments": [],
+    }
+    payload.update(extra)
+    return payload
+
+
+def post_postmark(payload: dict[str, Any], **headers: str) -> Any:
+    return Client().post(
+        POSTMARK_INBOUND, data=json.dumps(payload), content_type="application/json", **headers
+    )
+
+
+def mailgun_form(to: str, text: str, message_id: str, key: str = SIGNING_KEY) -> dict[str, str]:
+    """An inbound email as a Mailgun route's forward() posts it (fully parsed), signed."""
+    timestamp, token = "1795370400", "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0"
+    signature = hmac.new(key.encode(), f"{timestamp}{token}".encode(), hashlib.sha256)
+    headers = [
+        ["Message-Id", message_id],
+        ["From", "Bob <bob@example.org>"],
+        ["To", to],
+        ["Subject", "Re: Test Choice, step 1"],
+    ]
+    return {
+        "recipient": to,
+        "sender": "bob@example.org",
+        "from": "Bob <bob@example.org>",
+        "subject": "Re: Test Choice, step 1",
+        "body-plain": text,
+        "stripped-text": text.split("\n\nOn ")[0],
+        "message-headers": json.dumps(headers),
+        "timestamp": timestamp,
+        "token": token,
+        "signature": signature.hexdigest(),
+    }
+
+
+def refusals() -> list[OutboundEmail]:
+    return list(OutboundEmail.objects.filter(kind="refused").order_by("id"))
+
+
+def test_the_reports_reply_to_is_the_seats_order_address(game):
+    report = OutboundEmail.objects.get(kind="report", to="ann@example.org")
+    assert report.reply_to == access.reply_address(seat(game, 0))
+    assert report.reply_to.startswith(f"orders+{game.pk}-0-")
+    assert report.reply_to.endswith("@in.example.org")
+    assert "Or reply to this email: write your order above the quoted report." in report.text
+
+
+def test_a_reply_through_postmark_becomes_the_order_with_a_receipt(game):
+    text = order_text(game, 0)
+    reply = (
+        f"{text}\n\nOn Mon, 23 Nov 2026, Moderator wrote:\n> Postal turn: rounds 1-2\n> W5 1+3 3+4"
+    )
+    response = post_postmark(postmark_payload(access.reply_address(seat(game, 0)), reply), **auth())
+    assert response.status_code == 200
+    order = Order.objects.get(seat__position=0)
+    assert (order.source, order.canonical, order.text) == ("email", text, text)
+    assert OutboundEmail.objects.filter(kind="receipt", to="ann@example.org").count() == 1
+    message = InboundMessage.objects.get()
+    assert (message.state, message.order_id, message.esp) == ("order", order.pk, "Postmark")
+
+
+def test_the_same_message_delivered_twice_makes_one_order(game):
+    payload = postmark_payload(access.reply_address(seat(game, 0)), order_text(game, 0))
+    for _ in range(2):
+        assert post_postmark(payload, **auth()).status_code == 200
+    assert Order.objects.count() == 1
+    assert InboundMessage.objects.count() == 1
+    assert OutboundEmail.objects.filter(kind="receipt").count() == 1
+
+
+def test_either_of_the_rotating_secrets_is_taken(game):
+    payload = postmark_payload(access.reply_address(seat(game, 0)), order_text(game, 0))
+    assert post_postmark(payload, **auth("hook:s3cret-two")).status_code == 200
+    assert Order.objects.count() == 1
+
+
+@pytest.mark.parametrize("headers", [{}, auth("hook:wrong")], ids=["no secret", "wrong secret"])
+def test_a_webhook_without_the_secret_is_refused_and_changes_nothing(game, headers):
+    payload = postmark_payload(access.reply_address(seat(game, 0)), order_text(game, 0))
+    assert post_postmark(payload, **headers).status_code == 400
+    assert (Order.objects.count(), InboundMessage.objects.count()) == (0, 0)
+
+
+def test_webhooks_are_off_until_a_secret_is_set(game, settings):
+    settings.ANYMAIL = {"MAILGUN_WEBHOOK_SIGNING_KEY": SIGNING_KEY}
+    payload = postmark_payload(access.reply_address(seat(game, 0)), order_text(game, 0))
+    assert post_postmark(payload, **auth()).status_code == 403
+    assert (Order.objects.count(), InboundMessage.objects.count()) == (0, 0)
+
+
+def test_a_signed_mailgun_reply_becomes_the_order_from_its_stripped_text(game):
+    text = order_text(game, 1)
+    body = f"{text}\n\nOn Mon, 23 Nov 2026, Moderator wrote:\n> W5 1+3 3+4"
+    form = mailgun_form(access.reply_address(seat(game, 1)), body, "<mg-1@mail.example.net>")
+    response = Client().post(MAILGUN_INBOUND, data=form, **auth())
+    assert response.status_code == 200
+    order = Order.objects.get()
+    assert (order.seat.position, order.source, order.canonical) == (1, "email", text)
+
+
+def test_a_forged_mailgun_signature_is_refused_and_changes_nothing(game):
+    form = mailgun_form(
+        access.reply_address(seat(game, 1)), order_text(game, 1), "<mg-2@x>", key="forged"
+    )
+    assert Client().post(MAILGUN_INBOUND, data=form, **auth()).status_code == 400
+    assert (Order.objects.count(), InboundMessage.objects.count()) == (0, 0)
+
+
+def test_an_invalid_order_is_answered_with_the_line_and_the_engines_message(game):
+    address = access.reply_address(seat(game, 0))
+    response = post_postmark(postmark_payload(address, "W9 1+1 1+1\nthanks!"), **auth())
+    assert response.status_code == 200
+    assert Order.objects.count() == 0
+    (refused,) = refusals()
+    assert refused.to == "ann@example.org"
+    reason = InboundMessage.objects.get().note
+    assert reason.startswith("round 1: ")
+    assert f"  {reason}\n" in refused.text
+    assert "> W9 1+1 1+1\n> thanks!\n" in refused.text
+    assert refused.reply_to == address
+
+
+def test_a_reply_with_no_order_above_the_quote_is_answered(game):
+    post_postmark(
+        postmark_payload(access.reply_address(seat(game, 0)), "> W5 1+3 3+4\n-- \nann"), **auth()
+    )
+    (refused,) = refusals()
+    assert "your reply holds no order: write it above the quoted report" in refused.text
+    assert Order.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Auto-Submitted": "auto-replied"},
+        {"X-Autoreply": "yes"},
+        {"Precedence": "bulk"},
+        {"Return-Path": "<>"},
+    ],
+    ids=["auto-submitted", "x-autoreply", "precedence", "bounce"],
+)
+def test_automatic_replies_make_no_order_and_get_no_answer(game, headers):
+    payload = postmark_payload(
+        access.reply_address(seat(game, 0)), order_text(game, 0), headers=headers
+    )
+    assert post_postmark(payload, **auth()).status_code == 200
+    assert (Order.objects.count(), refusals()) == (0, [])
+    assert InboundMessage.objects.get().state == "ignored"
+
+
+def test_an_out_of_office_subject_is_an_automatic_reply(game):
+    payload = postmark_payload(
+        access.reply_address(seat(game, 0)), "I am away until Monday.", Subject="Out of Office"
+    )
+    post_postmark(payload, **auth())
+    assert (Order.objects.count(), refusals()) == (0, [])
+
+
+def test_unknown_rotated_and_foreign_tokens_make_no_order_and_no_answer(game, now):
+    other = postal.start_game(choice_game(3).pk, now=now, seed=SEED)
+    ann = seat(game, 0)
+    old_address = access.reply_address(ann)
+    postal.rotate_link(game.pk, position=0, now=now)
+    # Another game's token with this game's seat number: the MAC covers the game.
+    foreign = access.reply_address(seat(other, 0)).replace(f"+{other.pk}-", f"+{game.pk}-")
+    addresses = [old_address, "orders+123-0-aaaaaaaaaaaaaaaaaaaaaaaaaa@in.example.org", foreign]
+    sent_before = OutboundEmail.objects.count()
+    for number, address in enumerate(addresses):
+        payload = postmark_payload(address, order_text(game, 0), message_id=f"<x{number}@y>")
+        assert post_postmark(payload, **auth()).status_code == 200
+    assert Order.objects.count() == 0
+    assert OutboundEmail.objects.count() == sent_before
+    assert set(InboundMessage.objects.values_list("state", flat=True)) == {"ignored"}
+    # The new address works.
+    new = postmark_payload(access.reply_address(seat(game, 0)), order_text(game, 0))
+    post_postmark(new, **auth())
+    assert Order.objects.count() == 1
+
+
+def test_a_late_reply_is_answered_too_late_and_changes_nothing(game, time_machine, now):
+    step = game.steps.get(number=1)
+    time_machine.move_to(step.deadline, tick=False)
+    post_postmark(
+        postmark_payload(access.reply_address(seat(game, 0)), order_text(game, 0)), **auth()
+    )
+    assert Order.objects.count() == 0
+    (refused,) = refusals()
+    assert "too late: the deadline passed at" in refused.text
+
+
+def test_without_an_inbound_address_replies_go_to_the_gm(settings, now):
+    settings.INBOUND_ADDRESS = ""
+    game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    report = OutboundEmail.objects.get(kind="report", to="ann@example.org", game=game)
+    assert report.reply_to == game.gm.email
+    assert "Or reply to this email" not in report.text
