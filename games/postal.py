@@ -191,7 +191,12 @@ def accept_order(
 
     ``step_number``, when the order says which step it was written for (the web form
     does), turns an order for a step already resolved into a clear "too late".
+
+    An order whose first lines took effect at once (dice drawn) before a later line was
+    refused (``OrderError.applied``) keeps those lines: their dice and events are recorded
+    and the game moves on as they say; then OrderRejected says what was refused.
     """
+    refused: str | None = None
     with transaction.atomic():
         game = Game.objects.select_for_update().get(pk=game_id)
         seat = _seat(game, position)
@@ -203,7 +208,10 @@ def accept_order(
             order = engine.parse(state, position, text)
             new_state, events = engine.submit(state, position, order, dice)
         except OrderError as error:
-            raise OrderRejected(error.message) from None
+            if error.applied is None:
+                raise OrderRejected(error.message) from None
+            refused = error.message
+            new_state, events = error.applied
         if position not in step.prompted_seats:
             raise OrderRejected("no order is expected from you now")
         row = Order.objects.create(
@@ -211,22 +219,28 @@ def accept_order(
             seat=seat,
             text=text,
             parsed=engine.order_to_json(order),
-            canonical=engine.canonical(state, position, order),
+            canonical=engine.canonical(state, position, order) if refused is None else text,
             source=source,
             received_at=now,
         )
         _record(game, step, dice, events)
-        token = access.mint([seat], now=now)[position]
-        outbox.queue([reports.receipt_email(game, seat, row, token)])
+        if refused is None:
+            token = access.mint([seat], now=now)[position]
+            outbox.queue([reports.receipt_email(game, seat, row, token)])
         game.state = engine.state_to_json(new_state)
         if _prompt_list(engine.prompts(new_state)) != step.prompts:
             # An order that took effect at once and moved the game on: the step is done.
             seats = list(game.seats.order_by("position"))
             _close_step(step, new_state, engine, now, Step.Closed.ORDER)
             _advance(game, seats, engine, new_state, events, now)
-        elif game.early_processing and _all_answered(step):
+        elif refused is None and game.early_processing and _all_answered(step):
             _resolve(game, step, engine, new_state, now, Step.Closed.EARLY)
+        elif refused is not None:
+            # Nothing moved on: the refused order must not count as this step's answer.
+            row.delete()
         game.save()
+    if refused is not None:
+        raise OrderRejected(f"{refused} (the lines before it were played and stand)")
     return row
 
 

@@ -55,7 +55,13 @@ class Replay:
     def order(self, seat: int, text: str) -> None:
         order = self.engine.parse(self.state, seat, text)
         prompts = self.prompts
-        state, events = self.engine.submit(self.state, seat, order, self.dice)
+        try:
+            state, events = self.engine.submit(self.state, seat, order, self.dice)
+        except OrderError as error:
+            if error.applied is not None:
+                # Lines that drew dice stand even though a later line failed.
+                self.after(*error.applied)
+            raise
         if seat not in {prompt.seat for prompt in prompts}:
             raise OrderError("no order is expected from you now")
         self.answered.add(seat)
@@ -174,6 +180,10 @@ def describe(replay: Replay) -> dict[str, Any]:
             {"player": replay.players[p.seat], "kind": p.kind, "hint": p.hint}
             for p in replay.prompts
         ]
+    extra = getattr(engine, "replay_output", None)
+    if extra is not None:
+        # Game-specific keys (The First Player: reserve and tracker).
+        result.update(extra(state))
     result["view"] = engine.view(state, None)
     result["log"] = [event.text for event in replay.log if event.to is None]
     return result

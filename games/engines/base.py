@@ -27,7 +27,16 @@ class GameError(Exception):
 
 
 class OrderError(GameError):
-    """An order that cannot be accepted now: the message names the line and the reason."""
+    """An order that cannot be accepted now: the message names the line and the reason.
+
+    ``applied``: for an order whose earlier lines took effect at once (dice drawn) before a
+    later line failed, the (state, events) with those lines applied; they stand, and the
+    caller must keep that state. None when nothing was applied.
+    """
+
+    def __init__(self, message: str, applied: tuple[Any, list[Event]] | None = None) -> None:
+        super().__init__(message)
+        self.applied = applied
 
 
 class OptionsError(GameError):

@@ -1,0 +1,67 @@
+"""An order whose first line takes effect at once (dice drawn) and whose later line is
+refused: the first line stands, with its dice and events, and the player is told what was
+refused (rules/README.md: lines before the first invalid line stand)."""
+
+from __future__ import annotations
+
+import pytest
+
+from games import postal
+from games.models import DiceRoll, Event, Game, Order, Step
+from moderator.mail.models import OutboundEmail
+from tests.factories import GMFactory
+
+pytestmark = pytest.mark.django_db
+
+SEED = bytes(range(32))
+
+
+def night(now) -> Game:
+    game = postal.create_game(
+        gm=GMFactory(),
+        engine_key="first-player",
+        title="Game night",
+        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
+        options={"order_mode": "free"},
+    )
+    game = postal.start_game(game.pk, now=now, seed=SEED)
+    postal.resolve_now(game.pk, now=now)  # the gift window closes: rolling opens
+    return Game.objects.get(pk=game.pk)
+
+
+def test_a_roll_stands_when_the_arrangement_after_it_is_refused(now):
+    game = night(now)
+    rolling = Step.objects.get(game=game, number=game.step_number)
+    assert {p["kind"] for p in rolling.prompts} == {"roll"}
+    drawn = game.dice_drawn
+    with pytest.raises(postal.OrderRejected) as refused:
+        postal.accept_order(
+            game_id=game.pk, position=0, text="roll 3\narrange 6 6 6", source="web", now=now
+        )
+    assert refused.value.message.endswith("(the lines before it were played and stand)")
+    game.refresh_from_db()
+    rolls = list(
+        DiceRoll.objects.filter(game=game).order_by("index").values_list("value", flat=True)
+    )
+    assert len(rolls) == drawn + 3
+    values = rolls[-3:]
+    assert values != [6, 6, 6]
+    # The roll is ann's alone to see, and the game moved on to her next decision.
+    private = Event.objects.filter(game=game, audience=[0]).last()
+    assert private is not None and " ".join(map(str, values)) in private.text
+    rolling.refresh_from_db()
+    assert (rolling.status, rolling.closed_by) == ("done", "order")
+    current = Step.objects.get(game=game, number=game.step_number)
+    assert [p["kind"] for p in current.prompts if p["seat"] == 0] == ["reroll or arrange"]
+    (kept,) = Order.objects.filter(step=rolling).exclude(source="default")
+    assert (kept.seat.position, kept.canonical) == (0, "roll 3\narrange 6 6 6")
+    assert not OutboundEmail.objects.filter(kind="receipt").exists()
+
+
+def test_an_order_refused_before_any_die_is_drawn_changes_nothing(now):
+    game = night(now)
+    before = (game.dice_drawn, game.step_number, Order.objects.count(), game.state)
+    with pytest.raises(postal.OrderRejected):
+        postal.accept_order(game_id=game.pk, position=0, text="roll 9", source="web", now=now)
+    game.refresh_from_db()
+    assert (game.dice_drawn, game.step_number, Order.objects.count(), game.state) == before
