@@ -1,0 +1,1442 @@
+"""The First Player, one game night played by post: rules/first-player.md.
+
+A night opens with the absences (one die of each absent member to the reserve) and the new
+members (3 dice each), then plays ``rounds`` rounds. Each round is a gift window (GIFTS), the
+rolling (COMMIT: ``roll`` and ``reroll`` draw their dice at once and answer only the player,
+``arrange`` fixes the sequence), the reveal, a token window (tokens on), the ranking with its
+tiebreak rolls (each followed by a token window for the tied players), the actual order and
+the transfers of section 4.7. The night ends with the tokens discarded and the tracker column.
+
+Every die that changes hands is written as a ``Movement`` (who gave how many to whom and why),
+so a campaign ledger can be kept from the state and the counts rebuilt from it.
+
+Partial orders: a ``roll`` or ``reroll`` line is final once applied. ``parse`` checks every line
+as far as the dice allow before anything is drawn; a line that can only fail on the dice just
+drawn by an earlier line of the same message (``roll 3`` then ``arrange 6 2 2``, ``reroll
+set-aside 5`` or ``token 1`` on a 6) raises an OrderError that carries the state with the lines
+before it applied (``OrderError.applied``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from games.engines.base import (
+    JSON,
+    Dice,
+    Event,
+    GameError,
+    JsonCodec,
+    OptionsError,
+    OrderError,
+    Prompt,
+    Standing,
+    order_lines,
+)
+
+ORDER_MODES = ("seating", "free")
+RESERVE = "reserve"
+START_DICE = 3
+SIDES = 6
+MAX_ROUNDS = 10
+MAX_DICE = 30
+MAX_RESERVE = 100
+MIN_PLAYERS = 2
+MAX_PLAYERS = 20
+
+GIFTS = "gifts"
+COMMIT = "commit"
+TOKENS = "tokens"
+TIEBREAK = "tiebreak"
+RANKING = "ranking"
+FINISHED = "finished"
+
+_OPTION_KEYS = (
+    "order_mode",
+    "rounds",
+    "tokens",
+    "reserve_to_second_last",
+    "dice",
+    "reserve",
+    "absent",
+    "campaign",
+)
+
+# --- options -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FirstPlayerOptions:
+    """The options table of rules/first-player.md section 2. ``dice`` holds (member, count)
+    pairs in the order given; members not listed start with 3 dice."""
+
+    order_mode: str = "seating"
+    rounds: int = 1
+    tokens: bool = False
+    reserve_to_second_last: bool = False
+    dice: tuple[tuple[str, int], ...] = ()
+    reserve: int = 0
+    absent: tuple[str, ...] = ()
+    campaign: bool = True
+
+    @property
+    def free(self) -> bool:
+        return self.order_mode == "free"
+
+    def listed(self, name: str) -> int | None:
+        """The count ``dice`` gives ``name`` (any case), or None if not listed."""
+        for member, count in self.dice:
+            if member.lower() == name.lower():
+                return count
+        return None
+
+    def as_dict(self) -> dict[str, JSON]:
+        return {
+            "order_mode": self.order_mode,
+            "rounds": self.rounds,
+            "tokens": self.tokens,
+            "reserve_to_second_last": self.reserve_to_second_last,
+            "dice": dict(self.dice),
+            "reserve": self.reserve,
+            "absent": list(self.absent),
+            "campaign": self.campaign,
+        }
+
+
+def _is_int(value: JSON) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int_in(key: str, value: JSON, low: int, high: int) -> int:
+    if not _is_int(value):
+        raise OptionsError(f"option {key} must be a whole number {low}-{high}, not {value!r}")
+    if not low <= value <= high:
+        raise OptionsError(f"option {key} must be {low}-{high}, not {value}")
+    return int(value)
+
+
+def _flag(key: str, value: JSON) -> bool:
+    if not isinstance(value, bool):
+        raise OptionsError(f"option {key} must be true or false, not {value!r}")
+    return value
+
+
+def _name(key: str, value: JSON) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise OptionsError(f"option {key}: {value!r} is not a member's name")
+    return value
+
+
+def _dice_option(value: JSON) -> tuple[tuple[str, int], ...]:
+    if not isinstance(value, Mapping):
+        raise OptionsError("option dice must map each member's name to a dice count 0-30")
+    pairs: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    for member, count in value.items():
+        name = _name("dice", member)
+        if name.lower() in seen:
+            raise OptionsError(f"option dice lists {name} twice")
+        seen.add(name.lower())
+        pairs.append((name, _int_in(f"dice of {name}", count, 0, MAX_DICE)))
+    return tuple(pairs)
+
+
+def _absent_option(value: JSON) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple):
+        raise OptionsError("option absent must be a list of members' names")
+    names: list[str] = []
+    for member in value:
+        name = _name("absent", member)
+        if name.lower() in {n.lower() for n in names}:
+            raise OptionsError(f"option absent lists {name} twice")
+        names.append(name)
+    return tuple(names)
+
+
+def parse_options(data: Mapping[str, JSON]) -> FirstPlayerOptions:
+    """Options from a dict: defaults filled in; OptionsError on unknown keys or values."""
+    if not isinstance(data, Mapping):
+        raise OptionsError("the options must be a mapping of option keys to values")
+    for key in data:
+        if key not in _OPTION_KEYS:
+            raise OptionsError(
+                f"unknown option {key!r} (The First Player options: {', '.join(_OPTION_KEYS)})"
+            )
+    mode = data.get("order_mode", "seating")
+    if not isinstance(mode, str) or mode not in ORDER_MODES:
+        raise OptionsError(f"option order_mode must be seating or free, not {mode!r}")
+    return FirstPlayerOptions(
+        order_mode=mode,
+        rounds=_int_in("rounds", data.get("rounds", 1), 1, MAX_ROUNDS),
+        tokens=_flag("tokens", data.get("tokens", False)),
+        reserve_to_second_last=_flag(
+            "reserve_to_second_last", data.get("reserve_to_second_last", False)
+        ),
+        dice=_dice_option(data.get("dice", {})),
+        reserve=_int_in("reserve", data.get("reserve", 0), 0, MAX_RESERVE),
+        absent=_absent_option(data.get("absent", [])),
+        campaign=_flag("campaign", data.get("campaign", True)),
+    )
+
+
+# --- orders --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Line:
+    """One order line.
+
+    ``give``: ``seat`` the recipient, ``count`` how many, ``unit`` "dice" or "token".
+    ``ready``. ``roll``: ``count`` (None: all). ``reroll``: ``values`` = (the value set
+    aside,). ``arrange``: ``values`` left to right (empty: high to low). ``token``:
+    ``values`` the positions, 1 = leftmost (empty: ``token none``).
+    """
+
+    verb: str
+    seat: int | None = None
+    count: int | None = None
+    unit: str = ""
+    values: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class FirstPlayerOrder:
+    lines: tuple[Line, ...] = ()
+
+
+def _numbers(values: Sequence[int]) -> str:
+    return " ".join(str(value) for value in values)
+
+
+def line_text(players: Sequence[str], line: Line) -> str:
+    """The line as the engine writes it; ``parse`` reads it back."""
+    if line.verb == "give":
+        assert line.seat is not None
+        unit = "dice" if line.unit == "dice" else ("token" if line.count == 1 else "tokens")
+        return f"give {players[line.seat]} {line.count} {unit}"
+    if line.verb == "roll":
+        return "roll all" if line.count is None else f"roll {line.count}"
+    if line.verb == "reroll":
+        return f"reroll set-aside {line.values[0]}"
+    if line.verb == "arrange":
+        return f"arrange {_numbers(line.values)}" if line.values else "arrange desc"
+    if line.verb == "token":
+        return f"token {_numbers(line.values)}" if line.values else "token none"
+    return line.verb
+
+
+def _where(texts: Sequence[str], index: int) -> str:
+    """How a message names its line: the line itself, or its number and text."""
+    if len(texts) == 1:
+        return texts[0]
+    return f"line {index + 1} ({texts[index]})"
+
+
+def _count(word: str, where: str, what: str) -> int:
+    if not word.isdigit():
+        raise OrderError(f"{where}: {word!r} is not a number of {what}")
+    return int(word)
+
+
+def _face(word: str, where: str) -> int:
+    if not word.isdigit() or not 1 <= int(word) <= SIDES:
+        raise OrderError(f"{where}: {word!r} is not a die value 1-6")
+    return int(word)
+
+
+_SYNTAX = (
+    "the orders are give <player> <n> dice, give <player> <n> tokens, ready, roll <n>, "
+    "roll all, reroll set-aside <value>, arrange <values>, arrange desc, token <positions>, "
+    "token none"
+)
+
+
+def parse_line(players: Sequence[str], text: str, where: str) -> Line:
+    """One normalised line (order_lines) as a Line; OrderError for bad syntax."""
+    words = text.split()
+    verb, rest = words[0], words[1:]
+    if verb == "give":
+        if len(rest) < 3 or rest[-1] not in ("dice", "die", "token", "tokens"):
+            raise OrderError(f"{where}: write give <player> <n> dice (or tokens)")
+        name = " ".join(rest[:-2])
+        seats = [seat for seat, player in enumerate(players) if player.lower() == name]
+        if not seats:
+            raise OrderError(
+                f"{where}: {name} is not a player of this game (players: {', '.join(players)})"
+            )
+        unit = "dice" if rest[-1] in ("dice", "die") else "token"
+        count = _count(rest[-2], where, unit)
+        if count < 1:
+            raise OrderError(f"{where}: a gift needs at least 1 {unit}")
+        return Line("give", seat=seats[0], count=count, unit=unit)
+    if verb == "ready":
+        if rest:
+            raise OrderError(f"{where}: ready takes nothing after it")
+        return Line("ready")
+    if verb == "roll":
+        if len(rest) != 1:
+            raise OrderError(f"{where}: write roll <n> or roll all")
+        if rest[0] == "all":
+            return Line("roll")
+        return Line("roll", count=_count(rest[0], where, "dice"))
+    if verb == "reroll":
+        if rest[:2] == ["set", "aside"]:
+            rest = ["set-aside", *rest[2:]]
+        if len(rest) != 2 or rest[0] != "set-aside":
+            raise OrderError(f"{where}: write reroll set-aside <value>")
+        return Line("reroll", values=(_face(rest[1], where),))
+    if verb == "arrange":
+        if not rest:
+            raise OrderError(f"{where}: write arrange <values> or arrange desc")
+        if rest == ["desc"]:
+            return Line("arrange")
+        return Line("arrange", values=tuple(_face(word, where) for word in rest))
+    if verb == "token":
+        if not rest:
+            raise OrderError(f"{where}: write token <position> ... or token none")
+        if rest == ["none"]:
+            return Line("token")
+        positions: list[int] = []
+        for word in rest:
+            if not word.isdigit() or int(word) < 1:
+                raise OrderError(f"{where}: {word!r} is not a die position (1 = leftmost)")
+            positions.append(int(word))
+        return Line("token", values=tuple(positions))
+    raise OrderError(f"{where}: unknown order; {_SYNTAX}")
+
+
+# --- state ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Die:
+    """An arranged die. ``token``: a +1 token sits on it now; ``marked``: it has taken a token
+    this round (a token spent by a tiebreak reroll still marks it, F-19)."""
+
+    value: int
+    token: bool = False
+    marked: bool = False
+
+    @property
+    def shown(self) -> int:
+        return self.value + int(self.token)
+
+    def text(self) -> str:
+        return f"{self.value}+1" if self.token else str(self.value)
+
+
+@dataclass(frozen=True)
+class Cup:
+    """One participant's rolling in COMMIT. ``rolls`` counts the roll and reroll lines
+    applied (0: not rolled); ``row`` is the arrangement (empty until arranged);
+    ``secret_tokens`` the tokens placed before the reveal."""
+
+    rolls: int = 0
+    hand: tuple[int, ...] = ()
+    set_aside: tuple[int, ...] = ()
+    row: tuple[Die, ...] = ()
+    secret_tokens: int = 0
+    defaulted: bool = False
+
+
+@dataclass(frozen=True)
+class Movement:
+    """Dice (or tokens) changing hands. ``giver``/``receiver``: a member's name, "reserve",
+    or None for the box (dice created or removed by the rules). ``round`` 0 is the opening."""
+
+    round: int
+    reason: str
+    giver: str | None
+    receiver: str | None
+    count: int
+    unit: str = "dice"
+
+
+@dataclass(frozen=True)
+class Absentee:
+    name: str
+    had: int
+    count: int
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    """A finished round: the actual order (seats), each seat's final row (empty for players
+    who sat out), the temporary dice (seat, last value) and whether the host set the order."""
+
+    number: int
+    order: tuple[int, ...]
+    rows: tuple[tuple[Die, ...], ...]
+    temporary: tuple[tuple[int, int], ...] = ()
+    host: bool = False
+
+
+@dataclass(frozen=True)
+class FirstPlayerState:
+    options: FirstPlayerOptions
+    players: tuple[str, ...]
+    counts: tuple[int, ...]
+    tokens: tuple[int, ...]
+    reserve: int
+    absent: tuple[Absentee, ...]
+    round: int
+    phase: str
+    ready: tuple[bool, ...]
+    participants: tuple[int, ...] = ()
+    cups: tuple[Cup, ...] = ()
+    revealed: bool = False
+    window: tuple[int, ...] = ()
+    window_orders: tuple[tuple[int, ...] | None, ...] = ()
+    ranking: tuple[int, ...] = ()
+    group: tuple[int, ...] = ()
+    tiebreaks: int = 0
+    history: tuple[RoundResult, ...] = ()
+    movements: tuple[Movement, ...] = ()
+
+    @property
+    def finished(self) -> bool:
+        return self.phase == FINISHED
+
+
+def _seq(row: Sequence[Die]) -> tuple[int, ...]:
+    """The comparison key (RP-4): Python compares a tuple that is a prefix of another as
+    smaller, which is "a missing position counts 0" since every die shows at least 1."""
+    return tuple(die.shown for die in row)
+
+
+def _row_text(row: Sequence[Die]) -> str:
+    return " ".join(die.text() for die in row)
+
+
+def _can_take_token(row: Sequence[Die]) -> bool:
+    return any(not die.marked and die.value < SIDES for die in row)
+
+
+def tracker(state: FirstPlayerState) -> dict[str, dict[str, JSON]]:
+    """The tracker column: every member's count and note ("4(-1)" for an absence, F-14)."""
+    column: dict[str, dict[str, JSON]] = {}
+    for seat, name in enumerate(state.players):
+        column[name] = {"count": state.counts[seat], "note": str(state.counts[seat])}
+    for member in state.absent:
+        note = f"{member.had}(-1)" if member.had else str(member.count)
+        column[member.name] = {"count": member.count, "note": note}
+    return column
+
+
+def rebuild(
+    options: FirstPlayerOptions, members: Sequence[str], movements: Sequence[Movement]
+) -> tuple[dict[str, int], int]:
+    """Dice counts (by member) and the reserve rebuilt from the options and the movements:
+    what a ledger holds. Members not listed in ``dice`` start from 0 (their 3 dice arrive as
+    a "new member" movement)."""
+    counts = {name: options.listed(name) or 0 for name in members}
+    reserve = options.reserve
+    for move in movements:
+        if move.unit != "dice":
+            continue
+        if move.giver == RESERVE:
+            reserve -= move.count
+        elif move.giver is not None:
+            counts[move.giver] -= move.count
+        if move.receiver == RESERVE:
+            reserve += move.count
+        elif move.receiver is not None:
+            counts[move.receiver] += move.count
+    return counts, reserve
+
+
+# --- the engine ----------------------------------------------------------------------------
+
+
+class _Desk:
+    """A participant's rolling while a message's lines are applied. Values are None while
+    parse() checks lines that follow a roll of the same message (no die is drawn there)."""
+
+    def __init__(self, cup: Cup, owned: int, tokens: int) -> None:
+        self.owned = owned
+        self.rolls = cup.rolls
+        self.hand: list[int | None] = list(cup.hand)
+        self.set_aside: list[int | None] = list(cup.set_aside)
+        self.row: list[tuple[int | None, bool, bool]] = [
+            (die.value, die.token, die.marked) for die in cup.row
+        ]
+        self.secret = cup.secret_tokens
+        self.tokens_left = tokens - cup.secret_tokens
+
+    def copy(self) -> _Desk:
+        return copy.deepcopy(self)
+
+    def known(self, values: Sequence[int | None]) -> list[int] | None:
+        return None if any(v is None for v in values) else [int(v or 0) for v in values]
+
+    def cup(self, defaulted: bool) -> Cup:
+        hand = self.known(self.hand)
+        aside = self.known(self.set_aside)
+        values = self.known([value for value, _, _ in self.row])
+        assert hand is not None and aside is not None and values is not None
+        row = tuple(
+            Die(value, token, marked)
+            for value, (_, token, marked) in zip(values, self.row, strict=True)
+        )
+        return Cup(self.rolls, tuple(hand), tuple(aside), row, self.secret, defaulted)
+
+
+class FirstPlayerEngine(JsonCodec):
+    key = "first-player"
+    title = "The First Player"
+    min_players = MIN_PLAYERS
+    max_players = MAX_PLAYERS
+
+    State = FirstPlayerState
+    Order = FirstPlayerOrder
+
+    def options(self, data: Mapping[str, JSON]) -> FirstPlayerOptions:
+        return parse_options(data)
+
+    # --- opening the night -----------------------------------------------------------------
+
+    def start(
+        self, options: FirstPlayerOptions, players: Sequence[str], dice: Dice
+    ) -> tuple[FirstPlayerState, list[Event]]:
+        if not MIN_PLAYERS <= len(players) <= MAX_PLAYERS:
+            raise OptionsError(
+                f"The First Player takes {MIN_PLAYERS} to {MAX_PLAYERS} players, not {len(players)}"
+            )
+        playing = {name.lower() for name in players}
+        for name in (*players, *options.absent):
+            if name.lower() == RESERVE:
+                raise OptionsError("the name reserve is kept for the reserve row of the tracker")
+        for name in options.absent:
+            if name.lower() in playing:
+                raise OptionsError(f"option absent: {name} is both absent and playing")
+        members = playing | {name.lower() for name in options.absent}
+        for name, _ in options.dice:
+            if name.lower() not in members:
+                raise OptionsError(f"option dice: {name} is neither a player nor absent")
+        movements: list[Movement] = []
+        events: list[Event] = []
+        reserve = options.reserve
+        absent: list[Absentee] = []
+        for name in options.absent:
+            had = self._opening_count(options, name, movements)
+            if had:
+                movements.append(Movement(0, "absence", name, RESERVE, 1))
+                events.append(
+                    Event(f"{name} is absent: one die to the reserve ({had} -> {had - 1})")
+                )
+                reserve += 1
+            else:
+                events.append(Event(f"{name} is absent with no dice: nothing moves"))
+            absent.append(Absentee(name, had, max(had - 1, 0)))
+        counts = tuple(self._opening_count(options, name, movements) for name in players)
+        for move in movements:
+            if move.reason == "new member":
+                events.append(Event(f"{move.receiver} joins the campaign with 3 dice"))
+        if not any(counts):
+            raise OptionsError("nobody holds a die: the night cannot start")
+        seats = len(players)
+        state = FirstPlayerState(
+            options=options,
+            players=tuple(players),
+            counts=counts,
+            tokens=(0,) * seats,
+            reserve=reserve,
+            absent=tuple(absent),
+            round=0,
+            phase=GIFTS,
+            ready=(False,) * seats,
+            movements=tuple(movements),
+        )
+        events.append(Event(f"the night opens: {self._counts_text(state)}"))
+        state, opened = self._open_round(state)
+        return state, events + opened
+
+    @staticmethod
+    def _opening_count(options: FirstPlayerOptions, name: str, movements: list[Movement]) -> int:
+        listed = options.listed(name)
+        if listed is not None:
+            return listed
+        movements.append(Movement(0, "new member", None, name, START_DICE))
+        return START_DICE
+
+    def _counts_text(self, state: FirstPlayerState) -> str:
+        parts = [f"{name} {count}" for name, count in zip(state.players, state.counts, strict=True)]
+        text = ", ".join(parts) + f"; reserve {state.reserve}"
+        if state.options.tokens:
+            held = [
+                f"{name} {tokens}"
+                for name, tokens in zip(state.players, state.tokens, strict=True)
+                if tokens
+            ]
+            text += f"; tokens: {', '.join(held) if held else 'none'}"
+        return text
+
+    def _open_round(self, state: FirstPlayerState) -> tuple[FirstPlayerState, list[Event]]:
+        seats = len(state.players)
+        state = replace(
+            state,
+            round=state.round + 1,
+            phase=GIFTS,
+            ready=(False,) * seats,
+            participants=(),
+            cups=(),
+            revealed=False,
+            window=(),
+            window_orders=(),
+            ranking=(),
+            group=(),
+            tiebreaks=0,
+        )
+        return state, [
+            Event(
+                f"round {state.round} of {state.options.rounds}: the gift window is open "
+                "(give <player> <n> dice, or ready)"
+            )
+        ]
+
+    # --- prompts ---------------------------------------------------------------------------
+
+    def prompts(self, state: FirstPlayerState) -> list[Prompt]:
+        k = state.round
+        if state.phase == GIFTS:
+            return [self._gift_prompt(state, seat) for seat in range(len(state.players))]
+        if state.phase == COMMIT:
+            prompts: list[Prompt] = []
+            for seat in state.participants:
+                cup = state.cups[seat]
+                if not cup.rolls:
+                    owned = state.counts[seat]
+                    hint = f"round {k}: roll <n> (1 to {owned}) or roll all"
+                    prompts.append(Prompt(seat, "roll", hint))
+                elif not cup.row:
+                    hint = (
+                        f"round {k}: reroll set-aside <value> or arrange <values> / arrange desc "
+                        f"(after roll {cup.rolls})"
+                    )
+                    prompts.append(Prompt(seat, "reroll or arrange", hint))
+                elif state.options.tokens and state.tokens[seat]:
+                    hint = f"round {k}: arranged; token <position> is possible until rolling closes"
+                    prompts.append(Prompt(seat, "token", hint))
+            return prompts
+        if state.phase in (TOKENS, TIEBREAK):
+            where = (
+                "after the reveal"
+                if state.phase == TOKENS
+                else f"after tiebreak roll {state.tiebreaks}"
+            )
+            hint = f"round {k} token window {where}: token <positions> or token none"
+            return [Prompt(seat, "token", hint) for seat in state.window]
+        return []
+
+    def _gift_prompt(self, state: FirstPlayerState, seat: int) -> Prompt:
+        held = f"you hold {state.counts[seat]} dice"
+        if state.options.tokens:
+            held += f" and {state.tokens[seat]} tokens"
+        if state.ready[seat]:
+            return Prompt(
+                seat,
+                "ready",
+                f"round {state.round} gifts: you are ready ({held}); "
+                "rolling starts when everyone is ready",
+            )
+        what = "dice or tokens" if state.options.tokens else "dice"
+        return Prompt(
+            seat,
+            "gifts or ready",
+            f"round {state.round} gifts: give <player> <n> {what}, or ready ({held})",
+        )
+
+    # --- orders ----------------------------------------------------------------------------
+
+    def _expect(self, state: FirstPlayerState, seat: int) -> None:
+        if not 0 <= seat < len(state.players):
+            raise OrderError(f"there is no seat {seat} in this game")
+        if state.finished:
+            raise OrderError("the night is over; no order is expected from you")
+        if state.phase == COMMIT and seat not in state.participants:
+            raise OrderError("no order is expected from you now: you have no dice this round")
+        if state.phase in (TOKENS, TIEBREAK) and seat not in state.window:
+            raise OrderError("no order is expected from you now")
+        if state.phase == COMMIT:
+            cup = state.cups[seat]
+            if cup.row and not (state.options.tokens and state.tokens[seat]):
+                raise OrderError(
+                    "no order is expected from you now: you have arranged; "
+                    "the reveal comes when everyone has"
+                )
+
+    def parse(self, state: FirstPlayerState, seat: int, text: str) -> FirstPlayerOrder:
+        self._expect(state, seat)
+        texts = order_lines(text)
+        if not texts:
+            raise OrderError(f"the order is empty; {_SYNTAX}")
+        lines = tuple(
+            parse_line(state.players, line, _where(texts, index))
+            for index, line in enumerate(texts)
+        )
+        order = FirstPlayerOrder(lines)
+        self._apply(state, seat, order, None)
+        return order
+
+    def submit(
+        self, state: FirstPlayerState, seat: int, order: FirstPlayerOrder, dice: Dice
+    ) -> tuple[FirstPlayerState, list[Event]]:
+        self._expect(state, seat)
+        return self._apply(state, seat, order, dice)
+
+    def _apply(
+        self,
+        state: FirstPlayerState,
+        seat: int,
+        order: FirstPlayerOrder,
+        dice: Dice | None,
+    ) -> tuple[FirstPlayerState, list[Event]]:
+        """Apply the lines in order; with ``dice`` None only check them (parse)."""
+        if not order.lines:
+            raise OrderError(f"the order is empty; {_SYNTAX}")
+        texts = [line_text(state.players, line) for line in order.lines]
+        if state.phase == GIFTS:
+            return self._gifts(state, seat, order.lines, texts)
+        if state.phase == COMMIT:
+            return self._commit(state, seat, order.lines, texts, dice)
+        return self._window_order(state, seat, order.lines, texts)
+
+    # --- GIFTS -----------------------------------------------------------------------------
+
+    def _gifts(
+        self, state: FirstPlayerState, seat: int, lines: Sequence[Line], texts: Sequence[str]
+    ) -> tuple[FirstPlayerState, list[Event]]:
+        counts, tokens = list(state.counts), list(state.tokens)
+        ready = list(state.ready)
+        moves: list[Movement] = []
+        events: list[Event] = []
+        name = state.players[seat]
+        for index, line in enumerate(lines):
+            where = _where(texts, index)
+            if line.verb == "ready":
+                if not ready[seat]:
+                    events.append(Event(f"round {state.round}: {name} is ready"))
+                ready[seat] = True
+                continue
+            if line.verb != "give":
+                raise OrderError(
+                    f"{where}: rolling has not started: the gift window is open; "
+                    "send ready to close it sooner"
+                )
+            assert line.seat is not None and line.count is not None
+            if ready[seat]:
+                raise OrderError(f"{where}: you have sent ready: no more gifts from you this round")
+            if line.seat == seat:
+                raise OrderError(f"{where}: a gift goes to another player")
+            receiver = state.players[line.seat]
+            if line.unit == "dice":
+                held = counts[seat]
+                if held - line.count < 1:
+                    raise OrderError(
+                        f"{where}: gift refused: you would keep {max(held - line.count, 0)} "
+                        f"dice (you hold {held})"
+                    )
+                counts[seat] -= line.count
+                counts[line.seat] += line.count
+            else:
+                if not state.options.tokens:
+                    raise OrderError(f"{where}: tokens are not in play in this game")
+                if tokens[seat] < line.count:
+                    raise OrderError(
+                        f"{where}: gift refused: you hold {tokens[seat]} tokens, not {line.count}"
+                    )
+                tokens[seat] -= line.count
+                tokens[line.seat] += line.count
+            moves.append(Movement(state.round, "gift", name, receiver, line.count, line.unit))
+            events.append(
+                Event(f"round {state.round}: {name} gives {receiver} {line.count} {line.unit}")
+            )
+        state = replace(
+            state,
+            counts=tuple(counts),
+            tokens=tuple(tokens),
+            ready=tuple(ready),
+            movements=state.movements + tuple(moves),
+        )
+        if all(state.ready):
+            opened, more = self._open_commit(state)
+            return opened, events + more
+        return state, events
+
+    def _open_commit(self, state: FirstPlayerState) -> tuple[FirstPlayerState, list[Event]]:
+        """COMMIT(k): participants fixed now, after the round's gifts (6.1)."""
+        participants = tuple(seat for seat, count in enumerate(state.counts) if count > 0)
+        sitting = [
+            state.players[seat] for seat in range(len(state.players)) if seat not in participants
+        ]
+        text = f"round {state.round}: the gift window is closed; rolling is open"
+        if sitting:
+            text += f"; sitting out without dice: {', '.join(sitting)}"
+        state = replace(
+            state,
+            phase=COMMIT,
+            participants=participants,
+            cups=(Cup(),) * len(state.players),
+        )
+        return state, [Event(text)]
+
+    # --- COMMIT ----------------------------------------------------------------------------
+
+    def _commit(
+        self,
+        state: FirstPlayerState,
+        seat: int,
+        lines: Sequence[Line],
+        texts: Sequence[str],
+        dice: Dice | None,
+        defaulted: bool = False,
+    ) -> tuple[FirstPlayerState, list[Event]]:
+        desk = _Desk(state.cups[seat], state.counts[seat], state.tokens[seat])
+        events: list[Event] = []
+        drawn = False
+        draw: Callable[[], int | None] = (
+            (lambda: None) if dice is None else (lambda: dice.draw(SIDES))
+        )
+        for index, line in enumerate(lines):
+            before, done = desk.copy(), len(events)
+            try:
+                drawn = self._commit_line(state, seat, desk, line, draw, events) or drawn
+            except OrderError as error:
+                message = f"{_where(texts, index)}: {error.message}"
+                if not drawn or dice is None:
+                    raise OrderError(message) from None
+                partial, more = self._after_commit(state, seat, before, events[:done], dice, False)
+                raise OrderError(
+                    f"{message} (the lines before it stand: your dice were rolled)",
+                    applied=(partial, more),
+                ) from None
+        if dice is None:
+            return state, []
+        return self._after_commit(state, seat, desk, events, dice, defaulted)
+
+    def _after_commit(
+        self,
+        state: FirstPlayerState,
+        seat: int,
+        desk: _Desk,
+        events: list[Event],
+        dice: Dice,
+        defaulted: bool,
+    ) -> tuple[FirstPlayerState, list[Event]]:
+        cups = list(state.cups)
+        cups[seat] = desk.cup(defaulted)
+        state = replace(state, cups=tuple(cups))
+        if all(state.cups[s].row for s in state.participants):
+            closed, more = self._close_commit(state, dice)
+            return closed, events + more
+        return state, events
+
+    def _commit_line(
+        self,
+        state: FirstPlayerState,
+        seat: int,
+        desk: _Desk,
+        line: Line,
+        draw: Callable[[], int | None],
+        events: list[Event],
+    ) -> bool:
+        """Apply one COMMIT line to ``desk``; True if it drew dice."""
+        k, name, me = state.round, state.players[seat], (seat,)
+        if line.verb in ("give", "ready"):
+            raise OrderError("gifts are closed until this round is resolved")
+        if line.verb == "roll":
+            if desk.rolls:
+                raise OrderError("you have already rolled")
+            count = desk.owned if line.count is None else line.count
+            if not 1 <= count <= desk.owned:
+                raise OrderError(f"you own {desk.owned} dice: roll 1 to {desk.owned}")
+            desk.hand = [draw() for _ in range(count)]
+            desk.rolls = 1
+            events.append(Event(f"round {k}: you roll {self._shown(desk.hand)}", to=me))
+            events.append(Event(f"round {k}: {name} has rolled"))
+            return True
+        if line.verb == "reroll":
+            self._rolled_not_arranged(desk)
+            value = line.values[0]
+            if len(desk.hand) < 2:
+                raise OrderError("you need at least 2 dice in hand to set one aside")
+            known = desk.known(desk.hand)
+            if known is not None and value not in known:
+                raise OrderError(f"you hold no {value} (your dice: {_numbers(known)})")
+            desk.set_aside.append(value)
+            desk.hand = [draw() for _ in range(len(desk.hand) - 1)]
+            desk.rolls += 1
+            events.append(
+                Event(
+                    f"round {k}: you set a {value} aside and reroll: {self._shown(desk.hand)}",
+                    to=me,
+                )
+            )
+            events.append(Event(f"round {k}: {name} sets a die aside and rerolls"))
+            return True
+        if line.verb == "arrange":
+            self._rolled_not_arranged(desk)
+            known = desk.known(desk.hand)
+            if not line.values:
+                values: list[int | None] = (
+                    list(sorted(known, reverse=True)) if known is not None else list(desk.hand)
+                )
+            else:
+                yours = (
+                    _numbers(known) if known is not None else f"the {len(desk.hand)} you will hold"
+                )
+                if len(line.values) != len(desk.hand) or (
+                    known is not None and sorted(line.values) != sorted(known)
+                ):
+                    raise OrderError(f"arrange must use exactly your dice: {yours}")
+                values = list(line.values)
+            desk.row = [(value, False, False) for value in values]
+            events.append(Event(f"round {k}: you arrange {self._shown(values)}", to=me))
+            events.append(Event(f"round {k}: {name} has arranged"))
+            return False
+        if line.verb == "token":
+            if not state.options.tokens:
+                raise OrderError("tokens are not in play in this game")
+            if not line.values:
+                raise OrderError("token none is only for token windows")
+            if not desk.row:
+                raise OrderError("arrange first: a token goes on an arranged die")
+            for position in line.values:
+                self._check_token(
+                    [(value, marked) for value, _, marked in desk.row], position, desk.tokens_left
+                )
+                face, _, _ = desk.row[position - 1]
+                desk.row[position - 1] = (face, True, True)
+                desk.tokens_left -= 1
+                desk.secret += 1
+            shown = " ".join(
+                "?" if value is None else (f"{value}+1" if token else str(value))
+                for value, token, _ in desk.row
+            )
+            events.append(Event(f"round {k}: your arrangement with tokens: {shown}", to=me))
+            return False
+        raise OrderError("this order is not for rolling")
+
+    @staticmethod
+    def _shown(values: Sequence[int | None]) -> str:
+        return " ".join("?" if value is None else str(value) for value in values)
+
+    @staticmethod
+    def _rolled_not_arranged(desk: _Desk) -> None:
+        if not desk.rolls:
+            raise OrderError("you have not rolled yet: roll <n> first")
+        if desk.row:
+            raise OrderError("you have already arranged")
+
+    @staticmethod
+    def _check_token(row: Sequence[tuple[int | None, bool]], position: int, left: int) -> None:
+        """The token checks of 6.1, in order: position, no token yet, not a 6, a token held."""
+        if not 1 <= position <= len(row):
+            raise OrderError(f"there is no die {position}: your row has {len(row)} dice")
+        value, marked = row[position - 1]
+        if marked:
+            raise OrderError(f"die {position} already has a token this round")
+        if value == SIDES:
+            raise OrderError(f"die {position} shows 6 and cannot go higher")
+        if left < 1:
+            raise OrderError("you hold no token")
+
+    def _close_commit(
+        self, state: FirstPlayerState, dice: Dice
+    ) -> tuple[FirstPlayerState, list[Event]]:
+        """REVEAL(k): every row published; secret tokens leave the public counts."""
+        tokens = list(state.tokens)
+        moves: list[Movement] = []
+        rows: list[str] = []
+        for seat in state.participants:
+            cup = state.cups[seat]
+            name = state.players[seat]
+            rows.append(f"{name} {_row_text(cup.row)}")
+            if cup.secret_tokens:
+                tokens[seat] -= cup.secret_tokens
+                moves.append(
+                    Movement(state.round, "token used", name, None, cup.secret_tokens, "token")
+                )
+        state = replace(
+            state,
+            tokens=tuple(tokens),
+            revealed=True,
+            movements=state.movements + tuple(moves),
+        )
+        events = [Event(f"round {state.round} reveal: {'; '.join(rows)}")]
+        if state.options.tokens:
+            window = tuple(
+                seat
+                for seat in state.participants
+                if state.tokens[seat] and _can_take_token(state.cups[seat].row)
+            )
+            if window:
+                return self._open_window(state, TOKENS, window), events
+        ranked, more = self._rank(state, dice)
+        return ranked, events + more
+
+    # --- token windows ---------------------------------------------------------------------
+
+    @staticmethod
+    def _open_window(
+        state: FirstPlayerState, phase: str, window: tuple[int, ...]
+    ) -> FirstPlayerState:
+        return replace(
+            state, phase=phase, window=window, window_orders=(None,) * len(state.players)
+        )
+
+    def _window_order(
+        self, state: FirstPlayerState, seat: int, lines: Sequence[Line], texts: Sequence[str]
+    ) -> tuple[FirstPlayerState, list[Event]]:
+        """A sealed token order for the open window; it replaces the seat's earlier one."""
+        row = state.cups[seat].row
+        marks = [(die.value, die.marked) for die in row]
+        positions: list[int] = []
+        left = state.tokens[seat]
+        none = False
+        for index, line in enumerate(lines):
+            where = _where(texts, index)
+            if line.verb in ("give", "ready"):
+                raise OrderError(f"{where}: gifts are closed until this round is resolved")
+            if line.verb != "token":
+                raise OrderError(f"{where}: rolling is closed; this window takes token lines only")
+            if not line.values:
+                none = True
+            for position in line.values:
+                try:
+                    self._check_token(marks, position, left)
+                except OrderError as error:
+                    raise OrderError(f"{where}: {error.message}") from None
+                marks[position - 1] = (row[position - 1].value, True)
+                positions.append(position)
+                left -= 1
+            if none and positions:
+                raise OrderError(f"{where}: token none cannot go with tokens in the same order")
+        orders = list(state.window_orders)
+        orders[seat] = tuple(positions)
+        said = f"token {_numbers(positions)}" if positions else "token none"
+        receipt = Event(f"round {state.round} token window: your order is {said}", to=(seat,))
+        return replace(state, window_orders=tuple(orders)), [receipt]
+
+    def _close_window(
+        self, state: FirstPlayerState, dice: Dice
+    ) -> tuple[FirstPlayerState, list[Event]]:
+        cups, tokens = list(state.cups), list(state.tokens)
+        moves: list[Movement] = []
+        events: list[Event] = []
+        for seat in state.window:
+            positions = state.window_orders[seat] or ()
+            name = state.players[seat]
+            if not positions:
+                events.append(Event(f"round {state.round}: {name} uses no token"))
+                continue
+            row = list(cups[seat].row)
+            for position in positions:
+                row[position - 1] = replace(row[position - 1], token=True, marked=True)
+            cups[seat] = replace(cups[seat], row=tuple(row))
+            tokens[seat] -= len(positions)
+            moves.append(Movement(state.round, "token used", name, None, len(positions), "token"))
+            events.append(
+                Event(
+                    f"round {state.round}: {name} puts a token on die {_numbers(positions)}: "
+                    f"{_row_text(row)}"
+                )
+            )
+        state = replace(
+            state,
+            cups=tuple(cups),
+            tokens=tuple(tokens),
+            movements=state.movements + tuple(moves),
+            phase=RANKING,
+            window=(),
+            window_orders=(),
+        )
+        ranked, more = self._rank(state, dice)
+        return ranked, events + more
+
+    # --- RANK ------------------------------------------------------------------------------
+
+    def _best(self, state: FirstPlayerState, seats: Sequence[int]) -> list[int]:
+        top = max(_seq(state.cups[seat].row) for seat in seats)
+        return [seat for seat in seats if _seq(state.cups[seat].row) == top]
+
+    def _rank(self, state: FirstPlayerState, dice: Dice) -> tuple[FirstPlayerState, list[Event]]:
+        """RANK(k): RP-4 to RP-6. Stops at a tiebreak token window; resumes from the state
+        (``group``: a tied group that has rolled and waits to be compared)."""
+        events: list[Event] = []
+        state = replace(state, phase=RANKING)
+        while True:
+            if state.group:
+                best = self._best(state, state.group)
+                if len(best) == 1:
+                    state = replace(state, ranking=(*state.ranking, best[0]), group=())
+                    continue
+                group = state.group
+            else:
+                remaining = [s for s in state.participants if s not in state.ranking]
+                if not remaining or (state.ranking and not state.options.free):
+                    break
+                best = self._best(state, remaining)
+                if len(best) == 1:
+                    state = replace(state, ranking=(*state.ranking, best[0]))
+                    continue
+                group = tuple(best)
+            state, rolled = self._tiebreak_roll(state, group, dice)
+            events.extend(rolled)
+            if state.options.tokens:
+                window = tuple(
+                    seat
+                    for seat in group
+                    if state.tokens[seat] and _can_take_token(state.cups[seat].row)
+                )
+                if window:
+                    return self._open_window(state, TIEBREAK, window), events
+        finished, more = self._finish_round(state, dice)
+        return finished, events + more
+
+    def _tiebreak_roll(
+        self, state: FirstPlayerState, group: tuple[int, ...], dice: Dice
+    ) -> tuple[FirstPlayerState, list[Event]]:
+        """RP-5: every player of the tied group rolls their last die again, in seat order."""
+        cups = list(state.cups)
+        rolled: list[str] = []
+        for seat in group:
+            row = list(cups[seat].row)
+            value = dice.draw(SIDES)
+            row[-1] = Die(value, token=False, marked=row[-1].marked)
+            cups[seat] = replace(cups[seat], row=tuple(row))
+            rolled.append(f"{state.players[seat]} {value} ({_row_text(row)})")
+        number = state.tiebreaks + 1
+        state = replace(state, cups=tuple(cups), group=group, tiebreaks=number)
+        return state, [Event(f"round {state.round} tiebreak roll {number}: {'; '.join(rolled)}")]
+
+    def _temporary(
+        self, state: FirstPlayerState, seats: Sequence[int], dice: Dice
+    ) -> tuple[list[int], dict[int, int], list[Event]]:
+        """Section 4.5: players without dice order themselves with one temporary die each,
+        ranked like one-die sequences (RP-5, RP-6); no token goes on a temporary die."""
+        values = {seat: dice.draw(SIDES) for seat in seats}
+        rolls = [f"{state.players[s]} {values[s]}" for s in seats]
+        events = [Event(f"round {state.round} temporary dice: {'; '.join(rolls)}")]
+        placed: list[int] = []
+        group: list[int] = []
+        while len(placed) < len(seats):
+            pool = group or [s for s in seats if s not in placed]
+            top = max(values[s] for s in pool)
+            best = [s for s in pool if values[s] == top]
+            if len(best) == 1:
+                placed.append(best[0])
+                group = []
+                continue
+            group = best
+            for seat in group:
+                values[seat] = dice.draw(SIDES)
+            rerolled = [f"{state.players[s]} {values[s]}" for s in group]
+            events.append(Event(f"round {state.round} temporary dice again: {'; '.join(rerolled)}"))
+        return placed, values, events
+
+    def _finish_round(
+        self, state: FirstPlayerState, dice: Dice
+    ) -> tuple[FirstPlayerState, list[Event]]:
+        """ORDER(k) and RESOLVE(k), then the next round or the end of the night."""
+        events: list[Event] = []
+        temporary: tuple[tuple[int, int], ...] = ()
+        moves: list[Movement] = []
+        if state.options.free:
+            zeros = [s for s in range(len(state.players)) if s not in state.participants]
+            if len(zeros) >= 2:
+                zeros, values, rolled = self._temporary(state, zeros, dice)
+                events.extend(rolled)
+                temporary = tuple((seat, values[seat]) for seat in zeros)
+                for seat in zeros:
+                    name = state.players[seat]
+                    moves.append(Movement(state.round, "temporary die", None, name, 1))
+                    moves.append(Movement(state.round, "temporary die removed", name, None, 1))
+            order = state.ranking + tuple(zeros)
+        else:
+            winner = state.ranking[0]
+            seats = len(state.players)
+            order = tuple((winner + step) % seats for step in range(seats))
+        state = replace(state, movements=state.movements + tuple(moves))
+        return self._resolve_round(state, order, temporary, host=False, events=events)
+
+    def _resolve_round(
+        self,
+        state: FirstPlayerState,
+        order: tuple[int, ...],
+        temporary: tuple[tuple[int, int], ...],
+        host: bool,
+        events: list[Event],
+    ) -> tuple[FirstPlayerState, list[Event]]:
+        k = state.round
+        names = [state.players[seat] for seat in order]
+        events.append(Event(f"round {k} actual order: {', '.join(names)}"))
+        counts, tokens = list(state.counts), list(state.tokens)
+        reserve = state.reserve
+        moves: list[Movement] = []
+        said: list[str] = []
+
+        def give(giver: int | None, receiver: int, reason: str) -> None:
+            nonlocal reserve
+            to = state.players[receiver]
+            if giver is None:
+                reserve -= 1
+                moves.append(Movement(k, reason, RESERVE, to, 1))
+                said.append(f"the reserve gives {to} a die")
+            else:
+                counts[giver] -= 1
+                moves.append(Movement(k, reason, state.players[giver], to, 1))
+                said.append(f"{state.players[giver]} gives {to} a die")
+            counts[receiver] += 1
+
+        def award(receiver: int) -> None:
+            tokens[receiver] += 1
+            moves.append(Movement(k, "token award", None, state.players[receiver], 1, "token"))
+            said.append(f"{state.players[receiver]} receives a token")
+
+        n = len(order)
+        first, last = order[0], order[-1]
+        if counts[first] > 0:
+            give(first, last, "winner to last")
+        else:
+            said.append(f"{state.players[first]} has no die to give")
+        if n >= 6:
+            second, second_last = order[1], order[-2]
+            if reserve > 0:
+                give(None, second_last, "reserve to second-last")
+            elif counts[second] > 0:
+                give(second, second_last, "second to second-last")
+            else:
+                said.append(
+                    f"{state.players[second]} has no die: "
+                    f"{state.players[second_last]} receives nothing"
+                )
+            if state.options.tokens:
+                award(order[-3])
+        elif n >= 4:
+            if state.options.reserve_to_second_last and reserve > 0:
+                give(None, order[-2], "reserve to second-last")
+            elif state.options.tokens:
+                award(order[-2])
+        events.append(Event(f"round {k} resolve: {'; '.join(said)}"))
+        rows = tuple(
+            state.cups[seat].row if state.cups else () for seat in range(len(state.players))
+        )
+        result = RoundResult(k, order, rows, temporary, host)
+        state = replace(
+            state,
+            counts=tuple(counts),
+            tokens=tuple(tokens),
+            reserve=reserve,
+            movements=state.movements + tuple(moves),
+            history=(*state.history, result),
+            group=(),
+        )
+        events.append(Event(f"after round {k}: {self._counts_text(state)}"))
+        if k < state.options.rounds:
+            opened, more = self._open_round(state)
+            return opened, events + more
+        return self._end_night(state, events)
+
+    def _end_night(
+        self, state: FirstPlayerState, events: list[Event]
+    ) -> tuple[FirstPlayerState, list[Event]]:
+        """NIGHT_END: tokens discarded, tracker column written."""
+        moves = tuple(
+            Movement(state.round, "tokens discarded", name, None, held, "token")
+            for name, held in zip(state.players, state.tokens, strict=True)
+            if held
+        )
+        state = replace(
+            state,
+            phase=FINISHED,
+            tokens=(0,) * len(state.players),
+            movements=state.movements + moves,
+            ready=(False,) * len(state.players),
+            window=(),
+            window_orders=(),
+        )
+        column = ", ".join(f"{name} {cell['note']}" for name, cell in tracker(state).items())
+        events.append(Event(f"the night is over; tracker: {column}, reserve {state.reserve}"))
+        return state, events
+
+    # --- deadlines and defaults ------------------------------------------------------------
+
+    def default(self, state: FirstPlayerState, seat: int) -> FirstPlayerOrder:
+        if state.phase == GIFTS:
+            return FirstPlayerOrder((Line("ready"),))
+        if state.phase == COMMIT and seat in state.participants:
+            cup = state.cups[seat]
+            if not cup.rolls:
+                return FirstPlayerOrder((Line("roll"), Line("arrange")))
+            if not cup.row:
+                return FirstPlayerOrder((Line("arrange"),))
+            return FirstPlayerOrder()
+        if state.phase in (TOKENS, TIEBREAK) and seat in state.window:
+            return FirstPlayerOrder((Line("token"),))
+        raise OrderError("no order is expected from you now")
+
+    def canonical(self, state: FirstPlayerState, seat: int, order: FirstPlayerOrder) -> str:
+        return "\n".join(line_text(state.players, line) for line in order.lines)
+
+    def resolve(self, state: FirstPlayerState, dice: Dice) -> tuple[FirstPlayerState, list[Event]]:
+        if state.phase == GIFTS:
+            return self._open_commit(state)
+        if state.phase == COMMIT:
+            events: list[Event] = []
+            for seat in state.participants:
+                if state.phase != COMMIT:
+                    break
+                cup = state.cups[seat]
+                if cup.row:
+                    continue
+                name = state.players[seat]
+                order = self.default(state, seat)
+                if not cup.rolls:
+                    events.append(
+                        Event(
+                            f"round {state.round}: {name} sent no roll: all their dice are rolled "
+                            "and arranged high to low"
+                        )
+                    )
+                else:
+                    events.append(
+                        Event(f"round {state.round}: {name} did not arrange: high to low")
+                    )
+                texts = [line_text(state.players, line) for line in order.lines]
+                state, more = self._commit(state, seat, order.lines, texts, dice, defaulted=True)
+                events.extend(more)
+            if state.phase == COMMIT and not state.revealed:
+                closed, more = self._close_commit(state, dice)
+                return closed, events + more
+            return state, events
+        if state.phase in (TOKENS, TIEBREAK):
+            return self._close_window(state, dice)
+        raise GameError("the night is over; there is nothing to resolve")
+
+    def host_order(
+        self, state: FirstPlayerState, order: Sequence[int]
+    ) -> tuple[FirstPlayerState, list[Event]]:
+        """F-16: the host enters the actual order (seats) instead of COMMIT and RANK, while
+        the round's gift window or rolling is open; RESOLVE still applies. Rolls already made
+        this round are void."""
+        if state.phase not in (GIFTS, COMMIT):
+            raise GameError("the host can set the actual order only before the reveal")
+        if sorted(order) != list(range(len(state.players))):
+            raise GameError("the actual order must name every player exactly once")
+        state = replace(state, cups=(), participants=(), ranking=())
+        events = [Event(f"round {state.round}: the host sets the actual order")]
+        return self._resolve_round(state, tuple(order), (), host=True, events=events)
+
+    # --- what players see ------------------------------------------------------------------
+
+    def _row_view(self, row: Sequence[Die]) -> list[JSON]:
+        return [{"value": die.value, "token": die.token, "shown": die.shown} for die in row]
+
+    def _player_view(self, state: FirstPlayerState, seat: int) -> dict[str, JSON]:
+        cup = state.cups[seat] if state.cups else Cup()
+        data: dict[str, JSON] = {
+            "seat": seat,
+            "name": state.players[seat],
+            "dice": state.counts[seat],
+            "tokens": state.tokens[seat],
+            "ready": state.ready[seat],
+            "participant": seat in state.participants,
+            "rolled": cup.rolls > 0,
+            "arranged": bool(cup.row),
+            "row": self._row_view(cup.row) if state.revealed and cup.row else None,
+        }
+        return data
+
+    def view(self, state: FirstPlayerState, seat: int | None) -> dict[str, JSON]:
+        current = None
+        if state.history and state.history[-1].number == state.round:
+            current = [state.players[s] for s in state.history[-1].order]
+        data: dict[str, JSON] = {
+            "game": self.key,
+            "status": "finished" if state.finished else "running",
+            "options": state.options.as_dict(),
+            "round": state.round,
+            "rounds": state.options.rounds,
+            "phase": state.phase,
+            "reserve": state.reserve,
+            "players": [self._player_view(state, s) for s in range(len(state.players))],
+            "absent": [{"name": m.name, "had": m.had, "dice": m.count} for m in state.absent],
+            "owed": [
+                {"player": state.players[p.seat], "kind": p.kind, "hint": p.hint}
+                for p in self.prompts(state)
+            ],
+            "ranking": [state.players[s] for s in state.ranking] if state.revealed else [],
+            "tiebreak": (
+                {"number": state.tiebreaks, "group": [state.players[s] for s in state.group]}
+                if state.group
+                else None
+            ),
+            "order": current,
+            "history": [self._result_view(state, result) for result in state.history],
+            "movements": [
+                {
+                    "round": m.round,
+                    "reason": m.reason,
+                    "from": m.giver,
+                    "to": m.receiver,
+                    "count": m.count,
+                    "unit": m.unit,
+                }
+                for m in state.movements
+            ],
+            "tracker": tracker(state),
+        }
+        if seat is not None:
+            data["you"] = self._you(state, seat)
+        standings = self.standings(state)
+        if standings is not None:
+            data["standings"] = [
+                {"player": state.players[s.seat], "place": s.place, "score": s.score}
+                for s in standings
+            ]
+        return data
+
+    def _you(self, state: FirstPlayerState, seat: int) -> dict[str, JSON]:
+        cup = state.cups[seat] if state.cups else Cup()
+        window = None
+        if state.window_orders and state.window_orders[seat] is not None:
+            window = list(state.window_orders[seat] or ())
+        return {
+            "seat": seat,
+            "name": state.players[seat],
+            "dice": state.counts[seat],
+            "tokens_left": state.tokens[seat] - cup.secret_tokens,
+            "rolled": cup.rolls > 0,
+            "hand": list(cup.hand),
+            "set_aside": list(cup.set_aside),
+            "row": self._row_view(cup.row),
+            "window_order": window,
+            "owes": [p.kind for p in self.prompts(state) if p.seat == seat],
+        }
+
+    def _result_view(self, state: FirstPlayerState, result: RoundResult) -> dict[str, JSON]:
+        return {
+            "round": result.number,
+            "order": [state.players[s] for s in result.order],
+            "rows": {
+                state.players[s]: self._row_view(row) for s, row in enumerate(result.rows) if row
+            },
+            "temporary": {state.players[s]: value for s, value in result.temporary},
+            "host": result.host,
+        }
+
+    def standings(self, state: FirstPlayerState) -> list[Standing] | None:
+        """Places: the actual order of the last round; score: the dice owned at the end."""
+        if not state.finished:
+            return None
+        order = state.history[-1].order
+        return [
+            Standing(seat, place, state.counts[seat]) for place, seat in enumerate(order, start=1)
+        ]
+
+    def replay_output(self, state: FirstPlayerState) -> dict[str, JSON]:
+        """The extra keys of the replay output (section 6): the reserve and the tracker."""
+        return {"reserve": state.reserve, "tracker": tracker(state)}
