@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from campaigns.engine import FirstPlayerEngine
 from games.engines.base import Engine
 from games.engines.choice import ChoiceEngine
+from games.engines.dice_survivor import DiceSurvivorEngine
+from games.engines.drop_shy import DropShyEngine
+from games.engines.liars_dice import LiarsDiceEngine
 
 # One line per game; the order is the order GMs see them in.
 _GAMES: list[Engine[Any, Any, Any]] = [
     ChoiceEngine(),
+    DiceSurvivorEngine(),
+    DropShyEngine(),
+    LiarsDiceEngine(),
+    FirstPlayerEngine(),
 ]
 
 ENGINES: dict[str, Engine[Any, Any, Any]] = {engine.key: engine for engine in _GAMES}

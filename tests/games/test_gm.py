@@ -251,7 +251,13 @@ def test_create_game_makes_the_game_and_its_seats_then_shows_its_page(client, gm
 def test_create_game_form_is_shown_with_the_engines(client):
     response = client.get(reverse("gm:create"))
     assert response.status_code == 200
-    assert response.context["form"]["engine"].field.choices == [("choice", "Choice")]
+    assert response.context["form"]["engine"].field.choices == [
+        ("choice", "Choice"),
+        ("dice-survivor", "Dice Survivor"),
+        ("drop-shy", "Drop-Shy"),
+        ("liars-dice", "Liar's Dice"),
+        ("first-player", "The First Player"),
+    ]
 
 
 @pytest.mark.parametrize(
