@@ -33,11 +33,13 @@ def berlin_game(gm: Any = None, title: str = "Berlin nights") -> Game:
 def events(ics: str) -> list[dict[str, str]]:
     """The VEVENTs of a calendar, each as {property: value} (unfolded)."""
     lines = ics.replace("\r\n ", "").split("\r\n")
-    found, current = [], None
+    found: list[dict[str, str]] = []
+    current: dict[str, str] | None = None
     for line in lines:
         if line == "BEGIN:VEVENT":
             current = {}
         elif line == "END:VEVENT":
+            assert current is not None
             found.append(current)
             current = None
         elif current is not None and ":" in line and not line.startswith(("BEGIN:", "END:")):
@@ -100,7 +102,7 @@ def test_a_finished_or_rotated_seat_has_no_feed_to_show(client, time_machine):
 
 def test_the_gms_feed_lists_the_open_deadline_of_each_of_their_games(client, time_machine):
     time_machine.move_to(SATURDAY, tick=False)
-    gm = GMFactory()
+    gm: Any = GMFactory()
     first = berlin_game(gm, "First")
     second = berlin_game(gm, "Second")
     berlin_game(title="Someone else's")
@@ -169,7 +171,7 @@ def test_a_player_chooses_the_digest_on_their_page(client, now, time_machine):
 
 
 def test_the_digest_replaces_the_reminders_and_comes_once_a_day(now):
-    first, second = owing_games(now)
+    first, _ = owing_games(now)
     ann = Seat.objects.get(game=first, position=0)
     reminders.choose(ann, digest=True, hour=8)
     late = first.steps.get().deadline - timedelta(hours=2)

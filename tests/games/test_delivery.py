@@ -43,7 +43,7 @@ def report_to(name: str) -> OutboundEmail:
     return OutboundEmail.objects.get(kind="report", to=f"{name}@example.org")
 
 
-def auth() -> dict[str, str]:
+def auth() -> dict[str, Any]:
     return {"HTTP_AUTHORIZATION": "Basic " + base64.b64encode(SECRET.encode()).decode()}
 
 

@@ -47,6 +47,12 @@ def game(now: datetime) -> Game:
     return postal.start_game(game.pk, now=now, seed=SEED)
 
 
+def reply_address(seat: Seat) -> str:
+    address = access.reply_address(seat)
+    assert address is not None
+    return address
+
+
 def seat(game: Game, position: int) -> Seat:
     return Seat.objects.get(game=game, position=position)
 
@@ -57,7 +63,7 @@ def order_text(game: Game, position: int) -> str:
     return CHOICE.canonical(state, position, CHOICE.default(state, position))
 
 
-def auth(secret: str = SECRET) -> dict[str, str]:
+def auth(secret: str = SECRET) -> dict[str, Any]:
     return {"HTTP_AUTHORIZATION": "Basic " + base64.b64encode(secret.encode()).decode()}
 
 
@@ -95,7 +101,7 @@ def postmark_payload(
     return payload
 
 
-def post_postmark(payload: dict[str, Any], **headers: str) -> Any:
+def post_postmark(payload: dict[str, Any], **headers: Any) -> Any:
     return Client().post(
         POSTMARK_INBOUND, data=json.dumps(payload), content_type="application/json", **headers
     )
@@ -142,7 +148,7 @@ def test_a_reply_through_postmark_becomes_the_order_with_a_receipt(game):
     reply = (
         f"{text}\n\nOn Mon, 23 Nov 2026, Moderator wrote:\n> Postal turn: rounds 1-2\n> W5 1+3 3+4"
     )
-    response = post_postmark(postmark_payload(access.reply_address(seat(game, 0)), reply), **auth())
+    response = post_postmark(postmark_payload(reply_address(seat(game, 0)), reply), **auth())
     assert response.status_code == 200
     order = Order.objects.get(seat__position=0)
     assert (order.source, order.canonical, order.text) == ("email", text, text)
@@ -152,7 +158,7 @@ def test_a_reply_through_postmark_becomes_the_order_with_a_receipt(game):
 
 
 def test_the_same_message_delivered_twice_makes_one_order(game):
-    payload = postmark_payload(access.reply_address(seat(game, 0)), order_text(game, 0))
+    payload = postmark_payload(reply_address(seat(game, 0)), order_text(game, 0))
     for _ in range(2):
         assert post_postmark(payload, **auth()).status_code == 200
     assert Order.objects.count() == 1
@@ -161,21 +167,21 @@ def test_the_same_message_delivered_twice_makes_one_order(game):
 
 
 def test_either_of_the_rotating_secrets_is_taken(game):
-    payload = postmark_payload(access.reply_address(seat(game, 0)), order_text(game, 0))
+    payload = postmark_payload(reply_address(seat(game, 0)), order_text(game, 0))
     assert post_postmark(payload, **auth("hook:s3cret-two")).status_code == 200
     assert Order.objects.count() == 1
 
 
 @pytest.mark.parametrize("headers", [{}, auth("hook:wrong")], ids=["no secret", "wrong secret"])
 def test_a_webhook_without_the_secret_is_refused_and_changes_nothing(game, headers):
-    payload = postmark_payload(access.reply_address(seat(game, 0)), order_text(game, 0))
+    payload = postmark_payload(reply_address(seat(game, 0)), order_text(game, 0))
     assert post_postmark(payload, **headers).status_code == 400
     assert (Order.objects.count(), InboundMessage.objects.count()) == (0, 0)
 
 
 def test_webhooks_are_off_until_a_secret_is_set(game, settings):
     settings.ANYMAIL = {"MAILGUN_WEBHOOK_SIGNING_KEY": SIGNING_KEY}
-    payload = postmark_payload(access.reply_address(seat(game, 0)), order_text(game, 0))
+    payload = postmark_payload(reply_address(seat(game, 0)), order_text(game, 0))
     assert post_postmark(payload, **auth()).status_code == 403
     assert (Order.objects.count(), InboundMessage.objects.count()) == (0, 0)
 
@@ -183,7 +189,7 @@ def test_webhooks_are_off_until_a_secret_is_set(game, settings):
 def test_a_signed_mailgun_reply_becomes_the_order_from_its_stripped_text(game):
     text = order_text(game, 1)
     body = f"{text}\n\nOn Mon, 23 Nov 2026, Moderator wrote:\n> W5 1+3 3+4"
-    form = mailgun_form(access.reply_address(seat(game, 1)), body, "<mg-1@mail.example.net>")
+    form = mailgun_form(reply_address(seat(game, 1)), body, "<mg-1@mail.example.net>")
     response = Client().post(MAILGUN_INBOUND, data=form, **auth())
     assert response.status_code == 200
     order = Order.objects.get()
@@ -191,15 +197,13 @@ def test_a_signed_mailgun_reply_becomes_the_order_from_its_stripped_text(game):
 
 
 def test_a_forged_mailgun_signature_is_refused_and_changes_nothing(game):
-    form = mailgun_form(
-        access.reply_address(seat(game, 1)), order_text(game, 1), "<mg-2@x>", key="forged"
-    )
+    form = mailgun_form(reply_address(seat(game, 1)), order_text(game, 1), "<mg-2@x>", key="forged")
     assert Client().post(MAILGUN_INBOUND, data=form, **auth()).status_code == 400
     assert (Order.objects.count(), InboundMessage.objects.count()) == (0, 0)
 
 
 def test_an_invalid_order_is_answered_with_the_line_and_the_engines_message(game):
-    address = access.reply_address(seat(game, 0))
+    address = reply_address(seat(game, 0))
     response = post_postmark(postmark_payload(address, "W9 1+1 1+1\nthanks!"), **auth())
     assert response.status_code == 200
     assert Order.objects.count() == 0
@@ -214,7 +218,7 @@ def test_an_invalid_order_is_answered_with_the_line_and_the_engines_message(game
 
 def test_a_reply_with_no_order_above_the_quote_is_answered(game):
     post_postmark(
-        postmark_payload(access.reply_address(seat(game, 0)), "> W5 1+3 3+4\n-- \nann"), **auth()
+        postmark_payload(reply_address(seat(game, 0)), "> W5 1+3 3+4\n-- \nann"), **auth()
     )
     (refused,) = refusals()
     assert "your reply holds no order: write it above the quoted report" in refused.text
@@ -232,9 +236,7 @@ def test_a_reply_with_no_order_above_the_quote_is_answered(game):
     ids=["auto-submitted", "x-autoreply", "precedence", "bounce"],
 )
 def test_automatic_replies_make_no_order_and_get_no_answer(game, headers):
-    payload = postmark_payload(
-        access.reply_address(seat(game, 0)), order_text(game, 0), headers=headers
-    )
+    payload = postmark_payload(reply_address(seat(game, 0)), order_text(game, 0), headers=headers)
     assert post_postmark(payload, **auth()).status_code == 200
     assert (Order.objects.count(), refusals()) == (0, [])
     assert InboundMessage.objects.get().state == "ignored"
@@ -242,7 +244,7 @@ def test_automatic_replies_make_no_order_and_get_no_answer(game, headers):
 
 def test_an_out_of_office_subject_is_an_automatic_reply(game):
     payload = postmark_payload(
-        access.reply_address(seat(game, 0)), "I am away until Monday.", Subject="Out of Office"
+        reply_address(seat(game, 0)), "I am away until Monday.", Subject="Out of Office"
     )
     post_postmark(payload, **auth())
     assert (Order.objects.count(), refusals()) == (0, [])
@@ -251,10 +253,10 @@ def test_an_out_of_office_subject_is_an_automatic_reply(game):
 def test_unknown_rotated_and_foreign_tokens_make_no_order_and_no_answer(game, now):
     other = postal.start_game(choice_game(3).pk, now=now, seed=SEED)
     ann = seat(game, 0)
-    old_address = access.reply_address(ann)
+    old_address = reply_address(ann)
     postal.rotate_link(game.pk, position=0, now=now)
     # Another game's token with this game's seat number: the MAC covers the game.
-    foreign = access.reply_address(seat(other, 0)).replace(f"+{other.pk}-", f"+{game.pk}-")
+    foreign = reply_address(seat(other, 0)).replace(f"+{other.pk}-", f"+{game.pk}-")
     addresses = [old_address, "orders+123-0-aaaaaaaaaaaaaaaaaaaaaaaaaa@in.example.org", foreign]
     sent_before = OutboundEmail.objects.count()
     for number, address in enumerate(addresses):
@@ -264,7 +266,7 @@ def test_unknown_rotated_and_foreign_tokens_make_no_order_and_no_answer(game, no
     assert OutboundEmail.objects.count() == sent_before
     assert set(InboundMessage.objects.values_list("state", flat=True)) == {"ignored"}
     # The new address works.
-    new = postmark_payload(access.reply_address(seat(game, 0)), order_text(game, 0))
+    new = postmark_payload(reply_address(seat(game, 0)), order_text(game, 0))
     post_postmark(new, **auth())
     assert Order.objects.count() == 1
 
@@ -272,9 +274,7 @@ def test_unknown_rotated_and_foreign_tokens_make_no_order_and_no_answer(game, no
 def test_a_late_reply_is_answered_too_late_and_changes_nothing(game, time_machine, now):
     step = game.steps.get(number=1)
     time_machine.move_to(step.deadline, tick=False)
-    post_postmark(
-        postmark_payload(access.reply_address(seat(game, 0)), order_text(game, 0)), **auth()
-    )
+    post_postmark(postmark_payload(reply_address(seat(game, 0)), order_text(game, 0)), **auth())
     assert Order.objects.count() == 0
     (refused,) = refusals()
     assert "too late: the deadline passed at" in refused.text
