@@ -15,6 +15,8 @@ from typing import Any
 
 from django import forms
 
+from games.engines import registry
+from games.engines.base import OrderError
 from games.engines.choice import (
     MAX_STORED_VALUES,
     SK_EATS,
@@ -29,6 +31,7 @@ from games.engines.choice import (
 
 BLOCKS = "blocks"
 TEXT = "text"
+MENU = "menu"
 # "round 21: ..." or "slot 21.5: ...": the engine's messages start with what they concern.
 _ROUND_MESSAGE = re.compile(r"round (\d+):")
 _SLOT_MESSAGE = re.compile(r"slot \d+\.5\b")
@@ -40,7 +43,9 @@ class OrderForm(forms.Form):
 
     step = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
     entry = forms.ChoiceField(
-        choices=[(BLOCKS, BLOCKS), (TEXT, TEXT)], widget=forms.HiddenInput, initial=TEXT
+        choices=[(BLOCKS, BLOCKS), (TEXT, TEXT), (MENU, MENU)],
+        widget=forms.HiddenInput,
+        initial=TEXT,
     )
     text = forms.CharField(
         required=False,
@@ -506,15 +511,116 @@ class ChoiceOrderForm(OrderForm):
         super().add_order_error(message)
 
 
+class _ProbeLimit(Exception):
+    pass
+
+
+class _ProbeDice:
+    """Dice for trying an order on a copy of the state: 1, 2, 3, ... by turns, so that
+    re-rolls of ties end. Engines check an order before they draw, so an order they refuse
+    is refused before any die; one that needs more than a few hundred dice was accepted."""
+
+    LIMIT = 500
+
+    def __init__(self) -> None:
+        self.drawn = 0
+
+    def draw(self, sides: int) -> int:
+        self.drawn += 1
+        if self.drawn > self.LIMIT:
+            raise _ProbeLimit
+        return (self.drawn - 1) % sides + 1
+
+
+def legal_choices(engine: Any, state: Any, position: int) -> list[tuple[str, str]]:
+    """The engine's candidate one-line orders for ``position`` now (``engine.candidates``)
+    that the engine itself accepts, as (order text, label). Engines are pure, so trying an
+    order on the state changes nothing."""
+    found = []
+    for text, label in engine.candidates(state, position):
+        try:
+            engine.submit(state, position, engine.parse(state, position, text), _ProbeDice())
+        except OrderError:
+            continue
+        except _ProbeLimit:
+            pass
+        found.append((text, label))
+    return found
+
+
+class MenuOrderForm(OrderForm):
+    """Games whose orders are mostly one line: a menu of exactly the legal orders now (a
+    button each when there are few, else a select), next to the quick-entry box."""
+
+    engine: Any = None
+    BUTTONS = 12
+
+    def __init__(
+        self, data: Any = None, *, state: Any, position: int, step_number: int, current: str = ""
+    ) -> None:
+        if data is not None and data.get("pick_button"):
+            # A button of the menu (or a cell of a board) was pressed: it names the order,
+            # whatever the select next to it says.
+            data = data.copy()
+            data["pick"] = data["pick_button"]
+        super().__init__(
+            data, state=state, position=position, step_number=step_number, current=current
+        )
+        self.menu = legal_choices(self.engine, state, position)
+        self.fields["pick"] = forms.ChoiceField(
+            label="Your order",
+            required=False,
+            choices=[("", "choose…"), *self.menu],
+            error_messages={"invalid_choice": "That order is not one of the legal ones now."},
+        )
+
+    @property
+    def buttons(self) -> bool:
+        return 0 < len(self.menu) <= self.BUTTONS
+
+    def clean(self) -> dict[str, Any]:
+        if self.data.get("entry") != MENU:
+            return super().clean()
+        cleaned = forms.Form.clean(self) or {}
+        if not cleaned.get("pick") and "pick" not in self.errors:
+            self.add_error("pick", "Choose your order first.")
+        return cleaned
+
+    def order_text(self) -> str:
+        if self.cleaned_data.get("entry") == MENU:
+            return str(self.cleaned_data["pick"])
+        return super().order_text()
+
+    def add_order_error(self, message: str) -> None:
+        if self.cleaned_data.get("entry") == MENU:
+            self.add_error("pick", message)
+        else:
+            super().add_order_error(message)
+
+
 FORMS: dict[str, type[OrderForm]] = {"choice": ChoiceOrderForm}
+_MENU_FORMS: dict[str, type[OrderForm]] = {}
+
+
+def _has_menu(engine_key: str) -> bool:
+    return hasattr(registry.get(engine_key), "candidates")
 
 
 def form_class(engine_key: str) -> type[OrderForm]:
-    return FORMS.get(engine_key, OrderForm)
+    if engine_key in FORMS:
+        return FORMS[engine_key]
+    if not _has_menu(engine_key):
+        return OrderForm
+    if engine_key not in _MENU_FORMS:
+        _MENU_FORMS[engine_key] = type(
+            "MenuOrderForm", (MenuOrderForm,), {"engine": registry.get(engine_key)}
+        )
+    return _MENU_FORMS[engine_key]
 
 
 def form_templates(engine_key: str) -> list[str]:
-    return [f"games/forms/{engine_key}.html", "games/forms/default.html"]
+    fallback = "games/forms/menu.html" if _has_menu(engine_key) else "games/forms/default.html"
+    return [f"games/forms/{engine_key}.html", fallback]
 
 
 class ReminderChoiceForm(forms.Form):

@@ -264,6 +264,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "status": status,
         "seats": seats,
         "engine": registry.get(game.engine),
+        "can_play_again": hasattr(registry.get(game.engine), "follow_up"),
         "public": public,
         "hidden": hidden,
         "events": events,
@@ -347,6 +348,12 @@ def _resend(form: SeatForm, now: datetime) -> str:
     return f"The current report is sent to {form.seat_name()} again."
 
 
+def _again(form: Any, now: datetime) -> str:
+    new = postal.play_again(form.game.pk, now=now)
+    first = new.seats.get(position=0).name
+    return f"{new.title} has started with the same players; {first} places first."
+
+
 def _clear(form: Any, now: datetime) -> str:
     postal.clear_needs_gm(form.game.pk)
     return "Cleared: the sweep tries the open step again."
@@ -364,6 +371,7 @@ ACTIONS: dict[str, tuple[type[GameForm], Callable[[Any, datetime], str]]] = {
     "rotate": (SeatForm, _rotate),
     "resend": (SeatForm, _resend),
     "clear": (GameForm, _clear),
+    "again": (GameForm, _again),
 }
 
 

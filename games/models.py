@@ -45,6 +45,10 @@ class Game(models.Model):
     # Hours before a deadline at which seats that still owe an order are reminded.
     reminders = models.JSONField(default=default_reminders, blank=True)
     paused_at = models.DateTimeField(null=True, blank=True)
+    # The game this one follows ("play again" with the same players).
+    previous = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="next_games"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

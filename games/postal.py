@@ -9,6 +9,7 @@ in as ``now``.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -266,8 +267,17 @@ def _current_open_step(game: Game, seat: Seat, step_number: int | None, now: dat
             if previous and previous.closed_at
             else ""
         )
+        applied = (
+            Order.objects.filter(step=previous, seat=seat, source=Order.Source.DEFAULT)
+            .values_list("canonical", flat=True)
+            .first()
+            if previous
+            else None
+        )
+        default = "" if applied is None else f" (no-moves default applied: {applied})"
         raise OrderRejected(
-            f"too late: step {step_number} was resolved{when}; the current step is {step.number}"
+            f"too late: step {step_number} was resolved{when}; the current step is "
+            f"{step.number}{default}"
         )
     if step.status != Step.Status.OPEN or step.deadline <= now:
         raise OrderRejected(
@@ -606,6 +616,46 @@ def resend_report(game_id: int, *, position: int, now: datetime) -> None:
             raise PostalError("the game has not started; there is no report yet")
         token = access.mint([seat], now=now)[position]
         outbox.queue([reports.current_report_email(game, seat, token, now)])
+
+
+def _next_title(title: str) -> str:
+    match = re.fullmatch(r"(.*), game (\d+)", title)
+    if match:
+        return f"{match[1]}, game {int(match[2]) + 1}"
+    return f"{title}, game 2"
+
+
+def play_again(game_id: int, *, now: datetime) -> Game:
+    """The next game with the same players, started at once, for games whose rules say how
+    it follows this one (``engine.follow_up``: Drop-Shy's loser places first and the
+    instigator is rolled for the winner). Same schedule, zone and reminders."""
+    with transaction.atomic():
+        game = _locked(game_id)
+        engine = registry.get(game.engine)
+        follow_up = getattr(engine, "follow_up", None)
+        if follow_up is None:
+            raise PostalError(f"{engine.title} has no next game with the same players")
+        if game.status != Game.Status.FINISHED:
+            raise PostalError("the game is not over yet; the next game follows the final standings")
+        if game.next_games.exists():
+            raise PostalError(f"the next game, {game.next_games.get().title}, has already started")
+        names, options = follow_up(engine.state_from_json(game.state))
+        seats = {seat.name: seat for seat in game.seats.all()}
+        new = create_game(
+            gm=game.gm,
+            engine_key=game.engine,
+            title=_next_title(game.title),
+            players=[
+                Player(seats[name].name, seats[name].email, seats[name].time_zone) for name in names
+            ],
+            options=options,
+            time_zone=game.time_zone,
+            schedule_spec=game.schedule,
+            early_processing=game.early_processing,
+        )
+        new.previous, new.reminders = game, game.reminders
+        new.save(update_fields=["previous", "reminders"])
+        return start_game(new.pk, now=now)
 
 
 def clear_needs_gm(game_id: int) -> None:

@@ -95,6 +95,8 @@ def seat_context(
     for part in ENGINE_PARTS:
         context[f"{part}_txt"] = engine_templates(game.engine, part, "txt")
         context[f"{part}_html"] = engine_templates(game.engine, part, "html")
+    # Web pages may draw the board richer than an email can (SVG): boards/<key>.page.html.
+    context["board_page_html"] = [f"games/boards/{game.engine}.page.html", *context["boards_html"]]
     if step is None:
         context["standings"] = [
             {"name": game_seat_name(game, s.seat), "place": s.place, "score": s.score}

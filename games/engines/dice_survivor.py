@@ -961,6 +961,36 @@ class DiceSurvivorEngine(JsonCodec):
 
     # --- standings -------------------------------------------------------------------------
 
+    def candidates(self, state: SurvivorState, seat: int) -> list[tuple[str, str]]:
+        """One-line orders a web form may offer ``seat`` now, as (text, label): more than
+        are legal (the form keeps those ``submit`` accepts)."""
+        if state.finished:
+            return []
+        if state.question is not None:
+            return [("rematch", "rematch: roll again"), ("accept", "accept the result")]
+        others = [state.players[s] for s in state.alive if s != seat]
+        knockouts = [(f"ko {name}", f"KO {name} (both actions, once a game)") for name in others]
+        if state.finals:
+            rollers = [state.players[s] for s in state.alive]
+            return [
+                ("challenge", "challenge"),
+                *(
+                    (f"challenge d12={name}", f"challenge: {name} rolls the d12")
+                    for name in rollers
+                ),
+                *knockouts,
+            ]
+        return [
+            ("pass", "pass: end your turn"),
+            ("extra", "extra: take an Extra Play Point"),
+            *((f"challenge {name}", f"challenge {name} (stake 1)") for name in others),
+            *(
+                (f"challenge {name} double", f"challenge {name} double (stake 2)")
+                for name in others
+            ),
+            *knockouts,
+        ]
+
     def standings(self, state: SurvivorState) -> list[Standing] | None:
         if not state.finished:
             return None

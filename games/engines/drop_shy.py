@@ -827,6 +827,30 @@ class DropShyEngine(JsonCodec):
             "how": turn.how,
         }
 
+    def candidates(self, state: DropShyState, seat: int) -> list[tuple[str, str]]:
+        """The orders a web form may offer ``seat`` now, as (text, label): a cell for each
+        candidate die, or failing a die that fits nowhere (the form keeps those ``submit``
+        accepts)."""
+        if state.current != seat:
+            return []
+        line = state.lines[seat]
+        named = state.options.two_candidate and len(candidates(line, state.options)) > 1
+        found = []
+        for name, index, legal in legal_by_candidate(state):
+            face = line[index].face
+            take = f"take {name} " if named else ""
+            if not legal:
+                found.append((f"take {name}", f"fail your {face} ({name}): it fits nowhere"))
+            found += [
+                (f"{take}place {x} {y}", f"your {face}{f' ({name})' if named else ''} to ({x},{y})")
+                for x, y in legal
+            ]
+        return found
+
+    def follow_up(self, state: DropShyState) -> tuple[list[str], dict[str, JSON]]:
+        """The next game with the same players ("play again"): ``follow_up`` above."""
+        return follow_up(state)
+
     def standings(self, state: DropShyState) -> list[Standing] | None:
         if not state.finished:
             return None

@@ -1344,6 +1344,31 @@ class LiarsDiceEngine(JsonCodec):
 
     # --- the end ---------------------------------------------------------------------------
 
+    def candidates(self, state: LiarsDiceState, seat: int) -> list[tuple[str, str]]:
+        """One-line orders a web form may offer ``seat`` now, as (text, label): more than
+        are legal (the form keeps those ``submit`` accepts). Bids go up to every die in
+        play; a team action, a Revelation show or a Mulligan of some dice is typed."""
+        if state.phase == CHEAT:
+            return [("cheat no", "cheat no"), ("cheat yes", "cheat yes")]
+        if state.phase == MULLIGAN:
+            return [("mulligan none", "mulligan none: keep every die")]
+        if state.phase != BIDDING:
+            return []
+        found = [
+            ("liar", "liar: challenge the last bid"),
+            ("spot", "spot: the last bid is exactly right"),
+            ("accuse", "accuse: the opponent cheated this round"),
+        ]
+        if state.sum_phase:
+            found += [(f"bid sum {total}", f"bid sum {total}") for total in range(2, 13)]
+        else:
+            found += [
+                (f"bid {quantity} {face}", f"bid {quantity} x {face}")
+                for quantity in range(1, sum(state.counts) + 1)
+                for face in range(1, 7)
+            ]
+        return found
+
     def standings(self, state: LiarsDiceState) -> list[Standing] | None:
         if not state.finished:
             return None

@@ -1,0 +1,87 @@
+"""Drop-Shy's board in the reports: the text email's grid of numbers and the HTML email's
+table show exactly the board's cells and values, with their coordinates."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from html import unescape
+
+import pytest
+
+from games import postal
+from games.engines.drop_shy import DropShyEngine
+from games.models import Game, Step
+from moderator.mail.models import OutboundEmail
+from tests.factories import GMFactory
+
+pytestmark = pytest.mark.django_db
+
+SEED = bytes(range(32))
+ENGINE = DropShyEngine()
+
+
+def played(now: datetime, turns: int) -> Game:
+    """A 3-player game after ``turns`` orders, each on the first legal cell."""
+    game = postal.create_game(
+        gm=GMFactory(),
+        engine_key="drop-shy",
+        title="Shy",
+        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
+        options={"dice_per_player": 5},
+    )
+    game = postal.start_game(game.pk, now=now, seed=SEED)
+    for _ in range(turns):
+        game.refresh_from_db()
+        state = ENGINE.state_from_json(game.state)
+        ((text, _), *_) = [c for c in ENGINE.candidates(state, state.current) if "place" in c[0]]
+        postal.accept_order(
+            game_id=game.pk, position=state.current, text=text, source="web", now=now
+        )
+    game.refresh_from_db()
+    return game
+
+
+def board_of(game: Game) -> dict[tuple[int, int], int]:
+    state = ENGINE.state_from_json(game.state)
+    return {(placed.x, placed.y): placed.face for placed in state.board}
+
+
+def latest_report(game: Game) -> OutboundEmail:
+    step = Step.objects.get(game=game, number=game.step_number)
+    return OutboundEmail.objects.get(dedupe_key=f"report:{game.pk}:{step.number}:0")
+
+
+def text_grid(text: str) -> dict[tuple[int, int], int]:
+    """The cells with a die in the text email's grid, read by their coordinates."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("The board"))
+    header = next(line for line in lines[start + 1 :] if re.fullmatch(r"\s+(-?\d+\s*)+", line))
+    xs = [int(x) for x in header.split()]
+    found = {}
+    for line in lines[lines.index(header) + 1 :]:
+        if not line.strip() or line.startswith("Lines"):
+            break
+        y, marks = int(line[:5]), line[5:]
+        for column, x in enumerate(xs):
+            mark = marks[column * 3 : column * 3 + 3].strip()
+            if mark.isdigit():
+                found[(x, y)] = int(mark)
+    return found
+
+
+def html_table(html: str) -> dict[tuple[int, int], int]:
+    table = re.search(r'<table id="board".*?</table>', html, re.S)
+    assert table is not None
+    cells = re.findall(r'<td title="\((-?\d+),(-?\d+)\)"[^>]*>([^<]*)</td>', table[0])
+    return {(int(x), int(y)): int(v) for x, y, v in cells if unescape(v).strip().isdigit()}
+
+
+@pytest.mark.parametrize("turns", [0, 4, 9])
+def test_the_text_grid_and_the_html_table_show_exactly_the_board(now, turns):
+    game = played(now, turns)
+    board = board_of(game)
+    assert (len(board) > 1) == (turns > 0)
+    report = latest_report(game)
+    assert text_grid(report.text) == board
+    assert html_table(report.html) == board

@@ -1,0 +1,148 @@
+"""The order forms of the one-line games: a menu of exactly the orders the engine takes
+now (buttons when few, a select when many), next to the quick-entry box; Drop-Shy's board
+drawn as SVG with a button over each legal cell."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from games import access, postal
+from games.forms import legal_choices
+from games.models import Game, Order, Seat, Step
+from tests.factories import GMFactory
+
+pytestmark = pytest.mark.django_db
+
+SEED = bytes(range(32))
+
+
+@pytest.fixture(autouse=True)
+def frozen(time_machine: Any, now: datetime) -> None:
+    time_machine.move_to(now, tick=False)
+
+
+def started(engine: str, now: datetime, options: dict[str, Any] | None = None) -> Game:
+    game = postal.create_game(
+        gm=GMFactory(),
+        engine_key=engine,
+        title=f"A game of {engine}",
+        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
+        options=options or {},
+    )
+    return postal.start_game(game.pk, now=now, seed=SEED)
+
+
+def on_turn(game: Game) -> Seat:
+    step = Step.objects.get(game=game, number=game.step_number)
+    return Seat.objects.get(game=game, position=step.prompts[0]["seat"])
+
+
+def browser_of(seat: Seat, now: datetime) -> Client:
+    client = Client()
+    token = access.mint([seat], now=now)[seat.position]
+    assert client.post(f"/p/{token}/").status_code == 302
+    return client
+
+
+def options_of(html: str, name: str) -> list[str]:
+    select = re.search(rf'<select name="{name}"[^>]*>(.*?)</select>', html, re.S)
+    assert select is not None
+    return re.findall(r'<option value="([^"]*)"', select[1])
+
+
+def buttons_of(html: str) -> list[str]:
+    return re.findall(r'<button type="submit" name="pick_button" value="([^"]*)"', html)
+
+
+def test_dice_survivor_offers_its_legal_actions_as_buttons_and_takes_one(now):
+    game = started("dice-survivor", now)
+    seat = on_turn(game)
+    client = browser_of(seat, now)
+    page = client.get(f"/play/{game.pk}/").content.decode()
+    others = [name for name in ("ann", "bob", "cy") if name != seat.name]
+    assert buttons_of(page) == [
+        "pass",
+        "extra",
+        *(f"challenge {name}" for name in others),
+        *(f"challenge {name} double" for name in others),
+        *(f"ko {name}" for name in others),
+    ]
+    response = client.post(
+        f"/play/{game.pk}/",
+        {"step": game.step_number, "entry": "menu", "pick": "", "pick_button": "extra"},
+    )
+    assert response.status_code == 302
+    order = Order.objects.get(seat=seat)
+    assert (order.source, order.canonical) == ("web", "extra")
+
+
+def test_a_menu_order_that_is_not_legal_now_is_refused_and_changes_nothing(now):
+    game = started("dice-survivor", now)
+    seat = on_turn(game)
+    client = browser_of(seat, now)
+    before = Game.objects.get(pk=game.pk).state
+    response = client.post(
+        f"/play/{game.pk}/", {"step": game.step_number, "entry": "menu", "pick": f"ko {seat.name}"}
+    )
+    assert response.status_code == 200
+    assert "That order is not one of the legal ones now." in response.content.decode()
+    assert Order.objects.count() == 0
+    assert Game.objects.get(pk=game.pk).state == before
+    empty = client.post(f"/play/{game.pk}/", {"step": game.step_number, "entry": "menu"})
+    assert "Choose your order first." in empty.content.decode()
+
+
+def test_liars_dice_offers_exactly_the_legal_opening_bids_and_keeps_the_cup_private(now):
+    game = started("liars-dice", now)
+    seat = on_turn(game)
+    page = browser_of(seat, now).get(f"/play/{game.pk}/").content.decode()
+    # Classic with wild ones: any quantity up to the 15 dice in play, never opening on ones;
+    # no challenge before the first bid.
+    assert options_of(page, "pick") == [
+        "",
+        *(f"bid {quantity} {face}" for quantity in range(1, 16) for face in range(2, 7)),
+    ]
+    state = game.rules.state_from_json(Game.objects.get(pk=game.pk).state)
+    assert legal_choices(game.rules, state, (seat.position + 1) % 3) == []
+
+
+def test_liars_dice_takes_a_bid_from_the_select_and_offers_the_challenge_next(now):
+    game = started("liars-dice", now)
+    seat = on_turn(game)
+    client = browser_of(seat, now)
+    client.post(f"/play/{game.pk}/", {"step": game.step_number, "entry": "menu", "pick": "bid 3 4"})
+    assert Order.objects.get(seat=seat).canonical == "bid 3 4"
+    game.refresh_from_db()
+    following = on_turn(game)
+    page = browser_of(following, now).get(f"/play/{game.pk}/").content.decode()
+    offered = options_of(page, "pick")
+    assert offered[:2] == ["", "liar"]
+    assert "bid 3 4" not in offered and "bid 3 5" in offered and "bid 2 6" not in offered
+
+
+def test_drop_shy_draws_the_board_with_a_button_over_each_legal_cell(now):
+    game = started("drop-shy", now, {"dice_per_player": 4})
+    seat = on_turn(game)
+    client = browser_of(seat, now)
+    page = client.get(f"/play/{game.pk}/").content.decode()
+    state = game.rules.state_from_json(Game.objects.get(pk=game.pk).state)
+    legal = game.rules.view(state, seat.position)["legal"]
+    assert sorted(buttons_of(page)) == sorted(f"place {x} {y}" for x, y in legal)
+    # The form's drawing and the board section's drawing both highlight exactly those cells.
+    highlighted = re.findall(r'<rect class="legal" data-x="(-?\d+)" data-y="(-?\d+)"', page)
+    assert sorted(highlighted) == sorted([(str(x), str(y)) for x, y in legal] * 2)
+    assert page.count("<svg ") == 2
+    x, y = legal[0]
+    response = client.post(
+        f"/play/{game.pk}/",
+        {"step": game.step_number, "entry": "menu", "pick": "", "pick_button": f"place {x} {y}"},
+    )
+    assert response.status_code == 302
+    assert Order.objects.get(seat=seat).canonical == f"place {x} {y}"
+    after = game.rules.state_from_json(Game.objects.get(pk=game.pk).state)
+    assert (x, y) in {(placed.x, placed.y) for placed in after.board}

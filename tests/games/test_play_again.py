@@ -1,0 +1,106 @@
+"""'Play again' from the GM panel: the next Drop-Shy game with the same players, where the
+previous loser places first and the instigator is recorded as rolled for the previous
+winner (rules/drop-shy.md 4.1)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from games import postal
+from games.engines.drop_shy import DropShyEngine
+from games.models import Game, Step
+from moderator.mail.models import OutboundEmail
+from tests.factories import GMFactory, choice_game
+
+pytestmark = pytest.mark.django_db
+
+SEED = bytes(range(32))
+ENGINE = DropShyEngine()
+
+
+@pytest.fixture
+def gm():
+    return GMFactory(is_staff=True)
+
+
+def finished_game(gm, now: datetime) -> Game:
+    game = postal.create_game(
+        gm=gm,
+        engine_key="drop-shy",
+        title="Shy",
+        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
+        options={"dice_per_player": 2},
+        time_zone="Europe/Paris",
+        schedule_spec={"kind": "daily", "time": "20:00"},
+    )
+    game = postal.start_game(game.pk, now=now, seed=SEED)
+    for _ in range(200):
+        game.refresh_from_db()
+        if game.status == Game.Status.FINISHED:
+            return game
+        state = ENGINE.state_from_json(game.state)
+        ((text, _), *_) = ENGINE.candidates(state, state.current)
+        postal.accept_order(
+            game_id=game.pk, position=state.current, text=text, source="web", now=now
+        )
+    pytest.fail("the game did not end")
+
+
+def act(client, game: Game, action: str) -> list[str]:
+    response = client.post(f"/gm/{game.pk}/{action}/", follow=True)
+    return [str(message) for message in response.context["messages"]]
+
+
+def test_play_again_starts_the_next_game_with_the_loser_first(client, gm, now):
+    game = finished_game(gm, now)
+    standings = {
+        game.seats.get(position=s.seat).name: s.place
+        for s in ENGINE.standings(ENGINE.state_from_json(game.state)) or []
+    }
+    winner = min(standings, key=lambda name: (standings[name], name))
+    loser = max(standings, key=lambda name: standings[name])
+    client.force_login(gm)
+    page = client.get(f"/gm/{game.pk}/").content.decode()
+    assert "Play again with the same players" in page
+
+    messages = act(client, game, "again")
+    new = Game.objects.get(previous=game)
+    assert messages == [f"Shy, game 2 has started with the same players; {loser} places first."]
+    assert new.status == Game.Status.RUNNING
+    names = list(new.seats.order_by("position").values_list("name", flat=True))
+    assert names[0] == loser and sorted(names) == ["ann", "bob", "cy"]
+    assert (new.options["previous_winner"], new.options["previous_loser"]) == (winner, loser)
+    assert (new.time_zone, new.schedule) == ("Europe/Paris", {"kind": "daily", "time": "20:00"})
+    # The loser has the first turn (played by the moderator when their die fits nowhere).
+    view = ENGINE.view(ENGINE.state_from_json(new.state), None)
+    first = Step.objects.get(game=new, number=1)
+    first_turn = view["history"][0]["seat"] if view["history"] else first.prompts[0]["seat"]
+    assert first_turn == 0
+    report = OutboundEmail.objects.get(kind="report", game=new, to=f"{loser}@example.org")
+    assert f"The instigator was rolled for {winner}." in report.text
+
+    # Once is enough; the old page links the new game.
+    assert act(client, game, "again") == [f"the next game, {new.title}, has already started"]
+    assert f'<p id="next-game">The next game: <a href="/gm/{new.pk}/">Shy, game 2</a>.</p>' in (
+        client.get(f"/gm/{game.pk}/").content.decode()
+    )
+
+
+def test_play_again_waits_for_the_end_and_needs_a_game_that_has_one(client, gm, now):
+    running = postal.create_game(
+        gm=gm,
+        engine_key="drop-shy",
+        title="Still going",
+        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob")],
+    )
+    postal.start_game(running.pk, now=now, seed=SEED)
+    choice = postal.start_game(choice_game(2, gm=gm).pk, now=now, seed=SEED)
+    client.force_login(gm)
+    assert act(client, running, "again") == [
+        "the game is not over yet; the next game follows the final standings"
+    ]
+    assert act(client, choice, "again") == ["Choice has no next game with the same players"]
+    assert "Play again" not in client.get(f"/gm/{choice.pk}/").content.decode()
+    assert Game.objects.filter(previous__isnull=False).count() == 0
