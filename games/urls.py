@@ -10,6 +10,7 @@ urlpatterns = [
     path("p/<str:token>/", views.magic_link, name="link"),
     path("play/", views.play_index, name="play_index"),
     path("play/<int:game_id>/", views.play, name="play"),
+    path("play/<int:game_id>/view.json", views.play_json, name="play_json"),
     path("play/reminders/", views.reminder_choice, name="reminders"),
     path("calendar/gm/<str:token>.ics", views.gm_calendar, name="gm_calendar"),
     path("calendar/<str:token>.ics", views.seat_calendar, name="calendar"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -130,6 +130,30 @@ def play(request: HttpRequest, game_id: int) -> HttpResponse:
         reminder_form=ReminderChoiceForm(initial=reminders.choice_of(seat)),
     )
     return render(request, "games/play.html", context)
+
+
+@require_GET
+def play_json(request: HttpRequest, game_id: int) -> HttpResponse:
+    """The seat's page as JSON: what the seat may see (the engine's view for it), what it
+    owes and until when. Scoped like the page: another seat's game is the same 404."""
+    seats = _session_seats(request, game_id=game_id)
+    if not seats:
+        return not_valid(request)
+    seat = seats[0]
+    game = seat.game
+    data: dict[str, Any] = {"game": game.pk, "title": game.title, "status": game.status}
+    if game.state is not None:
+        engine = game.rules
+        step = _open_step(game)
+        data["seat"] = {"position": seat.position, "name": seat.name}
+        data["view"] = engine.view(engine.state_from_json(game.state), seat.position)
+        if step is not None:
+            data["step"] = {
+                "number": step.number,
+                "deadline": step.deadline.isoformat(),
+                "owed": [p for p in step.prompts if p["seat"] == seat.position],
+            }
+    return JsonResponse(data)
 
 
 def _open_step(game: Game) -> Step | None:

@@ -134,3 +134,12 @@ def _buttons(xs: list[int], rows: list[dict[str, Any]], menu: list[tuple[str, st
         'min-height:0"></button>',
         ((v, lbl, lbl, lf, tp, w, h) for v, lbl, lf, tp, w, h in items),
     )
+
+
+@register.filter
+def numbers(values: Any, separator: str = " ") -> str:
+    """Numbers joined for a text email: Django's ``join`` gives up on numbers where
+    autoescaping is off (text emails) and prints the list as Python writes it."""
+    if values is None:
+        return ""
+    return separator.join(str(value) for value in values)

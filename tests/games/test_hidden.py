@@ -12,6 +12,7 @@ from html import escape
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.test import Client
 
 from games import access, postal
@@ -39,12 +40,16 @@ def readable_by(game: Game, position: int, now: datetime) -> str:
     token = access.mint([seat], now=now)[position]
     parts = [browser.get(f"/p/{token}/").content.decode()]
     assert browser.post(f"/p/{token}/").status_code == 302
-    for url in ("/play/", f"/play/{game.pk}/"):
+    for url in ("/play/", f"/play/{game.pk}/", f"/play/{game.pk}/view.json"):
         response = browser.get(url)
         assert response.status_code == 200, url
         parts.append(response.content.decode())
     for email in OutboundEmail.objects.filter(to=seat.email):
         parts += [email.subject, email.text, email.html]
+        parts += [attachment["content"] for attachment in email.attachments]
+    parts.append(
+        browser.get(access.calendar_url(seat).removeprefix(settings.SITE_URL)).content.decode()
+    )
     return "\n".join(parts)
 
 
