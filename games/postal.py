@@ -21,7 +21,7 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.db.models import F
 
-from games import access, reports, schedule
+from games import access, reports, schedule, signals
 from games.engines import registry
 from games.engines.base import Engine, Event, GameError, OptionsError, OrderError, Prompt
 from games.engines.dice import VerifiableDice, commitment, new_seed
@@ -414,6 +414,9 @@ def _advance(
         game.finished_at = now
         game.seed_revealed = True
     _queue_reports(game, seats, engine, state, events, step, now)
+    if step is None:
+        game.save()
+        signals.game_finished.send(sender=Game, game=game, state=state, now=now)
 
 
 def _open_step(

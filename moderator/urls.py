@@ -4,6 +4,7 @@ from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("gm/campaigns/", include("campaigns.urls")),
     path("gm/", include("games.gm_urls")),
     # The ESPs' inbound and tracking webhooks (moderator/mail/webhooks.py).
     path("mail/webhooks/", include("moderator.mail.webhooks")),

@@ -1,0 +1,15 @@
+from django.urls import path
+
+from campaigns import views
+
+app_name = "campaigns"
+
+urlpatterns = [
+    path("", views.campaign_list, name="list"),
+    path("<int:campaign_id>/", views.campaign_page, name="campaign"),
+    path("<int:campaign_id>/members/", views.add_member, name="add_member"),
+    path("<int:campaign_id>/nights/", views.open_night, name="open_night"),
+    path("<int:campaign_id>/games/", views.league_game, name="league_game"),
+    path("<int:campaign_id>/tracker.csv", views.tracker_csv, name="tracker_csv"),
+    path("<int:campaign_id>/tracker.svg", views.tracker_svg, name="tracker_svg"),
+]

@@ -1,0 +1,150 @@
+"""The host's campaign pages, in the GM panel: a host sees and runs their own campaigns
+only (any other answers 404). Thin: each action validates a form and calls one
+``campaigns.postal`` function, then redirects back with its message."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from campaigns import chart, postal
+from campaigns.forms import CampaignForm, MemberForm, NightForm
+from campaigns.models import Campaign, Night
+from games.gm_forms import first_error
+
+
+def campaigns_of(request: HttpRequest) -> QuerySet[Campaign]:
+    campaigns = Campaign.objects.all()
+    if not request.user.is_superuser:
+        campaigns = campaigns.filter(host_id=request.user.pk)
+    return campaigns
+
+
+def _campaign(request: HttpRequest, campaign_id: int) -> Campaign:
+    return get_object_or_404(campaigns_of(request), pk=campaign_id)
+
+
+@staff_member_required
+def campaign_list(request: HttpRequest) -> HttpResponse:
+    form = CampaignForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            campaign = postal.create_campaign(
+                host=request.user,
+                kind=data["kind"],
+                name=data["name"],
+                members=data["members"],
+                options=data["options"],
+                now=timezone.now(),
+            )
+        except postal.CampaignError as error:
+            form.add_error(None, error.message)
+        else:
+            messages.success(request, f"{campaign.name} is created.")
+            return redirect("campaigns:campaign", campaign.pk)
+    campaigns = campaigns_of(request).filter(host_id=request.user.pk)
+    return render(request, "campaigns/list.html", {"campaigns": campaigns, "form": form})
+
+
+@staff_member_required
+def campaign_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    members = list(campaign.members.order_by("joined_at", "id"))
+    context = {
+        "campaign": campaign,
+        "members": members,
+        "member_form": MemberForm(),
+    }
+    if campaign.kind == Campaign.Kind.FIRST_PLAYER:
+        sheet = postal.tracker(campaign)
+        context |= {
+            "night_form": NightForm(members=members, initial={"date": timezone.localdate()}),
+            "open_night": campaign.nights.filter(status=Night.Status.OPEN)
+            .prefetch_related("tables__game", "attendance__member")
+            .first(),
+            "nights": campaign.nights.order_by("-number"),
+            "tracker": sheet,
+            "chart": chart.tracker_svg(sheet),
+        }
+    else:
+        games, rows = postal.league_standings(campaign)
+        context |= {"games": games, "rows": rows}
+    return render(request, "campaigns/campaign.html", context)
+
+
+@staff_member_required
+@require_POST
+def add_member(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    form = MemberForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, first_error(form))
+        return redirect("campaigns:campaign", campaign.pk)
+    try:
+        member = postal.add_member(campaign.pk, form.cleaned_data["member"], now=timezone.now())
+    except postal.CampaignError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"{member.name} joins the campaign.")
+    return redirect("campaigns:campaign", campaign.pk)
+
+
+@staff_member_required
+@require_POST
+def open_night(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    members = list(campaign.members.order_by("joined_at", "id"))
+    form = NightForm(request.POST, members=members)
+    if not form.is_valid():
+        messages.error(request, first_error(form))
+        return redirect("campaigns:campaign", campaign.pk)
+    try:
+        night = postal.open_night(
+            campaign.pk,
+            day=form.cleaned_data["date"],
+            tables=form.tables(),
+            rounds=form.cleaned_data["rounds"],
+            now=timezone.now(),
+        )
+    except postal.CampaignError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(
+            request,
+            f"Night {night.number} is open: {night.tables.count()} table(s); "
+            "every player has their link by email.",
+        )
+    return redirect("campaigns:campaign", campaign.pk)
+
+
+@staff_member_required
+@require_POST
+def league_game(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    try:
+        entry = postal.start_league_game(campaign.pk, now=timezone.now())
+    except postal.CampaignError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"{entry.game.title} has started.")
+    return redirect("campaigns:campaign", campaign.pk)
+
+
+@staff_member_required
+def tracker_csv(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    response = HttpResponse(postal.tracker_csv(campaign), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="tracker-{campaign.pk}.csv"'
+    return response
+
+
+@staff_member_required
+def tracker_svg(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    return HttpResponse(chart.tracker_svg(postal.tracker(campaign)), content_type="image/svg+xml")

@@ -1,0 +1,168 @@
+"""The host's campaign pages: create, add members, open a night by seating members at
+tables, run it, read the tracker as a page, CSV and chart; leagues; other hosts see
+nothing."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils.html import escape
+
+from campaigns import postal
+from campaigns.models import Campaign, Night
+from games import postal as games_postal
+from games.models import Game
+from tests.factories import GMFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def frozen(time_machine: Any, now: datetime) -> None:
+    time_machine.move_to(now, tick=False)
+
+
+@pytest.fixture
+def host() -> Any:
+    return GMFactory(is_staff=True)
+
+
+@pytest.fixture
+def client_of(host: Any) -> Client:
+    client = Client()
+    client.force_login(host)
+    return client
+
+
+def messages_of(response: Any) -> list[str]:
+    return [str(message) for message in response.context["messages"]]
+
+
+def create(client: Client, **data: str) -> Any:
+    form = {
+        "name": "Thursday group",
+        "kind": "first-player",
+        "members": "ann <ann@example.org>\nbob, bob@example.org\ncy <cy@example.org>",
+        "options": '{"order_mode": "free"}',
+        **data,
+    }
+    return client.post("/gm/campaigns/", form, follow=True)
+
+
+def finish(game: Game, now: datetime) -> None:
+    for _ in range(100):
+        game.refresh_from_db()
+        if game.status == Game.Status.FINISHED:
+            return
+        games_postal.resolve_now(game.pk, now=now)
+
+
+def test_a_host_creates_a_campaign_and_reads_its_members(client_of, host):
+    response = create(client_of)
+    campaign = Campaign.objects.get()
+    assert (campaign.host, campaign.kind) == (host, "first-player")
+    assert messages_of(response) == ["Thursday group is created."]
+    page = response.content.decode()
+    assert "<tr><td>ann</td><td>ann@example.org</td><td>3</td></tr>" in page
+    assert "<tr><td>Reserve</td><td></td><td>0</td></tr>" in page
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        ({"members": "ann ann@example.org"}, "line 1: write 'name <email>' or 'name, email'"),
+        ({"options": "{nope"}, "not JSON"),
+        ({"options": '{"order_mode": "sideways"}'}, "options: "),
+    ],
+)
+def test_a_bad_campaign_form_says_what_is_wrong_and_creates_nothing(client_of, data, error):
+    response = create(client_of, **data)
+    assert response.status_code == 200
+    assert escape(error) in response.content.decode()
+    assert Campaign.objects.count() == 0
+
+
+def test_a_night_is_opened_from_the_seating_form_and_the_tracker_follows(client_of, now):
+    create(client_of)
+    campaign = Campaign.objects.get()
+    added = client_of.post(
+        f"/gm/campaigns/{campaign.pk}/members/", {"member": "dee <dee@example.org>"}, follow=True
+    )
+    assert messages_of(added) == ["dee joins the campaign."]
+    members = {m.name: m.pk for m in campaign.members.all()}
+    form = {
+        "date": "2026-11-26",
+        "rounds": "1",
+        f"seat_{members['ann']}": "1",
+        f"seat_{members['bob']}": "1",
+        f"seat_{members['cy']}": "1",
+        f"seat_{members['dee']}": "absent",
+    }
+    response = client_of.post(f"/gm/campaigns/{campaign.pk}/nights/", form, follow=True)
+    assert messages_of(response) == [
+        "Night 1 is open: 1 table(s); every player has their link by email."
+    ]
+    night = Night.objects.get()
+    (table,) = night.tables.all()
+    assert list(table.game.seats.values_list("name", flat=True)) == ["ann", "bob", "cy"]
+    page = response.content.decode()
+    assert "Absent: dee (3 dice)" in page
+    assert f'<a href="/gm/{table.game.pk}/">Thursday group: night 1, table 1</a>' in page
+
+    finish(table.game, now)
+    page = client_of.get(f"/gm/campaigns/{campaign.pk}/").content.decode()
+    sheet = postal.tracker(campaign)
+    cells = [cell.shown for row in sheet.rows for cell in row.cells]
+    assert cells[3] == "3(-1)"
+    assert "<tr><th>Total</th><td>12</td></tr>" in page
+    assert re.search(r'<td title="had 3, moved 1 to the reserve: 2">3\(-1\)</td>', page)
+    csv = client_of.get(f"/gm/campaigns/{campaign.pk}/tracker.csv")
+    assert csv["Content-Type"] == "text/csv; charset=utf-8"
+    assert csv.content.decode() == postal.tracker_csv(campaign)
+    svg = client_of.get(f"/gm/campaigns/{campaign.pk}/tracker.svg").content.decode()
+    names = re.findall(r'<polyline class="series" data-name="([^"]+)"', svg)
+    assert names == ["ann", "bob", "cy", "dee", "Reserved dice"]
+
+
+def test_a_seating_the_rules_refuse_is_reported_and_opens_nothing(client_of):
+    create(client_of)
+    campaign = Campaign.objects.get()
+    form = {"date": "2026-11-26"} | {f"seat_{m.pk}": "absent" for m in campaign.members.all()}
+    first = campaign.members.first()
+    assert first is not None
+    form[f"seat_{first.pk}"] = "1"
+    response = client_of.post(f"/gm/campaigns/{campaign.pk}/nights/", form, follow=True)
+    assert messages_of(response) == ["table 1 needs at least 2 players"]
+    assert Night.objects.count() == 0
+
+
+def test_a_league_starts_its_games_from_its_page(client_of):
+    create(
+        client_of,
+        name="Winter league",
+        kind="league",
+        options='{"engine": "choice", "points": [5, 3, 1]}',
+    )
+    campaign = Campaign.objects.get()
+    response = client_of.post(f"/gm/campaigns/{campaign.pk}/games/", follow=True)
+    assert messages_of(response) == ["Winter league: game 1 has started."]
+    assert campaign.games.get().game.status == Game.Status.RUNNING
+    page = response.content.decode()
+    assert '<a href="/gm/' in page and ">G1</a>" in page
+
+
+def test_another_host_sees_nothing_of_a_campaign(client_of):
+    create(client_of)
+    campaign = Campaign.objects.get()
+    other = Client()
+    stranger: Any = GMFactory(is_staff=True)
+    other.force_login(stranger)
+    for url in ("", "tracker.csv", "tracker.svg"):
+        assert other.get(f"/gm/campaigns/{campaign.pk}/{url}").status_code == 404
+    assert other.post(f"/gm/campaigns/{campaign.pk}/games/").status_code == 404
+    assert "Thursday group" not in other.get("/gm/campaigns/").content.decode()
+    assert Client().get(f"/gm/campaigns/{campaign.pk}/").status_code == 302
