@@ -447,6 +447,41 @@ def rebuild(
     return counts, reserve
 
 
+# --- the web form's menu (FirstPlayerEngine.candidates) ------------------------------------
+
+
+def _dice_word(count: int) -> str:
+    return "die" if count == 1 else "dice"
+
+
+def _roll_candidates(owned: int) -> list[tuple[str, str]]:
+    rolls = [(f"roll {n}", f"Roll {n} {_dice_word(n)}") for n in range(1, owned + 1)]
+    return [*rolls, ("roll all", f"Roll all your dice ({owned})")]
+
+
+def _reroll_candidates(hand: Sequence[int]) -> list[tuple[str, str]]:
+    """One set-aside reroll per distinct value in hand, highest first (RP-2: only while at
+    least two dice are in hand)."""
+    if len(hand) < 2:
+        return []
+    return [
+        (f"reroll set-aside {value}", f"Set aside a {value} and reroll the rest")
+        for value in sorted(set(hand), reverse=True)
+    ]
+
+
+def _token_candidates(row: Sequence[Die]) -> list[tuple[str, str]]:
+    """A token on each arranged die that can take one (not a 6, no token yet this round)."""
+    return [
+        (
+            f"token {position}",
+            f"Put a token on die {position} ({die.value} becomes {die.value + 1})",
+        )
+        for position, die in enumerate(row, start=1)
+        if not die.marked and die.value < SIDES
+    ]
+
+
 # --- the engine ----------------------------------------------------------------------------
 
 
@@ -647,6 +682,25 @@ class FirstPlayerEngine(JsonCodec):
             "gifts or ready",
             f"round {state.round} gifts: give <player> <n> {what}, or ready ({held})",
         )
+
+    # --- the web form's menu ----------------------------------------------------------------
+
+    def candidates(self, state: FirstPlayerState, seat: int) -> list[tuple[str, str]]:
+        """One-line orders a web form may offer ``seat`` now, as (text, label): more than
+        are legal (the form keeps those ``submit`` accepts). Gifts and an arrangement of
+        the player's own choosing are typed (or tapped) instead."""
+        if state.phase == GIFTS:
+            return [("ready", "Ready: no more gifts from me")]
+        if state.phase == COMMIT and seat in state.participants:
+            cup = state.cups[seat]
+            if not cup.rolls:
+                return _roll_candidates(state.counts[seat])
+            if not cup.row:
+                return [*_reroll_candidates(cup.hand), ("arrange desc", "Arrange from high to low")]
+            return _token_candidates(cup.row)
+        if state.phase in (TOKENS, TIEBREAK) and seat in state.window:
+            return [("token none", "Use no token now"), *_token_candidates(state.cups[seat].row)]
+        return []
 
     # --- orders ----------------------------------------------------------------------------
 

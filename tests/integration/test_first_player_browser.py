@@ -1,0 +1,140 @@
+"""The First Player in a real browser on phone-sized screens: three players each open their
+own link in their own browser, send ready, roll (one sets a die aside and rerolls), and
+arrange by tapping their dice; while someone is still deciding the others see the waiting
+view naming them; after the last arrangement every page shows the reveal and the order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from campaigns.engine import FirstPlayerEngine, FirstPlayerState
+from games import access, postal
+from games.models import Game, Order, Seat
+from tests.factories import GMFactory
+
+pytestmark = [pytest.mark.integration, pytest.mark.postgres]
+
+ENGINE = FirstPlayerEngine()
+NAMES = ("ann", "bob", "cy")
+SEED = bytes(range(32))
+PHONE = {"width": 390, "height": 844}
+
+
+def state_of(game: Game) -> FirstPlayerState:
+    return ENGINE.state_from_json(Game.objects.get(pk=game.pk).state)
+
+
+class Phone:
+    """One player's browser on the game's page."""
+
+    def __init__(self, browser: Any, web_server: str, game: Game, position: int) -> None:
+        self.url = f"{web_server}/play/{game.pk}/"
+        seat = Seat.objects.get(game=game, position=position)
+        token = access.mint([seat], now=timezone.now())[position]
+        self.page = browser.new_context(viewport=PHONE).new_page()
+        self.page.goto(f"{web_server}/p/{token}/")
+        with self.page.expect_navigation(url=self.url):
+            self.page.click("button[type=submit]")
+
+    def fresh(self) -> Any:
+        """The page as it stands now (every order opens a new step)."""
+        self.page.goto(self.url)
+        return self.page
+
+    def tap(self, order: str) -> None:
+        page = self.fresh()
+        with page.expect_navigation(url=self.url):
+            page.click(f'#menu-form button[name=pick_button][value="{order}"]')
+        assert page.locator(".messages .success").count() == 1
+
+    def hand(self) -> list[int]:
+        dice = self.fresh().locator("#fp-hand .fp-die")
+        return [int(value) for value in dice.evaluate_all("ds => ds.map(d => d.dataset.value)")]
+
+    def arrange_by_tapping(self, picks: list[int]) -> str:
+        """Tap the dice of the hand at ``picks`` (indexes) in that order and confirm; the
+        order the page sent."""
+        page = self.fresh()
+        confirm = page.locator("#fp-confirm")
+        for index in picks:
+            assert confirm.is_disabled()
+            page.locator("#fp-hand .fp-die").nth(index).click()
+        assert confirm.is_enabled()
+        sent = page.input_value("#id_text")
+        with page.expect_navigation(url=self.url):
+            confirm.click()
+        assert page.locator(".messages .success").count() == 1
+        return str(sent)
+
+    def waiting(self) -> str:
+        return str(self.fresh().inner_text("#fp-waiting")).strip()
+
+
+def test_three_players_roll_and_arrange_by_tapping_on_their_phones(web_server, browser, settings):
+    settings.SITE_URL = web_server
+    game = postal.create_game(
+        gm=GMFactory(),
+        engine_key="first-player",
+        title="Game night",
+        players=[postal.Player(name, f"{name}@example.org") for name in NAMES],
+        options={"order_mode": "free"},
+    )
+    game = postal.start_game(game.pk, now=timezone.now(), seed=SEED)
+    ann, bob, cy = (Phone(browser, web_server, game, position) for position in range(3))
+    for phone in (ann, bob, cy):
+        phone.tap("ready")
+    assert state_of(game).phase == "commit"
+
+    ann.tap("roll all")
+    rolled = ann.hand()
+    assert rolled == list(state_of(game).cups[0].hand)
+    ann.tap(f"reroll set-aside {rolled[0]}")
+    hand = ann.hand()
+    cup = state_of(game).cups[0]
+    assert (hand, cup.set_aside) == (list(cup.hand), (rolled[0],))
+    bob.tap("roll 3")
+    cy.tap("roll 2")
+    assert bob.waiting() == "Still deciding: ann bob cy"
+
+    # ann taps her dice right to left; bob changes his mind once, then taps them as dealt.
+    assert ann.arrange_by_tapping([1, 0]) == f"arrange {hand[1]} {hand[0]}"
+    assert [die.value for die in state_of(game).cups[0].row] == [hand[1], hand[0]]
+    bob_hand = bob.hand()
+    page = bob.fresh()
+    page.locator("#fp-hand .fp-die").nth(2).click()
+    page.locator("#fp-row .fp-die").first.click()
+    assert page.locator("#fp-row .fp-die").count() == 0
+    page.locator("#fp-hand .fp-die").nth(1).click()
+    page.click("#fp-clear")
+    assert (page.input_value("#id_text"), page.locator("#fp-confirm").is_disabled()) == ("", True)
+    assert bob.arrange_by_tapping([0, 1, 2]) == f"arrange {' '.join(map(str, bob_hand))}"
+    assert [die.value for die in state_of(game).cups[1].row] == bob_hand
+
+    # cy is the one still deciding: the others' pages say so.
+    assert ann.waiting() == "Still deciding: cy"
+    assert bob.waiting() == "Still deciding: cy"
+    cy_hand = cy.hand()
+    high_first = sorted(range(2), key=lambda index: cy_hand[index], reverse=True)
+    cy_sent = cy.arrange_by_tapping(high_first)
+    assert cy_sent == f"arrange {' '.join(map(str, sorted(cy_hand, reverse=True)))}"
+    sent = Order.objects.filter(seat__game=game, seat__position=2).order_by("id").last()
+    assert sent is not None and sent.canonical == cy_sent
+
+    # The rows as they stand after any tiebreak roll are strictly ordered: the ranking.
+    state = state_of(game)
+    assert state.finished
+    rows = {seat: [die.value for die in state.cups[seat].row] for seat in range(3)}
+    ranking = sorted(range(3), key=lambda seat: rows[seat], reverse=True)
+    assert list(state.history[-1].order) == ranking
+    order = ", ".join(NAMES[seat] for seat in ranking)
+    for phone in (ann, bob, cy):
+        page = phone.fresh()
+        assert page.locator("#fp-waiting").count() == 0
+        assert page.locator("#menu-form").count() == 0
+        assert page.locator("#fp-ranking li").all_inner_texts() == [
+            f"{NAMES[seat]}: {' '.join(map(str, rows[seat]))}" for seat in ranking
+        ]
+        assert page.inner_text("#fp-order").startswith(f"Actual order: {order} (")
