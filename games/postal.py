@@ -58,7 +58,7 @@ def _single_line(value: str, what: str) -> str:
     value = value.strip()
     if not value:
         raise PostalError(f"{what} is empty")
-    if any(char in value for char in "\r\n\x00"):
+    if "\x00" in value or any(char in outbox.LINE_BREAKS for char in value):
         raise PostalError(f"{what} must be a single line")
     return value
 
@@ -197,6 +197,9 @@ def accept_order(
     refused (``OrderError.applied``) keeps those lines: their dice and events are recorded
     and the game moves on as they say; then OrderRejected says what was refused.
     """
+    if "\x00" in text:
+        # Never a part of an order, and the record (PostgreSQL text) cannot hold it.
+        raise OrderRejected("the order holds a NUL character; write it as plain text")
     refused: str | None = None
     with transaction.atomic():
         game = Game.objects.select_for_update().get(pk=game_id)
@@ -225,11 +228,22 @@ def accept_order(
             received_at=now,
         )
         _record(game, step, dice, events)
+        prompts = _prompt_list(engine.prompts(new_state))
         if refused is None:
+            # An order that changed the prompts took effect at once: the receipt says what
+            # it did, as this seat may see it; a sealed order is echoed as sealed.
+            results = None
+            if prompts != step.prompts:
+                results = [event.text for event in events if event.visible_to(position)]
             token = access.mint([seat], now=now)[position]
-            outbox.queue([reports.receipt_email(game, seat, row, token)])
+            outbox.queue([reports.receipt_email(game, seat, row, token, results)])
         game.state = engine.state_to_json(new_state)
-        if _prompt_list(engine.prompts(new_state)) != step.prompts:
+        if prompts != step.prompts and _only_this_seat_moved(step.prompts, prompts, position):
+            # A simultaneous step where each seat acts at its own pace (a First Player roll):
+            # the step stays open, with its deadline, until the engine moves the game on.
+            step.prompts = prompts
+            step.save(update_fields=["prompts"])
+        elif prompts != step.prompts:
             # An order that took effect at once and moved the game on: the step is done.
             seats = list(game.seats.order_by("position"))
             _close_step(step, new_state, engine, now, Step.Closed.ORDER)
@@ -243,6 +257,17 @@ def accept_order(
     if refused is not None:
         raise OrderRejected(f"{refused} (the lines before it were played and stand)")
     return row
+
+
+def _only_this_seat_moved(
+    before: list[dict[str, Any]], after: list[dict[str, Any]], position: int
+) -> bool:
+    """Whether an immediate order changed only the acting seat's own prompt in a step that
+    prompts several seats. A sequential step (one seat) moves on with every such order."""
+    if len({prompt["seat"] for prompt in before}) < 2:
+        return False
+    others = [prompt for prompt in after if prompt["seat"] != position]
+    return bool(others) and others == [p for p in before if p["seat"] != position]
 
 
 def _seat(game: Game, position: int) -> Seat:

@@ -259,7 +259,11 @@ def deadline_email(game: Game, seat: Seat, step: Step, token: str) -> OutboundEm
     )
 
 
-def receipt_email(game: Game, seat: Seat, order: Order, token: str) -> OutboundEmail:
+def receipt_email(
+    game: Game, seat: Seat, order: Order, token: str, results: list[str] | None = None
+) -> OutboundEmail:
+    """The order echoed in canonical form. ``results``: what an order that took effect at
+    once did, as this seat may see it (a roll's dice); a sealed order has none."""
     return _build(
         "receipt",
         game,
@@ -273,5 +277,6 @@ def receipt_email(game: Game, seat: Seat, order: Order, token: str) -> OutboundE
             step=order.step,
             received=local_time(order.received_at, seat.zone),
             deadline=local_time(order.step.deadline, seat.zone),
+            results=results or [],
         ),
     )

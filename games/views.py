@@ -189,7 +189,7 @@ def _take_order(request: HttpRequest, seat: Seat, form: Any) -> HttpResponse | N
         # it, and the postal layer answers with the reason ("too late: ...").
         text = request.POST.get("text", "")
         try:
-            postal.accept_order(
+            order = postal.accept_order(
                 game_id=seat.game_id,
                 position=seat.position,
                 text=text,
@@ -200,11 +200,11 @@ def _take_order(request: HttpRequest, seat: Seat, form: Any) -> HttpResponse | N
         except postal.OrderRejected as error:
             messages.error(request, error.message)
             return redirect("games:play", game_id=seat.game_id)
-        return _accepted(request, seat)
+        return _accepted(request, seat, order)
     if not form.is_valid():
         return None
     try:
-        postal.accept_order(
+        order = postal.accept_order(
             game_id=seat.game_id,
             position=seat.position,
             text=form.order_text(),
@@ -215,7 +215,7 @@ def _take_order(request: HttpRequest, seat: Seat, form: Any) -> HttpResponse | N
     except postal.OrderRejected as error:
         form.add_order_error(error.message)
         return None
-    return _accepted(request, seat)
+    return _accepted(request, seat, order)
 
 
 def _posted_step(request: HttpRequest) -> int | None:
@@ -225,10 +225,10 @@ def _posted_step(request: HttpRequest) -> int | None:
         return None
 
 
-def _accepted(request: HttpRequest, seat: Seat) -> HttpResponse:
-    messages.success(
-        request, "Your order is accepted. It is the order that counts now; it is shown below."
-    )
+def _accepted(request: HttpRequest, seat: Seat, order: Order) -> HttpResponse:
+    """Say which order was taken, as the engine writes it; the page shows what it did."""
+    canonical = "; ".join(order.canonical.splitlines())
+    messages.success(request, f"Your order is accepted: {canonical}.")
     return redirect("games:play", game_id=seat.game_id)
 
 

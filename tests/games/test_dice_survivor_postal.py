@@ -82,7 +82,9 @@ def test_each_action_is_a_step_of_its_own_with_its_deadline(now):
     assert second.deadline == later + HOUR
     assert second.prompts[0]["hint"].startswith("turn 1, action 2 of 2")
     # Everybody gets the report of the new step, with the Play Points.
-    reports = OutboundEmail.objects.filter(kind="report", dedupe_key__contains=f":{second.number}:")
+    reports = OutboundEmail.objects.filter(
+        dedupe_key__in=[f"report:{game.pk}:{second.number}:{p}" for p in range(3)]
+    )
     assert reports.count() == 3
     view = public_view(game)
     for report in reports:

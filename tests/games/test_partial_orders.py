@@ -49,10 +49,11 @@ def test_a_roll_stands_when_the_arrangement_after_it_is_refused(now):
     # The roll is ann's alone to see, and the game moved on to her next decision.
     private = Event.objects.filter(game=game, audience=[0]).last()
     assert private is not None and " ".join(map(str, values)) in private.text
+    # Rolling is simultaneous: the step stays open, with its deadline, for everybody.
     rolling.refresh_from_db()
-    assert (rolling.status, rolling.closed_by) == ("done", "order")
-    current = Step.objects.get(game=game, number=game.step_number)
-    assert [p["kind"] for p in current.prompts if p["seat"] == 0] == ["reroll or arrange"]
+    assert (rolling.status, rolling.number) == ("open", game.step_number)
+    assert [p["kind"] for p in rolling.prompts if p["seat"] == 0] == ["reroll or arrange"]
+    assert [p["kind"] for p in rolling.prompts if p["seat"] != 0] == ["roll", "roll"]
     (kept,) = Order.objects.filter(step=rolling).exclude(source="default")
     assert (kept.seat.position, kept.canonical) == (0, "roll 3\narrange 6 6 6")
     assert not OutboundEmail.objects.filter(kind="receipt").exists()

@@ -290,7 +290,8 @@ def test_a_valid_order_from_the_blocks_is_taken_in_canonical_form(client, now):
         for n, c in picked
     )
     html = client.get(f"/play/{game.pk}/").content.decode()
-    assert '<li class="success">Your order is accepted.' in html
+    accepted = "; ".join(canonical(picked).splitlines())
+    assert f'<li class="success">Your order is accepted: {accepted}.</li>' in html
     counting = section(html, "div", "counting")
     assert "<p>The order that counts now, received Mon 23 Nov 2026 18:00 UTC:</p>" in counting
     assert f"<pre>{canonical(picked)}</pre>" in counting

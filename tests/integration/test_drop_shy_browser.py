@@ -51,7 +51,7 @@ def test_a_tap_on_a_highlighted_cell_places_the_die_there(web_server, browser, s
     x, y = int(match[1]), int(match[2])
     target.click()
     page.wait_for_url(f"{web_server}/play/{game.pk}/")
-    assert "Your order is accepted." in page.content()
+    assert f"Your order is accepted: place {x} {y}." in page.content()
     order = Order.objects.get(seat=seat)
     assert (order.source, order.canonical) == ("web", f"place {x} {y}")
     after = game.rules.state_from_json(Game.objects.get(pk=game.pk).state)
