@@ -102,7 +102,7 @@ def _checked_options(kind: str, options: dict[str, Any]) -> dict[str, Any]:
 
 def _single_line(value: str, what: str) -> str:
     value = value.strip()
-    if not value or any(char in value for char in "\r\n\x00"):
+    if not value or "\x00" in value or any(char in outbox.LINE_BREAKS for char in value):
         raise CampaignError(f"{what} must be one line of text")
     return value
 

@@ -130,7 +130,7 @@ def gm_for_calendar_token(token: str) -> Any | None:
     from django.contrib.auth import get_user_model
 
     user_id, _, mac = token.strip().lower().partition("-")
-    if not user_id.isdigit() or len(user_id) > 12 or len(mac) != 26:
+    if not (user_id.isascii() and user_id.isdigit()) or len(user_id) > 12 or len(mac) != 26:
         return None
     user = get_user_model().objects.filter(pk=int(user_id), is_active=True).first()
     if user is None or not hmac.compare_digest(mac, _mac("gm-calendar", user.pk, user.password)):

@@ -22,7 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from games import access, postal
-from games.engines.base import order_lines
+from games.engines.base import OrderError, order_lines
 from games.models import Game, Order, Seat
 from moderator.mail import outbox, webhooks
 from moderator.mail.models import InboundMessage, OutboundEmail
@@ -66,7 +66,7 @@ def handle(row: InboundMessage, message: Any, *, now: datetime) -> None:
     if seat is None:
         return _done(row, Inbound.IGNORED, "no valid reply address among the recipients")
     text = webhooks.reply_text(message)
-    if not order_lines(text):
+    if _empty(text):
         _answer(seat, row, text, "your reply holds no order: write it above the quoted report")
         return _done(row, Inbound.REJECTED, "no order in the reply")
     try:
@@ -77,6 +77,15 @@ def handle(row: InboundMessage, message: Any, *, now: datetime) -> None:
         _answer(seat, row, text, error.message)
         return _done(row, Inbound.REJECTED, error.message)
     _done(row, Inbound.ORDER, f"order {order.pk} of {seat}", order)
+
+
+def _empty(text: str) -> bool:
+    """Whether ``text`` holds no order line. A line the games cannot read (too long, a
+    control character) is not empty: ``accept_order`` refuses it with the reason."""
+    try:
+        return not order_lines(text)
+    except OrderError:
+        return False
 
 
 def _answer(seat: Seat, row: InboundMessage, text: str, reason: str) -> None:

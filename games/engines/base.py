@@ -149,12 +149,19 @@ class Engine(Protocol[OptionsT, StateT, OrderT]):
 # --- order text ---------------------------------------------------------------------------
 
 
+# The longest order line read: far above any legal order (a First Player ``arrange`` of 56
+# dice), low enough that a message quoting a line stays one short line.
+MAX_LINE = 120
+
+
 def order_lines(text: str) -> list[str]:
     """The lines of an order as every game reads them (rules/README.md, conventions).
 
     Case is folded, commas count as spaces, runs of white space are one space, blank lines
     go, e-mail quotes (lines starting with ``>``) go, and everything after a signature line
-    (``-- ``) goes.
+    (``-- ``) goes. A line still longer than ``MAX_LINE``, or holding a character that is not
+    printable (a control or invisible format character), is an OrderError: the games quote
+    the lines they refuse, and a message must stay one short line a player can read.
     """
     lines: list[str] = []
     for raw in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
@@ -164,6 +171,17 @@ def order_lines(text: str) -> list[str]:
         if line.startswith(">"):
             continue
         line = " ".join(line.replace(",", " ").lower().split())
+        where = f"line {len(lines) + 1}"
+        if len(line) > MAX_LINE:
+            raise OrderError(
+                f"{where}: {len(line)} characters is too long for an order line "
+                f"(at most {MAX_LINE})"
+            )
+        if not line.isprintable():
+            code = next(ord(char) for char in line if not char.isprintable())
+            raise OrderError(
+                f"{where}: the character U+{code:04X} cannot be read; write the order in plain text"
+            )
         if line:
             lines.append(line)
     return lines

@@ -63,9 +63,16 @@ class HeaderInjection(ValueError):
 # --- building ---------------------------------------------------------------------------
 
 
+# Every character str.splitlines() breaks at: some mail libraries and ESP APIs fold or
+# split header values on these too, not only on CR and LF.
+LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
 def clean_header(value: str, what: str) -> str:
-    if "\r" in value or "\n" in value or "\x00" in value:
+    if any(char in LINE_BREAKS for char in value):
         raise HeaderInjection(f"{what} must be a single line")
+    if any(ord(char) < 32 or ord(char) == 127 for char in value):
+        raise HeaderInjection(f"{what} must not hold control characters")
     return value
 
 

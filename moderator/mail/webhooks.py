@@ -15,8 +15,9 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 from email.utils import parseaddr
-from typing import Any
+from typing import Any, cast
 
+from anymail.exceptions import AnymailConfigurationError, AnymailWebhookValidationFailure
 from anymail.webhooks.mailgun import MailgunInboundWebhookView, MailgunTrackingWebhookView
 from anymail.webhooks.postmark import PostmarkInboundWebhookView, PostmarkTrackingWebhookView
 from anymail.webhooks.sendgrid import SendGridInboundWebhookView, SendGridTrackingWebhookView
@@ -69,10 +70,39 @@ def _secret_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpRes
     return csrf_exempt(guarded)
 
 
+# What anymail raises for a payload it cannot read: bad JSON or form data, a missing or
+# ill-typed field, a header with a line break, or an event posted to the other URL.
+_UNREADABLE = (ValueError, TypeError, KeyError, IndexError, AttributeError)
+
+
+class _PayloadChecked:
+    """Mixed into anymail's views: a payload anymail cannot read answers 400 (anymail's
+    validation failure, a SuspiciousOperation). Such a post fails the same way every time,
+    so a 500 would only make the ESP retry it; a failure while handling the events it
+    carries still answers 500, and the ESP's retry handles them."""
+
+    esp_name: str
+
+    def parse_events(self, request: HttpRequest) -> Any:
+        try:
+            return cast(Any, super()).parse_events(request)
+        except (*_UNREADABLE, AnymailConfigurationError) as error:
+            raise AnymailWebhookValidationFailure(
+                f"{self.esp_name} webhook: unreadable payload ({type(error).__name__}: {error})"
+            ) from error
+
+
+def _payload_checked(view_class: type[Any]) -> type[Any]:
+    return type(view_class.__name__, (_PayloadChecked, view_class), {})
+
+
 _VIEWS = {
-    "mailgun": (MailgunInboundWebhookView, MailgunTrackingWebhookView),
-    "postmark": (PostmarkInboundWebhookView, PostmarkTrackingWebhookView),
-    "sendgrid": (SendGridInboundWebhookView, SendGridTrackingWebhookView),
+    esp: (_payload_checked(inbound), _payload_checked(tracking))
+    for esp, inbound, tracking in [
+        ("mailgun", MailgunInboundWebhookView, MailgunTrackingWebhookView),
+        ("postmark", PostmarkInboundWebhookView, PostmarkTrackingWebhookView),
+        ("sendgrid", SendGridInboundWebhookView, SendGridTrackingWebhookView),
+    ]
 }
 
 urlpatterns: list[URLPattern] = [
@@ -88,8 +118,13 @@ urlpatterns: list[URLPattern] = [
 # --- inbound ------------------------------------------------------------------------------
 
 
+def _plain(value: Any) -> str:
+    """``value`` as text PostgreSQL can store: a NUL character means nothing in an email."""
+    return str(value or "").replace("\x00", "")
+
+
 def _header(message: Any, name: str) -> str:
-    return " ".join(str(message.get(name, "") or "").split())
+    return " ".join(_plain(message.get(name, "")).split())
 
 
 def message_key(message: Any) -> str:
@@ -97,9 +132,7 @@ def message_key(message: Any) -> str:
     message_id = _header(message, "Message-ID")
     if message_id:
         return message_id[:300]
-    text = "\n".join(
-        [_header(message, "From"), _header(message, "Subject"), str(message.text or "")]
-    )
+    text = "\n".join([_header(message, "From"), _header(message, "Subject"), _plain(message.text)])
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -150,7 +183,7 @@ def reply_text(message: Any) -> str:
     gives one, else the text part cut at the first line that starts a quotation. Lines
     quoted with '>' and a signature after '-- ' are dropped later, by every order parser."""
     stripped = getattr(message, "stripped_text", None)
-    text = str(stripped if stripped else message.text or "")
+    text = _plain(stripped if stripped else message.text)
     lines = []
     for line in text.replace("\r\n", "\n").split("\n"):
         if _QUOTE_START.match(line):
@@ -162,14 +195,14 @@ def reply_text(message: Any) -> str:
 def keep_inbound(message: Any, esp: str, now: datetime) -> InboundMessage:
     """Store ``message`` before anything is done with it; a message with the same
     Message-ID kept before (the ESP delivered it again) is that row."""
-    recipient = str(getattr(message, "envelope_recipient", "") or "")
+    recipient = _plain(getattr(message, "envelope_recipient", ""))
     row = InboundMessage(
         message_id=message_key(message),
         esp=esp[:40],
         recipient=recipient[:254],
         sender=parseaddr(_header(message, "From"))[1][:254],
         subject=_header(message, "Subject")[:300],
-        text=str(message.text or ""),
+        text=_plain(message.text),
         received_at=now,
     )
     try:
@@ -200,7 +233,7 @@ def _addresses(value: str) -> list[tuple[str, str]]:
 
 def _event_id(event: Any, esp: str) -> str:
     if getattr(event, "event_id", None):
-        return str(event.event_id)[:200]
+        return _plain(event.event_id)[:200]
     parts = [
         esp,
         event.event_type,
@@ -212,15 +245,15 @@ def _event_id(event: Any, esp: str) -> str:
 
 
 def _row_of(event: Any) -> OutboundEmail | None:
-    metadata = getattr(event, "metadata", None) or {}
-    outbox_id = str(metadata.get("outbox", ""))
+    metadata = getattr(event, "metadata", None)
+    outbox_id = _plain(metadata.get("outbox")) if isinstance(metadata, dict) else ""
     rows = OutboundEmail.objects.select_for_update()
-    if outbox_id.isdigit():
+    if outbox_id.isascii() and outbox_id.isdigit() and len(outbox_id) <= 18:
         row = rows.filter(pk=int(outbox_id)).first()
         if row is not None:
             return row
     if event.message_id:
-        return rows.filter(esp_message_id=str(event.message_id)).first()
+        return rows.filter(esp_message_id=_plain(event.message_id)).first()
     return None
 
 
@@ -230,7 +263,7 @@ def record_delivery(event: Any, esp: str, now: datetime) -> tuple[OutboundEmail 
     complaint or rejection). A row whose send was never confirmed (unknown) becomes sent
     when the ESP reports it: the ESP has it, so it is not sent again."""
     delivery = DELIVERY_OF_EVENT.get(str(event.event_type))
-    detail = " ".join(str(event.description or event.mta_response or "").split())[:2000]
+    detail = " ".join(_plain(event.description or event.mta_response).split())[:2000]
     with transaction.atomic():
         row = _row_of(event)
         try:
@@ -238,9 +271,9 @@ def record_delivery(event: Any, esp: str, now: datetime) -> tuple[OutboundEmail 
                 DeliveryEvent.objects.create(
                     esp=esp[:40],
                     event_id=_event_id(event, esp),
-                    event_type=str(event.event_type)[:30],
+                    event_type=_plain(event.event_type)[:30],
                     email=row,
-                    recipient=str(event.recipient or "")[:254],
+                    recipient=_plain(event.recipient)[:254],
                     detail=detail,
                     received_at=now,
                 )
@@ -254,7 +287,7 @@ def record_delivery(event: Any, esp: str, now: datetime) -> tuple[OutboundEmail 
             row.sent_at = row.sent_at or now
             fields += ["state", "sent_at"]
         if event.message_id and not row.esp_message_id:
-            row.esp_message_id = str(event.message_id)[:200]
+            row.esp_message_id = _plain(event.message_id)[:200]
             fields.append("esp_message_id")
         newly_failing = False
         if _RANK[delivery] >= _RANK[row.delivery]:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Collection
 
@@ -101,6 +102,33 @@ def test_verify_fails_loudly_on_a_changed_roll_or_commitment(now):
     with pytest.raises(CommandError) as caught:
         call_command("verify", str(game.pk))
     assert str(caught.value).startswith(f"game {game.pk} FAILED verification:")
+
+
+def test_verify_finds_a_single_altered_roll_and_nothing_else(now):
+    game = choice_game(2)
+    postal.start_game(game.pk, now=now, seed=SEED)
+    game = play_to_the_end(game)
+    last = game.dice_drawn - 1
+    roll = game.dice_rolls.get(index=last)
+    honest = roll.value
+    roll.value = honest % roll.sides + 1
+    roll.save()
+    verdict = archive.verify(game)
+    assert (verdict.ok, verdict.rolls) == (False, game.dice_drawn)
+    assert verdict.problems == [
+        f"draw {last} (d{roll.sides}) is stored as {roll.value} but the seed gives {honest}"
+    ]
+
+
+def test_verify_finds_a_commitment_changed_after_the_start(now):
+    game = choice_game(2)
+    postal.start_game(game.pk, now=now, seed=SEED)
+    game = play_to_the_end(game)
+    Game.objects.filter(pk=game.pk).update(commitment=hashlib.sha256(b"another seed").hexdigest())
+    game.refresh_from_db()
+    assert archive.verify(game).problems == [
+        "the seed does not match the commitment published at the start"
+    ]
 
 
 def test_verify_refuses_a_running_game_and_an_unknown_one(now):

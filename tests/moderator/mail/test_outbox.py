@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import smtplib
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from django.core import mail
@@ -272,6 +273,76 @@ def test_the_builder_refuses_bad_headers_at_input(change, error):
     with pytest.raises(outbox.HeaderInjection) as refused_:
         outbox.build("final", **kwargs)
     assert str(refused_.value) == error
+
+
+# Every way to start a new header line: CR/LF, and the characters str.splitlines() (and the
+# mail libraries that use it) break at.
+BREAKS = ["\r\n", "\r", "\n", "\x0b", "\x0c", "\x1c", "\x1e", "\x85", "\u2028", "\u2029"]
+
+
+@pytest.mark.parametrize("field", ["subject", "to", "reply_to", "headers", "attachments"])
+@pytest.mark.parametrize("brk", BREAKS, ids=repr)
+def test_no_line_break_stored_in_a_row_reaches_a_message(field, brk, now):
+    injected = f"{brk}Bcc: x@y.org"
+    value = {
+        "subject": f"Step 1{injected}",
+        "to": f"ann@example.org{injected}",
+        "reply_to": f"gm@example.org{injected}",
+        "headers": {"X-Game": f"1{injected}"},
+        "attachments": [{"filename": f"a.ics{injected}", "content": "x", "mimetype": "text/plain"}],
+    }[field]
+    email = row(**{field: value})
+    assert outbox.send(email.pk, now=now) == "failed"
+    assert mail.outbox == []
+    email.refresh_from_db()
+    what = {
+        "subject": "the subject",
+        "to": "the address",
+        "reply_to": "the reply address",
+        "headers": "X-Game",
+        "attachments": "an attachment's name",
+    }[field]
+    assert email.last_error == f"HeaderInjection: {what} must be a single line"
+
+
+@pytest.mark.parametrize("char", ["\x01", "\x07", "\x1b", "\x7f"], ids=repr)
+def test_a_control_character_stored_in_a_header_fails_the_row(char, now):
+    email = row(headers={"X-Game": f"1{char}2"})
+    assert outbox.send(email.pk, now=now) == "failed"
+    assert mail.outbox == []
+    email.refresh_from_db()
+    assert email.last_error == "HeaderInjection: X-Game must not hold control characters"
+
+
+@pytest.mark.parametrize("brk", BREAKS, ids=repr)
+def test_the_builder_refuses_every_line_break_in_an_address_or_header(brk):
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"to": f"a@example.org{brk}Bcc: x@y.org"}, "the address"),
+        ({"reply_to": f"gm@example.org{brk}Bcc: x@y.org"}, "the reply address"),
+        ({"headers": {"X-Game": f"1{brk}Bcc: x@y.org"}}, "X-Game"),
+    ]
+    for change, what in cases:
+        kwargs = {"to": "a@example.org", "dedupe_key": "k", "context": {}} | change
+        with pytest.raises(outbox.HeaderInjection) as refused_:
+            outbox.build("final", **kwargs)
+        assert str(refused_.value) == f"{what} must be a single line"
+
+
+@pytest.mark.parametrize("brk", BREAKS, ids=repr)
+def test_a_title_with_a_line_break_stored_in_the_database_makes_a_one_line_subject(brk, now):
+    game = choice_game(2)
+    game.title = f"Friday{brk}Bcc: x@y.org"
+    context = {"game": game, "email": row(), "reason": "refused"}
+    email = outbox.build("alert", to="gm@example.org", dedupe_key="k", context=context)
+    subject = "Friday Bcc: x@y.org: an email to ann@example.org could not be sent"
+    assert email.subject == subject
+    email.save()
+    assert outbox.send(email.pk, now=now) == "sent"
+    (message,) = mail.outbox
+    assert message.subject == subject
+    assert message.recipients() == ["gm@example.org"]
+    head = message.message().as_bytes().split(b"\n\n")[0]
+    assert [line for line in head.split(b"\n") if line.lower().startswith(b"bcc")] == []
 
 
 # --- rows that were never confirmed ---------------------------------------------------------
