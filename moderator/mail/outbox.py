@@ -204,10 +204,19 @@ def queue_once(rows: list[OutboundEmail]) -> list[int]:
 
 
 def enqueue(ids: list[int]) -> None:
+    """Hand the rows to the mail workers. With the broker away (Redis stopped) nothing is
+    lost: the rows stay pending and the sweep hands them out once the broker is back, so
+    the person whose request wrote them is not told of an error that is not theirs."""
     from moderator.mail.tasks import send_email
 
     for outbound_id in ids:
-        send_email.delay(outbound_id=outbound_id)
+        try:
+            send_email.delay(outbound_id=outbound_id)
+        except Exception:
+            log.warning(
+                "could not enqueue outbox rows %s; the sweep will send them", ids, exc_info=True
+            )
+            return
 
 
 def _due(now: datetime) -> Q:
