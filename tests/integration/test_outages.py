@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 from http.cookiejar import CookieJar
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.utils import timezone
@@ -197,7 +198,7 @@ class Browser:
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
         return None
 
 
