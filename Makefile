@@ -27,14 +27,20 @@ test: venv browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The browser tests drive the distribution's Chromium (a browser cannot be downloaded by
-# Playwright here). Installed when missing and the machine lets us; else those tests skip.
+# Playwright here), and the deployment test validates docker/compose.yaml with the
+# distribution's docker-compose (no Docker engine needed). Installed when missing and the
+# machine lets us; else those tests skip (or fail with REQUIRE_SERVICES=1).
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v docker-compose >/dev/null 2>&1 || missing="$$missing docker-compose"; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	  else \
-	    echo "Chromium is not installed: the browser tests will skip."; \
-	  fi; }
+	    echo "Not installed:$$missing; the tests that need them will skip."; \
+	  fi; \
+	fi
 
 # Style, types and migrations drift.
 check: venv

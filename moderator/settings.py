@@ -75,6 +75,9 @@ SECRET_KEY = envstr("SECRET_KEY", "embedded-default-not-secret")
 if not DEBUG and SECRET_KEY.startswith("embedded-default"):
     raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
+# Health checks from inside the host or container ask for 127.0.0.1 over plain HTTP.
+ALLOWED_HOSTS += [host for host in ("127.0.0.1", "localhost") if host not in ALLOWED_HOSTS]
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SITE_URL = envstr("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 
 INSTALLED_APPS = [
