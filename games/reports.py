@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.template.loader import select_template
 from django.urls import reverse
 
 from games import access, calendar
@@ -130,9 +131,10 @@ def _report(
     step: Step | None,
     token: str,
     key: str | None = None,
+    shared: dict[str, Rendered] | None = None,
 ) -> OutboundEmail:
     context = seat_context(game, seat, engine, state, step)
-    context.update(link=access.url(token), events=events)
+    context.update(link=access.url(token), events=events, **(shared or {}))
     attachments = []
     if step is None:
         kind, dedupe = "final", f"final:{game.pk}:{seat.position}"
@@ -167,6 +169,41 @@ def _build(
     )
 
 
+class Rendered:
+    """A part rendered once and included as it is: ``{% include %}`` calls ``render``."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def render(self, context: Any = None) -> str:
+        return self.text
+
+
+# The parts of a report that show only public information: the same for every seat, so a
+# step's emails render them once (board templates read the public part of the view; what
+# is private is in the private part).
+SHARED_PARTS = ("boards", "syntax")
+
+
+def shared_parts(
+    game: Game, engine: Engine[Any, Any, Any], state: Any, step: Step | None
+) -> dict[str, Rendered]:
+    context = {
+        "game": game,
+        "engine": engine,
+        "view": with_faces(engine.view(state, None)),
+        "step": step,
+        "finished": step is None,
+    }
+    parts = {}
+    for part in SHARED_PARTS:
+        for extension in ("txt", "html"):
+            names = engine_templates(game.engine, part, extension)
+            template = select_template(names)
+            parts[f"{part}_{extension}"] = Rendered(template.render(context))
+    return parts
+
+
 def step_emails(
     game: Game,
     seats: list[Seat],
@@ -176,8 +213,10 @@ def step_emails(
     step: Step | None,
     tokens: dict[int, str],
 ) -> list[OutboundEmail]:
-    """One email per seat: the report of a newly opened step, or the game-over email."""
+    """One email per seat: the report of a newly opened step, or the game-over email. The
+    public parts are rendered once for all of them."""
     game._seat_names = {seat.position: seat.name for seat in seats}  # type: ignore[attr-defined]
+    shared = shared_parts(game, engine, state, step)
     return [
         _report(
             game,
@@ -187,6 +226,7 @@ def step_emails(
             [event.text for event in events if event.visible_to(seat.position)],
             step,
             tokens[seat.position],
+            shared=shared,
         )
         for seat in seats
     ]
