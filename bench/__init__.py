@@ -1,0 +1,255 @@
+"""What the benchmark scripts share: their own database and Redis database, the processes
+they start and stop, and their output (a table on the terminal, the same figures as JSON
+for bench/performance_doc.py).
+
+Only the standard library is imported here: gunicorn imports this package (through
+``bench.bare_wsgi``) before Django is set up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+REDIS = "redis://127.0.0.1:6379"
+LOGS = ROOT / "var" / "bench" / "logs"
+
+
+def configure(suffix: str, redis_db: int) -> None:
+    """Point this process (and every process it starts) at the benchmark's own database,
+    ``<DATABASE_URL>_<suffix>``, and its own Redis database, then set Django up."""
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/moderator")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    os.environ.setdefault("DEBUG", "0")
+    os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-" + "x" * 40)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "moderator.settings")
+    os.environ["DATABASE_URL"] = os.environ["DATABASE_URL"].rstrip("/") + suffix
+    os.environ["REDIS_URL"] = f"{REDIS}/{redis_db}"
+    os.environ["CELERY_BROKER_URL"] = f"{REDIS}/{redis_db}"
+    os.environ["CELERY_TASK_ALWAYS_EAGER"] = "0"
+
+    import django
+
+    django.setup()
+
+
+def fresh_database() -> None:
+    """Drop and create the benchmark's database and migrate it."""
+    from django.core.management import call_command
+    from django.db import connection
+
+    name = connection.settings_dict["NAME"]
+    connection.close()
+    with connection._nodb_cursor() as cursor:
+        # FORCE: a process left over from an interrupted run must not keep it alive.
+        cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        cursor.execute(f'CREATE DATABASE "{name}"')
+    call_command("migrate", verbosity=0)
+
+
+def flush_redis() -> None:
+    """Empty this benchmark's Redis database (and no other)."""
+    import redis
+
+    redis.Redis.from_url(os.environ["REDIS_URL"]).flushdb()
+
+
+def arguments(description: str, name: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument(
+        "--quick", action="store_true", help="a small run, under a minute, to check the script"
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=ROOT / "var" / "bench" / f"{name}.json",
+        help=f"where to write the figures as JSON (default: var/bench/{name}.json)",
+    )
+    return parser
+
+
+# --- processes ---------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Processes:
+    """The processes a benchmark starts, each in a session of its own with its output in
+    var/bench/logs/; all of them are stopped at the end, whatever happened."""
+
+    def __init__(self) -> None:
+        self.running: dict[str, subprocess.Popen[bytes]] = {}
+
+    def __enter__(self) -> Processes:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for name in list(self.running):
+            self.stop(name)
+
+    def start(self, name: str, args: Sequence[str], env: dict[str, str] | None = None) -> None:
+        LOGS.mkdir(parents=True, exist_ok=True)
+        with open(LOGS / f"{name}.log", "wb") as log:
+            self.running[name] = subprocess.Popen(
+                [sys.executable, *args],
+                cwd=ROOT,
+                env={**os.environ, **(env or {})},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def check(self, name: str) -> None:
+        if self.running[name].poll() is not None:
+            tail = (LOGS / f"{name}.log").read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"{name} exited; the end of its log:\n{tail}")
+
+    def stop(self, name: str) -> None:
+        process = self.running.pop(name)
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+    def wait_until(self, name: str, ready: Callable[[], bool], timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            self.check(name)
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name} was not ready after {timeout:.0f} s")
+            time.sleep(0.2)
+
+
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return bool(response.status == 200)
+    except OSError:
+        return False
+
+
+def busy_cpu() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine so far, from /proc/stat."""
+    fields = [float(value) for value in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    ticks = os.sysconf("SC_CLK_TCK")
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields) - idle) / ticks, sum(fields) / ticks
+
+
+# --- figures -----------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0..100) of ``values``, interpolated between closest ranks."""
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    rank = (len(ordered) - 1) * q / 100
+    low, high = math.floor(rank), math.ceil(rank)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    title: str
+    format: str = ""
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list[Column]
+    rows: list[dict[str, Any]]
+
+    def print(self) -> None:
+        cells = [[format(row[c.key], c.format) for c in self.columns] for row in self.rows]
+        widths = [
+            max([len(column.title), *(len(line[n]) for line in cells)])
+            for n, column in enumerate(self.columns)
+        ]
+        # Words to the left, numbers to the right.
+        aligns = [
+            "<" if all(isinstance(row[c.key], str) for row in self.rows) else ">"
+            for c in self.columns
+        ]
+        layout = list(zip(widths, aligns, strict=True))
+        print(f"\n{self.title}")
+        print(
+            "  ".join(f"{c.title:{a}{w}}" for c, (w, a) in zip(self.columns, layout, strict=True))
+        )
+        for line in cells:
+            print("  ".join(f"{cell:{a}{w}}" for cell, (w, a) in zip(line, layout, strict=True)))
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "columns": [{"key": c.key, "title": c.title, "format": c.format} for c in self.columns],
+            "rows": self.rows,
+        }
+
+
+@dataclass(frozen=True)
+class Target:
+    """A figure the lead wants reported against a goal: ``met`` is not an assertion."""
+
+    what: str
+    goal: str
+    value: str
+    met: bool
+
+
+def report(
+    path: Path,
+    *,
+    name: str,
+    title: str,
+    quick: bool,
+    method: str,
+    parameters: dict[str, Any],
+    tables: list[Table],
+    targets: list[Target],
+) -> None:
+    """Print the tables and the targets, and write them all to ``path`` as JSON."""
+    for table in tables:
+        table.print()
+    if targets:
+        print("\nTargets (reported, not asserted):")
+        for target in targets:
+            verdict = "met" if target.met else "NOT met"
+            print(f"  {target.what}: {target.value} (goal: {target.goal}): {verdict}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = {
+        "benchmark": name,
+        "title": title,
+        "run_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "quick": quick,
+        "method": method,
+        "parameters": parameters,
+        "tables": [table.as_json() for table in tables],
+        "targets": [asdict(target) for target in targets],
+    }
+    path.write_text(json.dumps(document, indent=2, default=str) + "\n")
+    print(f"\nWritten: {path}")

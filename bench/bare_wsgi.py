@@ -1,0 +1,18 @@
+"""The framework's limit, for bench/order_submission.py: the project's settings and
+middleware, with the URLs of bench/bare_urls.py (one view that writes one row) instead of
+the project's. Served by gunicorn exactly as ``moderator.wsgi`` is::
+
+    python -m gunicorn bench.bare_wsgi
+"""
+
+from __future__ import annotations
+
+import os
+
+from django.conf import settings
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "moderator.settings")
+settings.ROOT_URLCONF = "bench.bare_urls"
+
+application = get_wsgi_application()

@@ -1,0 +1,336 @@
+"""Benchmark: turn reports delivered per second to a local SMTP server by 1 and by 2 Celery
+mail workers, next to the limit: smtplib sending the same messages.
+
+    .venv/bin/python bench/email_delivery.py [--quick] [--games 400] [--seats 5]
+        [--json var/bench/email_delivery.json]
+
+The reports are real: ``--games`` Choice games of ``--seats`` seats started with
+postal.start_game, one report per seat in the outbox. For each number of workers the rows
+are set pending again, the workers (``celery worker --queues mail --concurrency 1`` each,
+Django's SMTP backend) are started and answer a ping, and the clock runs from
+moderator.mail.outbox.enqueue until the SMTP server (aiosmtpd, in a process of its own)
+has received every message. The limit sends the messages the workers sent, built by
+outbox._message(row).message(), with smtplib and one connection per message as Django's
+SMTP backend does for ``EmailMessage.send()``, from 1 and from 2 processes.
+
+Database ``<DATABASE_URL>_bench_mail`` (created and migrated on each run), Redis
+database 9 (flushed).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import smtplib
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import bench
+
+bench.configure("_bench_mail", redis_db=9)
+
+from django.conf import settings  # noqa: E402
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.core.mail.message import sanitize_address  # noqa: E402
+from django.core.mail.utils import DNS_NAME  # noqa: E402
+from django.db import connections  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from games import postal  # noqa: E402
+from moderator.celery import app  # noqa: E402
+from moderator.mail import outbox  # noqa: E402
+from moderator.mail.models import OutboundEmail  # noqa: E402
+
+NAME = "email_delivery"
+State = OutboundEmail.State
+
+# The SMTP server, in a process of its own so that it takes no CPU from the process that
+# sends (the limit): one line with the time of arrival per message received.
+SMTP_SERVER = """
+import sys, time
+from aiosmtpd.controller import Controller
+
+class Count:
+    async def handle_DATA(self, server, session, envelope):
+        sys.stdout.write(f"{time.time()}\\n")
+        sys.stdout.flush()
+        return "250 OK"
+
+controller = Controller(Count(), hostname="127.0.0.1", port=int(sys.argv[1]))
+controller.start()
+sys.stdout.write("ready\\n")
+sys.stdout.flush()
+sys.stdin.read()
+controller.stop()
+"""
+
+# (sender, recipients, the message as Django's SMTP backend writes it to the wire)
+Prepared = tuple[str, list[str], bytes]
+
+
+class SmtpServer:
+    """aiosmtpd counting what it receives, and when."""
+
+    def __init__(self) -> None:
+        self.port = bench.free_port()
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", SMTP_SERVER, str(self.port)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        if self.process.stdout.readline().strip() != "ready":
+            raise RuntimeError("the SMTP server did not start")
+        self.received = 0
+        self.last = 0.0
+        self.changed = threading.Condition()
+        threading.Thread(target=self._count, daemon=True).start()
+
+    def _count(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            with self.changed:
+                self.received += 1
+                self.last = float(line)
+                self.changed.notify_all()
+
+    def wait_for(self, count: int, timeout: float) -> float:
+        """The arrival time of message number ``count``."""
+        with self.changed:
+            if not self.changed.wait_for(lambda: self.received >= count, timeout):
+                raise RuntimeError(f"the SMTP server has {self.received} of {count} messages")
+            return self.last
+
+    def stop(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def make_reports(games: int, seats: int) -> list[int]:
+    """Start ``games`` Choice games; returns the ids of their reports, one per seat."""
+    gm, _ = get_user_model().objects.get_or_create(username="bench-gm")
+    names = [f"p{n}" for n in range(seats)]
+    queued = outbox.enqueue
+    outbox.enqueue = lambda ids: None  # each run enqueues the rows itself
+    try:
+        for number in range(games):
+            game = postal.create_game(
+                gm=gm,
+                engine_key="choice",
+                title=f"mail {number}",
+                players=[postal.Player(name, f"{name}@example.org") for name in names],
+            )
+            postal.start_game(game.pk, now=timezone.now())
+    finally:
+        outbox.enqueue = queued
+    return list(
+        OutboundEmail.objects.filter(kind="report").order_by("id").values_list("id", flat=True)
+    )
+
+
+def pending_again(ids: list[int]) -> None:
+    """Every row as it was when the report was written: pending, never attempted."""
+    OutboundEmail.objects.filter(pk__in=ids).update(
+        state=State.PENDING,
+        attempts=0,
+        message_id="",
+        next_attempt_at=None,
+        sending_since=None,
+        sent_at=None,
+        esp_message_id="",
+        last_error="",
+    )
+
+
+def start_workers(processes: bench.Processes, count: int, smtp_port: int) -> list[str]:
+    env = {
+        "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "EMAIL_HOST": "127.0.0.1",
+        "EMAIL_PORT": str(smtp_port),
+        "LOG_LEVEL": "WARNING",
+    }
+    names = [f"mail{n}-bench@{socket.gethostname()}" for n in range(1, count + 1)]
+    for name in names:
+        args = [
+            "-m", "celery", "-A", "moderator", "worker", "--queues", "mail",
+            "--concurrency", "1", "--hostname", name, "--loglevel", "WARNING",
+        ]  # fmt: skip
+        processes.start(name.partition("@")[0], args, env)
+    for name in names:
+        processes.wait_until(name.partition("@")[0], answering(name))
+    return names
+
+
+def answering(worker: str) -> Callable[[], bool]:
+    return lambda: bool(app.control.ping(destination=[worker], timeout=0.5))
+
+
+def delivered_by_workers(
+    ids: list[int], workers: int, server: SmtpServer, timeout: float
+) -> dict[str, Any]:
+    pending_again(ids)
+    bench.flush_redis()
+    with bench.Processes() as processes:
+        name = start_workers(processes, workers, server.port)[0].partition("@")[0]
+        already = server.received
+        began = time.time()
+        outbox.enqueue(ids)
+        enqueued = time.time() - began
+        last = server.wait_for(already + len(ids), timeout)
+        # The last row is marked sent just after the server took its message.
+        sent = OutboundEmail.objects.filter(pk__in=ids, state=State.SENT)
+        processes.wait_until(name, lambda: sent.count() == len(ids), timeout=30)
+    seconds = last - began
+    return {
+        "sender": f"{workers} Celery mail worker{'s' if workers > 1 else ''}",
+        "parallel": workers,
+        "messages": len(ids),
+        "seconds": seconds,
+        "per_second": len(ids) / seconds,
+        "enqueue_seconds": enqueued,
+    }
+
+
+def prepared(ids: list[int]) -> list[Prepared]:
+    """The messages the workers sent, as Django's SMTP backend puts them on the wire."""
+    messages = []
+    for row in OutboundEmail.objects.filter(pk__in=ids).select_related("game").order_by("id"):
+        message = outbox._message(row)
+        encoding = message.encoding or settings.DEFAULT_CHARSET
+        messages.append(
+            (
+                sanitize_address(message.from_email, encoding),
+                [sanitize_address(address, encoding) for address in message.recipients()],
+                # Django's MIME classes take linesep; the stubs say email.message's as_bytes.
+                message.message().as_bytes(linesep="\r\n"),  # type: ignore[call-arg]
+            )
+        )
+    return messages
+
+
+def send_each(port: int, messages: Sequence[Prepared]) -> None:
+    """One connection per message, as EmailMessage.send() opens and closes one."""
+    for sender, recipients, data in messages:
+        with smtplib.SMTP("127.0.0.1", port, local_hostname=DNS_NAME.get_fqdn()) as smtp:
+            smtp.sendmail(sender, recipients, data)
+
+
+def send_over_one(port: int, messages: Sequence[Prepared]) -> None:
+    with smtplib.SMTP("127.0.0.1", port, local_hostname=DNS_NAME.get_fqdn()) as smtp:
+        for sender, recipients, data in messages:
+            smtp.sendmail(sender, recipients, data)
+
+
+def limit(
+    messages: list[Prepared], senders: int, server: SmtpServer, one_connection: bool = False
+) -> dict[str, Any]:
+    """smtplib alone, from ``senders`` processes sharing the messages."""
+    send = send_over_one if one_connection else send_each
+    shares = [(server.port, messages[n::senders]) for n in range(senders)]
+    DNS_NAME.get_fqdn()  # resolved once, as in a worker, before the clock runs
+    connections.close_all()
+    already = server.received
+    with multiprocessing.get_context("fork").Pool(senders) as pool:
+        began = time.time()
+        pool.starmap(send, shares)
+        last = server.wait_for(already + len(messages), timeout=600)
+    seconds = last - began
+    how = "over one connection" if one_connection else "one connection per message"
+    return {
+        "sender": f"smtplib, {how}, {senders} process{'es' if senders > 1 else ''}",
+        "parallel": senders,
+        "messages": len(messages),
+        "seconds": seconds,
+        "per_second": len(messages) / seconds,
+        "enqueue_seconds": None,
+    }
+
+
+COLUMNS = [
+    bench.Column("sender", "sender"),
+    bench.Column("messages", "messages"),
+    bench.Column("seconds", "seconds", ".2f"),
+    bench.Column("per_second", "messages/s", ".1f"),
+]
+RATIO_COLUMNS = [
+    bench.Column("workers", "workers"),
+    bench.Column("workers_per_second", "workers msg/s", ".1f"),
+    bench.Column("limit_per_second", "limit msg/s", ".1f"),
+    bench.Column("ratio", "share of limit", ".2f"),
+]
+
+
+def main() -> None:
+    parser = bench.arguments(__doc__.splitlines()[0], NAME)
+    parser.add_argument("--games", type=int, default=400)
+    parser.add_argument("--seats", type=int, default=5)
+    args = parser.parse_args()
+    games, seats = (20, 5) if args.quick else (args.games, args.seats)
+
+    bench.fresh_database()
+    bench.flush_redis()
+    ids = make_reports(games, seats)
+    server = SmtpServer()
+    try:
+        rows = [delivered_by_workers(ids, n, server, timeout=600) for n in (1, 2)]
+        messages = prepared(ids)
+        limits = [limit(messages, n, server) for n in (1, 2)]
+        rows += [*limits, limit(messages, 1, server, one_connection=True)]
+    finally:
+        server.stop()
+    ratios = [
+        {
+            "workers": worker["parallel"],
+            "workers_per_second": worker["per_second"],
+            "limit_per_second": smtp["per_second"],
+            "ratio": worker["per_second"] / smtp["per_second"],
+        }
+        for worker, smtp in zip(rows[:2], limits, strict=True)
+    ]
+    bench.report(
+        args.json,
+        name=NAME,
+        title="Email delivery by the Celery mail workers (SMTP)",
+        quick=args.quick,
+        method=(
+            f"{len(ids)} turn reports of {games} Choice games of {seats} seats, started with "
+            "postal.start_game. Workers: `celery worker --queues mail --concurrency 1` "
+            "each, Django's SMTP backend, to aiosmtpd in a process of its own; timed from "
+            "outbox.enqueue of every row until the SMTP server received the last message. "
+            "Limit: the same messages (outbox._message(row).message()) sent with smtplib, "
+            "one connection per message as Django's backend does, from as many processes as "
+            "workers; over one connection for comparison."
+        ),
+        parameters={"games": games, "seats": seats, "messages": len(ids)},
+        tables=[
+            bench.Table("Every run", COLUMNS, rows),
+            bench.Table("Workers against the limit", RATIO_COLUMNS, ratios),
+        ],
+        targets=[
+            bench.Target(
+                f"messages per second of {r['workers']} worker(s), as a share of smtplib's "
+                f"from {r['workers']} process(es)",
+                "at least 0.50",
+                f"{r['ratio']:.2f}",
+                r["ratio"] >= 0.5,
+            )
+            for r in ratios
+        ],
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,392 @@
+"""Benchmark: players posting orders through the web form, served by gunicorn, next to
+the framework's limit (a bare Django view that writes one row, same gunicorn settings).
+
+    .venv/bin/python bench/order_submission.py [--quick] [--clients 10 50 200]
+        [--seconds 15] [--workers 5] [--json var/bench/order_submission.json]
+
+Each client is one player with a seat in a running Choice game of its own (early
+processing off, so the step stays open): it opens its magic link as a browser does (GET
+and POST /p/<token>/, then /play/<game>/ for the CSRF token), then posts the quick-entry
+form (``entry=text``) with its NMR default order in canonical form, again and again (a
+revision each time; every answer is a 302). wrk drives the posts, one thread and one
+connection per client, so a client has one post in flight at a time; the bare view gets
+the same number of clients. A browser would follow the 302 with a GET of the page; that
+GET is not part of the figure.
+
+Needs wrk (``apt-get install wrk``). Database ``<DATABASE_URL>_bench_orders`` (created and
+migrated on each run), Redis database 8 (flushed).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from http.cookies import SimpleCookie
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import bench
+
+bench.configure("_bench_orders", redis_db=8)
+
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from games import access, postal  # noqa: E402
+from games.engines import registry  # noqa: E402
+from games.models import Game, Order, Seat  # noqa: E402
+from moderator.mail import outbox  # noqa: E402
+
+NAME = "order_submission"
+CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+FORM = "application/x-www-form-urlencoded"
+
+# One script for every wrk thread (one thread = one client = one connection). Each thread
+# takes its client by the number setup() gave it; done() prints one JSON line.
+LUA = r"""
+local clients = %(clients)s
+local threads = {}
+local count = 0
+
+function setup(thread)
+  count = count + 1
+  thread:set("number", count)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  local client = clients[number]
+  unexpected = 0
+  local headers = {["Content-Type"] = "%(form)s", ["Origin"] = "%(origin)s"}
+  if client.cookie ~= "" then headers["Cookie"] = client.cookie end
+  posted = wrk.format("POST", client.path, headers, client.body)
+end
+
+function request()
+  return posted
+end
+
+function response(status, headers, body)
+  if status ~= 302 then unexpected = unexpected + 1 end
+end
+
+function done(summary, latency, requests)
+  local wrong = 0
+  for _, thread in ipairs(threads) do wrong = wrong + thread:get("unexpected") end
+  local errors = summary.errors
+  io.write(string.format(
+    'BENCH {"requests": %%d, "duration_us": %%d, "p50_us": %%d, "p99_us": %%d, ' ..
+    '"unexpected": %%d, "socket_errors": %%d}\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    wrong, errors.connect + errors.read + errors.write + errors.timeout))
+end
+"""
+
+
+# --- the players -------------------------------------------------------------------------
+
+
+@dataclass
+class Post:
+    """What one client posts again and again."""
+
+    path: str
+    body: str
+    cookie: str
+
+    def lua(self) -> str:
+        return (
+            f"{{path = {json.dumps(self.path)}, body = {json.dumps(self.body)}, "
+            f"cookie = {json.dumps(self.cookie)}}}"
+        )
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    location: str
+    text: str
+
+
+class Browser:
+    """Just enough of a browser for one player: cookies, and a source address of its own
+    (127.0.x.y): the magic links are rate limited per address, as for real players."""
+
+    def __init__(self, port: int, number: int) -> None:
+        source = f"127.0.{1 + number // 250}.{1 + number % 250}"
+        self.origin = f"http://127.0.0.1:{port}"
+        self.connection = http.client.HTTPConnection(
+            "127.0.0.1", port, timeout=60, source_address=(source, 0)
+        )
+        self.cookies: dict[str, str] = {}
+
+    def cookie(self, *names: str) -> str:
+        return "; ".join(f"{k}={v}" for k, v in self.cookies.items() if not names or k in names)
+
+    def request(self, method: str, path: str, form: dict[str, str] | None = None) -> Answer:
+        headers = {"Cookie": self.cookie()} if self.cookies else {}
+        body = None
+        if form is not None:
+            body = urlencode(form)
+            headers |= {"Content-Type": FORM, "Origin": self.origin}
+        self.connection.request(method, path, body, headers)
+        response = self.connection.getresponse()
+        text = response.read().decode()
+        for header in response.headers.get_all("Set-Cookie") or []:
+            for key, morsel in SimpleCookie(header).items():
+                self.cookies[key] = morsel.value
+        return Answer(response.status, response.getheader("Location", ""), text)
+
+    def csrf(self, path: str) -> str:
+        answer = self.request("GET", path)
+        match = CSRF.search(answer.text)
+        if answer.status != 200 or match is None:
+            raise RuntimeError(f"GET {path} answered {answer.status} without a CSRF token")
+        return match[1]
+
+
+def make_games(count: int, seats: int) -> list[Game]:
+    """``count`` running Choice games, early processing off, step 1 open for 48 hours."""
+    gm, _ = get_user_model().objects.get_or_create(username="bench-gm")
+    names = [f"p{n}" for n in range(seats)]
+    queued = outbox.enqueue
+    outbox.enqueue = lambda ids: None  # the start reports are not what is measured
+    try:
+        return [
+            postal.start_game(
+                postal.create_game(
+                    gm=gm,
+                    engine_key="choice",
+                    title=f"orders {number}",
+                    players=[postal.Player(name, f"{name}@example.org") for name in names],
+                    early_processing=False,
+                ).pk,
+                now=timezone.now(),
+            )
+            for number in range(count)
+        ]
+    finally:
+        outbox.enqueue = queued
+
+
+def sign_in(port: int, number: int, game: Game) -> Post:
+    """Seat 0 of ``game`` opens its magic link and posts one order, as a browser does;
+    returns the order post it will repeat."""
+    seat = Seat.objects.get(game=game, position=0)
+    token = access.mint([seat], now=timezone.now())[0]
+    browser = Browser(port, number)
+    link = f"/p/{token}/"
+    answer = browser.request("POST", link, {"csrfmiddlewaretoken": browser.csrf(link)})
+    play = f"/play/{game.pk}/"
+    if (answer.status, answer.location) != (302, play):
+        raise RuntimeError(f"POST {link} answered {answer.status}, not a redirect to {play}")
+    engine = registry.get("choice")
+    state = engine.state_from_json(game.state)
+    form = {
+        "csrfmiddlewaretoken": browser.csrf(play),
+        "step": str(game.step_number),
+        "entry": "text",
+        "text": engine.canonical(state, 0, engine.default(state, 0)),
+    }
+    answer = browser.request("POST", play, form)
+    if (answer.status, answer.location) != (302, play):
+        raise RuntimeError(f"the order form answered {answer.status}: {answer.text[:2000]}")
+    browser.connection.close()
+    # The messages cookie is left out: the next GET of the page would have consumed it.
+    return Post(play, urlencode(form), browser.cookie("csrftoken", "sessionid"))
+
+
+def bare_post(game: Game) -> Post:
+    step = game.steps.get(number=game.step_number)
+    return Post("/bare/", urlencode({"game": game.pk, "step": step.pk, "text": "bare"}), "")
+
+
+# --- the load ----------------------------------------------------------------------------
+
+
+def wrk(port: int, posts: list[Post], seconds: float) -> dict[str, float]:
+    """Run wrk with one thread and one connection per post for ``seconds``."""
+    script = LUA % {
+        "clients": "{" + ",\n".join(post.lua() for post in posts) + "}",
+        "form": FORM,
+        "origin": f"http://127.0.0.1:{port}",
+    }
+    with tempfile.NamedTemporaryFile("w", suffix=".lua") as file:
+        file.write(script)
+        file.flush()
+        command = [
+            "wrk", "--threads", str(len(posts)), "--connections", str(len(posts)),
+            "--duration", f"{seconds:.0f}s", "--timeout", "30s", "--script", file.name,
+            f"http://127.0.0.1:{port}",
+        ]  # fmt: skip
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        busy, total = bench.busy_cpu()
+        began = time.perf_counter()
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        wall = time.perf_counter() - began
+        busy_after, total_after = bench.busy_cpu()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    line = next((x for x in result.stdout.splitlines() if x.startswith("BENCH ")), None)
+    if result.returncode != 0 or line is None:
+        raise RuntimeError(f"wrk failed:\n{result.stdout}\n{result.stderr}")
+    figures: dict[str, float] = json.loads(line.removeprefix("BENCH "))
+    used = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+    cores = os.cpu_count() or 1
+    figures["wrk_cpu_pct"] = 100 * used / (wall * cores)
+    figures["machine_cpu_pct"] = 100 * (busy_after - busy) / (total_after - total)
+    return figures
+
+
+def measure(port: int, posts: list[Post], seconds: float, warmup: float) -> dict[str, Any]:
+    wrk(port, posts, warmup)
+    figures = wrk(port, posts, seconds)
+    bench.flush_redis()  # the receipts' send tasks that no mail worker takes
+    return {
+        "clients": len(posts),
+        "requests": int(figures["requests"]),
+        "rps": figures["requests"] / (figures["duration_us"] / 1e6),
+        "p50_ms": figures["p50_us"] / 1000,
+        "p99_ms": figures["p99_us"] / 1000,
+        "errors": int(figures["unexpected"] + figures["socket_errors"]),
+        "wrk_cpu_pct": figures["wrk_cpu_pct"],
+        "machine_cpu_pct": figures["machine_cpu_pct"],
+    }
+
+
+def gunicorn(processes: bench.Processes, name: str, app: str, port: int, workers: int) -> None:
+    env = {
+        "DEBUG": "0",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "false",
+        "SESSION_COOKIE_SECURE": "false",
+        "CSRF_COOKIE_SECURE": "false",
+        "SITE_URL": f"http://127.0.0.1:{port}",
+    }
+    args = ["-m", "gunicorn", app, "--bind", f"127.0.0.1:{port}", "--workers", str(workers)]
+    processes.start(name, args, env)
+    processes.wait_until(name, lambda: bench.answers(f"http://127.0.0.1:{port}/healthz"))
+
+
+COLUMNS = [
+    bench.Column("clients", "clients"),
+    bench.Column("view", "view"),
+    bench.Column("requests", "requests"),
+    bench.Column("rps", "req/s", ".1f"),
+    bench.Column("p50_ms", "p50 ms", ".1f"),
+    bench.Column("p99_ms", "p99 ms", ".1f"),
+    bench.Column("errors", "not 302"),
+    bench.Column("wrk_cpu_pct", "wrk CPU %", ".1f"),
+    bench.Column("machine_cpu_pct", "machine CPU %", ".1f"),
+]
+RATIO_COLUMNS = [
+    bench.Column("clients", "clients"),
+    bench.Column("orders_rps", "orders/s", ".1f"),
+    bench.Column("bare_rps", "bare/s", ".1f"),
+    bench.Column("ratio", "orders/bare", ".2f"),
+    bench.Column("orders_p99_ms", "orders p99 ms", ".1f"),
+]
+
+
+def main() -> None:
+    parser = bench.arguments(__doc__.splitlines()[0], NAME)
+    parser.add_argument("--clients", type=int, nargs="+", default=[10, 50, 200])
+    parser.add_argument("--seconds", type=float, default=15, help="measured time per run")
+    parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1) + 1)
+    parser.add_argument("--seats", type=int, default=3, help="seats of each game")
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is needed: apt-get install wrk")
+    levels = [5, 10] if args.quick else args.clients
+    seconds, warmup = (3.0, 1.0) if args.quick else (args.seconds, 3.0)
+
+    bench.fresh_database()
+    bench.flush_redis()
+    games = make_games(max(levels), args.seats)
+    connection.close()
+    orders_port, bare_port = bench.free_port(), bench.free_port()
+    rows: list[dict[str, Any]] = []
+    ratios: list[dict[str, Any]] = []
+    with bench.Processes() as processes:
+        gunicorn(processes, "gunicorn-orders", "moderator.wsgi", orders_port, args.workers)
+        gunicorn(processes, "gunicorn-bare", "bench.bare_wsgi", bare_port, args.workers)
+        posts = [sign_in(orders_port, n, game) for n, game in enumerate(games)]
+        bare = [bare_post(game) for game in games]
+        for clients in levels:
+            orders = measure(orders_port, posts[:clients], seconds, warmup) | {"view": "orders"}
+            limit = measure(bare_port, bare[:clients], seconds, warmup) | {"view": "bare"}
+            rows += [orders, limit]
+            ratios.append(
+                {
+                    "clients": clients,
+                    "orders_rps": orders["rps"],
+                    "bare_rps": limit["rps"],
+                    "ratio": orders["rps"] / limit["rps"],
+                    "orders_p99_ms": orders["p99_ms"],
+                }
+            )
+            print(f"{clients} clients: {orders['rps']:.0f} orders/s, {limit['rps']:.0f} bare/s")
+    targets = [
+        bench.Target(
+            f"order posts per second at {r['clients']} clients, as a share of the bare view's",
+            "at least 0.50",
+            f"{r['ratio']:.2f}",
+            r["ratio"] >= 0.5,
+        )
+        for r in ratios
+    ]
+    targets += [
+        bench.Target(
+            "p99 latency of order posts at 50 clients",
+            "under 100 ms",
+            f"{r['orders_p99_ms']:.1f} ms",
+            r["orders_p99_ms"] < 100,
+        )
+        for r in ratios
+        if r["clients"] == 50
+    ]
+    bench.report(
+        args.json,
+        name=NAME,
+        title="Order submission through the web form (gunicorn)",
+        quick=args.quick,
+        method=(
+            f"gunicorn, {args.workers} sync workers, DEBUG off; wrk with one thread and one "
+            f"keep-alive-less connection per client, {seconds:.0f} s per run after "
+            f"{warmup:.0f} s of warm-up. Each client posts the quick-entry form of its own "
+            f"seat in its own {args.seats}-seat Choice game (early processing off): the NMR "
+            "default in canonical form, a revision each time, answered 302 (the GET that "
+            "follows in a browser is not counted). The bare view (bench/bare_wsgi.py) writes "
+            "one Event row under the same settings and middleware. 'wrk CPU %' and "
+            "'machine CPU %' are shares of all cores during the run."
+        ),
+        parameters={
+            "clients": levels,
+            "seconds": seconds,
+            "warmup": warmup,
+            "workers": args.workers,
+            "seats": args.seats,
+            "orders_stored": Order.objects.count(),
+        },
+        tables=[
+            bench.Table("Every run", COLUMNS, rows),
+            bench.Table("Order posts against the bare view", RATIO_COLUMNS, ratios),
+        ],
+        targets=targets,
+    )
+
+
+if __name__ == "__main__":
+    main()
