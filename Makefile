@@ -55,8 +55,17 @@ fmt: venv
 
 lint: check
 
+# Every benchmark, then docs/performance.md from their figures (about 15 minutes; run it on
+# a quiet machine: the figures are only as good as the machine is idle).
 bench: venv
+	@command -v wrk >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; } || \
+	  echo "wrk is not installed: bench/order_submission.py needs it."
 	$(BIN)/python bench/resolve_steps.py
+	$(BIN)/python bench/growth.py
+	$(BIN)/python bench/email_delivery.py
+	$(BIN)/python bench/order_submission.py
+	$(BIN)/python bench/performance_doc.py
 
 clean:
 	rm -rf $(VENV) var
