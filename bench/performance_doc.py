@@ -217,12 +217,11 @@ def document(folder: Path) -> str:
     ]
     for name in BENCHMARKS:
         lines += section(name, folder / f"{name}.json")
+    changes = ROOT / "bench" / "changes.md"
     lines += [
         "## What changed each figure",
         "",
-        "For the lead to fill in: the change (commit or issue) behind each figure that moved.",
-        "",
-        *[f"- {title}: (to be filled in)" for title in BENCHMARKS.values()],
+        *(changes.read_text().strip().splitlines() if changes.exists() else ["Nothing yet."]),
         "",
     ]
     return "\n".join(lines)

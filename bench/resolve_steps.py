@@ -77,6 +77,7 @@ def fresh_database() -> None:
 
 def make_games(count: int, seats: int) -> list[int]:
     Game.objects.all().delete()
+    OutboundEmail.objects.all().delete()
     gm, _ = get_user_model().objects.get_or_create(username="bench-gm")
     names = [f"p{n}" for n in range(seats)]
     for number in range(count):
@@ -276,7 +277,7 @@ def raw_sql(count: int, seats: int) -> dict[str, Any]:
             cur.executemany(
                 "INSERT INTO games_seatlink (seat_id, token_hash, purpose, link_version, "
                 "created_at, expires_at) VALUES (%s, %s, 'play', 0, %s, %s)",
-                [(seat_list[i], f"raw-{number}-{i}", DUE, DUE) for i in range(seats)],
+                [(seat_list[i], f"raw-{seats}-{number}-{i}", DUE, DUE) for i in range(seats)],
             )
             cur.executemany(
                 "INSERT INTO mail_outboundemail (dedupe_key, kind, game_id, \"to\", reply_to, "
@@ -285,7 +286,7 @@ def raw_sql(count: int, seats: int) -> dict[str, Any]:
                 "delivery_detail) VALUES (%s, 'report', %s, %s, %s, %s, %s, %s, %s, '{}', "
                 "'pending', 0, '', '', '', now(), %s, '', '')",
                 [
-                    (f"raw:{number}:{i}", game_id, e["to"], e["reply_to"], e["thread"],
+                    (f"raw:{seats}:{number}:{i}", game_id, e["to"], e["reply_to"], e["thread"],
                      e["subject"], e["text"], e["html"], Jsonb(e["attachments"]))
                     for i, e in enumerate(rows["emails"])
                 ],
@@ -335,8 +336,49 @@ def main() -> None:
                 f"{row.get('queries_per_step', ''):>8} {row['ratio_to_raw_sql']:>7.3f}"
             )
         results += rows
+    five = [r for r in results if r["seats"] == 5]
+    best = max((r for r in five), key=lambda r: r["steps_per_second"], default=None)
+    queries = {r["queries_per_step"] for r in results if "queries_per_step" in r}
+    goals = []
+    if best is not None:
+        goals.append(
+            {
+                "what": "steps of 5 seats per second (best of process, 1 and 2 workers)",
+                "goal": "at least 100 on 2 cores",
+                "value": f"{best['steps_per_second']} ({best['how']})",
+                "met": best["steps_per_second"] >= 100,
+            }
+        )
+    goals.append(
+        {
+            "what": "queries per step for " + ", ".join(str(s) for s in args.seats) + " seats",
+            "goal": "the same for every number of seats",
+            "value": ", ".join(str(q) for q in sorted(queries)),
+            "met": len(queries) == 1,
+        }
+    )
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps({"rows": results}, indent=2))
+    Path(args.json).write_text(
+        json.dumps(
+            {
+                "benchmark": "resolve_steps",
+                "quick": args.quick,
+                "run_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "method": (
+                    f"{args.games} Choice games per seat count, started 49 hours ago with "
+                    "48-hour deadlines, so step 1 of each is due; reports rendered and written "
+                    "to the outbox. 'process': resolved one after another in the benchmark's "
+                    "process; 'workers N': one sweep's worth of resolve_step tasks handed to N "
+                    "Celery workers (concurrency 1) through Redis, timed until every step is "
+                    "done; 'raw SQL': the same database writes per step (rows captured from a "
+                    "real resolution) with psycopg in one transaction each: the limit."
+                ),
+                "rows": results,
+                "targets": goals,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":
