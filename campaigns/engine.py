@@ -33,6 +33,8 @@ from games.engines.base import (
     OrderError,
     Prompt,
     Standing,
+    option_flag,
+    option_int,
     order_lines,
 )
 
@@ -105,24 +107,6 @@ class FirstPlayerOptions:
         }
 
 
-def _is_int(value: JSON) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _int_in(key: str, value: JSON, low: int, high: int) -> int:
-    if not _is_int(value):
-        raise OptionsError(f"option {key} must be a whole number {low}-{high}, not {value!r}")
-    if not low <= value <= high:
-        raise OptionsError(f"option {key} must be {low}-{high}, not {value}")
-    return int(value)
-
-
-def _flag(key: str, value: JSON) -> bool:
-    if not isinstance(value, bool):
-        raise OptionsError(f"option {key} must be true or false, not {value!r}")
-    return value
-
-
 def _name(key: str, value: JSON) -> str:
     if not isinstance(value, str) or not value.strip():
         raise OptionsError(f"option {key}: {value!r} is not a member's name")
@@ -139,7 +123,7 @@ def _dice_option(value: JSON) -> tuple[tuple[str, int], ...]:
         if name.lower() in seen:
             raise OptionsError(f"option dice lists {name} twice")
         seen.add(name.lower())
-        pairs.append((name, _int_in(f"dice of {name}", count, 0, MAX_DICE)))
+        pairs.append((name, option_int(f"dice of {name}", count, 0, MAX_DICE)))
     return tuple(pairs)
 
 
@@ -169,15 +153,15 @@ def parse_options(data: Mapping[str, JSON]) -> FirstPlayerOptions:
         raise OptionsError(f"option order_mode must be seating or free, not {mode!r}")
     return FirstPlayerOptions(
         order_mode=mode,
-        rounds=_int_in("rounds", data.get("rounds", 1), 1, MAX_ROUNDS),
-        tokens=_flag("tokens", data.get("tokens", False)),
-        reserve_to_second_last=_flag(
+        rounds=option_int("rounds", data.get("rounds", 1), 1, MAX_ROUNDS),
+        tokens=option_flag("tokens", data.get("tokens", False)),
+        reserve_to_second_last=option_flag(
             "reserve_to_second_last", data.get("reserve_to_second_last", False)
         ),
         dice=_dice_option(data.get("dice", {})),
-        reserve=_int_in("reserve", data.get("reserve", 0), 0, MAX_RESERVE),
+        reserve=option_int("reserve", data.get("reserve", 0), 0, MAX_RESERVE),
         absent=_absent_option(data.get("absent", [])),
-        campaign=_flag("campaign", data.get("campaign", True)),
+        campaign=option_flag("campaign", data.get("campaign", True)),
     )
 
 

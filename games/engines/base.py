@@ -146,6 +146,41 @@ class Engine(Protocol[OptionsT, StateT, OrderT]):
     def order_from_json(self, data: JSON) -> OrderT: ...
 
 
+# --- option values --------------------------------------------------------------------------
+# What every engine's options() checks: the messages a GM sees for a bad value.
+
+
+def is_int(value: JSON) -> bool:
+    """A whole number, and not a bool (JSON's true is not 1)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def option_int(key: str, value: JSON, low: int, high: int) -> int:
+    if not is_int(value):
+        raise OptionsError(f"option {key} must be a whole number {low}-{high}, not {value!r}")
+    if not low <= value <= high:
+        raise OptionsError(f"option {key} must be {low}-{high}, not {value}")
+    return int(value)
+
+
+def option_one_of(key: str, value: JSON, allowed: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise OptionsError(f"option {key} must be one of {', '.join(allowed)}, not {value!r}")
+    return value
+
+
+def option_flag(key: str, value: JSON) -> bool:
+    if not isinstance(value, bool):
+        raise OptionsError(f"option {key} must be true or false, not {value!r}")
+    return value
+
+
+def check_players(title: str, low: int, high: int, count: int) -> None:
+    """OptionsError unless ``count`` players may play ``title``."""
+    if not low <= count <= high:
+        raise OptionsError(f"{title} takes {low} to {high} players, not {count}")
+
+
 # --- order text ---------------------------------------------------------------------------
 
 

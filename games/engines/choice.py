@@ -30,7 +30,12 @@ from games.engines.base import (
     OrderError,
     Prompt,
     Standing,
+    check_players,
     competition_places,
+    is_int,
+    option_flag,
+    option_int,
+    option_one_of,
     order_lines,
     to_json,
 )
@@ -79,28 +84,10 @@ _OPTION_KEYS = (
 )
 
 
-def _is_int(value: JSON) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _one_of(key: str, value: JSON, allowed: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        raise OptionsError(f"option {key} must be one of {', '.join(allowed)}, not {value!r}")
-    return value
-
-
-def _int_in(key: str, value: JSON, low: int, high: int) -> int:
-    if not _is_int(value):
-        raise OptionsError(f"option {key} must be a whole number {low}-{high}, not {value!r}")
-    if not low <= value <= high:
-        raise OptionsError(f"option {key} must be {low}-{high}, not {value}")
-    return int(value)
-
-
 def _rolls_per_turn(value: JSON) -> int | str:
     if value == "decreasing":
         return "decreasing"
-    if _is_int(value) and 1 <= value <= 4:
+    if is_int(value) and 1 <= value <= 4:
         return int(value)
     raise OptionsError(f'option rolls_per_turn must be 1, 2, 3, 4 or "decreasing", not {value!r}')
 
@@ -127,25 +114,22 @@ def parse_options(data: Mapping[str, JSON]) -> ChoiceOptions:
             raise OptionsError(
                 f"unknown option {key!r} (Choice options: {', '.join(_OPTION_KEYS)})"
             )
-    variant = _one_of("variant", data.get("variant", "standard"), VARIANTS)
+    variant = option_one_of("variant", data.get("variant", "standard"), VARIANTS)
     suppenkasper = variant == "suppenkasper"
     fields: dict[str, JSON] = {"variant": variant}
     if "rolls_per_turn" in data:
         fields["rolls_per_turn"] = _rolls_per_turn(data["rolls_per_turn"])
-    fields["end_threshold"] = _int_in(
+    fields["end_threshold"] = option_int(
         "end_threshold", data.get("end_threshold", 7 if suppenkasper else 8), 3, 8
     )
     if suppenkasper and "cards" in data:
         fields["cards"] = _cards(data["cards"])
     if suppenkasper and "free_ride_to_plate" in data:
-        value = data["free_ride_to_plate"]
-        if not isinstance(value, bool):
-            raise OptionsError(f"option free_ride_to_plate must be true or false, not {value!r}")
-        fields["free_ride_to_plate"] = value
+        fields["free_ride_to_plate"] = option_flag("free_ride_to_plate", data["free_ride_to_plate"])
     if "tiebreak" in data:
-        fields["tiebreak"] = _one_of("tiebreak", data["tiebreak"], TIEBREAKS)
+        fields["tiebreak"] = option_one_of("tiebreak", data["tiebreak"], TIEBREAKS)
     if "round_cap" in data:
-        fields["round_cap"] = _int_in("round_cap", data["round_cap"], 10, 500)
+        fields["round_cap"] = option_int("round_cap", data["round_cap"], 10, 500)
     return ChoiceOptions(**fields)
 
 
@@ -814,10 +798,7 @@ class ChoiceEngine(JsonCodec):
     def start(
         self, options: ChoiceOptions, players: Sequence[str], dice: Dice
     ) -> tuple[ChoiceState, list[Event]]:
-        if not self.min_players <= len(players) <= self.max_players:
-            raise OptionsError(
-                f"Choice takes {self.min_players} to {self.max_players} players, not {len(players)}"
-            )
+        check_players(self.title, self.min_players, self.max_players, len(players))
         seats = len(players)
         state = ChoiceState(
             options=options,

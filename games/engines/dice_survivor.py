@@ -27,7 +27,12 @@ from games.engines.base import (
     OrderError,
     Prompt,
     Standing,
+    check_players,
     competition_places,
+    is_int,
+    option_flag,
+    option_int,
+    option_one_of,
     order_lines,
     to_json,
 )
@@ -63,26 +68,8 @@ class SurvivorOptions:
 _OPTION_KEYS = ("start_pp", "rematches", "ko_half", "ko_defender", "finals_add_pp", "turn_cap")
 
 
-def _is_int(value: JSON) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _int_in(key: str, value: JSON, low: int, high: int) -> int:
-    if not _is_int(value):
-        raise OptionsError(f"option {key} must be a whole number {low}-{high}, not {value!r}")
-    if not low <= value <= high:
-        raise OptionsError(f"option {key} must be {low}-{high}, not {value}")
-    return int(value)
-
-
-def _one_of(key: str, value: JSON, allowed: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        raise OptionsError(f"option {key} must be one of {', '.join(allowed)}, not {value!r}")
-    return value
-
-
 def _turn_cap(value: JSON) -> int:
-    if _is_int(value) and (value == 0 or 20 <= value <= 5000):
+    if is_int(value) and (value == 0 or 20 <= value <= 5000):
         return int(value)
     raise OptionsError(f"option turn_cap must be 0 (off) or a whole number 20-5000, not {value!r}")
 
@@ -97,14 +84,12 @@ def parse_options(data: Mapping[str, JSON]) -> SurvivorOptions:
                 f"unknown option {key!r} (Dice Survivor options: {', '.join(_OPTION_KEYS)})"
             )
     defaults = SurvivorOptions()
-    finals_add_pp = data.get("finals_add_pp", defaults.finals_add_pp)
-    if not isinstance(finals_add_pp, bool):
-        raise OptionsError(f"option finals_add_pp must be true or false, not {finals_add_pp!r}")
+    finals_add_pp = option_flag("finals_add_pp", data.get("finals_add_pp", defaults.finals_add_pp))
     return SurvivorOptions(
-        start_pp=_int_in("start_pp", data.get("start_pp", defaults.start_pp), 1, 20),
-        rematches=_int_in("rematches", data.get("rematches", defaults.rematches), 0, 10),
-        ko_half=_one_of("ko_half", data.get("ko_half", defaults.ko_half), KO_HALVES),
-        ko_defender=_one_of(
+        start_pp=option_int("start_pp", data.get("start_pp", defaults.start_pp), 1, 20),
+        rematches=option_int("rematches", data.get("rematches", defaults.rematches), 0, 10),
+        ko_half=option_one_of("ko_half", data.get("ko_half", defaults.ko_half), KO_HALVES),
+        ko_defender=option_one_of(
             "ko_defender", data.get("ko_defender", defaults.ko_defender), KO_DEFENDER_DICE
         ),
         finals_add_pp=finals_add_pp,
@@ -433,11 +418,7 @@ class DiceSurvivorEngine(JsonCodec):
     def start(
         self, options: SurvivorOptions, players: Sequence[str], dice: Dice
     ) -> tuple[SurvivorState, list[Event]]:
-        if not self.min_players <= len(players) <= self.max_players:
-            raise OptionsError(
-                f"Dice Survivor takes {self.min_players} to {self.max_players} players, "
-                f"not {len(players)}"
-            )
+        check_players(self.title, self.min_players, self.max_players, len(players))
         rounds: list[Initiative] = []
         contenders = list(range(len(players)))
         while len(contenders) > 1:

@@ -29,6 +29,9 @@ from games.engines.base import (
     OrderError,
     Prompt,
     Standing,
+    check_players,
+    option_flag,
+    option_int,
     order_lines,
     to_json,
 )
@@ -78,14 +81,6 @@ _OPTION_KEYS = (
 )
 
 
-def _int_in(key: str, value: JSON, low: int, high: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise OptionsError(f"option {key} must be a whole number {low}-{high}, not {value!r}")
-    if not low <= value <= high:
-        raise OptionsError(f"option {key} must be {low}-{high}, not {value}")
-    return value
-
-
 def _name_or_none(key: str, value: JSON) -> str | None:
     if value is None:
         return None
@@ -109,20 +104,18 @@ def parse_options(data: Mapping[str, JSON]) -> DropShyOptions:
         raise OptionsError(
             f"option selection must be one of {', '.join(SELECTIONS)}, not {selection!r}"
         )
-    auto_single = data.get("auto_single", defaults.auto_single)
-    if not isinstance(auto_single, bool):
-        raise OptionsError(f"option auto_single must be true or false, not {auto_single!r}")
+    auto_single = option_flag("auto_single", data.get("auto_single", defaults.auto_single))
     winner = _name_or_none("previous_winner", data.get("previous_winner"))
     loser = _name_or_none("previous_loser", data.get("previous_loser"))
     if winner is not None and loser is not None and winner.lower() == loser.lower():
         raise OptionsError(f"option previous_winner and previous_loser are both {winner!r}")
     return DropShyOptions(
-        dice_per_player=_int_in(
+        dice_per_player=option_int(
             "dice_per_player", data.get("dice_per_player", defaults.dice_per_player), 1, 30
         ),
         selection=selection,
         auto_single=auto_single,
-        turn_cap=_int_in("turn_cap", data.get("turn_cap", defaults.turn_cap), 50, 5000),
+        turn_cap=option_int("turn_cap", data.get("turn_cap", defaults.turn_cap), 50, 5000),
         previous_winner=winner,
         previous_loser=loser,
     )
@@ -460,11 +453,7 @@ class DropShyEngine(JsonCodec):
     def start(
         self, options: DropShyOptions, players: Sequence[str], dice: Dice
     ) -> tuple[DropShyState, list[Event]]:
-        if not self.min_players <= len(players) <= self.max_players:
-            raise OptionsError(
-                f"Drop-Shy takes {self.min_players} to {self.max_players} players, "
-                f"not {len(players)}"
-            )
+        check_players(self.title, self.min_players, self.max_players, len(players))
         options = self._named(options, players)
         instigator = dice.draw(6)
         lines = tuple(

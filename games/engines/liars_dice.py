@@ -28,6 +28,9 @@ from games.engines.base import (
     OrderError,
     Prompt,
     Standing,
+    option_flag,
+    option_int,
+    option_one_of,
     order_lines,
     to_json,
 )
@@ -98,20 +101,6 @@ _GENIUS_OFF = ("wild_ones", "palifico", "calza")
 _OPTION_KEYS = ("profile", "dice_per_player", "max_dice", "team_seating", *_BOOLEANS)
 
 
-def _int_in(key: str, value: JSON, low: int, high: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise OptionsError(f"option {key} must be a whole number {low}-{high}, not {value!r}")
-    if not low <= value <= high:
-        raise OptionsError(f"option {key} must be {low}-{high}, not {value}")
-    return value
-
-
-def _one_of(key: str, value: JSON, allowed: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        raise OptionsError(f"option {key} must be one of {', '.join(allowed)}, not {value!r}")
-    return value
-
-
 def parse_options(data: Mapping[str, JSON]) -> LiarsDiceOptions:
     """Options from a dict: defaults filled in; OptionsError on unknown keys or values."""
     if not isinstance(data, Mapping):
@@ -121,17 +110,17 @@ def parse_options(data: Mapping[str, JSON]) -> LiarsDiceOptions:
             raise OptionsError(
                 f"unknown option {key!r} (Liar's Dice options: {', '.join(_OPTION_KEYS)})"
             )
-    profile = _one_of("profile", data.get("profile", CLASSIC), PROFILES)
+    profile = option_one_of("profile", data.get("profile", CLASSIC), PROFILES)
     fields: dict[str, JSON] = {"profile": profile}
     default_dice = 4 if profile == DEATH_MATCH else 5
-    dice_per_player = _int_in("dice_per_player", data.get("dice_per_player", default_dice), 1, 10)
+    dice_per_player = option_int(
+        "dice_per_player", data.get("dice_per_player", default_dice), 1, 10
+    )
     fields["dice_per_player"] = dice_per_player
-    max_dice = _int_in("max_dice", data.get("max_dice", 10), 2, 20)
-    seating = _one_of("team_seating", data.get("team_seating", "alternate"), SEATINGS)
+    max_dice = option_int("max_dice", data.get("max_dice", 10), 2, 20)
+    seating = option_one_of("team_seating", data.get("team_seating", "alternate"), SEATINGS)
     for key, profiles in _BOOLEANS.items():
-        value = data.get(key, getattr(LiarsDiceOptions, key))
-        if not isinstance(value, bool):
-            raise OptionsError(f"option {key} must be true or false, not {value!r}")
+        value = option_flag(key, data.get(key, getattr(LiarsDiceOptions, key)))
         if profile in profiles:
             fields[key] = value
     if profile != CLASSIC:
