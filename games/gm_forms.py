@@ -189,3 +189,19 @@ def first_error(form: forms.Form) -> str:
             return str(errors[0])
         return f"{form.fields[field].label or field}: {errors[0]}"
     return "the form is not valid"
+
+
+class SetOrderForm(GameForm):
+    """The First Player host override (rules F-16): every player, first player first."""
+
+    names = forms.CharField(
+        label="Actual order",
+        max_length=1000,
+        help_text="Every player's name, first player first, separated by commas.",
+    )
+
+    def clean_names(self) -> list[str]:
+        text = self.cleaned_data["names"]
+        if not _control_free(text):
+            raise ValidationError("control characters are not allowed")
+        return [name.strip() for name in text.split(",") if name.strip()]

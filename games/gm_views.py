@@ -37,6 +37,7 @@ from games.gm_forms import (
     OrderForm,
     ReplaceForm,
     SeatForm,
+    SetOrderForm,
     first_error,
 )
 from games.models import Event, Game, Order, Seat, Step
@@ -265,6 +266,8 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "seats": seats,
         "engine": registry.get(game.engine),
         "can_play_again": hasattr(registry.get(game.engine), "follow_up"),
+        "can_set_order": hasattr(registry.get(game.engine), "host_order"),
+        "set_order_form": SetOrderForm(game=game, auto_id="set_order_%s"),
         "public": public,
         "hidden": hidden,
         "events": events,
@@ -354,6 +357,11 @@ def _again(form: Any, now: datetime) -> str:
     return f"{new.title} has started with the same players; {first} places first."
 
 
+def _set_order(form: SetOrderForm, now: datetime) -> str:
+    postal.set_order(form.game.pk, names=form.cleaned_data["names"], now=now)
+    return "The actual order is set: " + ", ".join(form.cleaned_data["names"]) + "."
+
+
 def _clear(form: Any, now: datetime) -> str:
     postal.clear_needs_gm(form.game.pk)
     return "Cleared: the sweep tries the open step again."
@@ -372,6 +380,7 @@ ACTIONS: dict[str, tuple[type[GameForm], Callable[[Any, datetime], str]]] = {
     "resend": (SeatForm, _resend),
     "clear": (GameForm, _clear),
     "again": (GameForm, _again),
+    "set-order": (SetOrderForm, _set_order),
 }
 
 

@@ -646,6 +646,44 @@ def resend_report(game_id: int, *, position: int, now: datetime) -> None:
         outbox.queue([reports.current_report_email(game, seat, token, now)])
 
 
+def set_order(game_id: int, *, names: Sequence[str], now: datetime) -> Game:
+    """The host enters the actual order of a First Player round (rules F-16) while its gift
+    window or rolling is open, because the real game has its own first-player rule; the
+    round's transfers still apply and the game moves on as after a reveal."""
+    with transaction.atomic():
+        game = _locked(game_id)
+        engine = registry.get(game.engine)
+        host_order = getattr(engine, "host_order", None)
+        if host_order is None:
+            raise PostalError(f"{engine.title} has no order for the host to set")
+        if game.status != Game.Status.RUNNING:
+            raise PostalError(
+                f"the game is {game.status}; the host sets the order of a running game"
+            )
+        step = _open_step_of(game)
+        seats = list(game.seats.order_by("position"))
+        by_name = {seat.name.lower(): seat.position for seat in seats}
+        try:
+            order = [by_name[name.strip().lower()] for name in names]
+        except KeyError as missing:
+            raise PostalError(f"{missing.args[0]!r} is not a player of this game") from None
+        try:
+            state, events = host_order(engine.state_from_json(game.state), order)
+        except GameError as error:
+            raise PostalError(error.message) from None
+        step.status = Step.Status.RESOLVING
+        _record(
+            game,
+            step,
+            VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn),
+            events,
+        )
+        _close_step(step, state, engine, now, Step.Closed.GM)
+        _advance(game, seats, engine, state, events, now)
+        game.save()
+    return game
+
+
 def _next_title(title: str) -> str:
     match = re.fullmatch(r"(.*), game (\d+)", title)
     if match:
