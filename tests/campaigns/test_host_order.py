@@ -74,7 +74,7 @@ def test_only_first_player_games_have_an_order_to_set(now):
 
 
 def test_the_gm_sets_the_order_from_the_game_page(now):
-    gm = GMFactory(is_staff=True)
+    gm: Any = GMFactory(is_staff=True)
     game = night(gm, now)
     client = Client()
     client.force_login(gm)
