@@ -33,6 +33,7 @@ from games.engines.base import (
     OrderError,
     Prompt,
     Standing,
+    check_option_keys,
     option_flag,
     option_int,
     order_lines,
@@ -141,13 +142,7 @@ def _absent_option(value: JSON) -> tuple[str, ...]:
 
 def parse_options(data: Mapping[str, JSON]) -> FirstPlayerOptions:
     """Options from a dict: defaults filled in; OptionsError on unknown keys or values."""
-    if not isinstance(data, Mapping):
-        raise OptionsError("the options must be a mapping of option keys to values")
-    for key in data:
-        if key not in _OPTION_KEYS:
-            raise OptionsError(
-                f"unknown option {key!r} (The First Player options: {', '.join(_OPTION_KEYS)})"
-            )
+    check_option_keys("The First Player", data, _OPTION_KEYS)
     mode = data.get("order_mode", "seating")
     if not isinstance(mode, str) or mode not in ORDER_MODES:
         raise OptionsError(f"option order_mode must be seating or free, not {mode!r}")

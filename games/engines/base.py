@@ -175,6 +175,15 @@ def option_flag(key: str, value: JSON) -> bool:
     return value
 
 
+def check_option_keys(title: str, data: Any, keys: Sequence[str]) -> None:
+    """OptionsError unless ``data`` is a mapping whose every key is one of ``keys``."""
+    if not isinstance(data, Mapping):
+        raise OptionsError("the options must be a mapping of option keys to values")
+    for key in data:
+        if key not in keys:
+            raise OptionsError(f"unknown option {key!r} ({title} options: {', '.join(keys)})")
+
+
 def check_players(title: str, low: int, high: int, count: int) -> None:
     """OptionsError unless ``count`` players may play ``title``."""
     if not low <= count <= high:

@@ -30,6 +30,7 @@ from games.engines.base import (
     OrderError,
     Prompt,
     Standing,
+    check_option_keys,
     check_players,
     competition_places,
     is_int,
@@ -107,13 +108,7 @@ def _cards(value: JSON) -> tuple[str, ...]:
 
 def parse_options(data: Mapping[str, JSON]) -> ChoiceOptions:
     """Options from a dict: defaults filled in; OptionsError on unknown keys or values."""
-    if not isinstance(data, Mapping):
-        raise OptionsError("the options must be a mapping of option keys to values")
-    for key in data:
-        if key not in _OPTION_KEYS:
-            raise OptionsError(
-                f"unknown option {key!r} (Choice options: {', '.join(_OPTION_KEYS)})"
-            )
+    check_option_keys("Choice", data, _OPTION_KEYS)
     variant = option_one_of("variant", data.get("variant", "standard"), VARIANTS)
     suppenkasper = variant == "suppenkasper"
     fields: dict[str, JSON] = {"variant": variant}

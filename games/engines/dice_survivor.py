@@ -27,6 +27,7 @@ from games.engines.base import (
     OrderError,
     Prompt,
     Standing,
+    check_option_keys,
     check_players,
     competition_places,
     is_int,
@@ -76,13 +77,7 @@ def _turn_cap(value: JSON) -> int:
 
 def parse_options(data: Mapping[str, JSON]) -> SurvivorOptions:
     """Options from a dict: defaults filled in; OptionsError on unknown keys or values."""
-    if not isinstance(data, Mapping):
-        raise OptionsError("the options must be a mapping of option keys to values")
-    for key in data:
-        if key not in _OPTION_KEYS:
-            raise OptionsError(
-                f"unknown option {key!r} (Dice Survivor options: {', '.join(_OPTION_KEYS)})"
-            )
+    check_option_keys("Dice Survivor", data, _OPTION_KEYS)
     defaults = SurvivorOptions()
     finals_add_pp = option_flag("finals_add_pp", data.get("finals_add_pp", defaults.finals_add_pp))
     return SurvivorOptions(

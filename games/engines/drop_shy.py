@@ -29,6 +29,7 @@ from games.engines.base import (
     OrderError,
     Prompt,
     Standing,
+    check_option_keys,
     check_players,
     option_flag,
     option_int,
@@ -91,13 +92,7 @@ def _name_or_none(key: str, value: JSON) -> str | None:
 
 def parse_options(data: Mapping[str, JSON]) -> DropShyOptions:
     """Options from a dict: defaults filled in; OptionsError on unknown keys or values."""
-    if not isinstance(data, Mapping):
-        raise OptionsError("the options must be a mapping of option keys to values")
-    for key in data:
-        if key not in _OPTION_KEYS:
-            raise OptionsError(
-                f"unknown option {key!r} (Drop-Shy options: {', '.join(_OPTION_KEYS)})"
-            )
+    check_option_keys("Drop-Shy", data, _OPTION_KEYS)
     defaults = DropShyOptions()
     selection = data.get("selection", defaults.selection)
     if not isinstance(selection, str) or selection not in SELECTIONS:

@@ -28,6 +28,7 @@ from games.engines.base import (
     OrderError,
     Prompt,
     Standing,
+    check_option_keys,
     option_flag,
     option_int,
     option_one_of,
@@ -103,13 +104,7 @@ _OPTION_KEYS = ("profile", "dice_per_player", "max_dice", "team_seating", *_BOOL
 
 def parse_options(data: Mapping[str, JSON]) -> LiarsDiceOptions:
     """Options from a dict: defaults filled in; OptionsError on unknown keys or values."""
-    if not isinstance(data, Mapping):
-        raise OptionsError("the options must be a mapping of option keys to values")
-    for key in data:
-        if key not in _OPTION_KEYS:
-            raise OptionsError(
-                f"unknown option {key!r} (Liar's Dice options: {', '.join(_OPTION_KEYS)})"
-            )
+    check_option_keys("Liar's Dice", data, _OPTION_KEYS)
     profile = option_one_of("profile", data.get("profile", CLASSIC), PROFILES)
     fields: dict[str, JSON] = {"profile": profile}
     default_dice = 4 if profile == DEATH_MATCH else 5
