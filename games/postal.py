@@ -646,16 +646,22 @@ def resend_report(game_id: int, *, position: int, now: datetime) -> None:
         outbox.queue([reports.current_report_email(game, seat, token, now)])
 
 
+def _capability(game: Game, name: str, without: str) -> tuple[Engine[Any, Any, Any], Any]:
+    """The game's engine and its optional method ``name``; PostalError if it has none."""
+    engine = registry.get(game.engine)
+    method = getattr(engine, name, None)
+    if method is None:
+        raise PostalError(f"{engine.title} {without}")
+    return engine, method
+
+
 def set_order(game_id: int, *, names: Sequence[str], now: datetime) -> Game:
     """The host enters the actual order of a First Player round (rules F-16) while its gift
     window or rolling is open, because the real game has its own first-player rule; the
     round's transfers still apply and the game moves on as after a reveal."""
     with transaction.atomic():
         game = _locked(game_id)
-        engine = registry.get(game.engine)
-        host_order = getattr(engine, "host_order", None)
-        if host_order is None:
-            raise PostalError(f"{engine.title} has no order for the host to set")
+        engine, host_order = _capability(game, "host_order", "has no order for the host to set")
         if game.status != Game.Status.RUNNING:
             raise PostalError(
                 f"the game is {game.status}; the host sets the order of a running game"
@@ -671,7 +677,6 @@ def set_order(game_id: int, *, names: Sequence[str], now: datetime) -> Game:
             state, events = host_order(engine.state_from_json(game.state), order)
         except GameError as error:
             raise PostalError(error.message) from None
-        step.status = Step.Status.RESOLVING
         _record(
             game,
             step,
@@ -697,10 +702,7 @@ def play_again(game_id: int, *, now: datetime) -> Game:
     instigator is rolled for the winner). Same schedule, zone and reminders."""
     with transaction.atomic():
         game = _locked(game_id)
-        engine = registry.get(game.engine)
-        follow_up = getattr(engine, "follow_up", None)
-        if follow_up is None:
-            raise PostalError(f"{engine.title} has no next game with the same players")
+        engine, follow_up = _capability(game, "follow_up", "has no next game with the same players")
         if game.status != Game.Status.FINISHED:
             raise PostalError("the game is not over yet; the next game follows the final standings")
         if game.next_games.exists():
