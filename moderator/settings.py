@@ -216,6 +216,12 @@ CELERY_TASK_DEFAULT_QUEUE = "steps"
 CELERY_TASK_ROUTES = {"mail.*": {"queue": "mail"}, "games.*": {"queue": "steps"}}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Celery's Django fixup closes the database connection before and after every task unless
+# this is set (then only every 2 x this many tasks): a new PostgreSQL connection per task
+# cost a step about as much as its own queries. moderator/celery.py treats each task as a
+# request instead: CONN_MAX_AGE and CONN_HEALTH_CHECKS decide, and a connection that saw
+# an error is closed.
+CELERY_DB_REUSE_MAX = envint("CELERY_DB_REUSE_MAX", 1000, minimum=0)
 # Beat's one fixed schedule: the sweep. Deadlines live in the database, never in the broker.
 SWEEP_SECONDS = envint("SWEEP_SECONDS", 30, minimum=1)
 CELERY_BEAT_SCHEDULE = {
