@@ -1,0 +1,47 @@
+"""Message bodies are bulk-inserted a row at a time (VALUES), not as UNNEST arrays."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from moderator.mail import outbox
+from moderator.mail.models import OutboundEmail
+
+pytestmark = pytest.mark.django_db
+
+# What an array literal would have to escape, and what HTML and plain text hold.
+AWKWARD = "He said \"no\" \\ {a,b} 'quoted' ⚂ ⚀\nline two\t<b>&amp;</b>"
+
+
+def test_a_batch_of_emails_is_one_insert_with_a_row_of_values_each_and_keeps_every_character():
+    rows = [
+        OutboundEmail(
+            dedupe_key=f"body:{n}",
+            kind="report",
+            to=f"p{n}@example.org",
+            subject=f"Step {n}",
+            text=f"{AWKWARD} {n}",
+            html=f"<p>{AWKWARD} {n}</p>",
+        )
+        for n in range(3)
+    ]
+    with CaptureQueriesContext(connection) as queries:
+        outbox.queue(rows)
+    inserts = [q["sql"] for q in queries if q["sql"].startswith('INSERT INTO "mail_outboundemail"')]
+    assert len(inserts) == 1
+    if connection.vendor == "postgresql":
+        assert "UNNEST" not in inserts[0]
+        assert inserts[0].count("VALUES") == 1
+    stored = list(OutboundEmail.objects.order_by("dedupe_key").values_list("text", "html"))
+    assert stored == [(f"{AWKWARD} {n}", f"<p>{AWKWARD} {n}</p>") for n in range(3)]
+
+
+def test_migrations_see_the_bodies_as_text_fields():
+    from moderator.mail.models import BodyField
+
+    field = OutboundEmail._meta.get_field("html")
+    assert isinstance(field, BodyField)
+    _, path, _, kwargs = field.deconstruct()
+    assert (path, kwargs) == ("django.db.models.TextField", {"blank": True})
