@@ -362,21 +362,32 @@ def resolve_now(game_id: int, *, now: datetime) -> bool:
     return _resolve_step(step_id, now=now, closed_by=Step.Closed.GM)
 
 
+# What a resolution changes on the game row (it is saved with exactly these).
+ADVANCED_FIELDS = ["state", "step_number", "dice_drawn", "status", "finished_at", "seed_revealed"]
+
+
 def _resolve_step(step_id: int, *, now: datetime, closed_by: str) -> bool:
     with transaction.atomic():
-        game_id = Step.objects.values_list("game_id", flat=True).get(pk=step_id)
-        game = Game.objects.select_for_update().get(pk=game_id)
-        if game.status != Game.Status.RUNNING:
-            return False
-        claim = Step.objects.filter(pk=step_id, status=Step.Status.OPEN)
-        if closed_by == Step.Closed.DEADLINE:
-            claim = claim.filter(deadline__lte=now)
-        if not claim.update(status=Step.Status.RESOLVING):
+        # The game (with the GM its reports answer to) locked first: every change to a
+        # game's steps and orders holds this lock. Then the step, read after the lock was
+        # granted, so it is what the last holder committed (in PostgreSQL a row joined to
+        # the locked one would be the version from before the wait).
+        game = (
+            Game.objects.select_related("gm")
+            .select_for_update(of=("self",))
+            .filter(steps__pk=step_id)
+            .first()
+        )
+        if game is None or game.status != Game.Status.RUNNING:
             return False
         step = Step.objects.get(pk=step_id)
+        if step.status != Step.Status.OPEN:
+            return False
+        if closed_by == Step.Closed.DEADLINE and step.deadline > now:
+            return False
         engine = registry.get(game.engine)
         _resolve(game, step, engine, engine.state_from_json(game.state), now, closed_by)
-        game.save()
+        game.save(update_fields=ADVANCED_FIELDS)
     return True
 
 
