@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+import re
 import smtplib
 from datetime import UTC, datetime, timedelta
+from email import message_from_bytes, policy
 from typing import Any
 
 import pytest
 from django.core import mail
 from django.core.mail import EmailMultiAlternatives
+from django.core.mail.backends.base import BaseEmailBackend
 
 from moderator.mail import outbox
 from moderator.mail.models import OutboundEmail
@@ -30,14 +33,11 @@ def row(**kwargs) -> OutboundEmail:
     return OutboundEmail.objects.create(**fields)
 
 
-class ScriptedBackend:
+class ScriptedBackend(BaseEmailBackend):
     """Takes every message into ``mail.outbox`` (as a server would see it), then raises the
     next error of ``script``, or accepts when the script is empty."""
 
     script: list[Exception] = []
-
-    def __init__(self, *args, **kwargs):
-        pass
 
     def send_messages(self, messages):
         mail.outbox.extend(messages)
@@ -232,6 +232,29 @@ def test_headers_thread_a_game_and_name_its_list(settings, now):
         "GM Gina <gina@example.org>",
         email.message_id,
     )
+
+
+def test_each_multipart_gets_a_random_boundary_and_the_message_reads_back_whole(now):
+    email = row(
+        attachments=[
+            {"filename": "a.ics", "content": "BEGIN:VCALENDAR", "mimetype": "text/calendar"}
+        ]
+    )
+    outbox.send(email.pk, now=now)
+    sent = message_from_bytes(mail.outbox[0].message().as_bytes(), policy=policy.default)
+    boundaries = [str(part.get_boundary()) for part in sent.walk() if part.is_multipart()]
+    assert len(boundaries) == 2
+    assert all(re.fullmatch(r"==[0-9a-f]{32}==", boundary) for boundary in boundaries)
+    assert boundaries[0] != boundaries[1]
+    assert [
+        (part.get_content_type(), part.get_content())
+        for part in sent.walk()
+        if not part.is_multipart()
+    ] == [
+        ("text/plain", "Hello"),
+        ("text/html", "<p>Hello</p>"),
+        ("text/calendar", "BEGIN:VCALENDAR"),
+    ]
 
 
 @pytest.mark.parametrize(

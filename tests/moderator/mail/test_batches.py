@@ -1,0 +1,538 @@
+"""Batches: the rows of one task claimed in one query, sent over one connection and
+recorded with as few queries as possible, each failure on its own row."""
+
+from __future__ import annotations
+
+import logging
+import smtplib
+import threading
+from collections.abc import Iterator
+from datetime import timedelta
+from email import message_from_bytes
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from aiosmtpd.controller import Controller
+from django.core import mail
+from django.core.mail.backends.base import BaseEmailBackend
+from django.db import connection
+from kombu.exceptions import OperationalError
+
+from moderator.mail import outbox, tasks
+from moderator.mail.models import OutboundEmail
+from tests.browser import free_port
+from tests.factories import GMFactory, choice_game
+
+pytestmark = pytest.mark.django_db
+
+BACKEND = "tests.moderator.mail.test_batches.LoggingBackend"
+
+
+def row(name: str, **kwargs: Any) -> OutboundEmail:
+    fields = {
+        "dedupe_key": f"test:{name}",
+        "kind": "report",
+        "to": f"{name}@example.org",
+        "subject": f"Step 1 for {name}",
+        "text": "Hello",
+        "message_id": f"<{name}@localhost>",
+    } | kwargs
+    return OutboundEmail.objects.create(**fields)
+
+
+def rows(*names: str, **kwargs: Any) -> list[OutboundEmail]:
+    return [row(name, **kwargs) for name in names]
+
+
+class LoggingBackend(BaseEmailBackend):
+    """Writes what the outbox asks of it to ``events``: "open", "close" and the local part
+    of each recipient sent to. ``failing`` (address -> error) refuses a recipient;
+    ``unreachable`` fails every open; ``esp_ids`` (address -> id) answers as an ESP."""
+
+    events: list[str] = []
+    failing: dict[str, Exception] = {}
+    unreachable: Exception | None = None
+    esp_ids: dict[str, str] = {}
+
+    def open(self) -> bool:
+        LoggingBackend.events.append("open")
+        if LoggingBackend.unreachable is not None:
+            raise LoggingBackend.unreachable
+        return True
+
+    def close(self) -> None:
+        LoggingBackend.events.append("close")
+
+    def send_messages(self, email_messages: Any) -> int:
+        for message in email_messages:
+            (to,) = message.to
+            LoggingBackend.events.append(to.partition("@")[0])
+            if to in LoggingBackend.failing:
+                raise LoggingBackend.failing[to]
+            if to in LoggingBackend.esp_ids:
+                message.anymail_status = SimpleNamespace(message_id=LoggingBackend.esp_ids[to])
+            mail.outbox.append(message)
+        return len(email_messages)
+
+
+@pytest.fixture
+def backend(settings: Any) -> Iterator[type[LoggingBackend]]:
+    settings.EMAIL_BACKEND = BACKEND
+    LoggingBackend.events, LoggingBackend.failing, LoggingBackend.esp_ids = [], {}, {}
+    LoggingBackend.unreachable = None
+    yield LoggingBackend
+    LoggingBackend.events, LoggingBackend.failing, LoggingBackend.esp_ids = [], {}, {}
+    LoggingBackend.unreachable = None
+
+
+@pytest.fixture
+def fixed_jitter(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(outbox.random, "uniform", lambda low, high: 0.5)
+
+
+def states(emails: list[OutboundEmail]) -> list[tuple[str, str, int]]:
+    by_id = OutboundEmail.objects.in_bulk([email.pk for email in emails])
+    return [(by_id[e.pk].to, by_id[e.pk].state, by_id[e.pk].attempts) for e in emails]
+
+
+def sent_to() -> list[str]:
+    return [message.to[0] for message in mail.outbox]
+
+
+# --- one claim, one connection, one record ------------------------------------------------
+
+
+def test_a_batch_is_claimed_sent_over_one_connection_and_recorded_in_three_queries(
+    backend, now, django_assert_num_queries
+):
+    emails = rows("ann", "bob", "cy")
+    with django_assert_num_queries(3):  # the claim, the load, the rows sent
+        result = outbox.send_batch([e.pk for e in emails], now=now)
+    assert result == {e.pk: "sent" for e in emails}
+    assert backend.events == ["open", "ann", "bob", "cy", "close"]
+    assert [m.extra_headers["Message-ID"] for m in mail.outbox] == [
+        "<ann@localhost>",
+        "<bob@localhost>",
+        "<cy@localhost>",
+    ]
+    sent = OutboundEmail.objects.filter(pk__in=[e.pk for e in emails])
+    assert set(sent.values_list("state", "attempts", "sent_at", "sending_since")) == {
+        ("sent", 1, now, now)
+    }
+
+
+def test_a_batch_of_a_hundred_rows_takes_as_many_queries_as_one_of_three(
+    backend, now, django_assert_num_queries
+):
+    emails = rows(*(f"p{n}" for n in range(100)))
+    with django_assert_num_queries(3):
+        outbox.send_batch([e.pk for e in emails], now=now)
+    assert backend.events == ["open", *(f"p{n}" for n in range(100)), "close"]
+
+
+def test_rows_written_without_a_message_id_get_one_in_one_more_query(
+    backend, settings, now, django_assert_num_queries
+):
+    settings.MAIL_DOMAIN = "games.example.org"
+    emails = rows("ann", "bob", message_id="")
+    with django_assert_num_queries(4):
+        outbox.send_batch([e.pk for e in emails], now=now)
+    stored = list(OutboundEmail.objects.filter(pk__in=[e.pk for e in emails]).order_by("id"))
+    assert [m.extra_headers["Message-ID"] for m in mail.outbox] == [e.message_id for e in stored]
+    assert len({e.message_id for e in stored}) == 2
+    assert all(e.message_id.endswith("@games.example.org>") for e in stored)
+
+
+def test_the_builder_mints_the_message_id_so_sending_writes_none(settings):
+    settings.MAIL_DOMAIN = "games.example.org"
+    game = choice_game(2)
+    context = {"game": game, "email": row("ann"), "reason": "r"}
+    first = outbox.build("alert", to="gm@example.org", dedupe_key="a", context=context)
+    second = outbox.build("alert", to="gm@example.org", dedupe_key="b", context=context)
+    assert first.message_id.endswith("@games.example.org>")
+    assert first.message_id != second.message_id
+
+
+def test_each_esp_message_id_is_recorded_on_its_row_in_the_same_query(
+    backend, now, django_assert_num_queries
+):
+    emails = rows("ann", "bob", "cy")
+    backend.esp_ids = {"ann@example.org": "esp-1", "cy@example.org": "esp-3"}
+    with django_assert_num_queries(3):
+        outbox.send_batch([e.pk for e in emails], now=now)
+    recorded = OutboundEmail.objects.filter(pk__in=[e.pk for e in emails]).order_by("id")
+    assert list(recorded.values_list("to", "state", "esp_message_id")) == [
+        ("ann@example.org", "sent", "esp-1"),
+        ("bob@example.org", "sent", ""),
+        ("cy@example.org", "sent", "esp-3"),
+    ]
+
+
+def test_an_anymail_backend_sends_the_batch_and_each_row_keeps_its_esp_id(settings, now):
+    settings.EMAIL_BACKEND = "anymail.backends.test.EmailBackend"
+    emails = rows("ann", "bob")
+    assert outbox.send_batch([e.pk for e in emails], now=now) == {e.pk: "sent" for e in emails}
+    recorded = OutboundEmail.objects.filter(pk__in=[e.pk for e in emails]).order_by("id")
+    # anymail's test backend answers with the message's index in mail.outbox.
+    assert list(recorded.values_list("esp_message_id", flat=True)) == ["0", "1"]
+
+
+# --- only the rows this batch claims ---------------------------------------------------------
+
+
+def test_a_row_claimed_by_another_worker_is_not_sent(backend, now):
+    ann, bob, cy = rows("ann", "bob", "cy")
+    other = now - timedelta(seconds=5)
+    OutboundEmail.objects.filter(pk=bob.pk).update(state="sending", attempts=1, sending_since=other)
+    assert outbox.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
+        ann.pk: "sent",
+        cy.pk: "sent",
+    }
+    assert backend.events == ["open", "ann", "cy", "close"]
+    bob.refresh_from_db()
+    assert (bob.state, bob.attempts, bob.sending_since) == ("sending", 1, other)
+
+
+def test_rows_not_due_or_not_pending_are_left_alone_and_an_empty_batch_opens_nothing(
+    backend, now, django_assert_num_queries
+):
+    later = row("later", next_attempt_at=now + timedelta(seconds=1))
+    done = row("done", state="sent", attempts=1)
+    unknown = row("unknown", state="unknown", attempts=1)
+    with django_assert_num_queries(1):
+        assert outbox.send_batch([later.pk, done.pk, unknown.pk, 999999], now=now) == {}
+    assert backend.events == []
+    assert states([later, done, unknown]) == [
+        ("later@example.org", "pending", 0),
+        ("done@example.org", "sent", 1),
+        ("unknown@example.org", "unknown", 1),
+    ]
+
+
+def test_a_batch_sent_twice_sends_each_row_once(backend, now):
+    emails = rows("ann", "bob")
+    ids = [e.pk for e in emails]
+    assert outbox.send_batch(ids, now=now) == {e.pk: "sent" for e in emails}
+    assert outbox.send_batch(ids, now=now + timedelta(seconds=1)) == {}
+    assert sent_to() == ["ann@example.org", "bob@example.org"]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_sending_the_same_rows_at_once_send_each_row_once(settings, now):
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    ids = [e.pk for e in rows(*(f"p{n}" for n in range(40)))]
+    start = threading.Barrier(2)
+    results: list[dict[int, str]] = []
+
+    def worker(order: list[int]) -> None:
+        try:
+            start.wait()
+            results.append(outbox.send_batch(order, now=now))
+        finally:
+            connection.close()
+
+    threads = [
+        threading.Thread(target=worker, args=(ids,)),
+        threading.Thread(target=worker, args=(ids[::-1],)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    first, second = results
+    assert set(first).isdisjoint(second)
+    assert sorted([*first, *second]) == ids
+    assert set(first.values()) | set(second.values()) == {"sent"}
+    assert sorted(m.extra_headers["Message-ID"] for m in mail.outbox) == sorted(
+        f"<p{n}@localhost>" for n in range(40)
+    )
+
+
+# --- each row its own outcome ------------------------------------------------------------------
+
+
+def test_a_transient_failure_in_the_middle_retries_that_row_and_sends_the_others(
+    backend, fixed_jitter, now
+):
+    ann, bob, cy = rows("ann", "bob", "cy")
+    backend.failing["bob@example.org"] = smtplib.SMTPDataError(451, b"4.3.0 try again later")
+    assert outbox.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
+        ann.pk: "sent",
+        bob.pk: "pending",
+        cy.pk: "sent",
+    }
+    # The connection a failed send may have broken is closed and a new one opened.
+    assert backend.events == ["open", "ann", "bob", "close", "open", "cy", "close"]
+    assert sent_to() == ["ann@example.org", "cy@example.org"]
+    bob.refresh_from_db()
+    assert (bob.state, bob.attempts, bob.next_attempt_at, bob.last_error) == (
+        "pending",
+        1,
+        now + timedelta(seconds=15),
+        "SMTPDataError: (451, b'4.3.0 try again later')",
+    )
+    assert states([ann, cy]) == [("ann@example.org", "sent", 1), ("cy@example.org", "sent", 1)]
+
+
+def test_a_permanent_failure_in_the_middle_fails_that_row_alerts_its_gm_and_sends_the_others(
+    backend, now
+):
+    game = choice_game(2, gm=GMFactory(username="gina"))
+    ann, bob, cy = rows("ann", "bob", "cy", game=game)
+    backend.failing["bob@example.org"] = smtplib.SMTPRecipientsRefused(
+        {"bob@example.org": (550, b"5.1.1 no such mailbox")}
+    )
+    assert outbox.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
+        ann.pk: "sent",
+        bob.pk: "failed",
+        cy.pk: "sent",
+    }
+    assert backend.events == ["open", "ann", "bob", "close", "open", "cy", "close"]
+    bob.refresh_from_db()
+    assert (bob.state, bob.attempts, bob.last_error) == (
+        "failed",
+        1,
+        "SMTPRecipientsRefused: {'bob@example.org': (550, b'5.1.1 no such mailbox')}",
+    )
+    alert = OutboundEmail.objects.get(kind="alert")
+    assert (alert.to, alert.dedupe_key) == ("gina@example.org", f"alert:failed:{bob.pk}")
+    assert states([ann, cy]) == [("ann@example.org", "sent", 1), ("cy@example.org", "sent", 1)]
+
+
+def test_a_row_that_cannot_be_built_fails_without_touching_the_connection(backend, now):
+    ann, bob, cy = rows("ann", "bob", "cy")
+    OutboundEmail.objects.filter(pk=bob.pk).update(subject="Step 1\r\nBcc: x@y.org")
+    assert outbox.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
+        ann.pk: "sent",
+        bob.pk: "failed",
+        cy.pk: "sent",
+    }
+    assert backend.events == ["open", "ann", "cy", "close"]
+    bob.refresh_from_db()
+    assert bob.last_error == "HeaderInjection: the subject must be a single line"
+
+
+def test_a_server_that_cannot_be_reached_is_tried_once_and_every_row_retries(
+    backend, fixed_jitter, now
+):
+    emails = rows("ann", "bob", "cy")
+    backend.unreachable = ConnectionRefusedError(111, "Connection refused")
+    result = outbox.send_batch([e.pk for e in emails], now=now)
+    assert result == {e.pk: "pending" for e in emails}
+    assert backend.events == ["open"]
+    recorded = OutboundEmail.objects.filter(pk__in=[e.pk for e in emails])
+    assert set(recorded.values_list("state", "attempts", "next_attempt_at", "last_error")) == {
+        (
+            "pending",
+            1,
+            now + timedelta(seconds=15),
+            "ConnectionRefusedError: [Errno 111] Connection refused",
+        )
+    }
+
+
+def test_a_row_the_sweep_called_unknown_mid_batch_is_recorded_sent(
+    backend, settings, monkeypatch, now
+):
+    settings.MAIL_SENDING_TIMEOUT_SECONDS = 1
+    ann, bob = rows("ann", "bob")
+    original = LoggingBackend.send_messages
+
+    def slow(self: LoggingBackend, messages: Any) -> int:
+        if messages[0].to == ["ann@example.org"]:  # the sweep runs while ann is sent
+            assert outbox.mark_unknown(now + timedelta(seconds=2)) == 2
+        return original(self, messages)
+
+    monkeypatch.setattr(LoggingBackend, "send_messages", slow)
+    assert outbox.send_batch([ann.pk, bob.pk], now=now) == {ann.pk: "sent", bob.pk: "sent"}
+    assert states([ann, bob]) == [("ann@example.org", "sent", 1), ("bob@example.org", "sent", 1)]
+
+
+def test_rows_still_waiting_at_half_the_sending_timeout_are_handed_back_not_sent(
+    backend, settings, monkeypatch, now
+):
+    settings.MAIL_SENDING_TIMEOUT_SECONDS = 10
+    clock = [1000.0]
+    enqueued: list[list[int]] = []
+    monkeypatch.setattr(outbox, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(outbox, "enqueue", enqueued.append)
+    original = LoggingBackend.send_messages
+
+    def six_seconds(self: LoggingBackend, messages: Any) -> int:
+        clock[0] += 6
+        return original(self, messages)
+
+    monkeypatch.setattr(LoggingBackend, "send_messages", six_seconds)
+    ann, bob, cy = rows("ann", "bob", "cy")
+    assert outbox.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
+        ann.pk: "sent",
+        bob.pk: "pending",
+        cy.pk: "pending",
+    }
+    assert backend.events == ["open", "ann", "close"]
+    assert enqueued == [[bob.pk, cy.pk]]
+    assert states([ann, bob, cy]) == [
+        ("ann@example.org", "sent", 1),
+        ("bob@example.org", "pending", 0),
+        ("cy@example.org", "pending", 0),
+    ]
+    bob.refresh_from_db()
+    assert (bob.sending_since, bob.next_attempt_at) == (None, None)
+
+
+# --- a real SMTP server ------------------------------------------------------------------------
+
+
+class Server:
+    """aiosmtpd that refuses ``ann`` and ``dan`` (at RCPT and at DATA) and notes on which
+    connection each recipient came."""
+
+    def __init__(self) -> None:
+        self.sessions: list[Any] = []
+        self.seen: list[tuple[int, str]] = []  # (connection number, recipient)
+        self.received: list[str] = []
+
+    def _connection(self, session: Any) -> int:
+        for number, known in enumerate(self.sessions):
+            if known is session:
+                return number
+        self.sessions.append(session)
+        return len(self.sessions) - 1
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options) -> str:
+        self.seen.append((self._connection(session), address.partition("@")[0]))
+        if address == "bob@example.org":
+            return "550 5.1.1 no such mailbox"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server, session, envelope) -> str:
+        if envelope.rcpt_tos == ["dan@example.org"]:
+            return "451 4.3.0 try again later"
+        self.received.append(str(message_from_bytes(envelope.content)["Message-ID"]))
+        return "250 OK"
+
+
+@pytest.fixture
+def smtp(settings: Any) -> Iterator[Server]:
+    server = Server()
+    port = free_port()
+    controller = Controller(server, hostname="127.0.0.1", port=port)
+    controller.start()
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", port, 10
+    try:
+        yield server
+    finally:
+        controller.stop()
+
+
+def test_over_smtp_a_batch_uses_one_connection_and_a_new_one_after_each_refusal(
+    smtp, fixed_jitter, now
+):
+    emails = rows("ann", "bob", "cy", "dan", "eve")
+    ann, bob, cy, dan, eve = emails
+    assert outbox.send_batch([e.pk for e in emails], now=now) == {
+        ann.pk: "sent",
+        bob.pk: "failed",
+        cy.pk: "sent",
+        dan.pk: "pending",
+        eve.pk: "sent",
+    }
+    assert smtp.seen == [(0, "ann"), (0, "bob"), (1, "cy"), (1, "dan"), (2, "eve")]
+    assert smtp.received == ["<ann@localhost>", "<cy@localhost>", "<eve@localhost>"]
+    assert states(emails) == [
+        ("ann@example.org", "sent", 1),
+        ("bob@example.org", "failed", 1),
+        ("cy@example.org", "sent", 1),
+        ("dan@example.org", "pending", 1),
+        ("eve@example.org", "sent", 1),
+    ]
+
+
+# --- the tasks and enqueue ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def published(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(tasks.send_emails, "delay", lambda **kwargs: calls.append(kwargs))
+    return calls
+
+
+def test_enqueue_publishes_one_task_per_mail_batch_of_rows(settings, published):
+    settings.MAIL_BATCH = 2
+    outbox.enqueue([11, 12, 13, 14, 15])
+    assert published == [
+        {"outbound_ids": [11, 12]},
+        {"outbound_ids": [13, 14]},
+        {"outbound_ids": [15]},
+    ]
+
+
+def test_enqueue_of_nothing_publishes_nothing(published):
+    outbox.enqueue([])
+    assert published == []
+
+
+def test_with_the_broker_away_enqueue_warns_once_and_the_rows_stay_pending(
+    settings, monkeypatch, caplog, now
+):
+    settings.MAIL_BATCH = 2
+    emails = rows("ann", "bob", "cy", "dan", "eve")
+    ids = [e.pk for e in emails]
+    calls: list[list[int]] = []
+
+    def delay(*, outbound_ids: list[int]) -> None:
+        calls.append(outbound_ids)
+        if len(calls) > 1:
+            raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(tasks.send_emails, "delay", delay)
+    with caplog.at_level(logging.WARNING, logger="moderator.mail.outbox"):
+        outbox.enqueue(ids)
+    assert calls == [ids[:2], ids[2:4]]
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("WARNING", f"could not enqueue outbox rows {ids[2:]}; the sweep will send them")
+    ]
+    assert set(OutboundEmail.objects.values_list("state", flat=True)) == {"pending"}
+    later = now + timedelta(days=1)
+    assert outbox.pending_ids(10, older_than=later, now=later) == ids
+
+
+def test_the_batch_task_sends_its_rows_and_counts_their_states(backend, now):
+    ann, bob = rows("ann", "bob")
+    backend.failing["bob@example.org"] = smtplib.SMTPRecipientsRefused(
+        {"bob@example.org": (550, b"5.1.1 no such mailbox")}
+    )
+    result = tasks.send_emails.delay(outbound_ids=[ann.pk, bob.pk]).get()
+    assert result == {"sent": 1, "failed": 1}
+
+
+def test_a_single_row_task_left_in_the_broker_by_the_last_release_still_sends(backend):
+    email = row("ann")
+    assert tasks.send_email.delay(outbound_id=email.pk).get() == "sent"
+    assert sent_to() == ["ann@example.org"]
+
+
+def test_rows_queued_in_one_transaction_go_to_the_workers_in_batches(
+    backend, settings, django_capture_on_commit_callbacks
+):
+    settings.MAIL_BATCH = 2
+    game = choice_game(3)
+    with django_capture_on_commit_callbacks(execute=True):
+        outbox.queue(
+            [
+                outbox.build(
+                    "alert",
+                    to=f"{name}@example.org",
+                    dedupe_key=name,
+                    context={"game": game, "email": row(f"x{name}"), "reason": "r"},
+                )
+                for name in ("ann", "bob", "cy")
+            ]
+        )
+    # The eager tasks: [ann, bob] over one connection, then [cy].
+    assert backend.events == ["open", "ann", "bob", "close", "open", "cy", "close"]
