@@ -323,19 +323,43 @@ def send_batch(ids: Sequence[int], *, now: datetime) -> dict[int, str]:
     """Send every row of ``ids`` that is pending and due, over one backend connection;
     returns the state of each row this call claimed (rows it did not claim are absent).
 
-    Queries: the claim, the load, a Message-ID for rows written without one, the rows
-    sent, and per failed row what ``_failed_attempt`` writes. Rows still waiting when half
-    of MAIL_SENDING_TIMEOUT_SECONDS has gone by are handed back (pending, the attempt not
-    counted) and enqueued again, so that the sweep never calls a row unknown that was not
-    handed over."""
+    Rows are claimed, sent and recorded in groups of MAIL_CLAIM: a worker killed in the
+    middle leaves at most one group "sending" (later unknown, for a human to send again);
+    the rows of later groups are still pending and go out with the next sweep.
+
+    Queries per group: the claim, the load, a Message-ID for rows written without one, the
+    rows sent, and per failed row what ``_failed_attempt`` writes. Once half of
+    MAIL_SENDING_TIMEOUT_SECONDS has gone by, the rows not yet tried are handed back
+    (pending, the attempt not counted) and enqueued again, so that the sweep never calls a
+    row unknown that was not handed over."""
+    ids = sorted(set(ids))
+    deadline = monotonic() + settings.MAIL_SENDING_TIMEOUT_SECONDS / 2
+    states: dict[int, str] = {}
+    mail = _Connection()
+    try:
+        for start in range(0, len(ids), settings.MAIL_CLAIM):
+            if monotonic() > deadline:
+                later = ids[start:]
+                log.info("outbox rows %s waited too long in their batch; enqueued again", later)
+                enqueue(later)
+                break
+            group = ids[start : start + settings.MAIL_CLAIM]
+            states |= _send_group(group, mail, now, deadline)
+    finally:
+        mail.close()
+    return states
+
+
+def _send_group(
+    ids: Sequence[int], mail: _Connection, now: datetime, deadline: float
+) -> dict[int, str]:
     claimed = _claim(ids, now)
     if not claimed:
         return {}
-    deadline = monotonic() + settings.MAIL_SENDING_TIMEOUT_SECONDS / 2
     # The game and its GM are loaded for a failed row only (its alert).
     rows = list(OutboundEmail.objects.filter(pk__in=claimed).order_by("id"))
     _mint_message_ids(rows)
-    sent, failed, late = _hand_over(rows, deadline)
+    sent, failed, late = _hand_over(rows, mail, deadline)
     states = dict.fromkeys(sent, State.SENT.value)
     _record_sent(sent, now)
     for row, error in failed:
@@ -409,29 +433,25 @@ class _Connection:
 
 
 def _hand_over(
-    rows: list[OutboundEmail], deadline: float
+    rows: list[OutboundEmail], mail: _Connection, deadline: float
 ) -> tuple[dict[int, str], list[tuple[OutboundEmail, Exception]], list[OutboundEmail]]:
     """Hand each row's message to the backend. Returns the rows sent with their ESP
     message id ("" when the backend gives none), the rows that failed with their error, and
     the rows not tried because ``deadline`` (monotonic) had passed."""
     sent: dict[int, str] = {}
     failed: list[tuple[OutboundEmail, Exception]] = []
-    mail = _Connection()
-    try:
-        for index, row in enumerate(rows):
-            if monotonic() > deadline:
-                return sent, failed, rows[index:]
-            try:
-                message = _message(row)
-                mail.send(message)
-            except Exception as error:  # every failure is recorded on its row
-                failed.append((row, error))
-                continue
-            status = getattr(message, "anymail_status", None)
-            esp_id = getattr(status, "message_id", None)
-            sent[row.pk] = "" if esp_id is None else str(esp_id)[:200]
-    finally:
-        mail.close()
+    for index, row in enumerate(rows):
+        if monotonic() > deadline:
+            return sent, failed, rows[index:]
+        try:
+            message = _message(row)
+            mail.send(message)
+        except Exception as error:  # every failure is recorded on its row
+            failed.append((row, error))
+            continue
+        status = getattr(message, "anymail_status", None)
+        esp_id = getattr(status, "message_id", None)
+        sent[row.pk] = "" if esp_id is None else str(esp_id)[:200]
     return sent, failed, []
 
 

@@ -154,8 +154,9 @@ def test_a_worker_killed_mid_batch_leaves_its_rows_unknown_and_none_is_sent_agai
     bob = OutboundEmail.objects.get(kind="report", to="bob@example.org")
     wait_for(smtp.stalled.is_set, 30, "the server to stall in DATA for ann", services)
     services.stop("worker", signal.SIGKILL)
-    # Both reports were one batch: ann's was handed over, bob's waited behind it. Neither
-    # outcome was recorded, so neither can be told from one the server took.
+    # Both reports were one claimed group of the batch (MAIL_CLAIM is 10): ann's was handed
+    # over, bob's waited behind it. Neither outcome was recorded, so neither can be told
+    # from one the server took.
     assert (state(ann), state(bob)) == ("sending", "sending")
 
     services.worker()

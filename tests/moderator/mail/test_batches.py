@@ -122,13 +122,48 @@ def test_a_batch_is_claimed_sent_over_one_connection_and_recorded_in_three_queri
     }
 
 
-def test_a_batch_of_a_hundred_rows_takes_as_many_queries_as_one_of_three(
-    backend, now, django_assert_num_queries
+def test_a_batch_is_claimed_and_recorded_in_groups_of_mail_claim_over_one_connection(
+    backend, settings, now, django_assert_num_queries
 ):
-    emails = rows(*(f"p{n}" for n in range(100)))
-    with django_assert_num_queries(3):
+    settings.MAIL_CLAIM = 10
+    emails = rows(*(f"p{n}" for n in range(25)))
+    with django_assert_num_queries(9):  # three groups: their claim, load and record each
+        result = outbox.send_batch([e.pk for e in emails], now=now)
+    assert result == {e.pk: "sent" for e in emails}
+    assert backend.events == ["open", *(f"p{n}" for n in range(25)), "close"]
+
+
+def test_a_batch_stopped_by_a_kill_between_groups_leaves_its_later_groups_pending(
+    backend, settings, now, monkeypatch
+):
+    """What a SIGKILL after the first group leaves: the first group sent and recorded, the
+    rest never claimed (pending, no attempt counted), for the next sweep."""
+    settings.MAIL_CLAIM = 2
+    emails = rows("ann", "bob", "cy", "dee", "eve")
+
+    class Killed(BaseException):
+        pass
+
+    groups: list[list[int]] = []
+    send_group = outbox._send_group
+
+    def killed_after_one(ids, *args):
+        if groups:
+            raise Killed
+        groups.append(list(ids))
+        return send_group(ids, *args)
+
+    monkeypatch.setattr(outbox, "_send_group", killed_after_one)
+    with pytest.raises(Killed):
         outbox.send_batch([e.pk for e in emails], now=now)
-    assert backend.events == ["open", *(f"p{n}" for n in range(100)), "close"]
+    assert backend.events == ["open", "ann", "bob", "close"]
+    assert states(emails) == [
+        ("ann@example.org", "sent", 1),
+        ("bob@example.org", "sent", 1),
+        ("cy@example.org", "pending", 0),
+        ("dee@example.org", "pending", 0),
+        ("eve@example.org", "pending", 0),
+    ]
 
 
 def test_rows_written_without_a_message_id_get_one_in_one_more_query(
