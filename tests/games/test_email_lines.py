@@ -1,0 +1,39 @@
+"""No line of a report is longer than email allows (RFC 5322: 998 characters). A longer
+line makes the mail library quote-print the whole part, which costs the mail workers most
+of their time per message, and some servers fold or refuse such lines."""
+
+from __future__ import annotations
+
+import pytest
+from django.utils import timezone
+
+from games import postal
+from games.engines import registry
+from moderator.mail.models import OutboundEmail
+from tests.factories import GMFactory
+
+pytestmark = pytest.mark.django_db
+
+NAMES = ["ann", "bob", "cy", "dee", "eve", "fay", "gus", "hal"]
+LIMIT = 998
+
+
+@pytest.mark.parametrize("key", sorted(registry.ENGINES))
+def test_every_line_of_every_report_of_a_started_game_fits_an_email_line(key):
+    engine = registry.get(key)
+    seats = max(engine.min_players, min(8, engine.max_players))
+    game = postal.create_game(
+        gm=GMFactory(),
+        engine_key=key,
+        title=f"Long lines {key}",
+        players=[postal.Player(name, f"{name}@example.org") for name in NAMES[:seats]],
+    )
+    postal.start_game(game.pk, now=timezone.now())
+    reports = OutboundEmail.objects.filter(game=game, kind="report")
+    assert reports.count() == seats
+    longest = {
+        (email.to, part): max(len(line) for line in getattr(email, part).splitlines())
+        for email in reports
+        for part in ("text", "html")
+    }
+    assert {where: n for where, n in longest.items() if n > LIMIT} == {}
