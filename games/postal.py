@@ -202,7 +202,8 @@ def accept_order(
         raise OrderRejected("the order holds a NUL character; write it as plain text")
     refused: str | None = None
     with transaction.atomic():
-        game = Game.objects.select_for_update().get(pk=game_id)
+        # The GM comes with the game: the receipt's reply address falls back to theirs.
+        game = Game.objects.select_related("gm").select_for_update(of=("self",)).get(pk=game_id)
         seat = _seat(game, position)
         step = _current_open_step(game, seat, step_number, now)
         engine = registry.get(game.engine)
@@ -227,6 +228,7 @@ def accept_order(
             source=source,
             received_at=now,
         )
+        stored = (game.state, game.dice_drawn)
         _record(game, step, dice, events)
         prompts = _prompt_list(engine.prompts(new_state))
         if refused is None:
@@ -238,6 +240,7 @@ def accept_order(
             token = access.mint([seat], now=now)[position]
             outbox.queue([reports.receipt_email(game, seat, row, token, results)])
         game.state = engine.state_to_json(new_state)
+        moved_on = False
         if prompts != step.prompts and _only_this_seat_moved(step.prompts, prompts, position):
             # A simultaneous step where each seat acts at its own pace (a First Player roll):
             # the step stays open, with its deadline, until the engine moves the game on.
@@ -248,12 +251,19 @@ def accept_order(
             seats = list(game.seats.order_by("position"))
             _close_step(step, new_state, engine, now, Step.Closed.ORDER)
             _advance(game, seats, engine, new_state, events, now)
+            moved_on = True
         elif refused is None and game.early_processing and _all_answered(step):
             _resolve(game, step, engine, new_state, now, Step.Closed.EARLY)
+            moved_on = True
         elif refused is not None:
             # Nothing moved on: the refused order must not count as this step's answer.
             row.delete()
-        game.save()
+        if moved_on:
+            game.save(update_fields=ADVANCED_FIELDS)
+        elif (game.state, game.dice_drawn) != stored:
+            # Otherwise only these two change, and a revision that repeats the sealed order
+            # changes neither: then the game row is left as it is.
+            game.save(update_fields=["state", "dice_drawn"])
     if refused is not None:
         raise OrderRejected(f"{refused} (the lines before it were played and stand)")
     return row

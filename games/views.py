@@ -159,7 +159,12 @@ def play_json(request: HttpRequest, game_id: int) -> HttpResponse:
 def _open_step(game: Game) -> Step | None:
     if game.status == Game.Status.FINISHED:
         return None
-    return game.steps.filter(number=game.step_number).first()
+    # get(), not first(): (game, number) is unique, and first() would order by the steps'
+    # default ordering, which joins the game table.
+    try:
+        return game.steps.get(number=game.step_number)
+    except Step.DoesNotExist:
+        return None
 
 
 def _counting_order(step: Step | None, seat: Seat) -> dict[str, Any] | None:

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.contrib.sessions.models import Session
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from games import access, postal
 from games.engines.base import OrderError
@@ -398,6 +400,28 @@ def test_an_order_from_a_page_of_a_resolved_step_is_too_late(client, now):
         response.content.decode()
     )
     assert snapshot(game) == before
+
+
+def test_an_order_post_makes_a_fixed_number_of_queries(client, now):
+    game = started(3, now, early_processing=False)
+    log_in(client, game, 0, now)
+    data = {"step": "1", "entry": "text", "text": canonical(choices_for(game, 0))}
+    posts = []
+    for _ in range(2):
+        with CaptureQueriesContext(connection) as queries:
+            assert client.post(f"/play/{game.pk}/", data).status_code == 302
+        posts.append([query["sql"].split()[0] for query in queries])
+    # The session, the seat with its game, the open step; then, inside the savepoint a test
+    # runs it in (a transaction in production), the game locked with its GM, the seat and
+    # the step again (after the lock), the order, its event, the receipt's link and email,
+    # and the game's new state. The same order again leaves the game row as it is.
+    read = ["SELECT", "SELECT", "SELECT", "SAVEPOINT", "SELECT", "SELECT", "SELECT"]
+    written = ["INSERT", "INSERT", "INSERT", "INSERT"]
+    assert posts == [
+        [*read, *written, "UPDATE", "RELEASE"],
+        [*read, *written, "RELEASE"],
+    ]
+    assert Order.objects.count() == OutboundEmail.objects.filter(kind="receipt").count() == 2
 
 
 def test_a_revision_replaces_the_counting_order_and_the_page_says_so(client, now, time_machine):
