@@ -442,15 +442,16 @@ def _store(sheet: Sheet, choice: Choice) -> Sheet:
     return replace(sheet, stored=tuple(stored.items()))
 
 
-def _record(sheet: Sheet, choice: Choice) -> Sheet:
-    return _record_sums(sheet, choice.sums)
-
-
 def _record_sums(sheet: Sheet, sums: Iterable[int]) -> Sheet:
-    counts = list(sheet.counts)
+    return replace(sheet, counts=_counts_with(sheet.counts, sums))
+
+
+def _counts_with(counts: Sequence[int], sums: Iterable[int]) -> tuple[int, ...]:
+    """The sum track ``counts`` with ``sums`` recorded."""
+    new = list(counts)
     for total in sums:
-        counts[total - 2] += 1
-    return replace(sheet, counts=tuple(counts))
+        new[total - 2] += 1
+    return tuple(new)
 
 
 def _end_check(sheet: Sheet, number: int, options: ChoiceOptions, slot: bool = False) -> Sheet:
@@ -626,7 +627,7 @@ def nmr_choice(sheet: Sheet, roll: Sequence[int]) -> Choice:
 
     def rank(choice: Choice) -> tuple[int, int, int, int]:
         low, high = sorted(choice.sums)
-        return (-score(_record(sheet, choice).counts), choice.value, low, high)
+        return (-score(_counts_with(sheet.counts, choice.sums)), choice.value, low, high)
 
     return min(legal_choices(sheet, roll), key=rank)
 
