@@ -47,6 +47,7 @@ import django  # noqa: E402
 
 django.setup()
 
+from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
@@ -150,12 +151,11 @@ def with_workers(count: int, seats: int, workers: int) -> dict[str, Any]:
     ]
     try:
         time.sleep(4)  # the workers start and connect
-        from games.tasks import resolve_step
+        from games.tasks import hand_out_steps
 
         # What the sweep does, at the moment every step is due (its clock is ``DUE``).
         began = time.perf_counter()
-        for step_id in postal.due_step_ids(DUE):
-            resolve_step.apply_async(kwargs={"step_id": step_id})
+        hand_out_steps(postal.due_step_ids(DUE))
         while Step.objects.filter(status=Step.Status.DONE).count() < count:
             time.sleep(0.02)
         elapsed = time.perf_counter() - began
@@ -368,10 +368,11 @@ def main() -> None:
                     f"{args.games} Choice games per seat count, started 49 hours ago with "
                     "48-hour deadlines, so step 1 of each is due; reports rendered and written "
                     "to the outbox. 'process': resolved one after another in the benchmark's "
-                    "process; 'workers N': one sweep's worth of resolve_step tasks handed to N "
-                    "Celery workers (concurrency 1) through Redis, timed until every step is "
-                    "done; 'raw SQL': the same database writes per step (rows captured from a "
-                    "real resolution) with psycopg in one transaction each: the limit."
+                    "process; 'workers N': one sweep's worth of resolve_steps tasks (STEP_BATCH "
+                    f"{settings.STEP_BATCH} steps each) handed to N Celery workers "
+                    "(concurrency 1) through Redis, timed until every step is done; 'raw "
+                    "SQL': the same database writes per step (rows captured from a real "
+                    "resolution) with psycopg in one transaction each: the limit."
                 ),
                 "rows": results,
                 "targets": goals,

@@ -242,6 +242,9 @@ STEP_FAILURE_LIMIT = envint("STEP_FAILURE_LIMIT", 5, minimum=1)
 LINK_DAYS = envint("LINK_DAYS", 60, minimum=1)
 # How many due steps one sweep hands out at most (the next sweep takes the rest).
 SWEEP_BATCH = envint("SWEEP_BATCH", 500, minimum=1)
+# How many due steps one resolve_steps task takes (each in its own transaction): a
+# task's message, acknowledgement and wait are paid once per batch.
+STEP_BATCH = envint("STEP_BATCH", 10, minimum=1)
 
 LOGGING = {
     "version": 1,

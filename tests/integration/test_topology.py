@@ -147,7 +147,7 @@ def test_the_compose_commands_run_a_game_with_a_worker_per_queue(
     # Each queue's work was done by its own worker.
     steps_log = (tmp_path / "steps.log").read_text()
     mail_log = (tmp_path / "mail.log").read_text()
-    assert re.search(r"Task games\.resolve_step\[.*\] succeeded", steps_log)
+    assert re.search(r"Task games\.resolve_steps\[.*\] succeeded", steps_log)
     assert "Task mail.send_emails[" not in steps_log
     assert re.search(r"Task mail\.send_emails\[.*\] succeeded", mail_log)
-    assert "Task games.resolve_step[" not in mail_log
+    assert "Task games.resolve_steps[" not in mail_log
