@@ -17,7 +17,6 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.template.loader import select_template
 from django.urls import reverse
 
 from games import access, calendar
@@ -199,8 +198,7 @@ def shared_parts(
     for part in SHARED_PARTS:
         for extension in ("txt", "html"):
             names = engine_templates(game.engine, part, extension)
-            template = select_template(names)
-            parts[f"{part}_{extension}"] = Rendered(template.render(context))
+            parts[f"{part}_{extension}"] = Rendered(outbox.render(names, context))
     return parts
 
 

@@ -50,7 +50,8 @@ from django.core.mail.backends.base import BaseEmailBackend
 from django.core.validators import validate_email
 from django.db import connection, transaction
 from django.db.models import Case, F, Q, QuerySet, Value, When
-from django.template.loader import render_to_string
+from django.template import Context
+from django.template.loader import select_template
 from django.utils import timezone
 
 from moderator.mail.models import OutboundEmail
@@ -141,10 +142,10 @@ def build(
             for item in attachments or []
         ],
     )
-    subject = " ".join(render_to_string(f"emails/{kind}/subject.txt", context).split())
+    subject = " ".join(render(f"emails/{kind}/subject.txt", context).split())
     email.subject = clean_header(subject, "the subject")
-    email.text = render_to_string(f"emails/{kind}/body.txt", context)
-    email.html = render_to_string(f"emails/{kind}/body.html", context)
+    email.text = render(f"emails/{kind}/body.txt", context)
+    email.html = render(f"emails/{kind}/body.html", context)
     return email
 
 
@@ -160,6 +161,15 @@ class _Email(EmailMultiAlternatives):
             if part.is_multipart():
                 part.set_boundary(f"=={secrets.token_hex(16)}==")
         return mime
+
+
+def render(names: str | list[str], context: Mapping[str, Any]) -> str:
+    """The first of the templates ``names`` that exists, rendered with ``context`` as
+    render_to_string would, but numbers written as they are: the service writes English,
+    and Django's per-number localization (a language lookup and three format lookups for
+    every ``{{ number }}``) was 40% of rendering a board."""
+    template = select_template([names] if isinstance(names, str) else names)
+    return template.template.render(Context(dict(context), use_l10n=False))
 
 
 def _message(row: OutboundEmail) -> EmailMultiAlternatives:

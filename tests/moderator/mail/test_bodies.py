@@ -45,3 +45,23 @@ def test_migrations_see_the_bodies_as_text_fields():
     assert isinstance(field, BodyField)
     _, path, _, kwargs = field.deconstruct()
     assert (path, kwargs) == ("django.db.models.TextField", {"blank": True})
+
+
+def test_emails_write_numbers_as_they_are_whatever_the_locale_formats_say(settings):
+    from django.template.loader import render_to_string
+
+    settings.TEMPLATES = [
+        {
+            "BACKEND": "django.template.backends.django.DjangoTemplates",
+            "OPTIONS": {
+                "loaders": [
+                    ("django.template.loaders.locmem.Loader", {"n.txt": "{{ n }} <{{ s }}>"})
+                ]
+            },
+        }
+    ]
+    settings.USE_THOUSAND_SEPARATOR = True
+    context = {"n": 12345, "s": "a&b"}
+    assert render_to_string("n.txt", context) == "12,345 <a&amp;b>"
+    assert outbox.render("n.txt", context) == "12345 <a&amp;b>"
+    assert outbox.render(["missing.txt", "n.txt"], context) == "12345 <a&amp;b>"
