@@ -131,9 +131,11 @@ def _report(
     token: str,
     key: str | None = None,
     shared: dict[str, Rendered] | None = None,
+    rendered_events: dict[tuple[str, ...], dict[str, Rendered]] | None = None,
 ) -> OutboundEmail:
     context = seat_context(game, seat, engine, state, step)
     context.update(link=access.url(token), events=events, **(shared or {}))
+    context.update(events_parts(events, {} if rendered_events is None else rendered_events))
     attachments = []
     if step is None:
         kind, dedupe = "final", f"final:{game.pk}:{seat.position}"
@@ -178,6 +180,26 @@ class Rendered:
         return self.text
 
 
+def events_parts(
+    events: list[str], rendered: dict[tuple[str, ...], dict[str, Rendered]]
+) -> dict[str, Rendered]:
+    """The "what happened" part of a report, text and HTML, from ``rendered`` when seats
+    before saw the same events (most events are public), else rendered and kept there."""
+    key = tuple(events)
+    if key not in rendered:
+        rendered[key] = {
+            f"events_{extension}": Rendered(
+                outbox.render(
+                    f"emails/parts/events.{extension}",
+                    {"events": events},
+                    autoescape=extension == "html",
+                )
+            )
+            for extension in ("txt", "html")
+        }
+    return rendered[key]
+
+
 # The parts of a report that show only public information: the same for every seat, so a
 # step's emails render them once (board templates read the public part of the view; what
 # is private is in the private part).
@@ -198,7 +220,9 @@ def shared_parts(
     for part in SHARED_PARTS:
         for extension in ("txt", "html"):
             names = engine_templates(game.engine, part, extension)
-            parts[f"{part}_{extension}"] = Rendered(outbox.render(names, context))
+            parts[f"{part}_{extension}"] = Rendered(
+                outbox.render(names, context, autoescape=extension == "html")
+            )
     return parts
 
 
@@ -215,6 +239,7 @@ def step_emails(
     public parts are rendered once for all of them."""
     game._seat_names = {seat.position: seat.name for seat in seats}  # type: ignore[attr-defined]
     shared = shared_parts(game, engine, state, step)
+    rendered_events: dict[tuple[str, ...], dict[str, Rendered]] = {}
     return [
         _report(
             game,
@@ -225,6 +250,7 @@ def step_emails(
             step,
             tokens[seat.position],
             shared=shared,
+            rendered_events=rendered_events,
         )
         for seat in seats
     ]
