@@ -231,11 +231,6 @@ def raw_sql(count: int, seats: int) -> dict[str, Any]:
         with conn.transaction():
             cur = conn.cursor()
             cur.execute("SELECT id, state FROM games_game WHERE id = %s FOR UPDATE", [game_id])
-            cur.execute(
-                "UPDATE games_step SET status = 'resolving' WHERE id = %s AND status = 'open' "
-                "AND deadline <= %s",
-                [step_id, DUE],
-            )
             cur.execute("SELECT * FROM games_step WHERE id = %s", [step_id])
             cur.execute("SELECT * FROM games_seat WHERE game_id = %s ORDER BY position", [game_id])
             cur.executemany(

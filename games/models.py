@@ -118,8 +118,9 @@ class SeatLink(models.Model):
 
 class Step(models.Model):
     class Status(models.TextChoices):
+        # Open until the transaction that resolves it (holding the game's lock) makes it
+        # done; nothing between is ever committed.
         OPEN = "open"
-        RESOLVING = "resolving"
         DONE = "done"
 
     class Closed(models.TextChoices):
