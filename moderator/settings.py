@@ -58,7 +58,8 @@ def database_from_url(url: str) -> dict[str, object]:
         return {"ENGINE": "django.db.backends.sqlite3", "NAME": path or VAR_DIR / "db.sqlite3"}
     if parts.scheme in ("postgres", "postgresql"):
         return {
-            "ENGINE": "django.db.backends.postgresql",
+            # Django's backend, bulk inserts as VALUES rows (moderator/db/postgresql).
+            "ENGINE": "moderator.db.postgresql",
             "NAME": unquote(parts.path.lstrip("/")),
             "USER": unquote(parts.username or ""),
             "PASSWORD": unquote(parts.password or ""),

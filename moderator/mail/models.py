@@ -2,26 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import models
-
-
-class BodyField(models.TextField):
-    """A message body: a TextField that a bulk insert sends as a plain parameter.
-
-    On PostgreSQL, Django bulk-inserts rows as UNNEST over one array per column, and an
-    array of strings is quoted in Python, character by character: writing a step's five
-    reports (about 70 kB) that way took twice as long as with a VALUES row each. A field
-    with ``get_placeholder`` makes Django use VALUES (see Django's postgresql compiler).
-    The column is a TextField's: migrations see a TextField."""
-
-    def get_placeholder(self, value: Any, compiler: Any, connection: Any) -> str:
-        return "%s"
-
-    def deconstruct(self) -> Any:
-        name, _, args, kwargs = super().deconstruct()
-        return name, "django.db.models.TextField", args, kwargs
 
 
 class OutboundEmail(models.Model):
@@ -54,8 +35,8 @@ class OutboundEmail(models.Model):
     # show a game as one conversation.
     thread = models.CharField(max_length=100, blank=True)
     subject = models.CharField(max_length=300)
-    text = BodyField()
-    html = BodyField(blank=True)
+    text = models.TextField()
+    html = models.TextField(blank=True)
     headers = models.JSONField(default=dict, blank=True)
     state = models.CharField(max_length=20, choices=State.choices, default=State.PENDING)
     attempts = models.PositiveIntegerField(default=0)

@@ -1,4 +1,5 @@
-"""Message bodies are bulk-inserted a row at a time (VALUES), not as UNNEST arrays."""
+"""Message bodies are bulk-inserted a row at a time (VALUES), not as UNNEST arrays
+(moderator/db/postgresql), and rendered with numbers as they are."""
 
 from __future__ import annotations
 
@@ -36,15 +37,6 @@ def test_a_batch_of_emails_is_one_insert_with_a_row_of_values_each_and_keeps_eve
         assert inserts[0].count("VALUES") == 1
     stored = list(OutboundEmail.objects.order_by("dedupe_key").values_list("text", "html"))
     assert stored == [(f"{AWKWARD} {n}", f"<p>{AWKWARD} {n}</p>") for n in range(3)]
-
-
-def test_migrations_see_the_bodies_as_text_fields():
-    from moderator.mail.models import BodyField
-
-    field = OutboundEmail._meta.get_field("html")
-    assert isinstance(field, BodyField)
-    _, path, _, kwargs = field.deconstruct()
-    assert (path, kwargs) == ("django.db.models.TextField", {"blank": True})
 
 
 def test_emails_write_numbers_as_they_are_whatever_the_locale_formats_say(settings):
