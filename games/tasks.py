@@ -47,8 +47,10 @@ def hand_out_steps(step_ids: list[int]) -> None:
 @shared_task(name="games.resolve_steps", acks_late=True, reject_on_worker_lost=True)
 def resolve_steps(*, step_ids: list[int]) -> int:
     """Each step in its own transaction, one after another; how many this task resolved.
-    Delivered again after a worker died, it skips the steps already resolved."""
-    return sum(postal.resolve_due_step(step_id, now=timezone.now()) for step_id in step_ids)
+    Delivered again after a worker died, it skips the steps already resolved. The reports
+    of all of them go to the mail workers together at the end."""
+    with outbox.enqueue_after():
+        return sum(postal.resolve_due_step(step_id, now=timezone.now()) for step_id in step_ids)
 
 
 @shared_task(name="games.resolve_step", acks_late=True, reject_on_worker_lost=True)

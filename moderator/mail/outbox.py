@@ -32,7 +32,9 @@ import random
 import re
 import secrets
 import smtplib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime, timedelta
 from email.utils import getaddresses, make_msgid
 from time import monotonic
@@ -239,12 +241,36 @@ def queue_once(rows: list[OutboundEmail]) -> list[int]:
     return ids
 
 
+# Rows whose hand-over waits for the end of an enqueue_after() block (None: no block).
+_held: ContextVar[list[int] | None] = ContextVar("outbox_held", default=None)
+
+
+@contextmanager
+def enqueue_after() -> Iterator[None]:
+    """Rows enqueued inside the block (committed: enqueue runs after each commit) are
+    handed to the mail workers once, when it ends, in MAIL_BATCH tasks: a worker resolving
+    ten steps publishes one mail task, not ten. Should the process die first, the rows are
+    pending in the database and the sweep hands them out."""
+    token = _held.set([])
+    try:
+        yield
+    finally:
+        ids = _held.get() or []
+        _held.reset(token)
+        enqueue(ids)
+
+
 def enqueue(ids: list[int]) -> None:
     """Hand the rows to the mail workers, one task per MAIL_BATCH rows. With the broker
     away (Redis stopped) nothing is lost: the rows stay pending and the sweep hands them out
     once the broker is back, so the person whose request wrote them is not told of an error
     that is not theirs."""
     from moderator.mail.tasks import send_emails
+
+    held = _held.get()
+    if held is not None:
+        held.extend(ids)
+        return
 
     size = settings.MAIL_BATCH
     for start in range(0, len(ids), size):

@@ -10,6 +10,7 @@ import pytest
 
 from games import postal, tasks
 from games.models import Step
+from moderator.mail.models import OutboundEmail
 from tests.factories import choice_game
 
 pytestmark = pytest.mark.django_db
@@ -73,3 +74,59 @@ def test_a_step_that_fails_does_not_keep_the_others_of_its_batch_from_resolving(
         ("open", 1),
         ("done", 0),
     ]
+
+
+@pytest.fixture
+def mail_published(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    from moderator.mail import tasks as mail_tasks
+
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(mail_tasks.send_emails, "delay", lambda **kwargs: calls.append(kwargs))
+    return calls
+
+
+def reports_of(games) -> list[int]:
+    return list(
+        OutboundEmail.objects.filter(game__in=games, kind="report", dedupe_key__contains=":2:")
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_hands_the_reports_of_all_its_steps_to_the_mail_workers_at_once(
+    now, mail_published
+):
+    games = [postal.start_game(choice_game(2).pk, now=now - timedelta(days=3)) for _ in range(3)]
+    mail_published.clear()  # the step-1 reports of start_game
+    assert tasks.resolve_steps(step_ids=[game.steps.get().pk for game in games]) == 3
+    assert mail_published == [{"outbound_ids": reports_of(games)}]
+    assert len(reports_of(games)) == 6
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_that_breaks_off_still_hands_over_the_reports_of_the_steps_it_resolved(
+    now, mail_published, monkeypatch
+):
+    games = [postal.start_game(choice_game(2).pk, now=now - timedelta(days=3)) for _ in range(3)]
+    mail_published.clear()
+    ids = [game.steps.get().pk for game in games]
+    count_failure = postal._count_failure
+    resolve = postal._resolve
+
+    def database_gone_for_the_third(game, step, *args):
+        if step.pk == ids[2]:
+            raise RuntimeError("the server closed the connection")
+        return resolve(game, step, *args)
+
+    def cannot_count_either(step_id, error):
+        raise RuntimeError("the server closed the connection")
+
+    monkeypatch.setattr(postal, "_resolve", database_gone_for_the_third)
+    monkeypatch.setattr(postal, "_count_failure", cannot_count_either)
+    with pytest.raises(RuntimeError):
+        tasks.resolve_steps(step_ids=ids)
+    monkeypatch.setattr(postal, "_count_failure", count_failure)
+    assert mail_published == [{"outbound_ids": reports_of(games[:2])}]
+    assert len(reports_of(games[:2])) == 4
+    assert Step.objects.get(pk=ids[2]).status == Step.Status.OPEN
