@@ -251,13 +251,30 @@ def competition_places(scores: Sequence[tuple[int, Any]]) -> list[tuple[int, int
 
 def to_json(value: Any) -> JSON:
     """Plain JSON data for a dataclass, tuple, list, dict or scalar (recursively)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if value is None or isinstance(value, str | int | float):
+        return value
     if isinstance(value, tuple | list):
         return [to_json(item) for item in value]
     if isinstance(value, dict):
         return {str(key): to_json(item) for key, item in value.items()}
+    names = _field_names(type(value))
+    if names is not None:
+        return {name: to_json(getattr(value, name)) for name in names}
     return value
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """The fields of dataclass ``cls`` in order (None for any other class), looked up once:
+    asking dataclasses for every value was half of writing a state."""
+    if cls not in _FIELD_NAMES:
+        is_dataclass = dataclasses.is_dataclass(cls)
+        _FIELD_NAMES[cls] = (
+            tuple(field.name for field in dataclasses.fields(cls)) if is_dataclass else None
+        )
+    return _FIELD_NAMES[cls]
 
 
 T = TypeVar("T")
