@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -21,3 +23,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.fixture
 def now() -> datetime:
     return datetime(2026, 11, 23, 18, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def published(monkeypatch: pytest.MonkeyPatch) -> Callable[[Any], list[dict[str, Any]]]:
+    """``published(task)``: the keyword arguments of every ``task.delay(...)`` from now on,
+    in a list, instead of messages to the broker."""
+
+    def capture(task: Any) -> list[dict[str, Any]]:
+        calls: list[dict[str, Any]] = []
+        monkeypatch.setattr(task, "delay", lambda **kwargs: calls.append(kwargs))
+        return calls
+
+    return capture

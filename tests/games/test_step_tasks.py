@@ -17,34 +17,32 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def published(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(tasks.resolve_steps, "delay", lambda **kwargs: calls.append(kwargs))
-    return calls
+def step_tasks(published: Any) -> list[dict[str, Any]]:
+    return published(tasks.resolve_steps)
 
 
-def test_due_steps_go_out_step_batch_to_a_task(settings, published):
+def test_due_steps_go_out_step_batch_to_a_task(settings, step_tasks):
     settings.STEP_BATCH = 4
     tasks.hand_out_steps(list(range(1, 11)))
-    assert published == [
+    assert step_tasks == [
         {"step_ids": [1, 2, 3, 4]},
         {"step_ids": [5, 6, 7, 8]},
         {"step_ids": [9, 10]},
     ]
 
 
-def test_no_due_step_publishes_nothing(published):
+def test_no_due_step_publishes_nothing(step_tasks):
     tasks.hand_out_steps([])
-    assert published == []
+    assert step_tasks == []
 
 
-def test_the_sweep_hands_out_every_due_step_and_only_those(settings, published, now):
+def test_the_sweep_hands_out_every_due_step_and_only_those(settings, step_tasks, now):
     settings.STEP_BATCH = 2
     due = [postal.start_game(choice_game(2).pk, now=now - timedelta(days=3)) for _ in range(3)]
     postal.start_game(choice_game(2).pk, now=now)  # its deadline is two days away
     assert tasks.sweep()["steps"] == 3
     ids = [game.steps.get().pk for game in due]
-    assert published == [{"step_ids": ids[:2]}, {"step_ids": ids[2:]}]
+    assert step_tasks == [{"step_ids": ids[:2]}, {"step_ids": ids[2:]}]
 
 
 def test_a_batch_resolves_each_due_step_once_even_when_delivered_twice(now):
@@ -77,12 +75,10 @@ def test_a_step_that_fails_does_not_keep_the_others_of_its_batch_from_resolving(
 
 
 @pytest.fixture
-def mail_published(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+def mail_published(published: Any) -> list[dict[str, Any]]:
     from moderator.mail import tasks as mail_tasks
 
-    calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(mail_tasks.send_emails, "delay", lambda **kwargs: calls.append(kwargs))
-    return calls
+    return published(mail_tasks.send_emails)
 
 
 def reports_of(games) -> list[int]:

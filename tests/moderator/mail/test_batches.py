@@ -491,25 +491,23 @@ def test_over_smtp_a_batch_uses_one_connection_and_a_new_one_after_each_refusal(
 
 
 @pytest.fixture
-def published(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(tasks.send_emails, "delay", lambda **kwargs: calls.append(kwargs))
-    return calls
+def sent_tasks(published: Any) -> list[dict[str, Any]]:
+    return published(tasks.send_emails)
 
 
-def test_enqueue_publishes_one_task_per_mail_batch_of_rows(settings, published):
+def test_enqueue_publishes_one_task_per_mail_batch_of_rows(settings, sent_tasks):
     settings.MAIL_BATCH = 2
     outbox.enqueue([11, 12, 13, 14, 15])
-    assert published == [
+    assert sent_tasks == [
         {"outbound_ids": [11, 12]},
         {"outbound_ids": [13, 14]},
         {"outbound_ids": [15]},
     ]
 
 
-def test_enqueue_of_nothing_publishes_nothing(published):
+def test_enqueue_of_nothing_publishes_nothing(sent_tasks):
     outbox.enqueue([])
-    assert published == []
+    assert sent_tasks == []
 
 
 def test_with_the_broker_away_enqueue_warns_once_and_the_rows_stay_pending(
