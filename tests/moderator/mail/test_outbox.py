@@ -4,6 +4,9 @@ import re
 import smtplib
 from datetime import UTC, datetime, timedelta
 from email import message_from_bytes, policy
+from email.generator import BytesGenerator
+from email.policy import compat32
+from io import BytesIO
 from typing import Any
 
 import pytest
@@ -255,6 +258,52 @@ def test_each_multipart_gets_a_random_boundary_and_the_message_reads_back_whole(
         ("text/html", "<p>Hello</p>"),
         ("text/calendar", "BEGIN:VCALENDAR"),
     ]
+
+
+def compat32_bytes(mime: Any, linesep: str) -> bytes:
+    """The message as Python's own generator writes it with Compat32 (Django's writer)."""
+    out = BytesIO()
+    BytesGenerator(out, mangle_from_=False, policy=compat32).flatten(mime, linesep=linesep)
+    return out.getvalue()
+
+
+LONG_WORDS = " ".join(f"word{n}" for n in range(40))
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {},
+        {"subject": "Étape 1 de « Choix » pour Zoë ⚀⚁"},
+        {"subject": f"Step 1 {LONG_WORDS}"},
+        {"subject": "Two  spaces, three   and a trailing space "},
+        {"subject": "x" * 120},
+        {"to": "Zoë Ünal <zoe@example.org>", "reply_to": "The GM <gm@example.org>"},
+        {"headers": {"X-Game": "1", "X-Long": LONG_WORDS, "X-Word": "=?utf-8?q?a?="}},
+        {"text": "a\r\nb\rc\nd\n\n", "html": "<p>\r\n</p>\n"},
+        {"text": "ü" * 1200, "html": "<p>" + "x" * 2000 + "</p>"},
+        {"text": "From the top\n.\n..\nFrom here", "html": ""},
+        {
+            "attachments": [
+                {"filename": "a.ics", "content": "BEGIN:VCALENDAR\n", "mimetype": "text/calendar"},
+                {"filename": "Zoë.txt", "content": "ü\n", "mimetype": "text/plain"},
+            ]
+        },
+    ],
+)
+def test_messages_are_written_byte_for_byte_as_compat32_writes_them(fields, now):
+    """The outbox writes headers that need no folding, and text parts, by a faster path
+    (outbox._Policy, outbox._Generator); what it writes is what Compat32 writes."""
+    message = outbox._message(row(**fields))
+    mime = message.message()
+    assert mime.policy is outbox.POLICY
+    for linesep in ("\r\n", "\n"):
+        written = mime.as_bytes(linesep=linesep)  # type: ignore[call-arg]
+        assert written == compat32_bytes(mime, linesep)
+    assert (
+        message_from_bytes(written, policy=policy.default)["Message-ID"]
+        == message.extra_headers["Message-ID"]
+    )
 
 
 @pytest.mark.parametrize(
