@@ -48,14 +48,20 @@ def _is_d6_roll(value: Any) -> bool:
 
 def with_faces(data: Any) -> Any:
     """A copy of a view in which every mapping with a ``roll`` of d6 values also has its
-    ``faces``: the board templates show each roll as numbers and as dice."""
+    ``faces``: the board templates show each roll as numbers and as dice. (Only mappings
+    and lists are visited: a view is mostly numbers and strings, and a report copies the
+    view of every seat.)"""
     if isinstance(data, dict):
-        copy = {key: with_faces(value) for key, value in data.items()}
-        if _is_d6_roll(data.get("roll")):
-            copy["faces"] = faces(data["roll"])
+        copy = {
+            key: with_faces(value) if isinstance(value, dict | list) else value
+            for key, value in data.items()
+        }
+        roll = data.get("roll")
+        if roll is not None and _is_d6_roll(roll):
+            copy["faces"] = faces(roll)
         return copy
     if isinstance(data, list):
-        return [with_faces(item) for item in data]
+        return [with_faces(item) if isinstance(item, dict | list) else item for item in data]
     return data
 
 
