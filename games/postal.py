@@ -19,7 +19,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef
 
 from games import access, reports, schedule, signals
 from games.engines import registry
@@ -249,8 +249,8 @@ def accept_order(
         elif prompts != step.prompts:
             # An order that took effect at once and moved the game on: the step is done.
             seats = list(game.seats.order_by("position"))
-            _close_step(step, new_state, engine, now, Step.Closed.ORDER)
-            _advance(game, seats, engine, new_state, events, now)
+            closed = _close_step(step, new_state, engine, now, Step.Closed.ORDER)
+            _advance(game, seats, engine, new_state, events, now, state_json=closed)
             moved_on = True
         elif refused is None and game.early_processing and _all_answered(step):
             _resolve(game, step, engine, new_state, now, Step.Closed.EARLY)
@@ -405,11 +405,12 @@ def _resolve(
     game: Game, step: Step, engine: Engine[Any, Any, Any], state: Any, now: datetime, closed_by: str
 ) -> None:
     """Close ``step``: NMR defaults recorded, the engine's resolve, the next step opened."""
-    seats = list(game.seats.order_by("position"))
+    # The seats, each with whether it sent an order for this step (one query).
+    sent = Order.objects.filter(step=step, seat=OuterRef("pk")).exclude(source=Order.Source.DEFAULT)
+    annotated = list(game.seats.order_by("position").annotate(sent_order=Exists(sent)))
+    answered = {seat.position for seat in annotated if seat.sent_order}
+    seats: list[Seat] = list(annotated)
     by_position = {seat.position: seat for seat in seats}
-    answered = set(
-        step.orders.exclude(source=Order.Source.DEFAULT).values_list("seat__position", flat=True)
-    )
     missing = [position for position in step.prompted_seats if position not in answered]
     defaults = []
     for position in missing:
@@ -431,18 +432,20 @@ def _resolve(
     dice = VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn)
     new_state, events = engine.resolve(state, dice)
     _record(game, step, dice, events)
-    _close_step(step, new_state, engine, now, closed_by)
-    _advance(game, seats, engine, new_state, events, now)
+    closed = _close_step(step, new_state, engine, now, closed_by)
+    _advance(game, seats, engine, new_state, events, now, state_json=closed)
 
 
 def _close_step(
     step: Step, state: Any, engine: Engine[Any, Any, Any], now: datetime, closed_by: str
-) -> None:
+) -> Any:
+    """Close ``step`` with ``state``; returns the state as JSON (the next step's too)."""
     step.status = Step.Status.DONE
     step.state_after = engine.state_to_json(state)
     step.closed_at = now
     step.closed_by = closed_by
     step.save(update_fields=["status", "state_after", "closed_at", "closed_by"])
+    return step.state_after
 
 
 def _advance(
@@ -452,9 +455,11 @@ def _advance(
     state: Any,
     events: list[Event],
     now: datetime,
+    state_json: Any = None,
 ) -> None:
-    """After a step closed: open the next one, or finish the game; queue the reports."""
-    step = _open_step(game, seats, engine, state, now)
+    """After a step closed: open the next one, or finish the game; queue the reports.
+    ``state_json``: ``state`` as JSON when the caller has it."""
+    step = _open_step(game, seats, engine, state, now, state_json)
     if step is None:
         game.status = Game.Status.FINISHED
         game.finished_at = now
@@ -466,9 +471,14 @@ def _advance(
 
 
 def _open_step(
-    game: Game, seats: list[Seat], engine: Engine[Any, Any, Any], state: Any, now: datetime
+    game: Game,
+    seats: list[Seat],
+    engine: Engine[Any, Any, Any],
+    state: Any,
+    now: datetime,
+    state_json: Any = None,
 ) -> Step | None:
-    game.state = engine.state_to_json(state)
+    game.state = engine.state_to_json(state) if state_json is None else state_json
     prompts = engine.prompts(state)
     if not prompts:
         return None
@@ -704,8 +714,8 @@ def set_order(game_id: int, *, names: Sequence[str], now: datetime) -> Game:
             VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn),
             events,
         )
-        _close_step(step, state, engine, now, Step.Closed.GM)
-        _advance(game, seats, engine, state, events, now)
+        closed = _close_step(step, state, engine, now, Step.Closed.GM)
+        _advance(game, seats, engine, state, events, now, state_json=closed)
         game.save()
     return game
 

@@ -331,10 +331,11 @@ def test_queries_per_step_do_not_grow_with_the_number_of_seats(now):
         with CaptureQueriesContext(connection) as queries:
             assert postal.resolve_due_step(step.pk, now=step.deadline) is True
         counts[seats] = [q["sql"].split()[0] for q in queries]
-    # The game locked (with its GM), the step, the seats, the orders in; the defaults, the
-    # NMR counts, the dice, the events, the step closed, the next one opened, the links,
-    # the reports, the game saved: inside the savepoint a test runs it in.
-    expected = ["SAVEPOINT", "SELECT", "SELECT", "SELECT", "SELECT", "INSERT", "UPDATE"]
+    # The game locked (with its GM), the step, the seats (each with whether it sent an
+    # order); the defaults, the NMR counts, the dice, the events, the step closed, the next
+    # one opened, the links, the reports, the game saved: inside the savepoint a test runs
+    # it in.
+    expected = ["SAVEPOINT", "SELECT", "SELECT", "SELECT", "INSERT", "UPDATE"]
     expected += ["INSERT", "INSERT", "UPDATE", "INSERT", "INSERT", "INSERT", "UPDATE", "RELEASE"]
     assert counts == {3: expected, 8: expected}
 
