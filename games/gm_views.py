@@ -214,7 +214,7 @@ def seat_views(
     public_context: dict[str, Any] = {
         "game": game,
         "engine": engine,
-        "view": reports.with_faces(views.view(state, None)),
+        "view": views.view(state, None),
         "step": step,
         "finished": step is None,
         "boards_html": reports.engine_templates(game.engine, "boards", "html"),

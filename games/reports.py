@@ -12,7 +12,6 @@ adds templates, not code.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -28,41 +27,8 @@ from games.schedule import local_time
 from moderator.mail import outbox
 from moderator.mail.models import OutboundEmail
 
-DIE_FACES = "⚀⚁⚂⚃⚄⚅"
 # The parts of a seat's view that templates include per engine, each with a default.
 ENGINE_PARTS = ("boards", "private", "syntax")
-
-
-def faces(values: Iterable[int]) -> str:
-    """Six-sided dice as Unicode faces, e.g. [3, 1] -> '⚂ ⚀'."""
-    return " ".join(DIE_FACES[value - 1] for value in values)
-
-
-def _is_d6_roll(value: Any) -> bool:
-    return (
-        isinstance(value, list)
-        and bool(value)
-        and all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 6 for v in value)
-    )
-
-
-def with_faces(data: Any) -> Any:
-    """A copy of a view in which every mapping with a ``roll`` of d6 values also has its
-    ``faces``: the board templates show each roll as numbers and as dice. (Only mappings
-    and lists are visited: a view is mostly numbers and strings, and a report copies the
-    view of every seat.)"""
-    if isinstance(data, dict):
-        copy = {
-            key: with_faces(value) if isinstance(value, dict | list) else value
-            for key, value in data.items()
-        }
-        roll = data.get("roll")
-        if roll is not None and _is_d6_roll(roll):
-            copy["faces"] = faces(roll)
-        return copy
-    if isinstance(data, list):
-        return [with_faces(item) if isinstance(item, dict | list) else item for item in data]
-    return data
 
 
 def engine_templates(engine_key: str, part: str, extension: str) -> list[str]:
@@ -93,7 +59,7 @@ def seat_context(
         "game": game,
         "seat": seat,
         "engine": engine,
-        "view": with_faces(engine.view(state, seat.position)),
+        "view": engine.view(state, seat.position),
         "step": step,
         "verify_url": verify_url(game),
         "finished": step is None,
@@ -218,7 +184,7 @@ def shared_parts(
     context = {
         "game": game,
         "engine": engine,
-        "view": with_faces(engine.view(state, None)),
+        "view": engine.view(state, None),
         "step": step,
         "finished": step is None,
     }

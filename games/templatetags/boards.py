@@ -18,6 +18,8 @@ from django.utils.safestring import SafeString, mark_safe
 
 register = template.Library()
 
+DIE_FACES = "⚀⚁⚂⚃⚄⚅"
+
 CELL = 44
 AXIS = 22
 PIPS = {
@@ -143,3 +145,20 @@ def numbers(values: Any, separator: str = " ") -> str:
     if values is None:
         return ""
     return separator.join(str(value) for value in values)
+
+
+@register.filter
+def dice_faces(values: Any) -> str:
+    """Six-sided dice as Unicode faces, e.g. [3, 1] -> '⚂ ⚀'; '' for anything else (a
+    board shows each roll as numbers and as dice)."""
+    if not _is_d6_roll(values):
+        return ""
+    return " ".join(DIE_FACES[value - 1] for value in values)
+
+
+def _is_d6_roll(value: Any) -> bool:
+    return (
+        isinstance(value, list | tuple)
+        and bool(value)
+        and all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 6 for v in value)
+    )

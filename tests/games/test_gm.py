@@ -469,7 +469,11 @@ def test_game_page_shows_each_seats_private_block_and_board_as_the_player_page_d
         assert text(markup).startswith(f"Seat {seat.position + 1}: {seat.name} ")
         assert table_rows(markup, "board") == board_rows(view)
         assert table_rows(markup, "rolls") == [
-            [f"Round {r['round']}", " ".join(map(str, r["roll"])), reports.faces(r["roll"])]
+            [
+                f"Round {r['round']}",
+                " ".join(map(str, r["roll"])),
+                " ".join("⚀⚁⚂⚃⚄⚅"[n - 1] for n in r["roll"]),
+            ]
             for r in view["rounds"]
         ]
         # The very blocks the player's page renders, through the engine's templates.
