@@ -162,3 +162,32 @@ def _is_d6_roll(value: Any) -> bool:
         and bool(value)
         and all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 6 for v in value)
     )
+
+
+@register.filter
+def columns(values: Any, width: int) -> str:
+    """Values right-aligned in columns of ``width`` characters, for a text board: one
+    filter for a row instead of a loop with a filter per cell."""
+    return "".join(str(value).rjust(int(width)) for value in values)
+
+
+def _cells(tag: str, values: Any, style: str) -> SafeString:
+    return format_html_join(
+        "", "\n<{}{}>{}</{}>", ((tag, _style(style), value, tag) for value in values)
+    )
+
+
+def _style(style: str) -> SafeString:
+    return format_html(' style="{}"', style) if style else mark_safe("")
+
+
+@register.filter
+def td_cells(values: Any, style: str = "") -> SafeString:
+    """A table cell per value, each on a line of its own (an HTML board's row)."""
+    return _cells("td", values, style)
+
+
+@register.filter
+def th_cells(values: Any, style: str = "") -> SafeString:
+    """A header cell per value, each on a line of its own (an HTML board's head)."""
+    return _cells("th", values, style)

@@ -27,3 +27,22 @@ def test_dice_faces_writes_six_sided_dice_as_unicode_faces_and_nothing_else(valu
 def test_a_board_template_shows_a_roll_as_numbers_and_faces():
     template = Template("{% load boards %}{{ roll|numbers }} | {{ roll|dice_faces }}")
     assert template.render(Context({"roll": [4, 4, 1]})) == "4 4 1 | ⚃ ⚃ ⚀"
+
+
+def test_columns_right_aligns_a_row_of_a_text_board():
+    template = Template(
+        '{% load boards %}[{{ counts|columns:3 }}] [{{ counts.values|columns:"4" }}]'
+    )
+    rendered = template.render(Context({"counts": {2: 1, 3: 0, 12: 10}}, autoescape=False))
+    assert rendered == "[  2  3 12] [   1   0  10]"
+
+
+def test_cells_write_one_escaped_cell_per_value_each_on_its_own_line():
+    template = Template(
+        '{% load boards %}<tr>{{ names|th_cells:"text-align:left" }}{{ counts|td_cells }}</tr>'
+    )
+    rendered = template.render(Context({"names": ["<b>", "A&B"], "counts": [1, 0]}))
+    assert rendered == (
+        '<tr>\n<th style="text-align:left">&lt;b&gt;</th>\n<th style="text-align:left">A&amp;B</th>'
+        "\n<td>1</td>\n<td>0</td></tr>"
+    )
