@@ -306,6 +306,65 @@ def test_messages_are_written_byte_for_byte_as_compat32_writes_them(fields, now)
     )
 
 
+def django_twin(message: EmailMultiAlternatives) -> Any:
+    """What Django's own EmailMultiAlternatives.message() makes of the same email."""
+    return EmailMultiAlternatives(
+        subject=message.subject,
+        body=message.body,
+        from_email=message.from_email,
+        to=message.to,
+        reply_to=message.reply_to,
+        headers=message.extra_headers,
+        alternatives=message.alternatives,
+        attachments=message.attachments,
+    ).message()
+
+
+def same_boundaries(ours: Any, theirs: Any) -> None:
+    for a, b in zip(ours.walk(), theirs.walk(), strict=True):
+        if a.is_multipart():
+            b.set_boundary(a.get_boundary())
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {},
+        {"subject": "Étape 1 de « Choix » pour Zoë ⚀⚁", "to": "Zoë <zoe@example.org>"},
+        {"text": "plain ASCII only\n", "html": "<p>ascii</p>"},
+        {"text": "a\r\nb\rc\u2028d\x85e\n", "html": "<p>⚀</p>\n"},
+        {"text": "ü" * 240 + "\n" + "x" * 998, "html": "<p>" + "y" * 900 + "</p>"},
+        {"text": "ü" * 300, "html": "<p>long</p>"},
+        {"text": "x" * 999, "html": "<p>long</p>"},
+        {"html": ""},
+        {
+            "attachments": [
+                {"filename": "a.ics", "content": "BEGIN:VCALENDAR\n", "mimetype": "text/calendar"},
+                {"filename": "Zoë.txt", "content": "ü\n", "mimetype": "text/plain"},
+                {"filename": "", "content": "x", "mimetype": "text/plain"},
+            ]
+        },
+    ],
+)
+def test_a_message_is_the_mime_tree_django_makes_byte_for_byte(fields, now):
+    """outbox._Email puts messages of text parts together itself (cheaper than Django's
+    SafeMIMEText); what it makes is what Django makes, in every part and header."""
+    message = outbox._message(row(**fields, headers={"Date": "Mon, 23 Nov 2026 18:00:00 -0000"}))
+    ours, theirs = message.message(), django_twin(message)
+    same_boundaries(ours, theirs)
+    assert compat32_bytes(ours, "\r\n") == compat32_bytes(theirs, "\r\n")
+    assert ours.as_string() == theirs.as_string()
+
+
+def test_a_message_with_a_part_that_is_not_text_is_django_s_own(now):
+    message = outbox._message(row())
+    message.attach("dice.bin", b"\x00\x01", "application/octet-stream")
+    ours, theirs = message.message(), django_twin(message)
+    same_boundaries(ours, theirs)
+    assert compat32_bytes(ours, "\r\n") == compat32_bytes(theirs, "\r\n")
+    assert message._of_text_parts() is None  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize(
     ("field", "value", "error"),
     [
