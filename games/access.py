@@ -14,6 +14,7 @@ from django.utils.crypto import salted_hmac
 
 from games.models import Seat, SeatLink
 from moderator import links
+from moderator.db.rows import insert_rows
 
 
 def mint(seats: Iterable[Seat], *, now: datetime, purpose: str = "play") -> dict[int, str]:
@@ -24,17 +25,9 @@ def mint(seats: Iterable[Seat], *, now: datetime, purpose: str = "play") -> dict
     for seat in seats:
         token = links.new_token()
         tokens[seat.position] = token
-        rows.append(
-            SeatLink(
-                seat=seat,
-                token_hash=links.digest(token),
-                purpose=purpose,
-                link_version=seat.link_version,
-                created_at=now,
-                expires_at=expires,
-            )
-        )
-    SeatLink.objects.bulk_create(rows)
+        rows.append((seat.pk, links.digest(token), purpose, seat.link_version, now, expires))
+    fields = ["seat", "token_hash", "purpose", "link_version", "created_at", "expires_at"]
+    insert_rows(SeatLink, fields, rows)
     return tokens
 
 

@@ -143,7 +143,7 @@ def gm_feed(user: Any, *, now: datetime) -> str:
         )
         .select_related("game")
         .defer("state_before", "state_after", "game__state")
-        .order_by("deadline")
+        .order_by("deadline", "game_id")
     )
     deadlines = [
         Deadline(

@@ -27,6 +27,7 @@ from games.engines.base import Engine, Event, GameError, OptionsError, OrderErro
 from games.engines.dice import VerifiableDice, commitment, new_seed
 from games.models import DiceRoll, Game, Order, Seat, Step
 from games.models import Event as EventRow
+from moderator.db.rows import insert_rows
 from moderator.mail import outbox
 
 log = logging.getLogger(__name__)
@@ -415,19 +416,13 @@ def _resolve(
     defaults = []
     for position in missing:
         order = engine.default(state, position)
-        defaults.append(
-            Order(
-                step=step,
-                seat=by_position[position],
-                text="",
-                parsed=engine.order_to_json(order),
-                canonical=engine.canonical(state, position, order),
-                source=Order.Source.DEFAULT,
-                received_at=now,
-            )
-        )
+        parsed = engine.order_to_json(order)
+        canonical = engine.canonical(state, position, order)
+        seat_id = by_position[position].pk
+        defaults.append((step.pk, seat_id, "", parsed, canonical, Order.Source.DEFAULT, now))
     if defaults:
-        Order.objects.bulk_create(defaults)
+        fields = ["step", "seat", "text", "parsed", "canonical", "source", "received_at"]
+        insert_rows(Order, fields, defaults)
         Seat.objects.filter(game=game, position__in=missing).update(nmr_count=F("nmr_count") + 1)
     dice = VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn)
     new_state, events = engine.resolve(state, dice)
@@ -500,27 +495,21 @@ def _prompt_list(prompts: list[Prompt]) -> list[dict[str, Any]]:
 def _record(game: Game, step: Step, dice: VerifiableDice, events: list[Event]) -> None:
     """Store every die drawn and every event, one query each."""
     if dice.draws:
-        DiceRoll.objects.bulk_create(
-            DiceRoll(
-                game=game,
-                step=step,
-                index=draw.index,
-                sides=draw.sides,
-                value=draw.value,
-                label=f"step {step.number}",
-            )
-            for draw in dice.draws
+        label = f"step {step.number}"
+        insert_rows(
+            DiceRoll,
+            ["game", "step", "index", "sides", "value", "label"],
+            [(game.pk, step.pk, d.index, d.sides, d.value, label) for d in dice.draws],
         )
         game.dice_drawn = dice.next_index
     if events:
-        EventRow.objects.bulk_create(
-            EventRow(
-                game=game,
-                step=step,
-                text=event.text,
-                audience=None if event.to is None else list(event.to),
-            )
-            for event in events
+        insert_rows(
+            EventRow,
+            ["game", "step", "text", "audience"],
+            [
+                (game.pk, step.pk, event.text, None if event.to is None else list(event.to))
+                for event in events
+            ],
         )
 
 

@@ -1,0 +1,115 @@
+"""moderator.db.rows.insert_rows writes what bulk_create writes."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+
+from games import postal
+from games.models import DiceRoll, Event, Order, SeatLink
+from moderator.db.rows import insert_rows
+from tests.factories import choice_game
+
+pytestmark = pytest.mark.django_db
+
+
+def stored(table: str, ids: list[int]) -> list[dict]:
+    """The rows as the database holds them (JSON as text, SQL NULL as None), by column."""
+    with connection.cursor() as cursor:
+        columns = [c.name for c in connection.introspection.get_table_description(cursor, table)]
+        listed = [c for c in columns if c != "id"]
+        cursor.execute(
+            f"SELECT {', '.join(connection.ops.quote_name(c) for c in listed)} FROM {table} "
+            f"WHERE id IN ({', '.join(['%s'] * len(ids))}) ORDER BY id",
+            ids,
+        )
+        return [
+            {c: str(v) if isinstance(v, dict | list) else v for c, v in zip(listed, r, strict=True)}
+            for r in cursor
+        ]
+
+
+@pytest.fixture
+def step(now):
+    game = postal.start_game(choice_game(3).pk, now=now)
+    return game.steps.get()
+
+
+def written_both_ways(model, fields, rows, make):
+    before = set(model.objects.values_list("id", flat=True))
+    model.objects.bulk_create([make(*row) for row in rows])
+    theirs = sorted(set(model.objects.values_list("id", flat=True)) - before)
+    assert insert_rows(model, fields, rows) == len(rows)
+    ours = sorted(set(model.objects.values_list("id", flat=True)) - before - set(theirs))
+    return stored(model._meta.db_table, theirs), stored(model._meta.db_table, ours)
+
+
+def test_events_with_and_without_an_audience_are_written_as_bulk_create_writes_them(step):
+    rows = [(step.game_id, step.pk, "public", None), (step.game_id, step.pk, "for 0 and 2", [0, 2])]
+    theirs, ours = written_both_ways(
+        Event,
+        ["game", "step", "text", "audience"],
+        rows,
+        lambda g, s, t, a: Event(game_id=g, step_id=s, text=t, audience=a),
+    )
+    assert ours == theirs
+    assert [e.audience for e in Event.objects.filter(text__in=["public", "for 0 and 2"])] == [
+        None,
+        [0, 2],
+        None,
+        [0, 2],
+    ]
+    assert Event.objects.filter(text="public", audience__isnull=True).count() == 2
+
+
+def test_dice_orders_and_links_are_written_as_bulk_create_writes_them(step, now):
+    seat = step.game.seats.get(position=0)
+    dice = [(step.game_id, step.pk, 1000 + n, 6, n + 1, "step 9") for n in range(6)]
+    theirs, ours = written_both_ways(
+        DiceRoll,
+        ["game", "step", "index", "sides", "value", "label"],
+        dice,
+        lambda g, s, i, sides, v, label: DiceRoll(
+            game_id=g, step_id=s, index=i + 100, sides=sides, value=v, label=label
+        ),
+    )
+    assert [row | {"index": 0} for row in ours] == [row | {"index": 0} for row in theirs]
+    assert [row["index"] for row in ours] == [1000 + n for n in range(6)]
+    orders = [(step.pk, seat.pk, "", {"lines": [1, "x"]}, "1: x", Order.Source.DEFAULT, now)]
+    theirs, ours = written_both_ways(
+        Order,
+        ["step", "seat", "text", "parsed", "canonical", "source", "received_at"],
+        orders,
+        lambda st, se, t, p, c, so, r: Order(
+            step_id=st, seat_id=se, text=t, parsed=p, canonical=c, source=so, received_at=r
+        ),
+    )
+    assert ours == theirs
+    assert [row["source"] for row in ours] == ["default"]
+    links = [(seat.pk, "h" * 64, "play", 0, now, now + timedelta(days=3))]
+    theirs, ours = written_both_ways(
+        SeatLink,
+        ["seat", "token_hash", "purpose", "link_version", "created_at", "expires_at"],
+        links,
+        lambda se, h, p, v, c, e: SeatLink(
+            seat_id=se,
+            token_hash=h[:-1] + "g",
+            purpose=p,
+            link_version=v,
+            created_at=c,
+            expires_at=e,
+        ),
+    )
+    assert [row | {"token_hash": ""} for row in ours] == [
+        row | {"token_hash": ""} for row in theirs
+    ]
+    assert [row["token_hash"] for row in ours] == ["h" * 64]
+
+
+def test_every_field_must_be_given_and_no_row_writes_nothing(step):
+    with pytest.raises(ValueError, match=r"insert_rows\(games.Event\) needs exactly .*'audience'"):
+        insert_rows(Event, ["game", "step", "text"], [(step.game_id, step.pk, "x")])
+    assert insert_rows(Event, ["game", "step", "text", "audience"], []) == 0
+    assert not Event.objects.filter(text="x").exists()
