@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from django import template
-from django.utils.html import format_html, format_html_join
+from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 register = template.Library()
@@ -172,13 +172,10 @@ def columns(values: Any, width: int) -> str:
 
 
 def _cells(tag: str, values: Any, style: str) -> SafeString:
-    return format_html_join(
-        "", "\n<{}{}>{}</{}>", ((tag, _style(style), value, tag) for value in values)
+    attribute = f' style="{conditional_escape(style)}"' if style else ""
+    return mark_safe(
+        "".join(f"\n<{tag}{attribute}>{conditional_escape(value)}</{tag}>" for value in values)
     )
-
-
-def _style(style: str) -> SafeString:
-    return format_html(' style="{}"', style) if style else mark_safe("")
 
 
 @register.filter
