@@ -1,12 +1,16 @@
-"""Appending rows without model instances.
+"""Appending rows without the cost of bulk_create.
 
 A step appends records by the dozen: a row per die drawn, per event, per NMR default,
-per link. ``bulk_create`` builds a model instance per row and prepares every field of
-every instance: 1.6-2.1 ms of Python for a step's 10 dice and 16 events, where writing
-the same INSERT takes 0.6 ms (bench/changes.md). ``insert_rows`` writes the INSERT from
-plain values: every field of the model but its automatic key, in the order given, each
-value as the model would hold it (adapted for the database by its field where the field
-does more than pass it on: JSON, dates and times).
+per link, per report. ``bulk_create`` builds a model instance per row and compiles every
+field of every instance into the statement: 1.6-2.1 ms of Python for a step's 10 dice
+and 16 events, where writing the same INSERT takes 0.6 ms (bench/changes.md).
+
+``insert_rows`` writes the INSERT from plain values: every field of the model but its
+automatic key, in the order given, each value as the model would hold it.
+``insert_models`` writes model instances already built (an outbox row), with their
+fields' ``pre_save`` as bulk_create applies it, and gives each its new key. Values go
+through their field where the field does more than pass them on (JSON, dates and times,
+text: a TextChoices member is written as its value).
 """
 
 from __future__ import annotations
@@ -16,8 +20,7 @@ from typing import Any
 
 from django.db import connections, models, router
 
-# Fields whose values the database driver takes as the model holds them (text goes
-# through its field: a TextChoices member is written as its value, as Django does).
+# Fields whose values the database driver takes as the model holds them.
 _AS_THEY_ARE = (models.AutoField, models.BigAutoField, models.ForeignKey, models.IntegerField)
 
 
@@ -29,33 +32,73 @@ def insert_rows(
     its name, its value the related row's key). Returns the number of rows written."""
     meta = model._meta
     given = [meta.get_field(name) for name in fields]
-    expected = {field.name for field in meta.concrete_fields if not field.primary_key}
-    if {field.name for field in given} != expected or len(given) != len(expected):
-        missing = sorted(expected - {field.name for field in given})
-        raise ValueError(f"insert_rows({meta.label}) needs exactly {sorted(expected)}: {missing}")
-    rows = [tuple(row) for row in rows]
+    expected = _fields(model)
+    if [field.name for field in given] != [name for name in fields] or set(given) != set(expected):
+        names = sorted(field.name for field in expected)
+        raise ValueError(f"insert_rows({meta.label}) needs exactly {names}, each once")
+    listed = [tuple(row) for row in rows]
+    _insert(model, given, listed, returning=False)  # type: ignore[arg-type]
+    return len(listed)
+
+
+def insert_models(objects: Sequence[models.Model]) -> None:
+    """INSERT ``objects`` (new instances of one model) as bulk_create does, for models
+    without signals or multi-table inheritance, and set each one's primary key."""
+    if not objects:
+        return
+    model = type(objects[0])
+    using = router.db_for_write(model)
+    if not connections[using].features.can_return_rows_from_bulk_insert:
+        model._default_manager.bulk_create(objects)  # an SQLite before 3.35: no RETURNING
+        return
+    fields = _fields(model)
+    rows = [tuple(field.pre_save(obj, True) for field in fields) for obj in objects]
+    keys = _insert(model, fields, rows, returning=True)
+    for obj, key in zip(objects, keys, strict=True):
+        obj.pk = key
+        obj._state.adding = False
+        obj._state.db = using
+
+
+def _fields(model: type[models.Model]) -> list[models.Field[Any, Any]]:
+    return [field for field in model._meta.concrete_fields if not field.primary_key]
+
+
+def _insert(
+    model: type[models.Model],
+    fields: list[models.Field[Any, Any]],
+    rows: list[tuple[Any, ...]],
+    *,
+    returning: bool,
+) -> list[Any]:
     if not rows:
-        return 0
+        return []
     connection = connections[router.db_for_write(model)]
-    adapt: list[Any] = [None if isinstance(field, _AS_THEY_ARE) else field for field in given]
-    if any(adapt):
-        rows = [
-            tuple(
-                value if field is None else field.get_db_prep_save(value, connection)
-                for field, value in zip(adapt, row, strict=True)
-            )
-            for row in rows
-        ]
+    adapt: list[Any] = [None if isinstance(field, _AS_THEY_ARE) else field for field in fields]
+    rows = [
+        tuple(
+            value if field is None else field.get_db_prep_save(value, connection)
+            for field, value in zip(adapt, row, strict=True)
+        )
+        for row in rows
+    ]
+    meta = model._meta
     quote = connection.ops.quote_name
-    columns = ", ".join(quote(str(field.column)) for field in given)  # type: ignore[union-attr]
-    one = f"({', '.join(['%s'] * len(given))})"
-    batch = connection.ops.bulk_batch_size(given, rows) or len(rows)
+    columns = ", ".join(quote(str(field.column)) for field in fields)
+    one = f"({', '.join(['%s'] * len(fields))})"
+    key = meta.pk.column if meta.pk is not None else "id"
+    tail = f" RETURNING {quote(str(key))}" if returning else ""
+    batch = connection.ops.bulk_batch_size(fields, rows) or len(rows)
+    keys: list[Any] = []
     with connection.cursor() as cursor:
         for start in range(0, len(rows), batch):
             chunk = rows[start : start + batch]
             cursor.execute(
                 f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES "
-                + ", ".join([one] * len(chunk)),
+                + ", ".join([one] * len(chunk))
+                + tail,
                 [value for row in chunk for value in row],
             )
-    return len(rows)
+            if returning:
+                keys.extend(key for (key,) in cursor.fetchall())
+    return keys

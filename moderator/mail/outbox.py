@@ -68,6 +68,7 @@ from django.template import Context
 from django.template.loader import select_template
 from django.utils import timezone
 
+from moderator.db.rows import insert_models
 from moderator.mail.models import OutboundEmail
 
 if TYPE_CHECKING:
@@ -367,11 +368,11 @@ def _message(row: OutboundEmail) -> EmailMultiAlternatives:
 
 def queue(rows: list[OutboundEmail]) -> list[OutboundEmail]:
     """Write the rows (one query) and hand them to the sender once the transaction commits."""
-    created = OutboundEmail.objects.bulk_create(rows, ignore_conflicts=False)
-    ids = [row.pk for row in created if row.pk is not None]
+    insert_models(rows)
+    ids = [row.pk for row in rows]
     if ids:
         transaction.on_commit(lambda: enqueue(ids))
-    return created
+    return rows
 
 
 def queue_once(rows: list[OutboundEmail]) -> list[int]:

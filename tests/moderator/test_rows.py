@@ -9,7 +9,7 @@ from django.db import connection
 
 from games import postal
 from games.models import DiceRoll, Event, Order, SeatLink
-from moderator.db.rows import insert_rows
+from moderator.db.rows import insert_models, insert_rows
 from tests.factories import choice_game
 
 pytestmark = pytest.mark.django_db
@@ -113,3 +113,39 @@ def test_every_field_must_be_given_and_no_row_writes_nothing(step):
         insert_rows(Event, ["game", "step", "text"], [(step.game_id, step.pk, "x")])
     assert insert_rows(Event, ["game", "step", "text", "audience"], []) == 0
     assert not Event.objects.filter(text="x").exists()
+
+
+def test_outbox_rows_are_written_as_bulk_create_writes_them_and_get_their_keys(step, now):
+    from moderator.mail.models import OutboundEmail
+
+    def rows(tag: str) -> list[OutboundEmail]:
+        return [
+            OutboundEmail(
+                dedupe_key=f"{tag}:{n}",
+                kind="report",
+                game=step.game,
+                to=f"p{n}@example.org",
+                subject="Zoë's step ⚀",
+                text="text\n",
+                html="<p>html</p>",
+                headers={"X-Game": str(step.game_id)},
+                attachments=[{"filename": "a.ics", "content": "x", "mimetype": "text/calendar"}],
+                state=OutboundEmail.State.PENDING,
+            )
+            for n in range(3)
+        ]
+
+    theirs, ours = rows("bulk"), rows("ours")
+    OutboundEmail.objects.bulk_create(theirs)
+    insert_models(ours)
+    assert [row.pk for row in ours] == sorted(row.pk for row in ours)
+    assert all(not row._state.adding and row._state.db == "default" for row in ours)
+    got = {row.pk: row for row in OutboundEmail.objects.filter(pk__in=[r.pk for r in ours])}
+    assert [got[row.pk].dedupe_key for row in ours] == ["ours:0", "ours:1", "ours:2"]
+    table = OutboundEmail._meta.db_table
+    mine = stored(table, [row.pk for row in ours])
+    bulk = stored(table, [row.pk for row in theirs])
+    assert all(row["created_at"] is not None for row in mine)
+    skip = {"dedupe_key": "", "created_at": None}
+    assert [row | skip for row in mine] == [row | skip for row in bulk]
+    insert_models([])  # nothing to write: no statement
