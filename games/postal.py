@@ -383,13 +383,16 @@ def _resolve_step(step_id: int, *, now: datetime, closed_by: str) -> bool:
         # game's steps and orders holds this lock. Then the step, read after the lock was
         # granted, so it is what the last holder committed (in PostgreSQL a row joined to
         # the locked one would be the version from before the wait).
-        game = (
-            Game.objects.select_related("gm")
-            .select_for_update(of=("self",))
-            .filter(steps__pk=step_id)
-            .first()
-        )
-        if game is None or game.status != Game.Status.RUNNING:
+        try:
+            # get(), not first(): first() orders by the key, for nothing (steps__pk is unique)
+            game = (
+                Game.objects.select_related("gm")
+                .select_for_update(of=("self",))
+                .get(steps__pk=step_id)
+            )
+        except Game.DoesNotExist:
+            return False
+        if game.status != Game.Status.RUNNING:
             return False
         step = Step.objects.get(pk=step_id)
         if step.status != Step.Status.OPEN:
