@@ -895,6 +895,15 @@ class ChoiceEngine(JsonCodec):
         return replace(state, orders=tuple(orders)), [receipt]
 
     def default(self, state: ChoiceState, seat: int) -> ChoiceOrder:
+        """The NMR default order, kept on ``state`` (in its ``__dict__``, not a field): the
+        postal layer records a missing seat's default and ``resolve`` then plays it from
+        the same state, and working it out is a third of a step's engine time."""
+        kept: dict[int, ChoiceOrder] = state.__dict__.setdefault("_nmr_defaults", {})
+        if seat not in kept:
+            kept[seat] = self._default(state, seat)
+        return kept[seat]
+
+    def _default(self, state: ChoiceState, seat: int) -> ChoiceOrder:
         self._expect_order(state, seat)
         sheet = state.sheets[seat]
         lines: list[RoundLine] = []

@@ -750,6 +750,33 @@ def test_nmr_default_stops_at_the_round_that_ends_the_game() -> None:
     assert engine.default(state, 0) == ChoiceOrder((line(21, "W", 6, (6, 6), (6, 6)),))
 
 
+def test_the_nmr_default_is_worked_out_once_per_state_and_seat(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    state = turn_state(Sheet(), {21: (3, 1, 4, 1, 5), 22: (1, 3, 4, 5, 2)}, others=(Sheet(),))
+    calls: list[int] = []
+    work_out = ChoiceEngine._default
+
+    def counted(self: ChoiceEngine, state: ChoiceState, seat: int) -> ChoiceOrder:
+        calls.append(seat)
+        return work_out(self, state, seat)
+
+    monkeypatch.setattr(ChoiceEngine, "_default", counted)
+    first = engine.default(state, 0)
+    assert engine.default(state, 0) is first
+    # What the postal layer records is what resolve plays: both seats missing, each
+    # worked out once, and resolve asks for neither again.
+    engine.default(state, 1)
+    engine.resolve(state, ScriptedDice([6] * 10))
+    assert calls == [0, 1]
+    # Another state (the same game one step on, or a copy) works it out again.
+    same = replace(state, turn=state.turn)
+    assert engine.default(same, 0) == first
+    assert calls == [0, 1, 0]
+    assert engine.state_to_json(same) == engine.state_to_json(state)
+    assert same == state
+
+
 def test_resolve_plays_the_nmr_default_for_a_missing_order() -> None:
     dice = ScriptedDice([6] * 10)
     state = turn_state(Sheet(), {21: (3, 1, 4, 1, 5), 22: (1, 3, 4, 5, 2)}, others=(Sheet(),))
