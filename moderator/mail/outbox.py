@@ -5,11 +5,11 @@ and ``body.html``, into an ``OutboundEmail`` row written in the same transaction
 change it reports, with the Message-ID it keeps for every attempt. Sending claims the rows
 (pending -> sending) so that a row is handed to the backend once, whoever asks.
 
-The workers send in batches (up to MAIL_BATCH rows per task): one query claims the batch,
-one loads it, the messages go over one backend connection, and one query records every
-message sent; each failure is recorded on its own row. A worker killed mid-batch leaves
-every row of the batch it had not recorded in "sending", and the sweep calls them unknown:
-the price of recording the batch at once.
+The workers send in batches (up to MAIL_BATCH rows per task) over one backend connection,
+claimed in groups of MAIL_CLAIM: one query claims a group and loads it, and one query
+records every message of the group sent; each failure is recorded on its own row. A
+worker killed mid-batch leaves the rows of the group it had not recorded in "sending",
+and the sweep calls them unknown: the price of recording a group at once.
 
 The row's life::
 
@@ -514,11 +514,11 @@ def send_batch(ids: Sequence[int], *, now: datetime) -> dict[int, str]:
     middle leaves at most one group "sending" (later unknown, for a human to send again);
     the rows of later groups are still pending and go out with the next sweep.
 
-    Queries per group: the claim, the load, a Message-ID for rows written without one, the
-    rows sent, and per failed row what ``_failed_attempt`` writes. Once half of
-    MAIL_SENDING_TIMEOUT_SECONDS has gone by, the rows not yet tried are handed back
-    (pending, the attempt not counted) and enqueued again, so that the sweep never calls a
-    row unknown that was not handed over."""
+    Queries per group: the claim (which loads the rows claimed), a Message-ID for rows
+    written without one, the rows sent, and per failed row what ``_failed_attempt``
+    writes. Once half of MAIL_SENDING_TIMEOUT_SECONDS has gone by, the rows not yet tried
+    are handed back (pending, the attempt not counted) and enqueued again, so that the
+    sweep never calls a row unknown that was not handed over."""
     ids = sorted(set(ids))
     deadline = monotonic() + settings.MAIL_SENDING_TIMEOUT_SECONDS / 2
     states: dict[int, str] = {}
@@ -540,11 +540,10 @@ def send_batch(ids: Sequence[int], *, now: datetime) -> dict[int, str]:
 def _send_group(
     ids: Sequence[int], mail: _Connection, now: datetime, deadline: float
 ) -> dict[int, str]:
-    claimed = _claim(ids, now)
-    if not claimed:
-        return {}
     # The game and its GM are loaded for a failed row only (its alert).
-    rows = list(OutboundEmail.objects.filter(pk__in=claimed).order_by("id"))
+    rows = _claim(ids, now)
+    if not rows:
+        return {}
     _mint_message_ids(rows)
     sent, failed, late = _hand_over(rows, mail, deadline)
     states = dict.fromkeys(sent, State.SENT.value)
@@ -556,22 +555,24 @@ def _send_group(
     return states
 
 
-def _claim(ids: Sequence[int], now: datetime) -> list[int]:
-    """Claim the pending and due rows among ``ids`` in one statement; returns their ids.
-    A row another worker claimed first is no longer pending, so it is not returned here."""
+def _claim(ids: Sequence[int], now: datetime) -> list[OutboundEmail]:
+    """Claim the pending and due rows among ``ids`` and load them, in one statement;
+    returns them by id. A row another worker claimed first is no longer pending, so it
+    is not returned here."""
     ids = sorted(set(ids))
     if not ids:
         return []
     at = connection.ops.adapt_datetimefield_value(now)
-    table = connection.ops.quote_name(OutboundEmail._meta.db_table)
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(str(field.column)) for field in OutboundEmail._meta.concrete_fields)
     sql = (
-        f"UPDATE {table} SET state = %s, attempts = attempts + 1, sending_since = %s "
+        f"UPDATE {quote(OutboundEmail._meta.db_table)} "
+        "SET state = %s, attempts = attempts + 1, sending_since = %s "
         f"WHERE id IN ({', '.join(['%s'] * len(ids))}) AND state = %s "
-        "AND (next_attempt_at IS NULL OR next_attempt_at <= %s) RETURNING id"
+        f"AND (next_attempt_at IS NULL OR next_attempt_at <= %s) RETURNING {columns}"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [State.SENDING.value, at, *ids, State.PENDING.value, at])
-        return sorted(pk for (pk,) in cursor.fetchall())
+    params = [State.SENDING.value, at, *ids, State.PENDING.value, at]
+    return sorted(OutboundEmail.objects.raw(sql, params), key=lambda row: row.pk)
 
 
 def _mint_message_ids(rows: list[OutboundEmail]) -> None:
