@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from games import access, archive, calendar, postal, reminders, reports
-from games.forms import ReminderChoiceForm, form_class, form_templates
+from games.forms import ReminderChoiceForm, form_class, form_templates, typed_order
 from games.gm_forms import first_error
 from games.models import Game, Order, Seat, Step
 from moderator import ratelimit
@@ -103,6 +103,22 @@ def play(request: HttpRequest, game_id: int) -> HttpResponse:
     game = seat.game
     if game.state is None:
         return render(request, "games/play.html", {"game": game, "seat": seat, "waiting": True})
+    refused: str | None = None
+    step_number: int | None = None
+    if request.method == "POST":
+        step_number = _posted_step(request)
+        if step_number is None:
+            messages.error(request, "This form is out of date; here is the current one.")
+            return redirect("games:play", game_id=seat.game_id)
+        text = typed_order(request.POST)
+        if text is not None:
+            # A typed order needs nothing of the page: the postal layer reads it, and an
+            # accepted one answers with a redirect. The page is built only to show why an
+            # order was refused.
+            try:
+                return _accepted(request, seat, _accept(seat, text, step_number))
+            except postal.OrderRejected as error:
+                refused = error.message
     engine = game.rules
     state = engine.state_from_json(game.state)
     step = _open_step(game)
@@ -116,8 +132,8 @@ def play(request: HttpRequest, game_id: int) -> HttpResponse:
             step_number=step.number,
             current=context["view"].get("you", {}).get("order") or "",
         )
-    if request.method == "POST":
-        response = _take_order(request, seat, form)
+    if step_number is not None:  # a post of an order form
+        response = _take_order(request, seat, form, step_number, refused)
         if response is not None:
             return response
     context.update(
@@ -182,45 +198,44 @@ def _counting_order(step: Step | None, seat: Seat) -> dict[str, Any] | None:
     return {"order": order, "received": reports.local_time(order.received_at, seat.zone)}
 
 
-def _take_order(request: HttpRequest, seat: Seat, form: Any) -> HttpResponse | None:
+def _accept(seat: Seat, text: str, step_number: int) -> Order:
+    return postal.accept_order(
+        game_id=seat.game_id,
+        position=seat.position,
+        text=text,
+        source=Order.Source.WEB,
+        now=timezone.now(),
+        step_number=step_number,
+    )
+
+
+def _take_order(
+    request: HttpRequest, seat: Seat, form: Any, step_number: int, refused: str | None
+) -> HttpResponse | None:
     """Hand a posted order to the postal layer: a redirect when it is accepted (PRG), else
-    None with the reason attached to the form."""
-    step_number = _posted_step(request)
-    if step_number is None:
-        messages.error(request, "This form is out of date; here is the current one.")
-        return redirect("games:play", game_id=seat.game_id)
+    None with the reason attached to the form. ``refused``: why the postal layer already
+    refused the typed order of this post."""
     if form is None or step_number != form.initial["step"]:
         # Not owed now, or written for another step: no form of the current step can read
         # it, and the postal layer answers with the reason ("too late: ...").
-        text = request.POST.get("text", "")
-        try:
-            order = postal.accept_order(
-                game_id=seat.game_id,
-                position=seat.position,
-                text=text,
-                source=Order.Source.WEB,
-                now=timezone.now(),
-                step_number=step_number,
-            )
-        except postal.OrderRejected as error:
-            messages.error(request, error.message)
-            return redirect("games:play", game_id=seat.game_id)
-        return _accepted(request, seat, order)
+        if refused is None:
+            try:
+                return _accepted(
+                    request, seat, _accept(seat, request.POST.get("text", ""), step_number)
+                )
+            except postal.OrderRejected as error:
+                refused = error.message
+        messages.error(request, refused)
+        return redirect("games:play", game_id=seat.game_id)
     if not form.is_valid():
         return None
-    try:
-        order = postal.accept_order(
-            game_id=seat.game_id,
-            position=seat.position,
-            text=form.order_text(),
-            source=Order.Source.WEB,
-            now=timezone.now(),
-            step_number=step_number,
-        )
-    except postal.OrderRejected as error:
-        form.add_order_error(error.message)
-        return None
-    return _accepted(request, seat, order)
+    if refused is None:
+        try:
+            return _accepted(request, seat, _accept(seat, form.order_text(), step_number))
+        except postal.OrderRejected as error:
+            refused = error.message
+    form.add_order_error(refused)
+    return None
 
 
 def _posted_step(request: HttpRequest) -> int | None:

@@ -18,7 +18,7 @@ from games.engines.base import OrderError
 from games.engines.choice import ChoiceEngine, ChoiceState, RoundLine, legal_choices, play_round
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game
+from tests.factories import GMFactory, choice_game
 
 pytestmark = pytest.mark.django_db
 
@@ -402,6 +402,64 @@ def test_an_order_from_a_page_of_a_resolved_step_is_too_late(client, now):
     assert snapshot(game) == before
 
 
+def text_errors(html: str) -> list[str]:
+    found = re.search(r'<ul class="errors" id="text-errors">(.*?)</ul>', html, re.S)
+    return re.findall(r"<li>(.*?)</li>", found.group(1), re.S) if found else []
+
+
+def test_a_typed_order_after_the_deadline_is_too_late_at_the_box(client, now, time_machine):
+    game = started(3, now)
+    log_in(client, game, 0, now)
+    data = {"step": "1", "entry": "text", "text": canonical(choices_for(game, 0))}
+    before = snapshot(game)
+    time_machine.move_to(now + timedelta(hours=48, seconds=1), tick=False)
+    response = client.post(f"/play/{game.pk}/", data)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert text_errors(html) == ["too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC"]
+    assert top_errors(html) == []
+    assert snapshot(game) == before
+
+
+def test_a_typed_order_for_a_resolved_step_is_too_late(client, now):
+    game = started(2, now)
+    log_in(client, game, 0, now)
+    data = {"step": "1", "entry": "text", "text": canonical(choices_for(game, 0))}
+    postal.resolve_now(game.pk, now=now)
+    before = snapshot(game)
+    response = client.post(f"/play/{game.pk}/", data, follow=True)
+    assert response.redirect_chain == [(f"/play/{game.pk}/", 302)]
+    html = response.content.decode()
+    assert '<li class="error">too late: step 1 was resolved at Mon 23 Nov 2026 18:00 UTC; ' in html
+    assert text_errors(html) == []
+    assert snapshot(game) == before
+
+
+def test_a_typed_order_out_of_turn_is_refused_with_the_engines_message(client, now):
+    game = postal.start_game(
+        postal.create_game(
+            gm=GMFactory(),
+            engine_key="dice-survivor",
+            title="Survivors",
+            players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
+        ).pk,
+        now=now,
+        seed=SEED,
+    )
+    step = game.steps.get()
+    (prompt,) = step.prompts
+    idle = (prompt["seat"] + 1) % 3
+    log_in(client, game, idle, now)
+    before = snapshot(game)
+    data = {"step": str(step.number), "entry": "text", "text": "pass"}
+    response = client.post(f"/play/{game.pk}/", data, follow=True)
+    assert response.redirect_chain == [(f"/play/{game.pk}/", 302)]
+    active = ("ann", "bob", "cy")[prompt["seat"]]
+    html = response.content.decode()
+    assert f'<li class="error">not your turn: waiting for {active}</li>' in html
+    assert snapshot(game) == before
+
+
 def test_an_order_post_makes_a_fixed_number_of_queries(client, now):
     game = started(3, now, early_processing=False)
     log_in(client, game, 0, now)
@@ -411,11 +469,12 @@ def test_an_order_post_makes_a_fixed_number_of_queries(client, now):
         with CaptureQueriesContext(connection) as queries:
             assert client.post(f"/play/{game.pk}/", data).status_code == 302
         posts.append([query["sql"].split()[0] for query in queries])
-    # The session, the seat with its game, the open step; then, inside the savepoint a test
-    # runs it in (a transaction in production), the game locked with its GM, the seat and
-    # the step again (after the lock), the order, its event, the receipt's link and email,
-    # and the game's new state. The same order again leaves the game row as it is.
-    read = ["SELECT", "SELECT", "SELECT", "SAVEPOINT", "SELECT", "SELECT", "SELECT"]
+    # The session and the seat with its game: nothing of the page is read for a typed order
+    # that is accepted. Then, inside the savepoint a test runs it in (a transaction in
+    # production), the game locked with its GM, the seat and the open step (after the
+    # lock), the order, its event, the receipt's link and email, and the game's new state.
+    # The same order again leaves the game row as it is.
+    read = ["SELECT", "SELECT", "SAVEPOINT", "SELECT", "SELECT", "SELECT"]
     written = ["INSERT", "INSERT", "INSERT", "INSERT"]
     assert posts == [
         [*read, *written, "UPDATE", "RELEASE"],
