@@ -196,13 +196,17 @@ def accept_order(
     An order whose first lines took effect at once (dice drawn) before a later line was
     refused (``OrderError.applied``) keeps those lines: their dice and events are recorded
     and the game moves on as they say; then OrderRejected says what was refused.
+
+    An accepted order is marked as owed its receipt; ``write_receipts`` writes the email
+    once the order is committed (a task published on commit, or the sweep).
     """
     if "\x00" in text:
         # Never a part of an order, and the record (PostgreSQL text) cannot hold it.
         raise OrderRejected("the order holds a NUL character; write it as plain text")
     refused: str | None = None
     with transaction.atomic():
-        # The GM comes with the game: the receipt's reply address falls back to theirs.
+        # The GM comes with the game: the reports of a step this order resolves are answered
+        # to them.
         game = Game.objects.select_related("gm").select_for_update(of=("self",)).get(pk=game_id)
         seat = _seat(game, position)
         step = _current_open_step(game, seat, step_number, now)
@@ -219,6 +223,12 @@ def accept_order(
             new_state, events = error.applied
         if position not in step.prompted_seats:
             raise OrderRejected("no order is expected from you now")
+        prompts = _prompt_list(engine.prompts(new_state))
+        # An order that changed the prompts took effect at once: the receipt says what it
+        # did, as this seat may see it; a sealed order is echoed as sealed.
+        results = []
+        if refused is None and prompts != step.prompts:
+            results = [event.text for event in events if event.visible_to(position)]
         row = Order.objects.create(
             step=step,
             seat=seat,
@@ -227,18 +237,14 @@ def accept_order(
             canonical=engine.canonical(state, position, order) if refused is None else text,
             source=source,
             received_at=now,
+            receipt_due=refused is None,
+            results=results,
         )
+        if refused is None:
+            # The receipt (its link, its email) is written by a worker once this commits.
+            transaction.on_commit(lambda: enqueue_receipts([row.pk]))
         stored = (game.state, game.dice_drawn)
         _record(game, step, dice, events)
-        prompts = _prompt_list(engine.prompts(new_state))
-        if refused is None:
-            # An order that changed the prompts took effect at once: the receipt says what
-            # it did, as this seat may see it; a sealed order is echoed as sealed.
-            results = None
-            if prompts != step.prompts:
-                results = [event.text for event in events if event.visible_to(position)]
-            token = access.mint([seat], now=now)[position]
-            outbox.queue([reports.receipt_email(game, seat, row, token, results)])
         game.state = engine.state_to_json(new_state)
         moved_on = False
         if prompts != step.prompts and _only_this_seat_moved(step.prompts, prompts, position):
@@ -267,6 +273,60 @@ def accept_order(
     if refused is not None:
         raise OrderRejected(f"{refused} (the lines before it were played and stand)")
     return row
+
+
+def enqueue_receipts(order_ids: list[int]) -> None:
+    """Hand the receipts of these orders (committed) to the workers. With the broker away
+    nothing is lost: the orders keep their mark, and the sweep hands them out."""
+    from games.tasks import write_receipts
+
+    try:
+        write_receipts.delay(order_ids=order_ids)
+    except Exception:
+        log.warning(
+            "could not enqueue the receipts of orders %s; the sweep will write them",
+            order_ids,
+            exc_info=True,
+        )
+
+
+def due_receipt_ids(*, older_than: datetime, limit: int) -> list[int]:
+    """Orders accepted before ``older_than`` still owed their receipt (the task that
+    writes it was lost, or not yet taken), oldest first."""
+    rows = (
+        Order.objects.filter(receipt_due=True, received_at__lt=older_than)
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+    return list(rows[:limit])
+
+
+def write_receipts(order_ids: Sequence[int], *, now: datetime) -> int:
+    """Write the receipt of each order of ``order_ids`` still owed one to the outbox, each
+    with a new link; returns how many. An order is claimed in the transaction that writes
+    its receipt (its row locked, skipped by anyone else holding it, its mark cleared), so
+    a task delivered twice, or the sweep's and the order's own at once, write it once."""
+    with transaction.atomic():
+        orders = list(
+            Order.objects.select_related("seat", "step__game__gm")
+            .select_for_update(of=("self",), skip_locked=True)
+            .filter(pk__in=order_ids, receipt_due=True)
+            .order_by("id")
+        )
+        if not orders:
+            return 0
+        Order.objects.filter(pk__in=[order.pk for order in orders]).update(receipt_due=False)
+        for order in orders:
+            # The seat's zone may be its game's: the game is at hand, not to be queried.
+            order.seat.game = order.step.game
+        tokens = access.mint_each([order.seat for order in orders], now=now)
+        outbox.queue(
+            [
+                reports.receipt_email(order.step.game, order.seat, order, token, order.results)
+                for order, token in zip(orders, tokens, strict=True)
+            ]
+        )
+    return len(orders)
 
 
 def _only_this_seat_moved(

@@ -4,6 +4,8 @@ refused (rules/README.md: lines before the first invalid line stand)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from games import postal
@@ -56,6 +58,9 @@ def test_a_roll_stands_when_the_arrangement_after_it_is_refused(now):
     assert [p["kind"] for p in rolling.prompts if p["seat"] != 0] == ["roll", "roll"]
     (kept,) = Order.objects.filter(step=rolling).exclude(source="default")
     assert (kept.seat.position, kept.canonical) == (0, "roll 3\narrange 6 6 6")
+    # A refused order is owed no receipt (the player is told what was refused at once).
+    assert (kept.receipt_due, kept.results) == (False, [])
+    assert postal.due_receipt_ids(older_than=now + timedelta(days=1), limit=10) == []
     assert not OutboundEmail.objects.filter(kind="receipt").exists()
 
 

@@ -143,12 +143,15 @@ def test_the_reports_reply_to_is_the_seats_order_address(game):
     assert "Or reply to this email: write your order above the quoted report." in report.text
 
 
-def test_a_reply_through_postmark_becomes_the_order_with_a_receipt(game):
+def test_a_reply_through_postmark_becomes_the_order_with_a_receipt(
+    game, django_capture_on_commit_callbacks
+):
     text = order_text(game, 0)
     reply = (
         f"{text}\n\nOn Mon, 23 Nov 2026, Moderator wrote:\n> Postal turn: rounds 1-2\n> W5 1+3 3+4"
     )
-    response = post_postmark(postmark_payload(reply_address(seat(game, 0)), reply), **auth())
+    with django_capture_on_commit_callbacks(execute=True):
+        response = post_postmark(postmark_payload(reply_address(seat(game, 0)), reply), **auth())
     assert response.status_code == 200
     order = Order.objects.get(seat__position=0)
     assert (order.source, order.canonical, order.text) == ("email", text, text)
@@ -157,10 +160,11 @@ def test_a_reply_through_postmark_becomes_the_order_with_a_receipt(game):
     assert (message.state, message.order_id, message.esp) == ("order", order.pk, "Postmark")
 
 
-def test_the_same_message_delivered_twice_makes_one_order(game):
+def test_the_same_message_delivered_twice_makes_one_order(game, django_capture_on_commit_callbacks):
     payload = postmark_payload(reply_address(seat(game, 0)), order_text(game, 0))
     for _ in range(2):
-        assert post_postmark(payload, **auth()).status_code == 200
+        with django_capture_on_commit_callbacks(execute=True):
+            assert post_postmark(payload, **auth()).status_code == 200
     assert Order.objects.count() == 1
     assert InboundMessage.objects.count() == 1
     assert OutboundEmail.objects.filter(kind="receipt").count() == 1

@@ -13,7 +13,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from games import access, postal
+from games import access, postal, tasks
 from games.engines.base import OrderError
 from games.engines.choice import ChoiceEngine, ChoiceState, RoundLine, legal_choices, play_round
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
@@ -460,27 +460,37 @@ def test_a_typed_order_out_of_turn_is_refused_with_the_engines_message(client, n
     assert snapshot(game) == before
 
 
-def test_an_order_post_makes_a_fixed_number_of_queries(client, now):
+def test_an_order_post_makes_a_fixed_number_of_queries(
+    client, now, published, django_capture_on_commit_callbacks
+):
     game = started(3, now, early_processing=False)
     log_in(client, game, 0, now)
+    receipts = published(tasks.write_receipts)
     data = {"step": "1", "entry": "text", "text": canonical(choices_for(game, 0))}
     posts = []
     for _ in range(2):
-        with CaptureQueriesContext(connection) as queries:
+        with (
+            CaptureQueriesContext(connection) as queries,
+            django_capture_on_commit_callbacks(execute=True),
+        ):
             assert client.post(f"/play/{game.pk}/", data).status_code == 302
         posts.append([query["sql"].split()[0] for query in queries])
     # The session and the seat with its game: nothing of the page is read for a typed order
     # that is accepted. Then, inside the savepoint a test runs it in (a transaction in
     # production), the game locked with its GM, the seat and the open step (after the
-    # lock), the order, its event, the receipt's link and email, and the game's new state.
-    # The same order again leaves the game row as it is.
+    # lock), the order (owed its receipt) and its event, and the game's new state. The same
+    # order again leaves the game row as it is.
     read = ["SELECT", "SELECT", "SAVEPOINT", "SELECT", "SELECT", "SELECT"]
-    written = ["INSERT", "INSERT", "INSERT", "INSERT"]
+    written = ["INSERT", "INSERT"]
     assert posts == [
         [*read, *written, "UPDATE", "RELEASE"],
         [*read, *written, "RELEASE"],
     ]
-    assert Order.objects.count() == OutboundEmail.objects.filter(kind="receipt").count() == 2
+    # The receipts are the worker's, each handed over once its order committed.
+    orders = list(Order.objects.order_by("id"))
+    assert [(order.receipt_due, order.source) for order in orders] == [(True, "web")] * 2
+    assert receipts == [{"order_ids": [order.pk]} for order in orders]
+    assert not OutboundEmail.objects.filter(kind="receipt").exists()
 
 
 def test_a_revision_replaces_the_counting_order_and_the_page_says_so(client, now, time_machine):
