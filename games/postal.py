@@ -205,10 +205,8 @@ def accept_order(
         raise OrderRejected("the order holds a NUL character; write it as plain text")
     refused: str | None = None
     with transaction.atomic():
-        # The GM comes with the game: the reports of a step this order resolves are answered
-        # to them.
-        game = Game.objects.select_related("gm").select_for_update(of=("self",)).get(pk=game_id)
-        seat = _seat(game, position)
+        seat = _seat_locking_its_game(game_id, position)
+        game = seat.game
         step = _current_open_step(game, seat, step_number, now)
         engine = registry.get(game.engine)
         state = engine.state_from_json(game.state)
@@ -338,6 +336,22 @@ def _only_this_seat_moved(
         return False
     others = [prompt for prompt in after if prompt["seat"] != position]
     return bool(others) and others == [p for p in before if p["seat"] != position]
+
+
+def _seat_locking_its_game(game_id: int, position: int) -> Seat:
+    """The seat with its game locked, and the game's GM (the reports of a step an order
+    resolves are answered to them), in one query. The game row is the one the last holder
+    of the lock committed; the seat's row is read as it was before any wait for the lock,
+    which is all an order needs of it (its id and zone)."""
+    try:
+        return (
+            Seat.objects.select_related("game__gm")
+            .select_for_update(of=("game",))
+            .get(game_id=game_id, position=position)
+        )
+    except Seat.DoesNotExist:
+        _locked(game_id)  # Game.DoesNotExist for a game that is not there
+        raise OrderRejected("there is no such seat in this game") from None
 
 
 def _seat(game: Game, position: int) -> Seat:

@@ -76,12 +76,15 @@ def _session_entries(request: HttpRequest) -> list[list[int]]:
     return [entry for entry in entries if isinstance(entry, list) and len(entry) == 2]
 
 
-def _session_seats(request: HttpRequest, **filters: Any) -> list[Seat]:
-    """The seats this browser opened with a link that still works."""
+def _session_seats(request: HttpRequest, with_game: bool = True, **filters: Any) -> list[Seat]:
+    """The seats this browser opened with a link that still works (with their games)."""
     versions = {seat_id: version for seat_id, version in _session_entries(request)}
     if not versions:
         return []
-    seats = Seat.objects.select_related("game").filter(pk__in=versions, **filters)
+    # Ordered by the ids, not the seats' default ordering, which joins the game table.
+    seats = Seat.objects.filter(pk__in=versions, **filters).order_by("game_id", "position")
+    if with_game:
+        seats = seats.select_related("game")
     return [seat for seat in seats if seat.link_version == versions[seat.pk]]
 
 
@@ -96,13 +99,14 @@ def play_index(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def play(request: HttpRequest, game_id: int) -> HttpResponse:
-    seats = _session_seats(request, game_id=game_id)
+    # A typed order needs nothing of the page, not even the game: the postal layer reads it
+    # (under the game's lock), and an accepted one answers with a redirect. The page is
+    # built only to show why an order was refused.
+    typed = typed_order(request.POST) if request.method == "POST" else None
+    seats = _session_seats(request, with_game=typed is None, game_id=game_id)
     if not seats:
         return not_valid(request)
     seat = seats[0]
-    game = seat.game
-    if game.state is None:
-        return render(request, "games/play.html", {"game": game, "seat": seat, "waiting": True})
     refused: str | None = None
     step_number: int | None = None
     if request.method == "POST":
@@ -110,15 +114,14 @@ def play(request: HttpRequest, game_id: int) -> HttpResponse:
         if step_number is None:
             messages.error(request, "This form is out of date; here is the current one.")
             return redirect("games:play", game_id=seat.game_id)
-        text = typed_order(request.POST)
-        if text is not None:
-            # A typed order needs nothing of the page: the postal layer reads it, and an
-            # accepted one answers with a redirect. The page is built only to show why an
-            # order was refused.
+        if typed is not None:
             try:
-                return _accepted(request, seat, _accept(seat, text, step_number))
+                return _accepted(request, seat, _accept(seat, typed, step_number))
             except postal.OrderRejected as error:
                 refused = error.message
+    game = seat.game
+    if game.state is None:
+        return render(request, "games/play.html", {"game": game, "seat": seat, "waiting": True})
     engine = game.rules
     state = engine.state_from_json(game.state)
     step = _open_step(game)

@@ -460,6 +460,23 @@ def test_a_typed_order_out_of_turn_is_refused_with_the_engines_message(client, n
     assert snapshot(game) == before
 
 
+def test_a_game_not_started_shows_the_waiting_page_and_takes_no_order(client, now):
+    game = choice_game(2)
+    log_in(client, game, 0, now)
+    typed = {"step": "1", "entry": "text", "text": "W5 1+3 3+4"}
+    for response in (
+        client.get(f"/play/{game.pk}/"),
+        client.post(f"/play/{game.pk}/", typed),
+        client.post(f"/play/{game.pk}/", {"step": "1", "entry": "blocks"}),
+    ):
+        assert response.status_code == 200
+        html = response.content.decode()
+        assert "<p>The game has not started yet. You will get your first turn report" in html
+        assert 'id="text-form"' not in html
+        assert '<li class="error">' not in html
+    assert Order.objects.count() == 0
+
+
 def test_an_order_post_makes_a_fixed_number_of_queries(
     client, now, published, django_capture_on_commit_callbacks
 ):
@@ -467,7 +484,8 @@ def test_an_order_post_makes_a_fixed_number_of_queries(
     log_in(client, game, 0, now)
     receipts = published(tasks.write_receipts)
     data = {"step": "1", "entry": "text", "text": canonical(choices_for(game, 0))}
-    posts = []
+    posts: list[list[str]] = []
+    sql: list[list[str]] = []
     for _ in range(2):
         with (
             CaptureQueriesContext(connection) as queries,
@@ -475,17 +493,22 @@ def test_an_order_post_makes_a_fixed_number_of_queries(
         ):
             assert client.post(f"/play/{game.pk}/", data).status_code == 302
         posts.append([query["sql"].split()[0] for query in queries])
-    # The session and the seat with its game: nothing of the page is read for a typed order
-    # that is accepted. Then, inside the savepoint a test runs it in (a transaction in
-    # production), the game locked with its GM, the seat and the open step (after the
+        sql.append([query["sql"] for query in queries])
+    # The session and the seat: nothing of the page, not even the game, is read for a typed
+    # order that is accepted. Then, inside the savepoint a test runs it in (a transaction
+    # in production), the seat with its game locked (and the GM), the open step (after the
     # lock), the order (owed its receipt) and its event, and the game's new state. The same
     # order again leaves the game row as it is.
-    read = ["SELECT", "SELECT", "SAVEPOINT", "SELECT", "SELECT", "SELECT"]
+    read = ["SELECT", "SELECT", "SAVEPOINT", "SELECT", "SELECT"]
     written = ["INSERT", "INSERT"]
     assert posts == [
         [*read, *written, "UPDATE", "RELEASE"],
         [*read, *written, "RELEASE"],
     ]
+    seat_read, lock = sql[1][1], sql[1][3]
+    assert seat_read.startswith('SELECT "games_seat"."id"') and "games_game" not in seat_read
+    assert lock.startswith('SELECT "games_seat"."id"')
+    assert lock.endswith('FOR UPDATE OF "games_game"')
     # The receipts are the worker's, each handed over once its order committed.
     orders = list(Order.objects.order_by("id"))
     assert [(order.receipt_due, order.source) for order in orders] == [(True, "web")] * 2
