@@ -339,13 +339,13 @@ def _only_this_seat_moved(
 
 
 def _seat_locking_its_game(game_id: int, position: int) -> Seat:
-    """The seat with its game locked, and the game's GM (the reports of a step an order
-    resolves are answered to them), in one query. The game row is the one the last holder
-    of the lock committed; the seat's row is read as it was before any wait for the lock,
-    which is all an order needs of it (its id and zone)."""
+    """The seat with its game locked, in one query. The game row is the one the last
+    holder of the lock committed; the seat's row is read as it was before any wait for the
+    lock, which is all an order needs of it (its id and zone). The GM is read only when
+    a step the order closes writes its reports (they are answered to the GM)."""
     try:
         return (
-            Seat.objects.select_related("game__gm")
+            Seat.objects.select_related("game")
             .select_for_update(of=("game",))
             .get(game_id=game_id, position=position)
         )
@@ -368,7 +368,8 @@ def _current_open_step(game: Game, seat: Seat, step_number: int | None, now: dat
         raise OrderRejected("the GM has paused the game; orders are taken again when it resumes")
     if game.status != Game.Status.RUNNING:
         raise OrderRejected("the game has not started; no order is expected yet")
-    step = game.steps.get(number=game.step_number)
+    # Not the states before and after the step: an order has the game's state.
+    step = game.steps.defer("state_before", "state_after").get(number=game.step_number)
     if step_number is not None and step_number != step.number:
         previous = game.steps.filter(number=step_number).first()
         when = (

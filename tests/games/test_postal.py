@@ -339,6 +339,35 @@ def test_queries_per_step_do_not_grow_with_the_number_of_seats(now):
     assert counts == {3: expected, 8: expected}
 
 
+def test_queries_of_the_order_that_resolves_its_step_do_not_grow_with_the_seats(now):
+    counts = {}
+    for seats in (3, 8):
+        game = started(seats, now)
+        for position in range(seats - 1):
+            postal.accept_order(
+                game_id=game.pk,
+                position=position,
+                text=nmr_text(game, position),
+                source="web",
+                now=now,
+            )
+        last = seats - 1
+        with CaptureQueriesContext(connection) as queries:
+            postal.accept_order(
+                game_id=game.pk, position=last, text=nmr_text(game, last), source="web", now=now
+            )
+        assert Step.objects.get(game=game, number=1).closed_by == Step.Closed.EARLY
+        counts[seats] = [q["sql"].split()[0] for q in queries]
+    # The seat with its game locked, the step, the order and its event, the seats that
+    # have answered (all of them); then the resolution: the seats, the orders in, the
+    # dice, the events, the step closed, the next one opened, the links, the GM (the
+    # reports answer to them), the reports, the game.
+    expected = ["SAVEPOINT", "SELECT", "SELECT", "INSERT", "INSERT", "SELECT", "SELECT"]
+    expected += ["SELECT", "INSERT", "INSERT", "UPDATE", "INSERT", "INSERT", "SELECT"]
+    expected += ["INSERT", "UPDATE", "RELEASE"]
+    assert counts == {3: expected, 8: expected}
+
+
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_two_sweeps_resolving_the_same_step_at_once_resolve_it_once(now):
