@@ -139,8 +139,13 @@ if REDIS_URL:
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
     }
+    # Sessions stay in the database and are read through Redis (moderator/sessions.py):
+    # a player's page then reads no session row. Without Redis: the database alone.
+    SESSION_ENGINE = "moderator.sessions"
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# How long a session may be read from the cache before the database is asked again.
+SESSION_CACHE_SECONDS = envint("SESSION_CACHE_SECONDS", 300, minimum=1)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -477,38 +477,45 @@ def test_a_game_not_started_shows_the_waiting_page_and_takes_no_order(client, no
     assert Order.objects.count() == 0
 
 
+@pytest.mark.parametrize(
+    "engine, session",
+    [
+        pytest.param("moderator.sessions", [], marks=pytest.mark.redis, id="sessions-in-redis"),
+        pytest.param("django.contrib.sessions.backends.db", ["SELECT"], id="sessions-in-db"),
+    ],
+)
 def test_an_order_post_makes_a_fixed_number_of_queries(
-    client, now, published, django_capture_on_commit_callbacks
+    engine, session, client, now, settings, published, django_capture_on_commit_callbacks
 ):
+    settings.SESSION_ENGINE = engine
     game = started(3, now, early_processing=False)
     log_in(client, game, 0, now)
     receipts = published(tasks.write_receipts)
     data = {"step": "1", "entry": "text", "text": canonical(choices_for(game, 0))}
     posts: list[list[str]] = []
-    sql: list[list[str]] = []
     for _ in range(2):
         with (
             CaptureQueriesContext(connection) as queries,
             django_capture_on_commit_callbacks(execute=True),
         ):
             assert client.post(f"/play/{game.pk}/", data).status_code == 302
-        posts.append([query["sql"].split()[0] for query in queries])
-        sql.append([query["sql"] for query in queries])
-    # The session and the seat: nothing of the page, not even the game, is read for a typed
-    # order that is accepted. Then, inside the savepoint a test runs it in (a transaction
-    # in production), the seat with its game locked (and the GM), the open step (after the
-    # lock), the order (owed its receipt) and its event, and the game's new state. The same
-    # order again leaves the game row as it is.
-    read = ["SELECT", "SELECT", "SAVEPOINT", "SELECT", "SELECT"]
+        posts.append([query["sql"] for query in queries])
+    # The session (read through Redis when there is one) and the seat: nothing of the
+    # page, not even the game, is read for a typed order that is accepted. Then, inside the
+    # savepoint a test runs it in (a transaction in production), the seat with its game
+    # locked, the open step (after the lock), the order (owed its receipt) and its event,
+    # and the game's new state. The same order again leaves the game row as it is.
+    read = [*session, "SELECT", "SAVEPOINT", "SELECT", "SELECT"]
     written = ["INSERT", "INSERT"]
-    assert posts == [
+    assert [[statement.split()[0] for statement in post] for post in posts] == [
         [*read, *written, "UPDATE", "RELEASE"],
         [*read, *written, "RELEASE"],
     ]
-    seat_read, lock = sql[1][1], sql[1][3]
+    seat_read, _, lock, step_read = posts[1][len(session) : len(session) + 4]
     assert seat_read.startswith('SELECT "games_seat"."id"') and "games_game" not in seat_read
-    assert lock.startswith('SELECT "games_seat"."id"')
+    assert lock.startswith('SELECT "games_seat"."id"') and "auth_user" not in lock
     assert lock.endswith('FOR UPDATE OF "games_game"')
+    assert step_read.startswith('SELECT "games_step"."id"') and "state_before" not in step_read
     # The receipts are the worker's, each handed over once its order committed.
     orders = list(Order.objects.order_by("id"))
     assert [(order.receipt_due, order.source) for order in orders] == [(True, "web")] * 2
