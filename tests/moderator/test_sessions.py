@@ -33,7 +33,7 @@ CHOICE = ChoiceEngine()
 # A port nothing listens on: every call to this cache fails at once.
 UNREACHABLE = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "moderator.cache.RedisCache",
         "LOCATION": "redis://127.0.0.1:1/0",
     }
 }
