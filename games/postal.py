@@ -197,8 +197,8 @@ def accept_order(
     refused (``OrderError.applied``) keeps those lines: their dice and events are recorded
     and the game moves on as they say; then OrderRejected says what was refused.
 
-    An accepted order is marked as owed its receipt; ``write_receipts`` writes the email
-    once the order is committed (a task published on commit, or the sweep).
+    An accepted order is marked as owed its receipt, which ``write_receipts`` writes (the
+    workers' task, every RECEIPT_SECONDS).
     """
     if "\x00" in text:
         # Never a part of an order, and the record (PostgreSQL text) cannot hold it.
@@ -238,9 +238,6 @@ def accept_order(
             receipt_due=refused is None,
             results=results,
         )
-        if refused is None:
-            # The receipt (its link, its email) is written by a worker once this commits.
-            transaction.on_commit(lambda: enqueue_receipts([row.pk]))
         stored = (game.state, game.dice_drawn)
         _record(game, step, dice, events)
         game.state = engine.state_to_json(new_state)
@@ -273,43 +270,29 @@ def accept_order(
     return row
 
 
-def enqueue_receipts(order_ids: list[int]) -> None:
-    """Hand the receipts of these orders (committed) to the workers. With the broker away
-    nothing is lost: the orders keep their mark, and the sweep hands them out."""
-    from games.tasks import write_receipts
-
-    try:
-        write_receipts.delay(order_ids=order_ids)
-    except Exception:
-        log.warning(
-            "could not enqueue the receipts of orders %s; the sweep will write them",
-            order_ids,
-            exc_info=True,
-        )
+def write_receipts(*, now: datetime) -> int:
+    """Write the receipts orders are owed, oldest first, MAIL_BATCH to a transaction, until
+    none is left or SWEEP_BATCH are written (the next run takes the rest); returns how
+    many. Each goes to the mail workers when its transaction commits."""
+    written = 0
+    while written < settings.SWEEP_BATCH:
+        batch = _write_receipt_batch(now, min(settings.MAIL_BATCH, settings.SWEEP_BATCH - written))
+        if not batch:
+            break
+        written += batch
+    return written
 
 
-def due_receipt_ids(*, older_than: datetime, limit: int) -> list[int]:
-    """Orders accepted before ``older_than`` still owed their receipt (the task that
-    writes it was lost, or not yet taken), oldest first."""
-    rows = (
-        Order.objects.filter(receipt_due=True, received_at__lt=older_than)
-        .order_by("id")
-        .values_list("id", flat=True)
-    )
-    return list(rows[:limit])
-
-
-def write_receipts(order_ids: Sequence[int], *, now: datetime) -> int:
-    """Write the receipt of each order of ``order_ids`` still owed one to the outbox, each
-    with a new link; returns how many. An order is claimed in the transaction that writes
-    its receipt (its row locked, skipped by anyone else holding it, its mark cleared), so
-    a task delivered twice, or the sweep's and the order's own at once, write it once."""
+def _write_receipt_batch(now: datetime, size: int) -> int:
+    """Up to ``size`` receipts, each with a new link, in one transaction. The orders are
+    claimed in it (their rows locked, skipped by anyone else holding them, their marks
+    cleared), so two runs at once, or a run delivered again, write each receipt once."""
     with transaction.atomic():
         orders = list(
             Order.objects.select_related("seat", "step__game__gm")
             .select_for_update(of=("self",), skip_locked=True)
-            .filter(pk__in=order_ids, receipt_due=True)
-            .order_by("id")
+            .filter(receipt_due=True)
+            .order_by("id")[:size]
         )
         if not orders:
             return 0

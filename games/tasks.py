@@ -15,24 +15,20 @@ from moderator.mail import outbox
 @shared_task(name="games.sweep")
 def sweep() -> dict[str, int]:
     """What the database says is due, handed to the workers (beat, every SWEEP_SECONDS):
-    due steps, due email (first attempts whose enqueue was lost, and retries), receipts of
-    orders whose task was lost, email never confirmed (marked unknown, not sent again) and
-    reminders."""
+    due steps, due email (first attempts whose enqueue was lost, and retries), email never
+    confirmed (marked unknown, not sent again) and reminders."""
     now = timezone.now()
     steps = postal.due_step_ids(now)
     hand_out_steps(steps)
     lost = now - timedelta(seconds=settings.SWEEP_SECONDS)
     mails = outbox.pending_ids(settings.SWEEP_BATCH, older_than=lost, now=now)
     outbox.enqueue(mails)
-    receipts = postal.due_receipt_ids(older_than=lost, limit=settings.SWEEP_BATCH)
-    hand_out_receipts(receipts)
     unknown = outbox.mark_unknown(now)
     reminded = reminders.send_reminders(now)
     digests = reminders.send_digests(now)
     return {
         "steps": len(steps),
         "mails": len(mails),
-        "receipts": len(receipts),
         "unknown": unknown,
         "reminders": reminded,
         "digests": digests,
@@ -48,18 +44,11 @@ def hand_out_steps(step_ids: list[int]) -> None:
         resolve_steps.delay(step_ids=step_ids[start : start + size])
 
 
-def hand_out_receipts(order_ids: list[int]) -> None:
-    """Orders owed their receipt to the workers, MAIL_BATCH to a task."""
-    size = settings.MAIL_BATCH
-    for start in range(0, len(order_ids), size):
-        write_receipts.delay(order_ids=order_ids[start : start + size])
-
-
 @shared_task(name="games.write_receipts", acks_late=True, reject_on_worker_lost=True)
-def write_receipts(*, order_ids: list[int]) -> int:
-    """The receipts these orders are owed, written to the outbox (each once, whoever asks)
-    and handed to the mail workers; how many this task wrote."""
-    return postal.write_receipts(order_ids, now=timezone.now())
+def write_receipts() -> int:
+    """The receipts accepted orders are owed (beat, every RECEIPT_SECONDS), written to the
+    outbox and handed to the mail workers; how many this run wrote."""
+    return postal.write_receipts(now=timezone.now())
 
 
 @shared_task(name="games.resolve_steps", acks_late=True, reject_on_worker_lost=True)

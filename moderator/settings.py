@@ -232,10 +232,13 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # request instead: CONN_MAX_AGE and CONN_HEALTH_CHECKS decide, and a connection that saw
 # an error is closed.
 CELERY_DB_REUSE_MAX = envint("CELERY_DB_REUSE_MAX", 1000, minimum=0)
-# Beat's one fixed schedule: the sweep. Deadlines live in the database, never in the broker.
+# Beat's fixed schedule: the sweep, and the receipts of orders (an order's request only
+# marks its order; games/postal.py). Deadlines live in the database, never in the broker.
 SWEEP_SECONDS = envint("SWEEP_SECONDS", 30, minimum=1)
+RECEIPT_SECONDS = envint("RECEIPT_SECONDS", 5, minimum=1)
 CELERY_BEAT_SCHEDULE = {
     "sweep": {"task": "games.sweep", "schedule": float(SWEEP_SECONDS)},
+    "receipts": {"task": "games.write_receipts", "schedule": float(RECEIPT_SECONDS)},
 }
 # Tests may run tasks in the calling process.
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)

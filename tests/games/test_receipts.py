@@ -1,6 +1,6 @@
 """Receipts: an accepted order is echoed by email. The order's transaction only marks the
-order as owed its receipt; a worker writes the email (with a new link) once the order is
-committed, each receipt once, and the sweep hands out receipts whose task was lost."""
+order as owed its receipt; the workers' run (beat, every RECEIPT_SECONDS) writes each
+receipt once, with a new link, whatever became of earlier runs."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from typing import Any
 
 import psycopg
 import pytest
+from django.conf import settings
 from django.db import connection
 
 from games import access, postal, tasks
 from games.engines.choice import ChoiceEngine
-from games.models import Game, Seat, Step
+from games.models import Game, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game
 
@@ -23,11 +24,6 @@ pytestmark = pytest.mark.django_db
 SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 SITE = "http://127.0.0.1:8000"
-
-
-@pytest.fixture
-def receipt_tasks(published: Any) -> list[dict[str, Any]]:
-    return published(tasks.write_receipts)
 
 
 def berlin_game(now: datetime) -> Game:
@@ -40,6 +36,13 @@ def nmr_text(game: Game, position: int) -> str:
     return CHOICE.canonical(state, position, CHOICE.default(state, position))
 
 
+def accept(game: Game, position: int, now: datetime, **kwargs: Any) -> Order:
+    if "text" not in kwargs:
+        kwargs["text"] = nmr_text(game, position)
+    kwargs.setdefault("source", "web")
+    return postal.accept_order(game_id=game.pk, position=position, now=now, **kwargs)
+
+
 def receipts() -> list[OutboundEmail]:
     return list(OutboundEmail.objects.filter(kind="receipt").order_by("id"))
 
@@ -50,33 +53,36 @@ def link_token(text: str) -> str:
     return found.group(1)
 
 
-def test_an_accepted_order_is_marked_and_its_receipt_handed_over_once_it_commits(
-    now, receipt_tasks, django_capture_on_commit_callbacks
+def test_beat_has_the_workers_write_receipts_every_receipt_seconds():
+    assert settings.RECEIPT_SECONDS == 5
+    assert settings.CELERY_BEAT_SCHEDULE["receipts"] == {
+        "task": "games.write_receipts",
+        "schedule": 5.0,
+    }
+    assert settings.CELERY_TASK_ROUTES["games.*"] == {"queue": "steps"}
+
+
+def test_an_accepted_order_is_marked_and_nothing_is_written_or_published_for_it(
+    now, django_capture_on_commit_callbacks
 ):
     game = berlin_game(now)
-    with django_capture_on_commit_callbacks() as callbacks:
-        order = postal.accept_order(
-            game_id=game.pk, position=0, text=nmr_text(game, 0), source="web", now=now
-        )
-        assert receipt_tasks == []  # nothing is published before the commit
+    before = OutboundEmail.objects.count()
+    with django_capture_on_commit_callbacks() as after_commit:
+        order = accept(game, 0, now)
+    assert after_commit == []
     assert (order.receipt_due, order.results) == (True, [])
-    assert receipts() == []
-    for callback in callbacks:
-        callback()
-    assert receipt_tasks == [{"order_ids": [order.pk]}]
+    assert OutboundEmail.objects.count() == before
 
 
-def test_the_worker_writes_the_receipt_of_a_sealed_order_once(
+def test_the_workers_write_the_receipt_of_a_sealed_order_once(
     now, django_capture_on_commit_callbacks
 ):
     game = berlin_game(now)
     canonical = nmr_text(game, 0)
     later = now + timedelta(minutes=1)
-    order = postal.accept_order(
-        game_id=game.pk, position=0, text=canonical.upper(), source="email", now=later
-    )
+    order = accept(game, 0, later, text=canonical.upper(), source="email")
     with django_capture_on_commit_callbacks() as mail_callbacks:
-        assert tasks.write_receipts(order_ids=[order.pk]) == 1
+        assert tasks.write_receipts() == 1
     (email,) = receipts()
     token = link_token(email.text)
     ann = Seat.objects.get(game=game, position=0)
@@ -104,25 +110,21 @@ def test_the_worker_writes_the_receipt_of_a_sealed_order_once(
     assert len(mail_callbacks) == 1
     order.refresh_from_db()
     assert order.receipt_due is False
-    # Delivered again (a worker died before acknowledging it), or the sweep's: nothing more.
-    assert tasks.write_receipts(order_ids=[order.pk]) == 0
+    # The next run, or this one delivered again after a worker died: nothing more.
+    assert tasks.write_receipts() == 0
     assert [r.pk for r in receipts()] == [email.pk]
 
 
-def test_one_task_writes_the_receipts_of_several_orders_each_with_its_own_link(now):
+def test_a_run_writes_every_receipt_owed_each_with_its_own_link(
+    now, settings, django_capture_on_commit_callbacks
+):
+    settings.MAIL_BATCH = 2
     games = [berlin_game(now) for _ in range(2)]
-    orders = [
-        postal.accept_order(game_id=g.pk, position=p, text=nmr_text(g, p), source="web", now=now)
-        for g in games
-        for p in (0, 1)
-    ]
-    # An order of ann's revised: both revisions are owed a receipt.
-    orders.append(
-        postal.accept_order(
-            game_id=games[0].pk, position=0, text=nmr_text(games[0], 0), source="web", now=now
-        )
-    )
-    assert tasks.write_receipts(order_ids=[order.pk for order in orders]) == 5
+    orders = [accept(game, position, now) for game in games for position in (0, 1)]
+    orders.append(accept(games[0], 0, now))  # ann revised hers: both revisions are owed one
+    with django_capture_on_commit_callbacks() as mail_callbacks:
+        assert tasks.write_receipts() == 5
+    assert len(mail_callbacks) == 3  # MAIL_BATCH to a transaction, each handed over once
     written = receipts()
     assert [email.dedupe_key for email in written] == [f"receipt:{o.pk}" for o in orders]
     assert [email.to for email in written] == [
@@ -135,6 +137,18 @@ def test_one_task_writes_the_receipts_of_several_orders_each_with_its_own_link(n
     seats = [access.seat_for(link_token(email.text), now=now) for email in written]
     assert seats == [order.seat for order in orders]
     assert len({link_token(email.text) for email in written}) == 5
+
+
+def test_a_run_stops_after_sweep_batch_receipts_and_the_next_takes_the_rest(now, settings):
+    settings.MAIL_BATCH = 2
+    settings.SWEEP_BATCH = 3
+    game = berlin_game(now)
+    orders = [accept(game, position % 2, now) for position in range(5)]
+    assert tasks.write_receipts() == 3
+    assert [email.dedupe_key for email in receipts()] == [f"receipt:{o.pk}" for o in orders[:3]]
+    assert tasks.write_receipts() == 2
+    assert tasks.write_receipts() == 0
+    assert len(receipts()) == 5
 
 
 def survivor(now: datetime) -> Game:
@@ -154,14 +168,12 @@ def test_the_receipt_of_an_order_that_took_effect_at_once_says_what_it_did(now):
     (prompt,) = step.prompts
     active = prompt["seat"]
     before = step.events.count()
-    order = postal.accept_order(
-        game_id=game.pk, position=active, text="extra", source="web", now=now
-    )
+    order = accept(game, active, now, text="extra")
     # What the order did (its roll, and who acts next), public here, kept with the order.
     done = list(step.events.order_by("id").values_list("text", flat=True))[before:]
     assert len(done) == 2 and done[0].startswith(f"{order.seat.name}: extra\n")
     assert (order.receipt_due, order.results) == (True, done)
-    assert tasks.write_receipts(order_ids=[order.pk]) == 1
+    assert tasks.write_receipts() == 1
     (email,) = receipts()
     said = email.text.split("It took effect at once:\n\n")[1].split("The step's deadline")[0]
     assert said == "".join(f"  {text}\n" for text in done) + "\n"
@@ -169,82 +181,30 @@ def test_the_receipt_of_an_order_that_took_effect_at_once_says_what_it_did(now):
     assert "".join(f"<li>{text}</li>" for text in done) in email.html
 
 
-def test_a_receipt_whose_task_was_lost_is_written_by_the_sweep(
-    now, time_machine, settings, caplog, django_capture_on_commit_callbacks, monkeypatch
-):
-    settings.SWEEP_SECONDS = 30
-    time_machine.move_to(now, tick=False)
-    game = berlin_game(now)
-
-    def broker_away(**kwargs: Any) -> None:
-        raise ConnectionError("Error 111 connecting to redis")
-
-    monkeypatch.setattr(tasks.write_receipts, "delay", broker_away)
-    with django_capture_on_commit_callbacks(execute=True):
-        order = postal.accept_order(
-            game_id=game.pk, position=0, text=nmr_text(game, 0), source="web", now=now
-        )
-    assert f"could not enqueue the receipts of orders [{order.pk}]" in caplog.text
-    monkeypatch.undo()
-    handed: list[dict[str, Any]] = []
-    monkeypatch.setattr(tasks.write_receipts, "delay", lambda **kw: handed.append(kw))
-    # Not before a sweep period has passed: its own task may still be on its way.
-    time_machine.move_to(now + timedelta(seconds=30), tick=False)
-    assert tasks.sweep()["receipts"] == 0
-    time_machine.move_to(now + timedelta(seconds=31), tick=False)
-    assert tasks.sweep()["receipts"] == 1
-    assert handed == [{"order_ids": [order.pk]}]
-    assert tasks.write_receipts(order_ids=[order.pk]) == 1
-    assert [email.dedupe_key for email in receipts()] == [f"receipt:{order.pk}"]
-    assert tasks.sweep()["receipts"] == 0
-
-
-def test_the_sweep_hands_out_receipts_mail_batch_to_a_task(now, settings, receipt_tasks):
-    settings.MAIL_BATCH = 2
-    game = berlin_game(now)
-    orders = [
-        postal.accept_order(
-            game_id=game.pk, position=p % 2, text=nmr_text(game, p % 2), source="web", now=now
-        )
-        for p in range(5)
-    ]
-    ids = [order.pk for order in orders]
-    assert postal.due_receipt_ids(older_than=now, limit=10) == []
-    assert postal.due_receipt_ids(older_than=now + timedelta(seconds=1), limit=10) == ids
-    assert postal.due_receipt_ids(older_than=now + timedelta(seconds=1), limit=3) == ids[:3]
-    tasks.hand_out_receipts(ids)
-    assert receipt_tasks == [
-        {"order_ids": ids[:2]},
-        {"order_ids": ids[2:4]},
-        {"order_ids": ids[4:]},
-    ]
-
-
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_an_order_another_writer_holds_is_left_to_it(now, receipt_tasks):
+def test_an_order_another_run_holds_is_left_to_it(now):
     game = berlin_game(now)
-    order = postal.accept_order(
-        game_id=game.pk, position=0, text=nmr_text(game, 0), source="web", now=now
-    )
-    settings = connection.settings_dict
+    held, free = accept(game, 0, now), accept(game, 1, now)
+    db = connection.settings_dict
     other = psycopg.connect(
-        dbname=settings["NAME"],
-        user=settings["USER"],
-        password=settings["PASSWORD"],
-        host=settings["HOST"],
-        port=settings["PORT"] or None,
+        dbname=db["NAME"],
+        user=db["USER"],
+        password=db["PASSWORD"],
+        host=db["HOST"],
+        port=db["PORT"] or None,
     )
     try:
-        # Another worker is writing this receipt: it holds the order's row.
-        other.execute("SELECT id FROM games_order WHERE id = %s FOR UPDATE", [order.pk])
-        assert tasks.write_receipts(order_ids=[order.pk]) == 0
-        assert receipts() == []
-        other.rollback()
-        assert tasks.write_receipts(order_ids=[order.pk]) == 1
+        # Another run is writing this receipt: it holds the order's row.
+        other.execute("SELECT id FROM games_order WHERE id = %s FOR UPDATE", [held.pk])
+        assert tasks.write_receipts() == 1
+        assert [email.dedupe_key for email in receipts()] == [f"receipt:{free.pk}"]
+        other.rollback()  # that run failed: its receipt is still owed
+        assert tasks.write_receipts() == 1
     finally:
         other.close()
-    assert [email.dedupe_key for email in receipts()] == [f"receipt:{order.pk}"]
-    # Its own task was published when the order committed; it finds nothing left to do.
-    assert receipt_tasks == [{"order_ids": [order.pk]}]
-    assert tasks.write_receipts(**receipt_tasks[0]) == 0
+    assert [email.dedupe_key for email in receipts()] == [
+        f"receipt:{free.pk}",
+        f"receipt:{held.pk}",
+    ]
+    assert tasks.write_receipts() == 0

@@ -5,9 +5,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from django.test import TestCase
 
-from games import access, postal, reports
+from games import access, postal, reports, tasks
 from games.engines.choice import ChoiceEngine, ChoiceState
 from games.models import Game, Seat
 from moderator.mail.models import OutboundEmail
@@ -35,16 +34,11 @@ def second_step(now: datetime) -> Game:
     game = choice_game(2, time_zone="Europe/Berlin")
     Seat.objects.filter(game=game, position=1).update(time_zone="Asia/Tokyo")
     game = postal.start_game(game.pk, now=now, seed=SEED)
-    # The receipts are written once the orders commit (by the worker's task, eager here).
-    with TestCase.captureOnCommitCallbacks(execute=True):
-        for position in (0, 1):
-            postal.accept_order(
-                game_id=game.pk,
-                position=position,
-                text=nmr_text(game, position),
-                source="web",
-                now=now,
-            )
+    for position in (0, 1):
+        postal.accept_order(
+            game_id=game.pk, position=position, text=nmr_text(game, position), source="web", now=now
+        )
+    assert tasks.write_receipts() == 2  # the workers' run that writes the receipts
     game.refresh_from_db()
     assert game.step_number == 2
     return game
@@ -208,10 +202,10 @@ def test_the_receipt_echoes_the_canonical_order_and_its_time(now):
     game = postal.start_game(choice_game(1, time_zone="Europe/Berlin").pk, now=now, seed=SEED)
     canonical = nmr_text(game, 0)
     later = now + timedelta(minutes=1)
-    with TestCase.captureOnCommitCallbacks(execute=True):
-        postal.accept_order(
-            game_id=game.pk, position=0, text=canonical.upper(), source="email", now=later
-        )
+    postal.accept_order(
+        game_id=game.pk, position=0, text=canonical.upper(), source="email", now=later
+    )
+    assert tasks.write_receipts() == 1
     email = OutboundEmail.objects.get(kind="receipt")
     assert email.subject == "Test Choice: order received for step 1"
     assert (
