@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -41,6 +42,10 @@ class PostalError(Exception):
 
 
 class OrderRejected(PostalError):
+    pass
+
+
+class SeatNotFound(PostalError):
     pass
 
 
@@ -200,13 +205,44 @@ def accept_order(
     An accepted order is marked as owed its receipt, which ``write_receipts`` writes (the
     workers' task, every RECEIPT_SECONDS).
     """
+    return _accept(
+        partial(_seat_locking_its_game, game_id, position), text, source, now, step_number
+    )
+
+
+def accept_linked_order(
+    *,
+    game_id: int,
+    links: Mapping[int, int],
+    text: str,
+    source: str,
+    now: datetime,
+    step_number: int | None = None,
+) -> Order:
+    """``accept_order`` for the seat of this game that a player's links open: ``links``
+    maps seat ids to the link version each link had (a browser's session). The seat is
+    read in the query that locks the game, so the order costs no query of its own to find
+    it. SeatNotFound if none of them is a seat of this game whose links still work (a link
+    rotated, a player replaced)."""
+    return _accept(
+        partial(_linked_seat_locking_its_game, game_id, links), text, source, now, step_number
+    )
+
+
+def _accept(
+    locked_seat: Callable[[], Seat],
+    text: str,
+    source: str,
+    now: datetime,
+    step_number: int | None,
+) -> Order:
     if "\x00" in text:
         # Never a part of an order, and the record (PostgreSQL text) cannot hold it.
         raise OrderRejected("the order holds a NUL character; write it as plain text")
     refused: str | None = None
     with transaction.atomic():
-        seat = _seat_locking_its_game(game_id, position)
-        game = seat.game
+        seat = locked_seat()
+        game, position = seat.game, seat.position
         step = _current_open_step(game, seat, step_number, now)
         engine = registry.get(game.engine)
         state = engine.state_from_json(game.state)
@@ -319,6 +355,21 @@ def _only_this_seat_moved(
         return False
     others = [prompt for prompt in after if prompt["seat"] != position]
     return bool(others) and others == [p for p in before if p["seat"] != position]
+
+
+def _linked_seat_locking_its_game(game_id: int, links: Mapping[int, int]) -> Seat:
+    """The first seat (by position) of ``links`` in the game whose link version is still
+    the one its link had, with the game locked, in one query."""
+    seats = (
+        Seat.objects.select_related("game")
+        .select_for_update(of=("game",))
+        .filter(pk__in=list(links), game_id=game_id)
+        .order_by("position")
+    )
+    for seat in seats:
+        if seat.link_version == links[seat.pk]:
+            return seat
+    raise SeatNotFound("no seat of this game for these links")
 
 
 def _seat_locking_its_game(game_id: int, position: int) -> Seat:

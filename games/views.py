@@ -76,15 +76,22 @@ def _session_entries(request: HttpRequest) -> list[list[int]]:
     return [entry for entry in entries if isinstance(entry, list) and len(entry) == 2]
 
 
-def _session_seats(request: HttpRequest, with_game: bool = True, **filters: Any) -> list[Seat]:
-    """The seats this browser opened with a link that still works (with their games)."""
-    versions = {seat_id: version for seat_id, version in _session_entries(request)}
+def _session_links(request: HttpRequest) -> dict[int, int]:
+    """Seat id -> the link version of the link that opened it in this browser."""
+    return {seat_id: version for seat_id, version in _session_entries(request)}
+
+
+def _session_seats(request: HttpRequest, **filters: Any) -> list[Seat]:
+    """The seats this browser opened with a link that still works, with their games."""
+    versions = _session_links(request)
     if not versions:
         return []
     # Ordered by the ids, not the seats' default ordering, which joins the game table.
-    seats = Seat.objects.filter(pk__in=versions, **filters).order_by("game_id", "position")
-    if with_game:
-        seats = seats.select_related("game")
+    seats = (
+        Seat.objects.select_related("game")
+        .filter(pk__in=versions, **filters)
+        .order_by("game_id", "position")
+    )
     return [seat for seat in seats if seat.link_version == versions[seat.pk]]
 
 
@@ -99,26 +106,37 @@ def play_index(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def play(request: HttpRequest, game_id: int) -> HttpResponse:
-    # A typed order needs nothing of the page, not even the game: the postal layer reads it
-    # (under the game's lock), and an accepted one answers with a redirect. The page is
-    # built only to show why an order was refused.
-    typed = typed_order(request.POST) if request.method == "POST" else None
-    seats = _session_seats(request, with_game=typed is None, game_id=game_id)
+    refused: str | None = None
+    step_number = _posted_step(request) if request.method == "POST" else None
+    text = typed_order(request.POST) if step_number is not None else None
+    links = _session_links(request) if text is not None else {}
+    if text is not None and step_number is not None and links:
+        # A typed order needs nothing of the page, not even the seat: the postal layer
+        # finds the seat this browser's links open under the game's lock, and an accepted
+        # order answers with a redirect. The page is built only to show why an order was
+        # refused.
+        try:
+            order = postal.accept_linked_order(
+                game_id=game_id,
+                links=links,
+                text=text,
+                source=Order.Source.WEB,
+                now=timezone.now(),
+                step_number=step_number,
+            )
+        except postal.SeatNotFound:
+            return not_valid(request)
+        except postal.OrderRejected as error:
+            refused = error.message
+        else:
+            return _accepted(request, game_id, order)
+    seats = _session_seats(request, game_id=game_id)
     if not seats:
         return not_valid(request)
     seat = seats[0]
-    refused: str | None = None
-    step_number: int | None = None
-    if request.method == "POST":
-        step_number = _posted_step(request)
-        if step_number is None:
-            messages.error(request, "This form is out of date; here is the current one.")
-            return redirect("games:play", game_id=seat.game_id)
-        if typed is not None:
-            try:
-                return _accepted(request, seat, _accept(seat, typed, step_number))
-            except postal.OrderRejected as error:
-                refused = error.message
+    if request.method == "POST" and step_number is None:
+        messages.error(request, "This form is out of date; here is the current one.")
+        return redirect("games:play", game_id=seat.game_id)
     game = seat.game
     if game.state is None:
         return render(request, "games/play.html", {"game": game, "seat": seat, "waiting": True})
@@ -223,9 +241,8 @@ def _take_order(
         # it, and the postal layer answers with the reason ("too late: ...").
         if refused is None:
             try:
-                return _accepted(
-                    request, seat, _accept(seat, request.POST.get("text", ""), step_number)
-                )
+                order = _accept(seat, request.POST.get("text", ""), step_number)
+                return _accepted(request, seat.game_id, order)
             except postal.OrderRejected as error:
                 refused = error.message
         messages.error(request, refused)
@@ -234,7 +251,7 @@ def _take_order(
         return None
     if refused is None:
         try:
-            return _accepted(request, seat, _accept(seat, form.order_text(), step_number))
+            return _accepted(request, seat.game_id, _accept(seat, form.order_text(), step_number))
         except postal.OrderRejected as error:
             refused = error.message
     form.add_order_error(refused)
@@ -248,11 +265,11 @@ def _posted_step(request: HttpRequest) -> int | None:
         return None
 
 
-def _accepted(request: HttpRequest, seat: Seat, order: Order) -> HttpResponse:
+def _accepted(request: HttpRequest, game_id: int, order: Order) -> HttpResponse:
     """Say which order was taken, as the engine writes it; the page shows what it did."""
     canonical = "; ".join(order.canonical.splitlines())
     messages.success(request, f"Your order is accepted: {canonical}.")
-    return redirect("games:play", game_id=seat.game_id)
+    return redirect("games:play", game_id=game_id)
 
 
 # --- calendars and reminder choices --------------------------------------------------------

@@ -205,8 +205,16 @@ def test_a_rotated_link_also_closes_the_pages_it_opened(client, now):
     new_token = postal.rotate_link(game.pk, position=0, now=now)
     response = client.get(f"/play/{game.pk}/")
     assert (response.status_code, response.content) == (404, not_valid_body(client))
+    # Its orders too: a typed order (the seat is found under the game's lock) and blocks.
+    typed = {"step": "1", "entry": "text", "text": canonical(choices_for(game, 0))}
+    before = snapshot(game)
+    for data in (typed, block_data(1, choices_for(game, 0))):
+        response = client.post(f"/play/{game.pk}/", data)
+        assert (response.status_code, response.content) == (404, not_valid_body(client))
+    assert snapshot(game) == before
     client.post(f"/p/{new_token}/")
     assert client.get(f"/play/{game.pk}/").status_code == 200
+    assert client.post(f"/play/{game.pk}/", typed).status_code == 302
 
 
 def test_links_are_rate_limited_per_address_for_get_and_post(client, now):
@@ -500,19 +508,18 @@ def test_an_order_post_makes_a_fixed_number_of_queries(
             assert client.post(f"/play/{game.pk}/", data).status_code == 302
         posts.append([query["sql"] for query in queries])
         assert after_commit == []  # nothing is published: the receipt is the workers' run
-    # The session (read through Redis when there is one) and the seat: nothing of the
-    # page, not even the game, is read for a typed order that is accepted. Then, inside the
-    # savepoint a test runs it in (a transaction in production), the seat with its game
-    # locked, the open step (after the lock), the order (owed its receipt) and its event,
-    # and the game's new state. The same order again leaves the game row as it is.
-    read = [*session, "SELECT", "SAVEPOINT", "SELECT", "SELECT"]
+    # The session (read through Redis when there is one); nothing of the page is read
+    # for a typed order that is accepted. Then, inside the savepoint a test runs it in (a
+    # transaction in production), the seat the session's links open with its game locked,
+    # the open step (after the lock), the order (owed its receipt) and its event, and the
+    # game's new state. The same order again leaves the game row as it is.
+    read = [*session, "SAVEPOINT", "SELECT", "SELECT"]
     written = ["INSERT", "INSERT"]
     assert [[statement.split()[0] for statement in post] for post in posts] == [
         [*read, *written, "UPDATE", "RELEASE"],
         [*read, *written, "RELEASE"],
     ]
-    seat_read, _, lock, step_read = posts[1][len(session) : len(session) + 4]
-    assert seat_read.startswith('SELECT "games_seat"."id"') and "games_game" not in seat_read
+    lock, step_read = posts[1][len(session) + 1 : len(session) + 3]
     assert lock.startswith('SELECT "games_seat"."id"') and "auth_user" not in lock
     assert lock.endswith('FOR UPDATE OF "games_game"')
     assert step_read.startswith('SELECT "games_step"."id"') and "state_before" not in step_read
