@@ -360,16 +360,17 @@ def _only_this_seat_moved(
 def _linked_seat_locking_its_game(game_id: int, links: Mapping[int, int]) -> Seat:
     """The first seat (by position) of ``links`` in the game whose link version is still
     the one its link had, with the game locked, in one query."""
-    seats = (
-        Seat.objects.select_related("game")
+    seats = [
+        seat
+        for seat in Seat.objects.select_related("game")
         .select_for_update(of=("game",))
         .filter(pk__in=list(links), game_id=game_id)
-        .order_by("position")
-    )
-    for seat in seats:
-        if seat.link_version == links[seat.pk]:
-            return seat
-    raise SeatNotFound("no seat of this game for these links")
+        .order_by()  # not the seats' default ordering, which joins the game table again
+        if seat.link_version == links[seat.pk]
+    ]
+    if not seats:
+        raise SeatNotFound("no seat of this game for these links")
+    return min(seats, key=lambda seat: seat.position)
 
 
 def _seat_locking_its_game(game_id: int, position: int) -> Seat:
