@@ -86,7 +86,7 @@ def _session_seats(request: HttpRequest, **filters: Any) -> list[Seat]:
     versions = _session_links(request)
     if not versions:
         return []
-    # Ordered by the ids, not the seats' default ordering, which joins the game table.
+    # A game's seats by position: the page shows the first.
     seats = (
         Seat.objects.select_related("game")
         .filter(pk__in=versions, **filters)
