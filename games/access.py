@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import hmac
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -18,13 +18,21 @@ from moderator.db.rows import insert_rows
 
 
 def mint(seats: Iterable[Seat], *, now: datetime, purpose: str = "play") -> dict[int, str]:
-    """A new link token for each seat (one query); returns seat position -> token."""
-    tokens: dict[int, str] = {}
+    """A new link token for each seat of one game (one query); returns seat position ->
+    token."""
+    seats = list(seats)
+    tokens = mint_each(seats, now=now, purpose=purpose)
+    return {seat.position: token for seat, token in zip(seats, tokens, strict=True)}
+
+
+def mint_each(seats: Sequence[Seat], *, now: datetime, purpose: str = "play") -> list[str]:
+    """A new link token for each of ``seats``, of any games (one query), in their order."""
+    tokens: list[str] = []
     rows = []
     expires = now + timedelta(days=settings.LINK_DAYS)
     for seat in seats:
         token = links.new_token()
-        tokens[seat.position] = token
+        tokens.append(token)
         rows.append((seat.pk, links.digest(token), purpose, seat.link_version, now, expires))
     fields = ["seat", "token_hash", "purpose", "link_version", "created_at", "expires_at"]
     insert_rows(SeatLink, fields, rows)

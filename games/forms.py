@@ -79,6 +79,16 @@ class OrderForm(forms.Form):
             self.add_error(None, message)
 
 
+def typed_order(data: Any) -> str | None:
+    """The order of a post of the typed-order box (entry "text") that passes the checks
+    every order form makes of that entry, else None. Reading it needs nothing of the game,
+    so the view hands it to the postal layer before it builds anything of the page."""
+    form = OrderForm(data, state=None, position=0, step_number=0)
+    if not form.is_valid() or form.cleaned_data["entry"] != TEXT:
+        return None
+    return form.order_text()
+
+
 @dataclass
 class RoundBlock:
     """One round of the Choice form: its roll and its fields, for the template. The card

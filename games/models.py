@@ -172,9 +172,21 @@ class Order(models.Model):
     canonical = models.TextField()
     source = models.CharField(max_length=20, choices=Source.choices)
     received_at = models.DateTimeField()
+    # An accepted order is owed a receipt by email. The order's transaction writes only
+    # this mark; a worker writes the email afterwards and clears it in the same
+    # transaction (postal.write_receipts), and the sweep hands out marks whose task was
+    # lost. ``results``: what the order did at once, as its seat may see it (the receipt
+    # lists it); empty for a sealed order.
+    receipt_due = models.BooleanField(default=False)
+    results = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["step", "received_at", "id"]
+        indexes = [
+            models.Index(
+                fields=["id"], condition=models.Q(receipt_due=True), name="order_receipt_due"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.seat.name}: {self.canonical}"

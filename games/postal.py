@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -42,6 +43,10 @@ class PostalError(Exception):
 
 
 class OrderRejected(PostalError):
+    pass
+
+
+class SeatNotFound(PostalError):
     pass
 
 
@@ -197,15 +202,48 @@ def accept_order(
     An order whose first lines took effect at once (dice drawn) before a later line was
     refused (``OrderError.applied``) keeps those lines: their dice and events are recorded
     and the game moves on as they say; then OrderRejected says what was refused.
+
+    An accepted order is marked as owed its receipt, which ``write_receipts`` writes (the
+    workers' task, every RECEIPT_SECONDS).
     """
+    return _accept(
+        partial(_seat_locking_its_game, game_id, position), text, source, now, step_number
+    )
+
+
+def accept_linked_order(
+    *,
+    game_id: int,
+    links: Mapping[int, int],
+    text: str,
+    source: str,
+    now: datetime,
+    step_number: int | None = None,
+) -> Order:
+    """``accept_order`` for the seat of this game that a player's links open: ``links``
+    maps seat ids to the link version each link had (a browser's session). The seat is
+    read in the query that locks the game, so the order costs no query of its own to find
+    it. SeatNotFound if none of them is a seat of this game whose links still work (a link
+    rotated, a player replaced)."""
+    return _accept(
+        partial(_linked_seat_locking_its_game, game_id, links), text, source, now, step_number
+    )
+
+
+def _accept(
+    locked_seat: Callable[[], Seat],
+    text: str,
+    source: str,
+    now: datetime,
+    step_number: int | None,
+) -> Order:
     if "\x00" in text:
         # Never a part of an order, and the record (PostgreSQL text) cannot hold it.
         raise OrderRejected("the order holds a NUL character; write it as plain text")
     refused: str | None = None
     with transaction.atomic():
-        # The GM comes with the game: the receipt's reply address falls back to theirs.
-        game = Game.objects.select_related("gm").select_for_update(of=("self",)).get(pk=game_id)
-        seat = _seat(game, position)
+        seat = locked_seat()
+        game, position = seat.game, seat.position
         step = _current_open_step(game, seat, step_number, now)
         engine = registry.get(game.engine)
         state = engine.state_from_json(game.state)
@@ -220,6 +258,12 @@ def accept_order(
             new_state, events = error.applied
         if position not in step.prompted_seats:
             raise OrderRejected("no order is expected from you now")
+        prompts = _prompt_list(engine.prompts(new_state))
+        # An order that changed the prompts took effect at once: the receipt says what it
+        # did, as this seat may see it; a sealed order is echoed as sealed.
+        results = []
+        if refused is None and prompts != step.prompts:
+            results = [event.text for event in events if event.visible_to(position)]
         row = Order.objects.create(
             step=step,
             seat=seat,
@@ -228,18 +272,11 @@ def accept_order(
             canonical=engine.canonical(state, position, order) if refused is None else text,
             source=source,
             received_at=now,
+            receipt_due=refused is None,
+            results=results,
         )
         stored = (game.state, game.dice_drawn)
         _record(game, step, dice, events)
-        prompts = _prompt_list(engine.prompts(new_state))
-        if refused is None:
-            # An order that changed the prompts took effect at once: the receipt says what
-            # it did, as this seat may see it; a sealed order is echoed as sealed.
-            results = None
-            if prompts != step.prompts:
-                results = [event.text for event in events if event.visible_to(position)]
-            token = access.mint([seat], now=now)[position]
-            outbox.queue([reports.receipt_email(game, seat, row, token, results)])
         game.state = engine.state_to_json(new_state)
         moved_on = False
         if prompts != step.prompts and _only_this_seat_moved(step.prompts, prompts, position):
@@ -270,6 +307,46 @@ def accept_order(
     return row
 
 
+def write_receipts(*, now: datetime) -> int:
+    """Write the receipts orders are owed, oldest first, MAIL_BATCH to a transaction, until
+    none is left or SWEEP_BATCH are written (the next run takes the rest); returns how
+    many. Each goes to the mail workers when its transaction commits."""
+    written = 0
+    while written < settings.SWEEP_BATCH:
+        batch = _write_receipt_batch(now, min(settings.MAIL_BATCH, settings.SWEEP_BATCH - written))
+        if not batch:
+            break
+        written += batch
+    return written
+
+
+def _write_receipt_batch(now: datetime, size: int) -> int:
+    """Up to ``size`` receipts, each with a new link, in one transaction. The orders are
+    claimed in it (their rows locked, skipped by anyone else holding them, their marks
+    cleared), so two runs at once, or a run delivered again, write each receipt once."""
+    with transaction.atomic():
+        orders = list(
+            Order.objects.select_related("seat", "step__game__gm")
+            .select_for_update(of=("self",), skip_locked=True)
+            .filter(receipt_due=True)
+            .order_by("id")[:size]
+        )
+        if not orders:
+            return 0
+        Order.objects.filter(pk__in=[order.pk for order in orders]).update(receipt_due=False)
+        for order in orders:
+            # The seat's zone may be its game's: the game is at hand, not to be queried.
+            order.seat.game = order.step.game
+        tokens = access.mint_each([order.seat for order in orders], now=now)
+        outbox.queue(
+            [
+                reports.receipt_email(order.step.game, order.seat, order, token, order.results)
+                for order, token in zip(orders, tokens, strict=True)
+            ]
+        )
+    return len(orders)
+
+
 def _only_this_seat_moved(
     before: list[dict[str, Any]], after: list[dict[str, Any]], position: int
 ) -> bool:
@@ -279,6 +356,38 @@ def _only_this_seat_moved(
         return False
     others = [prompt for prompt in after if prompt["seat"] != position]
     return bool(others) and others == [p for p in before if p["seat"] != position]
+
+
+def _linked_seat_locking_its_game(game_id: int, links: Mapping[int, int]) -> Seat:
+    """The first seat (by position) of ``links`` in the game whose link version is still
+    the one its link had, with the game locked, in one query."""
+    seats = [
+        seat
+        for seat in Seat.objects.select_related("game")
+        .select_for_update(of=("game",))
+        .filter(pk__in=list(links), game_id=game_id)
+        .order_by()  # not the seats' default ordering, which joins the game table again
+        if seat.link_version == links[seat.pk]
+    ]
+    if not seats:
+        raise SeatNotFound("no seat of this game for these links")
+    return min(seats, key=lambda seat: seat.position)
+
+
+def _seat_locking_its_game(game_id: int, position: int) -> Seat:
+    """The seat with its game locked, in one query. The game row is the one the last
+    holder of the lock committed; the seat's row is read as it was before any wait for the
+    lock, which is all an order needs of it (its id and zone). The GM is read only when
+    a step the order closes writes its reports (they are answered to the GM)."""
+    try:
+        return (
+            Seat.objects.select_related("game")
+            .select_for_update(of=("game",))
+            .get(game_id=game_id, position=position)
+        )
+    except Seat.DoesNotExist:
+        _locked(game_id)  # Game.DoesNotExist for a game that is not there
+        raise OrderRejected("there is no such seat in this game") from None
 
 
 def _seat(game: Game, position: int) -> Seat:
@@ -295,7 +404,8 @@ def _current_open_step(game: Game, seat: Seat, step_number: int | None, now: dat
         raise OrderRejected("the GM has paused the game; orders are taken again when it resumes")
     if game.status != Game.Status.RUNNING:
         raise OrderRejected("the game has not started; no order is expected yet")
-    step = game.steps.get(number=game.step_number)
+    # Not the states before and after the step: an order has the game's state.
+    step = game.steps.defer("state_before", "state_after").get(number=game.step_number)
     if step_number is not None and step_number != step.number:
         previous = game.steps.filter(number=step_number).first()
         when = (
@@ -416,16 +526,19 @@ def _resolve(
     seats: list[Seat] = list(annotated)
     by_position = {seat.position: seat for seat in seats}
     missing = [position for position in step.prompted_seats if position not in answered]
-    defaults = []
+    defaults: list[tuple[Any, ...]] = []
     for position in missing:
         order = engine.default(state, position)
         parsed = engine.order_to_json(order)
         canonical = engine.canonical(state, position, order)
         seat_id = by_position[position].pk
-        defaults.append((step.pk, seat_id, "", parsed, canonical, Order.Source.DEFAULT, now))
+        # A default gets no receipt: the step's report says it was played.
+        defaults.append(
+            (step.pk, seat_id, "", parsed, canonical, Order.Source.DEFAULT, now, False, [])
+        )
     if defaults:
         fields = ["step", "seat", "text", "parsed", "canonical", "source", "received_at"]
-        insert_rows(Order, fields, defaults)
+        insert_rows(Order, [*fields, "receipt_due", "results"], defaults)
         Seat.objects.filter(game=game, position__in=missing).update(nmr_count=F("nmr_count") + 1)
     dice = VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn)
     new_state, events = engine.resolve(state, dice)

@@ -44,6 +44,13 @@ def hand_out_steps(step_ids: list[int]) -> None:
         resolve_steps.delay(step_ids=step_ids[start : start + size])
 
 
+@shared_task(name="games.write_receipts", acks_late=True, reject_on_worker_lost=True)
+def write_receipts() -> int:
+    """The receipts accepted orders are owed (beat, every RECEIPT_SECONDS), written to the
+    outbox and handed to the mail workers; how many this run wrote."""
+    return postal.write_receipts(now=timezone.now())
+
+
 @shared_task(name="games.resolve_steps", acks_late=True, reject_on_worker_lost=True)
 def resolve_steps(*, step_ids: list[int]) -> int:
     """Each step in its own transaction, one after another; how many this task resolved.

@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from games import access, archive, calendar, postal, reminders, reports
-from games.forms import ReminderChoiceForm, form_class, form_templates
+from games.forms import ReminderChoiceForm, form_class, form_templates, typed_order
 from games.gm_forms import first_error
 from games.models import Game, Order, Seat, Step
 from moderator import ratelimit
@@ -76,12 +76,22 @@ def _session_entries(request: HttpRequest) -> list[list[int]]:
     return [entry for entry in entries if isinstance(entry, list) and len(entry) == 2]
 
 
+def _session_links(request: HttpRequest) -> dict[int, int]:
+    """Seat id -> the link version of the link that opened it in this browser."""
+    return {seat_id: version for seat_id, version in _session_entries(request)}
+
+
 def _session_seats(request: HttpRequest, **filters: Any) -> list[Seat]:
-    """The seats this browser opened with a link that still works."""
-    versions = {seat_id: version for seat_id, version in _session_entries(request)}
+    """The seats this browser opened with a link that still works, with their games."""
+    versions = _session_links(request)
     if not versions:
         return []
-    seats = Seat.objects.select_related("game").filter(pk__in=versions, **filters)
+    # A game's seats by position: the page shows the first.
+    seats = (
+        Seat.objects.select_related("game")
+        .filter(pk__in=versions, **filters)
+        .order_by("game_id", "position")
+    )
     return [seat for seat in seats if seat.link_version == versions[seat.pk]]
 
 
@@ -96,10 +106,37 @@ def play_index(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def play(request: HttpRequest, game_id: int) -> HttpResponse:
+    refused: str | None = None
+    step_number = _posted_step(request) if request.method == "POST" else None
+    text = typed_order(request.POST) if step_number is not None else None
+    links = _session_links(request) if text is not None else {}
+    if text is not None and step_number is not None and links:
+        # A typed order needs nothing of the page, not even the seat: the postal layer
+        # finds the seat this browser's links open under the game's lock, and an accepted
+        # order answers with a redirect. The page is built only to show why an order was
+        # refused.
+        try:
+            order = postal.accept_linked_order(
+                game_id=game_id,
+                links=links,
+                text=text,
+                source=Order.Source.WEB,
+                now=timezone.now(),
+                step_number=step_number,
+            )
+        except postal.SeatNotFound:
+            return not_valid(request)
+        except postal.OrderRejected as error:
+            refused = error.message
+        else:
+            return _accepted(request, game_id, order)
     seats = _session_seats(request, game_id=game_id)
     if not seats:
         return not_valid(request)
     seat = seats[0]
+    if request.method == "POST" and step_number is None:
+        messages.error(request, "This form is out of date; here is the current one.")
+        return redirect("games:play", game_id=seat.game_id)
     game = seat.game
     if game.state is None:
         return render(request, "games/play.html", {"game": game, "seat": seat, "waiting": True})
@@ -116,8 +153,8 @@ def play(request: HttpRequest, game_id: int) -> HttpResponse:
             step_number=step.number,
             current=context["view"].get("you", {}).get("order") or "",
         )
-    if request.method == "POST":
-        response = _take_order(request, seat, form)
+    if step_number is not None:  # a post of an order form
+        response = _take_order(request, seat, form, step_number, refused)
         if response is not None:
             return response
     context.update(
@@ -182,45 +219,43 @@ def _counting_order(step: Step | None, seat: Seat) -> dict[str, Any] | None:
     return {"order": order, "received": reports.local_time(order.received_at, seat.zone)}
 
 
-def _take_order(request: HttpRequest, seat: Seat, form: Any) -> HttpResponse | None:
+def _accept(seat: Seat, text: str, step_number: int) -> Order:
+    return postal.accept_order(
+        game_id=seat.game_id,
+        position=seat.position,
+        text=text,
+        source=Order.Source.WEB,
+        now=timezone.now(),
+        step_number=step_number,
+    )
+
+
+def _take_order(
+    request: HttpRequest, seat: Seat, form: Any, step_number: int, refused: str | None
+) -> HttpResponse | None:
     """Hand a posted order to the postal layer: a redirect when it is accepted (PRG), else
-    None with the reason attached to the form."""
-    step_number = _posted_step(request)
-    if step_number is None:
-        messages.error(request, "This form is out of date; here is the current one.")
-        return redirect("games:play", game_id=seat.game_id)
+    None with the reason attached to the form. ``refused``: why the postal layer already
+    refused the typed order of this post."""
     if form is None or step_number != form.initial["step"]:
         # Not owed now, or written for another step: no form of the current step can read
         # it, and the postal layer answers with the reason ("too late: ...").
-        text = request.POST.get("text", "")
-        try:
-            order = postal.accept_order(
-                game_id=seat.game_id,
-                position=seat.position,
-                text=text,
-                source=Order.Source.WEB,
-                now=timezone.now(),
-                step_number=step_number,
-            )
-        except postal.OrderRejected as error:
-            messages.error(request, error.message)
-            return redirect("games:play", game_id=seat.game_id)
-        return _accepted(request, seat, order)
+        if refused is None:
+            try:
+                order = _accept(seat, request.POST.get("text", ""), step_number)
+                return _accepted(request, seat.game_id, order)
+            except postal.OrderRejected as error:
+                refused = error.message
+        messages.error(request, refused)
+        return redirect("games:play", game_id=seat.game_id)
     if not form.is_valid():
         return None
-    try:
-        order = postal.accept_order(
-            game_id=seat.game_id,
-            position=seat.position,
-            text=form.order_text(),
-            source=Order.Source.WEB,
-            now=timezone.now(),
-            step_number=step_number,
-        )
-    except postal.OrderRejected as error:
-        form.add_order_error(error.message)
-        return None
-    return _accepted(request, seat, order)
+    if refused is None:
+        try:
+            return _accepted(request, seat.game_id, _accept(seat, form.order_text(), step_number))
+        except postal.OrderRejected as error:
+            refused = error.message
+    form.add_order_error(refused)
+    return None
 
 
 def _posted_step(request: HttpRequest) -> int | None:
@@ -230,11 +265,11 @@ def _posted_step(request: HttpRequest) -> int | None:
         return None
 
 
-def _accepted(request: HttpRequest, seat: Seat, order: Order) -> HttpResponse:
+def _accepted(request: HttpRequest, game_id: int, order: Order) -> HttpResponse:
     """Say which order was taken, as the engine writes it; the page shows what it did."""
     canonical = "; ".join(order.canonical.splitlines())
     messages.success(request, f"Your order is accepted: {canonical}.")
-    return redirect("games:play", game_id=seat.game_id)
+    return redirect("games:play", game_id=game_id)
 
 
 # --- calendars and reminder choices --------------------------------------------------------

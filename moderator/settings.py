@@ -136,11 +136,15 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = envstr("REDIS_URL")
 if REDIS_URL:
-    CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
-    }
+    # Django's Redis cache, one client per connection pool (moderator/cache.py).
+    CACHES = {"default": {"BACKEND": "moderator.cache.RedisCache", "LOCATION": REDIS_URL}}
+    # Sessions stay in the database and are read through Redis (moderator/sessions.py):
+    # a player's page then reads no session row. Without Redis: the database alone.
+    SESSION_ENGINE = "moderator.sessions"
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# How long a session may be read from the cache before the database is asked again.
+SESSION_CACHE_SECONDS = envint("SESSION_CACHE_SECONDS", 300, minimum=1)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -228,10 +232,13 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # request instead: CONN_MAX_AGE and CONN_HEALTH_CHECKS decide, and a connection that saw
 # an error is closed.
 CELERY_DB_REUSE_MAX = envint("CELERY_DB_REUSE_MAX", 1000, minimum=0)
-# Beat's one fixed schedule: the sweep. Deadlines live in the database, never in the broker.
+# Beat's fixed schedule: the sweep, and the receipts of orders (an order's request only
+# marks its order; games/postal.py). Deadlines live in the database, never in the broker.
 SWEEP_SECONDS = envint("SWEEP_SECONDS", 30, minimum=1)
+RECEIPT_SECONDS = envint("RECEIPT_SECONDS", 5, minimum=1)
 CELERY_BEAT_SCHEDULE = {
     "sweep": {"task": "games.sweep", "schedule": float(SWEEP_SECONDS)},
+    "receipts": {"task": "games.write_receipts", "schedule": float(RECEIPT_SECONDS)},
 }
 # Tests may run tasks in the calling process.
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)

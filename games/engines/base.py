@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, TypeVar, Union
 
@@ -282,46 +282,68 @@ T = TypeVar("T")
 
 def from_json(cls: type[T], data: JSON) -> T:
     """Rebuild a dataclass of type ``cls`` from ``to_json`` output, guided by its hints."""
-    return typing.cast(T, _decode(cls, data))
+    return typing.cast(T, _decoder(cls)(data))
 
 
-_HINTS: dict[type, dict[str, Any]] = {}
+Decoder = Callable[[JSON], Any]
+_DECODERS: dict[Any, Decoder] = {}
 
 
-def _hints(cls: type) -> dict[str, Any]:
-    if cls not in _HINTS:
-        _HINTS[cls] = typing.get_type_hints(cls)
-    return _HINTS[cls]
+def _as_is(data: JSON) -> Any:
+    return data
 
 
-def _decode(hint: Any, data: JSON) -> Any:
+def _decoder(hint: Any) -> Decoder:
+    """The function that decodes JSON data of type ``hint``, made once per hint: working
+    the hints out again for every value was most of the time to read a state."""
+    decoder = _DECODERS.get(hint)
+    if decoder is None:
+        decoder = _DECODERS[hint] = _make_decoder(hint)
+    return decoder
+
+
+def _make_decoder(hint: Any) -> Decoder:
     origin = typing.get_origin(hint)
     if origin in (Union, types.UnionType):
         members = typing.get_args(hint)
-        if data is None and type(None) in members:
-            return None
-        concrete = [m for m in members if m is not type(None)]
-        return _decode(concrete[0], data)
+        concrete = _decoder(next(m for m in members if m is not type(None)))
+        if type(None) not in members:
+            return concrete
+        return lambda data: None if data is None else concrete(data)
     if origin is tuple:
         args = typing.get_args(hint)
         if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_decode(args[0], item) for item in data)
-        return tuple(_decode(arg, item) for arg, item in zip(args, data, strict=True))
+            item = _decoder(args[0])
+            if item is _as_is:
+                return tuple
+            return lambda data: tuple([item(value) for value in data])
+        items = [_decoder(arg) for arg in args]
+        return lambda data: tuple([item(value) for item, value in zip(items, data, strict=True)])
     if origin is list:
         (arg,) = typing.get_args(hint)
-        return [_decode(arg, item) for item in data]
+        item = _decoder(arg)
+        return lambda data: [item(value) for value in data]
     if origin is dict:
-        _, value_hint = typing.get_args(hint)
-        return {key: _decode(value_hint, item) for key, item in data.items()}
+        value_decoder = _decoder(typing.get_args(hint)[1])
+        return lambda data: {key: value_decoder(value) for key, value in data.items()}
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        hints = _hints(hint)
-        kwargs = {
-            f.name: _decode(hints[f.name], data[f.name])
-            for f in dataclasses.fields(hint)
-            if f.init and f.name in data
-        }
-        return hint(**kwargs)
-    return data
+        return _dataclass_decoder(hint)
+    return _as_is
+
+
+def _dataclass_decoder(cls: type) -> Decoder:
+    # The fields' decoders are made at the first call: a field may name a class that is
+    # being made (a dataclass holding one of its own kind).
+    fields: list[tuple[str, Decoder]] | None = None
+
+    def decode(data: JSON) -> Any:
+        nonlocal fields
+        if fields is None:
+            hints = typing.get_type_hints(cls)
+            fields = [(f.name, _decoder(hints[f.name])) for f in dataclasses.fields(cls) if f.init]
+        return cls(**{name: field(data[name]) for name, field in fields if name in data})
+
+    return decode
 
 
 class JsonCodec:

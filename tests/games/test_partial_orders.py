@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from games import postal
+from games import postal, tasks
 from games.models import DiceRoll, Event, Game, Order, Step
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory
@@ -56,6 +56,9 @@ def test_a_roll_stands_when_the_arrangement_after_it_is_refused(now):
     assert [p["kind"] for p in rolling.prompts if p["seat"] != 0] == ["roll", "roll"]
     (kept,) = Order.objects.filter(step=rolling).exclude(source="default")
     assert (kept.seat.position, kept.canonical) == (0, "roll 3\narrange 6 6 6")
+    # A refused order is owed no receipt (the player is told what was refused at once).
+    assert (kept.receipt_due, kept.results) == (False, [])
+    assert tasks.write_receipts() == 0
     assert not OutboundEmail.objects.filter(kind="receipt").exists()
 
 

@@ -120,6 +120,34 @@ def test_a_valid_order_is_kept_with_its_canonical_form_and_sealed_in_the_state(n
     assert game.steps.get(number=1).status == Step.Status.OPEN
 
 
+def test_an_order_by_link_is_taken_for_the_seat_the_links_still_open(now):
+    game = started(3, now, early_processing=False)
+    other = started(2, now)
+    seats = {seat.position: seat for seat in game.seats.all()}
+
+    def by_link(links: dict[int, int], position: int) -> Order:
+        return postal.accept_linked_order(
+            game_id=game.pk, links=links, text=nmr_text(game, position), source="web", now=now
+        )
+
+    assert by_link({seats[1].pk: 0}, 1).seat == seats[1]
+    # Two seats of the game in one browser: the first by position, as the page shows it.
+    assert by_link({seats[2].pk: 0, seats[1].pk: 0}, 1).seat == seats[1]
+    postal.rotate_link(game.pk, position=1, now=now)
+    before = snapshot(game)
+    refused = [
+        {seats[1].pk: 0},  # the link was rotated
+        {other.seats.get(position=0).pk: 0},  # a seat of another game
+        {},
+    ]
+    for links in refused:
+        with pytest.raises(postal.SeatNotFound):
+            by_link(links, 1)
+    assert snapshot(game) == before
+    assert by_link({seats[1].pk: 1}, 1).seat == seats[1]  # the new link
+    assert by_link({seats[1].pk: 0, seats[2].pk: 0}, 2).seat == seats[2]
+
+
 def test_every_revision_is_kept_and_the_latest_counts(now):
     game = started(2, now, early_processing=False)
     state = CHOICE.state_from_json(game.state)
@@ -337,6 +365,35 @@ def test_queries_per_step_do_not_grow_with_the_number_of_seats(now):
     # it in.
     expected = ["SAVEPOINT", "SELECT", "SELECT", "SELECT", "INSERT", "UPDATE"]
     expected += ["INSERT", "INSERT", "UPDATE", "INSERT", "INSERT", "INSERT", "UPDATE", "RELEASE"]
+    assert counts == {3: expected, 8: expected}
+
+
+def test_queries_of_the_order_that_resolves_its_step_do_not_grow_with_the_seats(now):
+    counts = {}
+    for seats in (3, 8):
+        game = started(seats, now)
+        for position in range(seats - 1):
+            postal.accept_order(
+                game_id=game.pk,
+                position=position,
+                text=nmr_text(game, position),
+                source="web",
+                now=now,
+            )
+        last = seats - 1
+        with CaptureQueriesContext(connection) as queries:
+            postal.accept_order(
+                game_id=game.pk, position=last, text=nmr_text(game, last), source="web", now=now
+            )
+        assert Step.objects.get(game=game, number=1).closed_by == Step.Closed.EARLY
+        counts[seats] = [q["sql"].split()[0] for q in queries]
+    # The seat with its game locked, the step, the order and its event, the seats that
+    # have answered (all of them); then the resolution: the seats (each with whether it
+    # sent an order), the dice, the events, the step closed, the next one opened, the
+    # links, the GM (the reports answer to them), the reports, the game.
+    expected = ["SAVEPOINT", "SELECT", "SELECT", "INSERT", "INSERT", "SELECT", "SELECT"]
+    expected += ["INSERT", "INSERT", "UPDATE", "INSERT", "INSERT", "SELECT"]
+    expected += ["INSERT", "UPDATE", "RELEASE"]
     assert counts == {3: expected, 8: expected}
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from games import access, postal
+from games import access, postal, tasks
 from games.engines.choice import ChoiceEngine
 from games.models import Game, Order, Seat
 from moderator.mail.models import InboundMessage, OutboundEmail
@@ -150,6 +150,7 @@ def test_a_reply_through_postmark_becomes_the_order_with_a_receipt(game):
     )
     response = post_postmark(postmark_payload(reply_address(seat(game, 0)), reply), **auth())
     assert response.status_code == 200
+    assert tasks.write_receipts() == 1
     order = Order.objects.get(seat__position=0)
     assert (order.source, order.canonical, order.text) == ("email", text, text)
     assert OutboundEmail.objects.filter(kind="receipt", to="ann@example.org").count() == 1
@@ -161,6 +162,7 @@ def test_the_same_message_delivered_twice_makes_one_order(game):
     payload = postmark_payload(reply_address(seat(game, 0)), order_text(game, 0))
     for _ in range(2):
         assert post_postmark(payload, **auth()).status_code == 200
+        tasks.write_receipts()
     assert Order.objects.count() == 1
     assert InboundMessage.objects.count() == 1
     assert OutboundEmail.objects.filter(kind="receipt").count() == 1

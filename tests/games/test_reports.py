@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from games import access, postal, reports
+from games import access, postal, reports, tasks
 from games.engines.choice import ChoiceEngine, ChoiceState
 from games.models import Game, Seat
 from moderator.mail.models import OutboundEmail
@@ -38,6 +38,7 @@ def second_step(now: datetime) -> Game:
         postal.accept_order(
             game_id=game.pk, position=position, text=nmr_text(game, position), source="web", now=now
         )
+    assert tasks.write_receipts() == 2  # the workers' run that writes the receipts
     game.refresh_from_db()
     assert game.step_number == 2
     return game
@@ -204,6 +205,7 @@ def test_the_receipt_echoes_the_canonical_order_and_its_time(now):
     postal.accept_order(
         game_id=game.pk, position=0, text=canonical.upper(), source="email", now=later
     )
+    assert tasks.write_receipts() == 1
     email = OutboundEmail.objects.get(kind="receipt")
     assert email.subject == "Test Choice: order received for step 1"
     assert (

@@ -13,12 +13,12 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from games import access, postal
+from games import access, postal, tasks
 from games.engines.base import OrderError
 from games.engines.choice import ChoiceEngine, ChoiceState, RoundLine, legal_choices, play_round
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game
+from tests.factories import GMFactory, choice_game
 
 pytestmark = pytest.mark.django_db
 
@@ -205,8 +205,16 @@ def test_a_rotated_link_also_closes_the_pages_it_opened(client, now):
     new_token = postal.rotate_link(game.pk, position=0, now=now)
     response = client.get(f"/play/{game.pk}/")
     assert (response.status_code, response.content) == (404, not_valid_body(client))
+    # Its orders too: a typed order (the seat is found under the game's lock) and blocks.
+    typed = {"step": "1", "entry": "text", "text": canonical(choices_for(game, 0))}
+    before = snapshot(game)
+    for data in (typed, block_data(1, choices_for(game, 0))):
+        response = client.post(f"/play/{game.pk}/", data)
+        assert (response.status_code, response.content) == (404, not_valid_body(client))
+    assert snapshot(game) == before
     client.post(f"/p/{new_token}/")
     assert client.get(f"/play/{game.pk}/").status_code == 200
+    assert client.post(f"/play/{game.pk}/", typed).status_code == 302
 
 
 def test_links_are_rate_limited_per_address_for_get_and_post(client, now):
@@ -402,26 +410,123 @@ def test_an_order_from_a_page_of_a_resolved_step_is_too_late(client, now):
     assert snapshot(game) == before
 
 
-def test_an_order_post_makes_a_fixed_number_of_queries(client, now):
+def text_errors(html: str) -> list[str]:
+    found = re.search(r'<ul class="errors" id="text-errors">(.*?)</ul>', html, re.S)
+    return re.findall(r"<li>(.*?)</li>", found.group(1), re.S) if found else []
+
+
+def test_a_typed_order_after_the_deadline_is_too_late_at_the_box(client, now, time_machine):
+    game = started(3, now)
+    log_in(client, game, 0, now)
+    data = {"step": "1", "entry": "text", "text": canonical(choices_for(game, 0))}
+    before = snapshot(game)
+    time_machine.move_to(now + timedelta(hours=48, seconds=1), tick=False)
+    response = client.post(f"/play/{game.pk}/", data)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert text_errors(html) == ["too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC"]
+    assert top_errors(html) == []
+    assert snapshot(game) == before
+
+
+def test_a_typed_order_for_a_resolved_step_is_too_late(client, now):
+    game = started(2, now)
+    log_in(client, game, 0, now)
+    data = {"step": "1", "entry": "text", "text": canonical(choices_for(game, 0))}
+    postal.resolve_now(game.pk, now=now)
+    before = snapshot(game)
+    response = client.post(f"/play/{game.pk}/", data, follow=True)
+    assert response.redirect_chain == [(f"/play/{game.pk}/", 302)]
+    html = response.content.decode()
+    assert '<li class="error">too late: step 1 was resolved at Mon 23 Nov 2026 18:00 UTC; ' in html
+    assert text_errors(html) == []
+    assert snapshot(game) == before
+
+
+def test_a_typed_order_out_of_turn_is_refused_with_the_engines_message(client, now):
+    game = postal.start_game(
+        postal.create_game(
+            gm=GMFactory(),
+            engine_key="dice-survivor",
+            title="Survivors",
+            players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
+        ).pk,
+        now=now,
+        seed=SEED,
+    )
+    step = game.steps.get()
+    (prompt,) = step.prompts
+    idle = (prompt["seat"] + 1) % 3
+    log_in(client, game, idle, now)
+    before = snapshot(game)
+    data = {"step": str(step.number), "entry": "text", "text": "pass"}
+    response = client.post(f"/play/{game.pk}/", data, follow=True)
+    assert response.redirect_chain == [(f"/play/{game.pk}/", 302)]
+    active = ("ann", "bob", "cy")[prompt["seat"]]
+    html = response.content.decode()
+    assert f'<li class="error">not your turn: waiting for {active}</li>' in html
+    assert snapshot(game) == before
+
+
+def test_a_game_not_started_shows_the_waiting_page_and_takes_no_order(client, now):
+    game = choice_game(2)
+    log_in(client, game, 0, now)
+    typed = {"step": "1", "entry": "text", "text": "W5 1+3 3+4"}
+    for response in (
+        client.get(f"/play/{game.pk}/"),
+        client.post(f"/play/{game.pk}/", typed),
+        client.post(f"/play/{game.pk}/", {"step": "1", "entry": "blocks"}),
+    ):
+        assert response.status_code == 200
+        html = response.content.decode()
+        assert "<p>The game has not started yet. You will get your first turn report" in html
+        assert 'id="text-form"' not in html
+        assert '<li class="error">' not in html
+    assert Order.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "engine, session",
+    [
+        pytest.param("moderator.sessions", [], marks=pytest.mark.redis, id="sessions-in-redis"),
+        pytest.param("django.contrib.sessions.backends.db", ["SELECT"], id="sessions-in-db"),
+    ],
+)
+def test_an_order_post_makes_a_fixed_number_of_queries(
+    engine, session, client, now, settings, django_capture_on_commit_callbacks
+):
+    settings.SESSION_ENGINE = engine
     game = started(3, now, early_processing=False)
     log_in(client, game, 0, now)
     data = {"step": "1", "entry": "text", "text": canonical(choices_for(game, 0))}
-    posts = []
+    posts: list[list[str]] = []
     for _ in range(2):
-        with CaptureQueriesContext(connection) as queries:
+        with (
+            CaptureQueriesContext(connection) as queries,
+            django_capture_on_commit_callbacks() as after_commit,
+        ):
             assert client.post(f"/play/{game.pk}/", data).status_code == 302
-        posts.append([query["sql"].split()[0] for query in queries])
-    # The session, the seat with its game, the open step; then, inside the savepoint a test
-    # runs it in (a transaction in production), the game locked with its GM, the seat and
-    # the step again (after the lock), the order, its event, the receipt's link and email,
-    # and the game's new state. The same order again leaves the game row as it is.
-    read = ["SELECT", "SELECT", "SELECT", "SAVEPOINT", "SELECT", "SELECT", "SELECT"]
-    written = ["INSERT", "INSERT", "INSERT", "INSERT"]
-    assert posts == [
+        posts.append([query["sql"] for query in queries])
+        assert after_commit == []  # nothing is published: the receipt is the workers' run
+    # The session (read through Redis when there is one); nothing of the page is read
+    # for a typed order that is accepted. Then, inside the savepoint a test runs it in (a
+    # transaction in production), the seat the session's links open with its game locked,
+    # the open step (after the lock), the order (owed its receipt) and its event, and the
+    # game's new state. The same order again leaves the game row as it is.
+    read = [*session, "SAVEPOINT", "SELECT", "SELECT"]
+    written = ["INSERT", "INSERT"]
+    assert [[statement.split()[0] for statement in post] for post in posts] == [
         [*read, *written, "UPDATE", "RELEASE"],
         [*read, *written, "RELEASE"],
     ]
-    assert Order.objects.count() == OutboundEmail.objects.filter(kind="receipt").count() == 2
+    lock, step_read = posts[1][len(session) + 1 : len(session) + 3]
+    assert lock.startswith('SELECT "games_seat"."id"') and "auth_user" not in lock
+    assert lock.endswith('FOR UPDATE OF "games_game"')
+    assert step_read.startswith('SELECT "games_step"."id"') and "state_before" not in step_read
+    orders = list(Order.objects.order_by("id"))
+    assert [(order.receipt_due, order.source) for order in orders] == [(True, "web")] * 2
+    assert not OutboundEmail.objects.filter(kind="receipt").exists()
+    assert tasks.write_receipts() == 2
 
 
 def test_a_revision_replaces_the_counting_order_and_the_page_says_so(client, now, time_machine):

@@ -77,17 +77,41 @@ def test_dice_orders_and_links_are_written_as_bulk_create_writes_them(step, now)
     )
     assert [row | {"index": 0} for row in ours] == [row | {"index": 0} for row in theirs]
     assert [row["index"] for row in ours] == [1000 + n for n in range(6)]
-    orders = [(step.pk, seat.pk, "", {"lines": [1, "x"]}, "1: x", Order.Source.DEFAULT, now)]
+    orders = [
+        (step.pk, seat.pk, "", {"lines": [1, "x"]}, "1: x", Order.Source.DEFAULT, now, False, []),
+        (step.pk, seat.pk, "W1", {"lines": [2]}, "1: W1", Order.Source.WEB, now, True, ["did"]),
+    ]
     theirs, ours = written_both_ways(
         Order,
-        ["step", "seat", "text", "parsed", "canonical", "source", "received_at"],
+        [
+            "step",
+            "seat",
+            "text",
+            "parsed",
+            "canonical",
+            "source",
+            "received_at",
+            "receipt_due",
+            "results",
+        ],
         orders,
-        lambda st, se, t, p, c, so, r: Order(
-            step_id=st, seat_id=se, text=t, parsed=p, canonical=c, source=so, received_at=r
+        lambda st, se, t, p, c, so, r, due, res: Order(
+            step_id=st,
+            seat_id=se,
+            text=t,
+            parsed=p,
+            canonical=c,
+            source=so,
+            received_at=r,
+            receipt_due=due,
+            results=res,
         ),
     )
     assert ours == theirs
-    assert [row["source"] for row in ours] == ["default"]
+    assert [(row["source"], row["receipt_due"]) for row in ours] == [
+        ("default", False),
+        ("web", True),
+    ]
     links = [(seat.pk, "h" * 64, "play", 0, now, now + timedelta(days=3))]
     theirs, ours = written_both_ways(
         SeatLink,

@@ -4,7 +4,7 @@ from moderator.db.compression import lz4_columns
 
 
 class Migration(migrations.Migration):
-    dependencies = [("games", "0005_step_status_without_resolving")]
+    dependencies = [("games", "0006_order_receipt_due")]
 
     operations = [
         lz4_columns(

@@ -1,0 +1,156 @@
+"""Sessions are kept in the database and read through Redis when there is one
+(moderator/sessions.py): a page reads no session row, and a Redis that does not answer
+changes nothing a player sees."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.sessions.models import Session
+from django.core.cache import cache
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from games import access, postal
+from games.engines.choice import ChoiceEngine
+from games.models import Game, Order, Seat
+from moderator.sessions import SessionStore
+from tests.factories import choice_game
+
+pytestmark = [pytest.mark.django_db, pytest.mark.redis]
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+CHOICE = ChoiceEngine()
+# A port nothing listens on: every call to this cache fails at once.
+UNREACHABLE = {
+    "default": {
+        "BACKEND": "moderator.cache.RedisCache",
+        "LOCATION": "redis://127.0.0.1:1/0",
+    }
+}
+
+
+@pytest.fixture(autouse=True)
+def frozen(time_machine, now: datetime) -> None:
+    time_machine.move_to(now, tick=False)
+
+
+@pytest.fixture
+def game(now: datetime) -> Game:
+    return postal.start_game(choice_game(2, early_processing=False).pk, now=now)
+
+
+def browser() -> Client:
+    return Client(REMOTE_ADDR=f"10.{secrets.randbelow(256)}.{secrets.randbelow(256)}.7")
+
+
+def log_in(client: Client, game: Game, position: int, now: datetime) -> None:
+    token = access.mint([Seat.objects.get(game=game, position=position)], now=now)[position]
+    assert client.post(f"/p/{token}/").status_code == 302
+
+
+def typed_order(game: Game, position: int) -> dict[str, str]:
+    game.refresh_from_db()
+    state = CHOICE.state_from_json(game.state)
+    text = CHOICE.canonical(state, position, CHOICE.default(state, position))
+    return {"step": "1", "entry": "text", "text": text}
+
+
+def session_reads(queries: CaptureQueriesContext) -> int:
+    return sum('FROM "django_session"' in query["sql"] for query in queries)
+
+
+def test_with_redis_sessions_are_read_through_the_cache():
+    assert settings.SESSION_ENGINE == "moderator.sessions"
+    assert settings.SESSION_CACHE_SECONDS == 300
+
+
+def test_a_page_reads_its_session_from_the_cache_and_the_database_keeps_it(game, now):
+    client = browser()
+    log_in(client, game, 0, now)
+    key = client.cookies[settings.SESSION_COOKIE_NAME].value
+    assert Session.objects.filter(session_key=key).exists()
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(f"/play/{game.pk}/").status_code == 200
+        assert client.post(f"/play/{game.pk}/", typed_order(game, 0)).status_code == 302
+    assert session_reads(queries) == 0
+    # At most SESSION_CACHE_SECONDS in the cache, though the session lives two weeks.
+    redis = cache._cache.get_client()  # type: ignore[attr-defined]
+    ttl = redis.ttl(cache.make_key(SessionStore.cache_key_prefix + key))
+    assert 290 <= ttl <= 300
+    # Gone from the cache, the session is read from the database, and cached again.
+    cache.delete(SessionStore.cache_key_prefix + key)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(f"/play/{game.pk}/").status_code == 200
+    assert session_reads(queries) == 1
+    assert cache.get(SessionStore.cache_key_prefix + key) == {
+        "seats": [[Seat.objects.get(game=game, position=0).pk, 0]]
+    }
+
+
+def test_a_session_replaced_at_login_is_gone_from_the_cache_and_the_database(game, now):
+    client = browser()
+    log_in(client, game, 0, now)
+    first = client.cookies[settings.SESSION_COOKIE_NAME].value
+    log_in(client, game, 1, now)  # a second seat in this browser: a new session key
+    second = client.cookies[settings.SESSION_COOKIE_NAME].value
+    assert first != second
+    assert cache.get(SessionStore.cache_key_prefix + first) is None
+    assert not Session.objects.filter(session_key=first).exists()
+    stale = browser()
+    stale.cookies[settings.SESSION_COOKIE_NAME] = first
+    assert stale.get(f"/play/{game.pk}/").status_code == 404
+
+
+def test_without_an_answer_from_the_cache_the_database_does_it_all(game, now, settings, caplog):
+    settings.CACHES = UNREACHABLE
+    caplog.set_level(logging.WARNING, logger="moderator.sessions")
+    other = postal.start_game(choice_game(2, early_processing=False).pk, now=now)
+    client = browser()
+    log_in(client, game, 0, now)
+    log_in(client, other, 1, now)  # a new key, and the old session deleted
+    assert client.get(f"/play/{game.pk}/").status_code == 200
+    assert client.post(f"/play/{other.pk}/", typed_order(other, 1)).status_code == 302
+    (order,) = Order.objects.all()
+    assert (order.seat.game_id, order.seat.position) == (other.pk, 1)
+    key = client.cookies[settings.SESSION_COOKIE_NAME].value
+    assert Session.objects.filter(session_key=key).exists()
+    said = {r.getMessage() for r in caplog.records if r.name == "moderator.sessions"}
+    assert said == {
+        "session cache: could not read; the database answers",
+        "session cache: could not write; the database answers",
+        "session cache: could not delete; the database answers",
+    }
+
+
+def test_without_redis_sessions_are_in_the_database_alone(tmp_path: Path) -> None:
+    def engine(**env: str) -> str:
+        keep = ("PATH", "HOME", "LANG", "DATABASE_URL")
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import django; django.setup(); from django.conf import settings; "
+                "print(settings.SESSION_ENGINE)",
+            ],
+            cwd=BASE_DIR,
+            env={k: v for k, v in os.environ.items() if k in keep}
+            | {"DJANGO_SETTINGS_MODULE": "moderator.settings", "VAR_DIR": str(tmp_path), **env},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        return result.stdout.strip()
+
+    assert engine() == "django.contrib.sessions.backends.db"
+    assert engine(REDIS_URL="redis://127.0.0.1:6379/0") == "moderator.sessions"
