@@ -235,7 +235,8 @@ def raw_sql(count: int, seats: int) -> dict[str, Any]:
             cur.execute("SELECT * FROM games_seat WHERE game_id = %s ORDER BY position", [game_id])
             cur.executemany(
                 "INSERT INTO games_order (step_id, seat_id, text, parsed, canonical, source, "
-                "received_at) VALUES (%s, %s, '', %s, %s, 'default', %s)",
+                "received_at, receipt_due, results) "
+                "VALUES (%s, %s, '', %s, %s, 'default', %s, false, '[]')",
                 [
                     (step_id, seat_list[i % seats], Jsonb(o["parsed"]), o["canonical"], DUE)
                     for i, o in enumerate(rows["orders"])
