@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import factory
@@ -32,3 +33,15 @@ def choice_game(players: int = 3, gm: Any = None, **kwargs: Any) -> Game:
         players=[postal.Player(name=name, email=f"{name}@example.org") for name in NAMES[:players]],
         **kwargs,
     )
+
+
+def survivor_game(now: datetime, seed: bytes = bytes(range(32))) -> Game:
+    """A started Dice Survivor game of ann, bob and cy, hourly steps, dice from ``seed``."""
+    game = postal.create_game(
+        gm=GMFactory(),
+        engine_key="dice-survivor",
+        title="Survivors",
+        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
+        schedule_spec={"kind": "interval", "seconds": 3600},
+    )
+    return postal.start_game(game.pk, now=now, seed=seed)

@@ -12,7 +12,7 @@ import pytest
 from games import postal, tasks
 from games.models import Event, Game, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory
+from tests.factories import survivor_game
 
 pytestmark = pytest.mark.django_db
 
@@ -21,14 +21,7 @@ HOUR = timedelta(hours=1)
 
 
 def survivor(now: datetime) -> Game:
-    game = postal.create_game(
-        gm=GMFactory(),
-        engine_key="dice-survivor",
-        title="Survivors",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
-        schedule_spec={"kind": "interval", "seconds": 3600},
-    )
-    return postal.start_game(game.pk, now=now, seed=SEED)
+    return survivor_game(now, SEED)
 
 
 def current(game: Game) -> Step:

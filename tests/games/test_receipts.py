@@ -17,7 +17,7 @@ from games import access, postal, tasks
 from games.engines.choice import ChoiceEngine
 from games.models import Game, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import choice_game, survivor_game
 
 pytestmark = pytest.mark.django_db
 
@@ -152,14 +152,7 @@ def test_a_run_stops_after_sweep_batch_receipts_and_the_next_takes_the_rest(now,
 
 
 def survivor(now: datetime) -> Game:
-    game = postal.create_game(
-        gm=GMFactory(),
-        engine_key="dice-survivor",
-        title="Survivors",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
-        schedule_spec={"kind": "interval", "seconds": 3600},
-    )
-    return postal.start_game(game.pk, now=now, seed=SEED)
+    return survivor_game(now, SEED)
 
 
 def test_the_receipt_of_an_order_that_took_effect_at_once_says_what_it_did(now):
