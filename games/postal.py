@@ -28,7 +28,8 @@ from games.engines.base import Engine, Event, GameError, OptionsError, OrderErro
 from games.engines.dice import VerifiableDice, commitment, new_seed
 from games.models import DiceRoll, Game, Order, Seat, Step
 from games.models import Event as EventRow
-from moderator.db.rows import insert_rows
+from moderator.db.compiled import Compiled
+from moderator.db.rows import insert_models, insert_rows
 from moderator.mail import outbox
 
 log = logging.getLogger(__name__)
@@ -264,7 +265,7 @@ def _accept(
         results = []
         if refused is None and prompts != step.prompts:
             results = [event.text for event in events if event.visible_to(position)]
-        row = Order.objects.create(
+        row = Order(
             step=step,
             seat=seat,
             text=text,
@@ -275,6 +276,7 @@ def _accept(
             receipt_due=refused is None,
             results=results,
         )
+        insert_models([row])
         stored = (game.state, game.dice_drawn)
         _record(game, step, dice, events)
         game.state = engine.state_to_json(new_state)
@@ -358,16 +360,34 @@ def _only_this_seat_moved(
     return bool(others) and others == [p for p in before if p["seat"] != position]
 
 
+# The reads every order makes, compiled once (moderator/db/compiled.py).
+_LINKED_SEATS = Compiled(
+    Seat,
+    lambda game_id, *seat_ids: (
+        Seat.objects.select_related("game")
+        .select_for_update(of=("game",))
+        .filter(pk__in=seat_ids, game_id=game_id)
+        .order_by()
+    ),  # not the seats' default ordering, which joins the game table again
+)
+# Not the states before and after the step: an order has the game's state.
+_OPEN_STEP = Compiled(
+    Step,
+    lambda game_id, number: (
+        Step.objects.defer("state_before", "state_after")
+        .filter(game_id=game_id, number=number)
+        .order_by()
+    ),
+)
+
+
 def _linked_seat_locking_its_game(game_id: int, links: Mapping[int, int]) -> Seat:
     """The first seat (by position) of ``links`` in the game whose link version is still
     the one its link had, with the game locked, in one query."""
+    if not links:
+        raise SeatNotFound("no seat of this game for these links")
     seats = [
-        seat
-        for seat in Seat.objects.select_related("game")
-        .select_for_update(of=("game",))
-        .filter(pk__in=list(links), game_id=game_id)
-        .order_by()  # not the seats' default ordering, which joins the game table again
-        if seat.link_version == links[seat.pk]
+        seat for seat in _LINKED_SEATS.all(game_id, *links) if seat.link_version == links[seat.pk]
     ]
     if not seats:
         raise SeatNotFound("no seat of this game for these links")
@@ -404,8 +424,8 @@ def _current_open_step(game: Game, seat: Seat, step_number: int | None, now: dat
         raise OrderRejected("the GM has paused the game; orders are taken again when it resumes")
     if game.status != Game.Status.RUNNING:
         raise OrderRejected("the game has not started; no order is expected yet")
-    # Not the states before and after the step: an order has the game's state.
-    step = game.steps.defer("state_before", "state_after").get(number=game.step_number)
+    step = _OPEN_STEP.get(game.pk, game.step_number)
+    step.game = game
     if step_number is not None and step_number != step.number:
         previous = game.steps.filter(number=step_number).first()
         when = (

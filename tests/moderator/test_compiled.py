@@ -1,0 +1,132 @@
+"""moderator.db.compiled.Compiled reads what its queryset reads, with SQL written once."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection, transaction
+from django.db.models.query_utils import DeferredAttribute
+from django.db.transaction import TransactionManagementError
+from django.test.utils import CaptureQueriesContext
+
+from games import postal
+from games.models import Game, Seat, Step
+from moderator.db.compiled import Compiled
+from tests.factories import choice_game
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def games(now):
+    return [postal.start_game(choice_game(players).pk, now=now) for players in (3, 2)]
+
+
+def counted(build):
+    """``build``, counting its calls."""
+    calls = []
+
+    def counting(*values):
+        calls.append(values)
+        return build(*values)
+
+    return counting, calls
+
+
+def columns(instance) -> dict:
+    """Every field the instance has loaded, by name (deferred ones left out)."""
+    deferred = instance.get_deferred_fields()
+    return {
+        field.attname: getattr(instance, field.attname)
+        for field in type(instance)._meta.concrete_fields
+        if field.attname not in deferred
+    }
+
+
+def test_the_instances_are_the_querysets_with_their_related_rows(games):
+    def build(game_id, *ids):
+        return (
+            Seat.objects.select_related("game")
+            .filter(pk__in=ids, game_id=game_id)
+            .order_by("-position")
+        )
+
+    compiling, calls = counted(build)
+    seats = Compiled(Seat, compiling)
+    game = games[0]
+    ids = list(game.seats.values_list("pk", flat=True))
+    for chosen in (ids[:2], ids[1:], ids):
+        expected = list(build(game.pk, *chosen))
+        with CaptureQueriesContext(connection) as queries:
+            got = seats.all(game.pk, *chosen)
+            # The game came with the seat: reading it is no query.
+            assert [seat.game.title for seat in got] == [seat.game.title for seat in expected]
+        assert len(queries) == 1
+        assert [columns(seat) for seat in got] == [columns(seat) for seat in expected]
+        assert [columns(seat.game) for seat in got] == [columns(seat.game) for seat in expected]
+        assert [seat.position for seat in got] == sorted((s.position for s in got), reverse=True)
+        assert all(not seat._state.adding and seat._state.db == "default" for seat in got)
+    # Lists of two values and of three: two compiles, and none again for a list of two;
+    # the SQL is the queryset's own.
+    seats.all(games[1].pk, *games[1].seats.values_list("pk", flat=True))
+    assert [len(values) for values in calls] == [3, 4]
+    with CaptureQueriesContext(connection) as queries:
+        seats.all(game.pk, ids[0], ids[2])
+    assert queries[0]["sql"] == str(build(game.pk, ids[0], ids[2]).query)
+
+
+def test_other_values_read_other_rows(games):
+    steps = Compiled(Step, lambda game, number: Step.objects.filter(game_id=game, number=number))
+    for game in games:
+        step = steps.get(game.pk, 1)
+        assert (step.game_id, step.number, step.pk) == (game.pk, 1, game.steps.get(number=1).pk)
+    assert steps.all(games[0].pk, 2) == []
+
+
+def test_deferred_fields_stay_deferred(games):
+    steps = Compiled(
+        Step,
+        lambda game_id: Step.objects.defer("state_before", "state_after").filter(game_id=game_id),
+    )
+    step = steps.get(games[0].pk)
+    assert step.get_deferred_fields() == {"state_before", "state_after"}
+    assert isinstance(Step.__dict__["state_before"], DeferredAttribute)
+    assert step.prompts == games[0].steps.get().prompts
+
+
+def test_get_answers_as_querysets_get_does(games):
+    seats = Compiled(Seat, lambda game_id: Seat.objects.filter(game_id=game_id))
+    with pytest.raises(Seat.MultipleObjectsReturned, match="it returned 3"):
+        seats.get(games[0].pk)
+    with pytest.raises(Seat.DoesNotExist):
+        seats.get(games[1].pk + 1000)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_locking_read_locks_and_only_in_a_transaction(games):
+    locked = Compiled(
+        Seat,
+        lambda game_id: (
+            Seat.objects.select_related("game")
+            .select_for_update(of=("game",))
+            .filter(game_id=game_id)
+        ),
+    )
+    with pytest.raises(TransactionManagementError):
+        locked.all(games[0].pk)
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        assert len(locked.all(games[0].pk)) == 3
+    assert queries[0]["sql"].endswith('FOR UPDATE OF "games_game"')
+    with pytest.raises(TransactionManagementError):  # and still not outside one
+        locked.all(games[0].pk)
+
+
+def test_builds_that_do_not_use_each_value_once_as_a_parameter_are_refused(games):
+    twice = Compiled(Seat, lambda game_id: Seat.objects.filter(game_id=game_id, pk=game_id))
+    unused = Compiled(Seat, lambda game_id, position: Seat.objects.filter(game_id=game_id))
+    other_model = Compiled(Seat, lambda game_id: Game.objects.filter(pk=game_id))  # type: ignore[arg-type,return-value]
+    with pytest.raises(ValueError, match="each value must become one parameter"):
+        twice.all(games[0].pk)
+    with pytest.raises(ValueError, match="each value must become one parameter"):
+        unused.all(games[0].pk, 0)
+    with pytest.raises(ValueError, match=r"reads <class 'games\.models\.Game'>"):
+        other_model.all(games[0].pk)
