@@ -370,6 +370,30 @@ _LINKED_SEATS = Compiled(
         .order_by()
     ),  # not the seats' default ordering, which joins the game table again
 )
+# A resolution's reads. The game (with the GM its reports answer to) of a step, locked:
+# get() then, not first(), which orders by the key for nothing (steps__pk is unique).
+_STEPS_GAME_LOCKED = Compiled(
+    Game,
+    lambda step_id: (
+        Game.objects.select_related("gm").select_for_update(of=("self",)).filter(steps__pk=step_id)
+    ),
+)
+_STEP = Compiled(Step, lambda step_id: Step.objects.filter(pk=step_id))
+# The seats by position, each with whether it sent an order for the step.
+_SEATS_ANSWERED = Compiled(
+    Seat,
+    lambda game_id, step_id: (
+        Seat.objects.filter(game_id=game_id)
+        .order_by("position")
+        .annotate(
+            sent_order=Exists(
+                Order.objects.filter(step_id=step_id, seat=OuterRef("pk")).exclude(
+                    source=Order.Source.DEFAULT
+                )
+            )
+        )
+    ),
+)
 # Not the states before and after the step: an order has the game's state.
 _OPEN_STEP = Compiled(
     Step,
@@ -514,17 +538,12 @@ def _resolve_step(step_id: int, *, now: datetime, closed_by: str) -> bool:
         # granted, so it is what the last holder committed (in PostgreSQL a row joined to
         # the locked one would be the version from before the wait).
         try:
-            # get(), not first(): first() orders by the key, for nothing (steps__pk is unique)
-            game = (
-                Game.objects.select_related("gm")
-                .select_for_update(of=("self",))
-                .get(steps__pk=step_id)
-            )
+            game = _STEPS_GAME_LOCKED.get(step_id)
         except Game.DoesNotExist:
             return False
         if game.status != Game.Status.RUNNING:
             return False
-        step = Step.objects.get(pk=step_id)
+        step = _STEP.get(step_id)
         if step.status != Step.Status.OPEN:
             return False
         if closed_by == Step.Closed.DEADLINE and step.deadline > now:
@@ -539,11 +558,10 @@ def _resolve(
     game: Game, step: Step, engine: Engine[Any, Any, Any], state: Any, now: datetime, closed_by: str
 ) -> None:
     """Close ``step``: NMR defaults recorded, the engine's resolve, the next step opened."""
-    # The seats, each with whether it sent an order for this step (one query).
-    sent = Order.objects.filter(step=step, seat=OuterRef("pk")).exclude(source=Order.Source.DEFAULT)
-    annotated = list(game.seats.order_by("position").annotate(sent_order=Exists(sent)))
-    answered = {seat.position for seat in annotated if seat.sent_order}
-    seats: list[Seat] = list(annotated)
+    seats = _SEATS_ANSWERED.all(game.pk, step.pk)
+    for seat in seats:
+        seat.game = game  # as game.seats would: the reports read it
+    answered = {seat.position for seat in seats if seat.sent_order}  # type: ignore[attr-defined]
     by_position = {seat.position: seat for seat in seats}
     missing = [position for position in step.prompted_seats if position not in answered]
     defaults: list[tuple[Any, ...]] = []

@@ -6,17 +6,17 @@ model instances, every time; for the reads an order post and a step's resolution
 statement's cost in the web process, more than PostgreSQL's own work on it
 (bench/changes.md).
 
-``Compiled(model, build)`` takes a function of plain values that returns a queryset. The first
-call on a connection calls it with marker values in place of the real ones, compiles the
-queryset and notes which parameter of the SQL each marker became; every later call runs
-that SQL with the real values in their place and builds the instances as the queryset
-would have (select_related objects included, deferred fields deferred). The SQL is the
-ORM's own, so it follows the models. ``build`` must use each value once, as a parameter of
-the SQL (a filter's value, an ``__in`` list's members), and must not branch on the values:
-a call with a different number of values (an ``__in`` list of another length) compiles
-again, and an empty one is no query at all (Django writes none): the caller knows the
-answer. Values are passed as they are; the build's lookups would have converted them
-(a ``pk`` given as a string, say), so callers pass them as the columns hold them.
+``Compiled(model, build)`` takes a function of plain values that returns a queryset. The
+first call on a connection calls it with marker values in place of the real ones, compiles
+the queryset and notes which parameter of the SQL each marker became; every later call runs
+that SQL with the real values in their place and builds the instances as the queryset would
+have (select_related objects and annotations included, deferred fields deferred). The SQL is
+the ORM's own, so it follows the models. ``build`` must use each value once, as a parameter
+of the SQL (a filter's value, an ``__in`` list's members), and must not branch on the
+values: a call with a different number of values (an ``__in`` list of another length)
+compiles again, and an empty one is no query at all (Django writes none): the caller knows
+the answer. Values are passed as they are; the build's lookups would have converted them (a
+``pk`` given as a string, say), so callers pass them as the columns hold them.
 """
 
 from __future__ import annotations
@@ -115,8 +115,8 @@ class Compiled(Generic[M]):
         if queryset.model is not self.model:
             raise ValueError(f"{self.build.__qualname__} reads {queryset.model}, not {self.model}")
         query = queryset.query
-        if query.annotations or query.extra or queryset._prefetch_related_lookups:  # type: ignore[attr-defined]
-            raise ValueError("compiled reads are plain querysets: no annotations or prefetches")
+        if query.extra or queryset._prefetch_related_lookups:  # type: ignore[attr-defined]
+            raise ValueError("compiled reads take no extra() and no prefetches")
         compiler = query.get_compiler(connection=connection)
         # as_sql refuses select_for_update outside a transaction; the SQL is the same.
         autocommit = connection.get_autocommit()
@@ -177,5 +177,7 @@ class Compiled(Generic[M]):
             instance = plan.model.from_db(alias, plan.names, row[plan.fields])
             for populator in populators:
                 populator.populate(row, instance)
+            for name, position in compiler.annotation_col_map.items():
+                setattr(instance, name, row[position])
             made.append(instance)  # type: ignore[arg-type]
         return made

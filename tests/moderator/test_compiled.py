@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
 from django.db.models.query_utils import DeferredAttribute
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 
 from games import postal
-from games.models import Game, Seat, Step
+from games.models import Game, Order, Seat, Step
 from moderator.db.compiled import Compiled
 from tests.factories import choice_game
+from tests.games.test_postal import nmr_text
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def games(now):
-    return [postal.start_game(choice_game(players).pk, now=now) for players in (3, 2)]
+    return [
+        postal.start_game(choice_game(players, early_processing=False).pk, now=now)
+        for players in (3, 2)
+    ]
 
 
 def counted(build):
@@ -130,3 +137,20 @@ def test_builds_that_do_not_use_each_value_once_as_a_parameter_are_refused(games
         unused.all(games[0].pk, 0)
     with pytest.raises(ValueError, match=r"reads <class 'games\.models\.Game'>"):
         other_model.all(games[0].pk)
+
+
+def test_annotations_come_with_the_instances(games, now):
+    game = games[0]
+    step = game.steps.get()
+    seat = game.seats.get(position=1)
+    postal.accept_order(game_id=game.pk, position=1, text=nmr_text(game, 1), source="web", now=now)
+
+    def build(game_id: int, step_id: int) -> Any:
+        sent = Order.objects.filter(step_id=step_id, seat=OuterRef("pk"))
+        return Seat.objects.filter(game_id=game_id).order_by("position").annotate(sent=Exists(sent))
+
+    compiled: Any = Compiled(Seat, build)
+    got = [(s.pk, s.position, s.sent) for s in compiled.all(game.pk, step.pk)]
+    assert [(position, sent) for _, position, sent in got] == [(0, False), (1, True), (2, False)]
+    assert got == [(s.pk, s.position, s.sent) for s in build(game.pk, step.pk)]
+    assert got[1][0] == seat.pk
