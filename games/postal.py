@@ -29,7 +29,7 @@ from games.engines.dice import VerifiableDice, commitment, new_seed
 from games.models import DiceRoll, Game, Order, Seat, Step
 from games.models import Event as EventRow
 from moderator.db.compiled import Compiled
-from moderator.db.rows import insert_models, insert_rows
+from moderator.db.rows import insert_models, insert_rows, update_fields
 from moderator.mail import outbox
 
 log = logging.getLogger(__name__)
@@ -299,11 +299,11 @@ def _accept(
             # Nothing moved on: the refused order must not count as this step's answer.
             row.delete()
         if moved_on:
-            game.save(update_fields=ADVANCED_FIELDS)
+            update_fields(game, ADVANCED_FIELDS)
         elif (game.state, game.dice_drawn) != stored:
             # Otherwise only these two change, and a revision that repeats the sealed order
             # changes neither: then the game row is left as it is.
-            game.save(update_fields=["state", "dice_drawn"])
+            update_fields(game, ["state", "dice_drawn"])
     if refused is not None:
         raise OrderRejected(f"{refused} (the lines before it were played and stand)")
     return row
@@ -550,7 +550,7 @@ def _resolve_step(step_id: int, *, now: datetime, closed_by: str) -> bool:
             return False
         engine = registry.get(game.engine)
         _resolve(game, step, engine, engine.state_from_json(game.state), now, closed_by)
-        game.save(update_fields=ADVANCED_FIELDS)
+        update_fields(game, ADVANCED_FIELDS)
     return True
 
 
@@ -593,7 +593,7 @@ def _close_step(
     step.state_after = engine.state_to_json(state)
     step.closed_at = now
     step.closed_by = closed_by
-    step.save(update_fields=["status", "state_after", "closed_at", "closed_by"])
+    update_fields(step, ["status", "state_after", "closed_at", "closed_by"])
     return step.state_after
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from django.db import connections, models, router
+from django.db import DatabaseError, connections, models, router
 
 # Fields whose values the database driver takes as the model holds them.
 _AS_THEY_ARE = (models.AutoField, models.BigAutoField, models.ForeignKey, models.IntegerField)
@@ -58,6 +58,32 @@ def insert_models(objects: Sequence[models.Model]) -> None:
         obj.pk = key
         obj._state.adding = False
         obj._state.db = using
+
+
+def update_fields(obj: models.Model, names: Sequence[str]) -> None:
+    """``obj.save(update_fields=names)`` for a model without signals: one UPDATE by the
+    primary key, its values through their fields as save() writes them, without
+    compiling a query. DatabaseError if no row has the key, as save() raises then."""
+    model = type(obj)
+    meta = model._meta
+    fields = [meta.get_field(name) for name in names]
+    if not fields or any(not field.concrete or field.primary_key for field in fields):
+        raise ValueError(f"update_fields({meta.label}) takes concrete fields but the key")
+    connection = connections[router.db_for_write(model)]
+    quote = connection.ops.quote_name
+    values = [
+        field.get_db_prep_save(field.pre_save(obj, False), connection)  # type: ignore[union-attr]
+        for field in fields
+    ]
+    sets = ", ".join(f"{quote(str(field.column))} = %s" for field in fields)  # type: ignore[union-attr]
+    key = meta.pk.column if meta.pk is not None else "id"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {quote(str(key))} = %s",
+            [*values, obj.pk],
+        )
+        if cursor.rowcount == 0:
+            raise DatabaseError("Save with update_fields did not affect any rows.")
 
 
 def _fields(model: type[models.Model]) -> list[models.Field[Any, Any]]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import DatabaseError, connection
 
 from games import postal
 from games.models import DiceRoll, Event, Order, SeatLink
-from moderator.db.rows import insert_models, insert_rows
+from moderator.db.rows import insert_models, insert_rows, update_fields
 from tests.factories import choice_game
 
 pytestmark = pytest.mark.django_db
@@ -173,3 +173,29 @@ def test_outbox_rows_are_written_as_bulk_create_writes_them_and_get_their_keys(s
     skip = {"dedupe_key": "", "created_at": None}
     assert [row | skip for row in mine] == [row | skip for row in bulk]
     insert_models([])  # nothing to write: no statement
+
+
+def test_update_fields_writes_what_save_with_update_fields_writes(step, now):
+    theirs, ours = step, type(step).objects.get(pk=step.pk)
+    for obj in (theirs, ours):
+        obj.status = "done"
+        obj.closed_at = now + timedelta(hours=1)
+        obj.prompts = [{"seat": 1, "kind": "order"}]
+        obj.last_error = "not written"
+    theirs.save(update_fields=["status", "closed_at", "prompts"])
+    written = stored("games_step", [step.pk])
+    type(step).objects.filter(pk=step.pk).update(status="open", closed_at=None, prompts=[])
+    update_fields(ours, ["status", "closed_at", "prompts"])
+    assert stored("games_step", [step.pk]) == written
+    assert written[0]["status"] == "done" and written[0]["last_error"] == ""
+
+
+def test_update_fields_refuses_what_save_refuses(step):
+    gone = type(step).objects.get(pk=step.pk)
+    type(step).objects.filter(pk=step.pk).delete()
+    with pytest.raises(DatabaseError, match="did not affect any rows"):
+        update_fields(gone, ["status"])
+    with pytest.raises(ValueError, match="concrete fields but the key"):
+        update_fields(gone, ["id"])
+    with pytest.raises(ValueError, match="concrete fields but the key"):
+        update_fields(gone, [])
