@@ -29,7 +29,7 @@ from games.engines.dice import VerifiableDice, commitment, new_seed
 from games.models import DiceRoll, Game, Order, Seat, Step
 from games.models import Event as EventRow
 from moderator.db.compiled import Compiled
-from moderator.db.rows import insert_models, insert_rows, update_fields
+from moderator.db.rows import insert_models, insert_rows, send_held, together, update_fields
 from moderator.mail import outbox
 
 log = logging.getLogger(__name__)
@@ -276,34 +276,37 @@ def _accept(
             receipt_due=refused is None,
             results=results,
         )
-        insert_models([row])
-        stored = (game.state, game.dice_drawn)
-        _record(game, step, dice, events)
-        game.state = engine.state_to_json(new_state)
-        moved_on = False
-        if prompts != step.prompts and _only_this_seat_moved(step.prompts, prompts, position):
-            # A simultaneous step where each seat acts at its own pace (a First Player roll):
-            # the step stays open, with its deadline, until the engine moves the game on.
-            step.prompts = prompts
-            step.save(update_fields=["prompts"])
-        elif prompts != step.prompts:
-            # An order that took effect at once and moved the game on: the step is done.
-            seats = list(game.seats.order_by("position"))
-            closed = _close_step(step, new_state, engine, now, Step.Closed.ORDER)
-            _advance(game, seats, engine, new_state, events, now, state_json=closed)
-            moved_on = True
-        elif refused is None and game.early_processing and _all_answered(step):
-            _resolve(game, step, engine, new_state, now, Step.Closed.EARLY)
-            moved_on = True
-        elif refused is not None:
-            # Nothing moved on: the refused order must not count as this step's answer.
-            row.delete()
-        if moved_on:
-            update_fields(game, ADVANCED_FIELDS)
-        elif (game.state, game.dice_drawn) != stored:
-            # Otherwise only these two change, and a revision that repeats the sealed order
-            # changes neither: then the game row is left as it is.
-            update_fields(game, ["state", "dice_drawn"])
+        # The order's writes go to the database together (a read on the way sends them).
+        with together():
+            insert_models([row])
+            stored = (game.state, game.dice_drawn)
+            _record(game, step, dice, events)
+            game.state = engine.state_to_json(new_state)
+            moved_on = False
+            if prompts != step.prompts and _only_this_seat_moved(step.prompts, prompts, position):
+                # A simultaneous step where each seat acts at its own pace (a First Player roll):
+                # the step stays open, with its deadline, until the engine moves the game on.
+                step.prompts = prompts
+                step.save(update_fields=["prompts"])
+            elif prompts != step.prompts:
+                # An order that took effect at once and moved the game on: the step is done.
+                seats = list(game.seats.order_by("position"))
+                closed = _close_step(step, new_state, engine, now, Step.Closed.ORDER)
+                _advance(game, seats, engine, new_state, events, now, state_json=closed)
+                moved_on = True
+            elif refused is None and game.early_processing and _all_answered(step):
+                _resolve(game, step, engine, new_state, now, Step.Closed.EARLY)
+                moved_on = True
+            elif refused is not None:
+                # Nothing moved on: the refused order must not count as this step's answer.
+                send_held()  # the order's INSERT, so that it has its key
+                row.delete()
+            if moved_on:
+                update_fields(game, ADVANCED_FIELDS)
+            elif (game.state, game.dice_drawn) != stored:
+                # Otherwise only these two change, and a revision that repeats the sealed order
+                # changes neither: then the game row is left as it is.
+                update_fields(game, ["state", "dice_drawn"])
     if refused is not None:
         raise OrderRejected(f"{refused} (the lines before it were played and stand)")
     return row
@@ -549,8 +552,10 @@ def _resolve_step(step_id: int, *, now: datetime, closed_by: str) -> bool:
         if closed_by == Step.Closed.DEADLINE and step.deadline > now:
             return False
         engine = registry.get(game.engine)
-        _resolve(game, step, engine, engine.state_from_json(game.state), now, closed_by)
-        update_fields(game, ADVANCED_FIELDS)
+        # The step's writes (a dozen rows in eight tables) go to the database together.
+        with together():
+            _resolve(game, step, engine, engine.state_from_json(game.state), now, closed_by)
+            update_fields(game, ADVANCED_FIELDS)
     return True
 
 
@@ -575,9 +580,9 @@ def _resolve(
             (step.pk, seat_id, "", parsed, canonical, Order.Source.DEFAULT, now, False, [])
         )
     if defaults:
+        Seat.objects.filter(game=game, position__in=missing).update(nmr_count=F("nmr_count") + 1)
         fields = ["step", "seat", "text", "parsed", "canonical", "source", "received_at"]
         insert_rows(Order, [*fields, "receipt_due", "results"], defaults)
-        Seat.objects.filter(game=game, position__in=missing).update(nmr_count=F("nmr_count") + 1)
     dice = VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn)
     new_state, events = engine.resolve(state, dice)
     _record(game, step, dice, events)
@@ -632,7 +637,7 @@ def _open_step(
     if not prompts:
         return None
     game.step_number += 1
-    return Step.objects.create(
+    step = Step(
         game=game,
         number=game.step_number,
         opened_at=now,
@@ -640,6 +645,8 @@ def _open_step(
         prompts=_prompt_list(prompts),
         state_before=game.state,
     )
+    insert_models([step])
+    return step
 
 
 def _prompt_list(prompts: list[Prompt]) -> list[dict[str, Any]]:

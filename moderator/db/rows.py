@@ -15,10 +15,15 @@ text: a TextChoices member is written as its value).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import DatabaseError, connections, models, router
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.transaction import TransactionManagementError
 
 # Fields whose values the database driver takes as the model holds them.
 _AS_THEY_ARE = (models.AutoField, models.BigAutoField, models.ForeignKey, models.IntegerField)
@@ -37,7 +42,7 @@ def insert_rows(
         names = sorted(field.name for field in expected)
         raise ValueError(f"insert_rows({meta.label}) needs exactly {names}, each once")
     listed = [tuple(row) for row in rows]
-    _insert(model, given, listed, returning=False)  # type: ignore[arg-type]
+    _insert(model, given, listed, None)  # type: ignore[arg-type]
     return len(listed)
 
 
@@ -53,11 +58,14 @@ def insert_models(objects: Sequence[models.Model]) -> None:
         return
     fields = _fields(model)
     rows = [tuple(field.pre_save(obj, True) for field in fields) for obj in objects]
-    keys = _insert(model, fields, rows, returning=True)
-    for obj, key in zip(objects, keys, strict=True):
-        obj.pk = key
-        obj._state.adding = False
-        obj._state.db = using
+
+    def written(keys: list[Any]) -> None:
+        for obj, key in zip(objects, keys, strict=True):
+            obj.pk = key
+            obj._state.adding = False
+            obj._state.db = using
+
+    _insert(model, fields, rows, written)
 
 
 def update_fields(obj: models.Model, names: Sequence[str]) -> None:
@@ -77,13 +85,17 @@ def update_fields(obj: models.Model, names: Sequence[str]) -> None:
     ]
     sets = ", ".join(f"{quote(str(field.column))} = %s" for field in fields)  # type: ignore[union-attr]
     key = meta.pk.column if meta.pk is not None else "id"
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {quote(str(key))} = %s",
-            [*values, obj.pk],
-        )
-        if cursor.rowcount == 0:
+
+    def updated(rows: list[tuple[Any, ...]], count: int) -> None:
+        if count == 0:
             raise DatabaseError("Save with update_fields did not affect any rows.")
+
+    _send(
+        connection,
+        f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {quote(str(key))} = %s",
+        [*values, obj.pk],
+        updated,
+    )
 
 
 def _fields(model: type[models.Model]) -> list[models.Field[Any, Any]]:
@@ -94,11 +106,13 @@ def _insert(
     model: type[models.Model],
     fields: list[models.Field[Any, Any]],
     rows: list[tuple[Any, ...]],
-    *,
-    returning: bool,
-) -> list[Any]:
+    written: Callable[[list[Any]], None] | None,
+) -> None:
+    """INSERT ``rows``; ``written`` (if given) gets the new keys, in the rows' order."""
     if not rows:
-        return []
+        if written is not None:
+            written([])
+        return
     connection = connections[router.db_for_write(model)]
     adapt: list[Any] = [None if isinstance(field, _AS_THEY_ARE) else field for field in fields]
     rows = [
@@ -113,18 +127,142 @@ def _insert(
     columns = ", ".join(quote(str(field.column)) for field in fields)
     one = f"({', '.join(['%s'] * len(fields))})"
     key = meta.pk.column if meta.pk is not None else "id"
-    tail = f" RETURNING {quote(str(key))}" if returning else ""
+    tail = f" RETURNING {quote(str(key))}" if written is not None else ""
     batch = connection.ops.bulk_batch_size(fields, rows) or len(rows)
+    chunks = [rows[start : start + batch] for start in range(0, len(rows), batch)]
     keys: list[Any] = []
+
+    def chunk_written(returned: list[tuple[Any, ...]], count: int) -> None:
+        keys.extend(key for (key,) in returned)
+        if written is not None and len(keys) == len(rows):
+            written(keys)
+
+    for chunk in chunks:
+        _send(
+            connection,
+            f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES "
+            + ", ".join([one] * len(chunk))
+            + tail,
+            [value for row in chunk for value in row],
+            chunk_written if written is not None else None,
+            returns_rows=written is not None,
+        )
+
+
+# --- writes sent together ------------------------------------------------------------------
+
+
+@dataclass
+class _Statement:
+    sql: str
+    params: list[Any]
+    # Called with the rows it returned (if returns_rows) and its row count.
+    done: Callable[[list[tuple[Any, ...]], int], None] | None
+    returns_rows: bool
+
+
+class _Together:
+    def __init__(self, connection: BaseDatabaseWrapper) -> None:
+        self.connection = connection
+        self.statements: list[_Statement] = []
+        self.sending = False
+
+    def send(self) -> None:
+        """Every statement held, in one round trip, in the order they were written."""
+        statements, self.statements = self.statements, []
+        if not statements:
+            return
+        self.sending = True
+        try:
+            with self.connection.cursor() as cursor:
+                cursor.execute(
+                    ";\n".join(statement.sql for statement in statements),
+                    [param for statement in statements for param in statement.params],
+                )
+                results = cursor.cursor  # the driver's cursor: one result per statement
+                for number, statement in enumerate(statements):
+                    if number:
+                        results.nextset()
+                    rows = results.fetchall() if statement.returns_rows else []
+                    if statement.done is not None:
+                        statement.done(rows, results.rowcount)
+        finally:
+            self.sending = False
+
+    def before_any_other_statement(
+        self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any
+    ) -> Any:
+        if self.statements and not self.sending:
+            self.send()
+        return execute(sql, params, many, context)
+
+
+_together: ContextVar[_Together | None] = ContextVar("rows_together", default=None)
+
+
+@contextmanager
+def together(using: str = "default") -> Iterator[None]:
+    """Send the writes of insert_rows, insert_models and update_fields made inside the
+    block to the database together: held until the block ends or any other statement is
+    about to run on the connection (a read then sees them, as it would have), then sent in
+    one round trip, one statement after another. Keys and row-count checks arrive then:
+    an instance from insert_models has its key after the block, or after the next
+    statement. Inside a transaction only (``transaction.atomic``): an exception in the
+    block drops what it holds, and the transaction is to roll back as it leaves.
+
+    A step's resolution writes nine statements in a row; on PostgreSQL with Django's
+    client-side parameter binding (several statements in one query) they go as one.
+    Elsewhere (SQLite) each is sent as it is written."""
+    connection = connections[using]
+    if not connection.in_atomic_block:
+        raise TransactionManagementError("rows.together() runs inside transaction.atomic()")
+    if not _sends_together(connection) or _together.get() is not None:
+        yield  # nothing held: each statement runs as it is written (or the outer block holds)
+        return
+    held = _Together(connection)
+    token = _together.set(held)
+    try:
+        with connection.execute_wrapper(held.before_any_other_statement):
+            yield
+            held.send()
+    finally:
+        _together.reset(token)
+        held.statements = []
+
+
+def send_held() -> None:
+    """Send what a together() block holds now (a statement that does not go through the
+    connection's cursor, such as an instance's delete() that needs the key first)."""
+    held = _together.get()
+    if held is not None:
+        held.send()
+
+
+def _sends_together(connection: BaseDatabaseWrapper) -> bool:
+    """Whether the driver takes several statements with parameters in one query."""
+    if connection.vendor != "postgresql":
+        return False
+    from psycopg import ClientCursor
+
     with connection.cursor() as cursor:
-        for start in range(0, len(rows), batch):
-            chunk = rows[start : start + batch]
-            cursor.execute(
-                f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES "
-                + ", ".join([one] * len(chunk))
-                + tail,
-                [value for row in chunk for value in row],
-            )
-            if returning:
-                keys.extend(key for (key,) in cursor.fetchall())
-    return keys
+        return isinstance(cursor.cursor, ClientCursor)
+
+
+def _send(
+    connection: BaseDatabaseWrapper,
+    sql: str,
+    params: list[Any],
+    done: Callable[[list[tuple[Any, ...]], int], None] | None,
+    *,
+    returns_rows: bool = False,
+) -> None:
+    held = _together.get()
+    statement = _Statement(sql, params, done, returns_rows)
+    if held is not None and held.connection is connection:
+        held.statements.append(statement)
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall() if returns_rows else []
+        if done is not None:
+            done(rows, cursor.rowcount)

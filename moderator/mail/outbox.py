@@ -369,9 +369,9 @@ def _message(row: OutboundEmail) -> EmailMultiAlternatives:
 def queue(rows: list[OutboundEmail]) -> list[OutboundEmail]:
     """Write the rows (one query) and hand them to the sender once the transaction commits."""
     insert_models(rows)
-    ids = [row.pk for row in rows]
-    if ids:
-        transaction.on_commit(lambda: enqueue(ids))
+    if rows:
+        # The keys are read at the commit: rows.together() may hold the INSERT till then.
+        transaction.on_commit(lambda: enqueue([row.pk for row in rows]))
     return rows
 
 

@@ -73,12 +73,14 @@ def step_two_keys(game: Game) -> list[str]:
     return [f"report:{game.pk}:2:{position}" for position in range(3)]
 
 
-def waiting_on(table: str) -> bool:
+def waiting_on(blocker: psycopg.Connection) -> bool:
+    """Whether a statement waits for the blocker's row: the resolution's INSERT into the
+    table (sent with the step's other writes in one statement: rows.together)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-            "AND query ILIKE %s",
-            [f'INSERT INTO "{table}"%'],
+            "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid)) "
+            "AND query LIKE 'INSERT INTO %%'",
+            [blocker.info.backend_pid],
         )
         return bool(cursor.fetchone()[0])
 
@@ -100,7 +102,7 @@ def test_a_step_survives_a_worker_killed_mid_resolution(services: Services, wher
             "--without-gossip", "--without-mingle", "--loglevel", "INFO",
         )  # fmt: skip
         services.beat()
-        wait_for(lambda: waiting_on(table), 60, f"the resolution to wait on {table}", services)
+        wait_for(lambda: waiting_on(blocker), 60, f"the resolution to wait on {table}", services)
         if victim == "child":
             for pid in children(worker.pid):
                 os.kill(pid, signal.SIGKILL)

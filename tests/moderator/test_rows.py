@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, transaction
+from django.db.transaction import TransactionManagementError
+from django.test.utils import CaptureQueriesContext
 
 from games import postal
 from games.models import DiceRoll, Event, Order, SeatLink
-from moderator.db.rows import insert_models, insert_rows, update_fields
+from moderator.db.rows import insert_models, insert_rows, send_held, together, update_fields
 from tests.factories import choice_game
 
 pytestmark = pytest.mark.django_db
@@ -199,3 +201,73 @@ def test_update_fields_refuses_what_save_refuses(step):
         update_fields(gone, ["id"])
     with pytest.raises(ValueError, match="concrete fields but the key"):
         update_fields(gone, [])
+
+
+@pytest.mark.postgres
+def test_writes_made_together_go_in_one_round_trip_and_get_their_keys(step, now):
+    before = Event.objects.count()
+    order = Order(
+        step=step,
+        seat=step.game.seats.get(position=0),
+        text="t",
+        parsed={},
+        canonical="c",
+        source="web",
+        received_at=now,
+    )
+    step.status = "done"
+    with CaptureQueriesContext(connection) as queries, transaction.atomic(), together():
+        insert_models([order])
+        insert_rows(
+            Event, ["game", "step", "text", "audience"], [(step.game_id, step.pk, "e", None)]
+        )
+        update_fields(step, ["status"])
+        assert len(queries) == 1  # the SAVEPOINT of the atomic block, nothing else yet
+        assert order.pk is None
+    assert [" ".join(s.split()[0] for s in q["sql"].split(";\n")) for q in queries] == [
+        "SAVEPOINT",
+        "INSERT INSERT UPDATE",
+        "RELEASE",
+    ]
+    assert order.pk is not None and not order._state.adding
+    assert Order.objects.get(pk=order.pk).canonical == "c"
+    assert Event.objects.count() == before + 1
+    assert type(step).objects.get(pk=step.pk).status == "done"
+
+
+@pytest.mark.postgres
+def test_a_read_inside_the_block_sees_what_was_written_before_it(step):
+    before = Event.objects.count()
+    rows = [(step.game_id, step.pk, "one", None), (step.game_id, step.pk, "two", [1])]
+    with transaction.atomic(), together():
+        insert_rows(Event, ["game", "step", "text", "audience"], rows)
+        assert Event.objects.count() == before + 2
+        insert_rows(Event, ["game", "step", "text", "audience"], rows[:1])
+        send_held()
+        with connection.cursor() as cursor:  # past Django's cursor: it was sent
+            raw = cursor.cursor.connection.execute("SELECT count(*) FROM games_event")
+            assert raw.fetchone() == (before + 3,)
+        assert Event.objects.count() == before + 3
+
+
+@pytest.mark.postgres
+def test_held_writes_are_checked_when_sent_and_dropped_on_an_exception(step):
+    gone = type(step).objects.get(pk=step.pk)
+    failing = pytest.raises(DatabaseError, match="did not affect any rows")
+    with failing, transaction.atomic(), together():
+        type(step).objects.filter(pk=step.pk).delete()
+        update_fields(gone, ["status"])
+    assert type(step).objects.filter(pk=step.pk).exists()  # rolled back
+    before = Event.objects.count()
+    with pytest.raises(RuntimeError), transaction.atomic(), together():
+        insert_rows(
+            Event, ["game", "step", "text", "audience"], [(step.game_id, step.pk, "x", None)]
+        )
+        raise RuntimeError("the block fails")
+    assert Event.objects.count() == before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_together_is_for_a_transaction(step):
+    with pytest.raises(TransactionManagementError, match=r"inside transaction\.atomic"), together():
+        pass
