@@ -271,3 +271,18 @@ def test_held_writes_are_checked_when_sent_and_dropped_on_an_exception(step):
 def test_together_is_for_a_transaction(step):
     with pytest.raises(TransactionManagementError, match=r"inside transaction\.atomic"), together():
         pass
+
+
+@pytest.mark.postgres
+def test_a_long_insert_is_parsed_once_by_the_driver(step):
+    """moderator.db.postgresql keeps psycopg's parse of long queries (a step's writes sent
+    together are one query of about 400 parameters); a psycopg that no longer has the
+    cache this relies on fails here."""
+    from psycopg import _queries
+
+    rows = [(step.game_id, step.pk, f"event {n}", None) for n in range(100)]
+    insert_rows(Event, ["game", "step", "text", "audience"], rows)
+    before = _queries._query2pg_client.cache_info()
+    insert_rows(Event, ["game", "step", "text", "audience"], rows)
+    after = _queries._query2pg_client.cache_info()
+    assert (after.hits - before.hits, after.misses - before.misses) == (1, 0)
