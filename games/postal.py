@@ -20,7 +20,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef
+from django.db.models import Exists, F, OuterRef, Subquery
 
 from games import access, reports, schedule, signals
 from games.engines import registry
@@ -28,7 +28,7 @@ from games.engines.base import Engine, Event, GameError, OptionsError, OrderErro
 from games.engines.dice import VerifiableDice, commitment, new_seed
 from games.models import DiceRoll, Game, Order, Seat, Step
 from games.models import Event as EventRow
-from moderator.db.compiled import Compiled
+from moderator.db.compiled import Compiled, read_together
 from moderator.db.rows import insert_models, insert_rows, send_held, together, update_fields
 from moderator.mail import outbox
 
@@ -232,7 +232,7 @@ def accept_linked_order(
 
 
 def _accept(
-    locked_seat: Callable[[], Seat],
+    locked_seat: Callable[[], tuple[Seat, list[Step]]],
     text: str,
     source: str,
     now: datetime,
@@ -243,9 +243,9 @@ def _accept(
         raise OrderRejected("the order holds a NUL character; write it as plain text")
     refused: str | None = None
     with transaction.atomic():
-        seat = locked_seat()
+        seat, steps = locked_seat()
         game, position = seat.game, seat.position
-        step = _current_open_step(game, seat, step_number, now)
+        step = _current_open_step(game, seat, steps, step_number, now)
         engine = registry.get(game.engine)
         state = engine.state_from_json(game.state)
         dice = VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn)
@@ -385,49 +385,59 @@ _STEP = Compiled(Step, lambda step_id: Step.objects.filter(pk=step_id))
 # The seats by position, each with whether it sent an order for the step.
 _SEATS_ANSWERED = Compiled(
     Seat,
-    lambda game_id, step_id: (
-        Seat.objects.filter(game_id=game_id)
+    lambda step_id, same_step_id: (
+        Seat.objects.filter(game__steps__pk=step_id)
         .order_by("position")
         .annotate(
             sent_order=Exists(
-                Order.objects.filter(step_id=step_id, seat=OuterRef("pk")).exclude(
+                Order.objects.filter(step_id=same_step_id, seat=OuterRef("pk")).exclude(
                     source=Order.Source.DEFAULT
                 )
             )
         )
     ),
 )
-# Not the states before and after the step: an order has the game's state.
-_OPEN_STEP = Compiled(
+# The game's current step, as the game row says, with the game locked (read after the
+# lock, in the same round trip: compiled.read_together). Not the states before and after
+# the step: an order has the game's state.
+_CURRENT_STEP = Compiled(
     Step,
-    lambda game_id, number: (
+    lambda game_id, same_game_id: (
         Step.objects.defer("state_before", "state_after")
-        .filter(game_id=game_id, number=number)
+        .filter(
+            game_id=game_id,
+            number=Subquery(Game.objects.filter(pk=same_game_id).values("step_number")),
+        )
         .order_by()
     ),
 )
 
 
-def _linked_seat_locking_its_game(game_id: int, links: Mapping[int, int]) -> Seat:
+def _linked_seat_locking_its_game(
+    game_id: int, links: Mapping[int, int]
+) -> tuple[Seat, list[Step]]:
     """The first seat (by position) of ``links`` in the game whose link version is still
-    the one its link had, with the game locked, in one query."""
+    the one its link had, with the game locked, in one query; and the game's current step,
+    read after the lock in the same round trip (DoesNotExist read when it is asked for)."""
     if not links:
         raise SeatNotFound("no seat of this game for these links")
-    seats = [
-        seat for seat in _LINKED_SEATS.all(game_id, *links) if seat.link_version == links[seat.pk]
-    ]
+    linked, steps = read_together(
+        (_LINKED_SEATS, (game_id, *links)), (_CURRENT_STEP, (game_id, game_id))
+    )
+    seats = [seat for seat in linked if seat.link_version == links[seat.pk]]
     if not seats:
         raise SeatNotFound("no seat of this game for these links")
-    return min(seats, key=lambda seat: seat.position)
+    return min(seats, key=lambda seat: seat.position), steps
 
 
-def _seat_locking_its_game(game_id: int, position: int) -> Seat:
-    """The seat with its game locked, in one query. The game row is the one the last
-    holder of the lock committed; the seat's row is read as it was before any wait for the
-    lock, which is all an order needs of it (its id and zone). The GM is read only when
-    a step the order closes writes its reports (they are answered to the GM)."""
+def _seat_locking_its_game(game_id: int, position: int) -> tuple[Seat, list[Step]]:
+    """The seat with its game locked, in one query, then the game's current step. The game
+    row is the one the last holder of the lock committed; the seat's row is read as it was
+    before any wait for the lock, which is all an order needs of it (its id and zone). The
+    GM is read only when a step the order closes writes its reports (they are answered to
+    the GM)."""
     try:
-        return (
+        seat = (
             Seat.objects.select_related("game")
             .select_for_update(of=("game",))
             .get(game_id=game_id, position=position)
@@ -435,6 +445,7 @@ def _seat_locking_its_game(game_id: int, position: int) -> Seat:
     except Seat.DoesNotExist:
         _locked(game_id)  # Game.DoesNotExist for a game that is not there
         raise OrderRejected("there is no such seat in this game") from None
+    return seat, _CURRENT_STEP.all(game_id, game_id)
 
 
 def _seat(game: Game, position: int) -> Seat:
@@ -444,14 +455,16 @@ def _seat(game: Game, position: int) -> Seat:
         raise OrderRejected("there is no such seat in this game") from None
 
 
-def _current_open_step(game: Game, seat: Seat, step_number: int | None, now: datetime) -> Step:
+def _current_open_step(
+    game: Game, seat: Seat, steps: list[Step], step_number: int | None, now: datetime
+) -> Step:
     if game.status == Game.Status.FINISHED:
         raise OrderRejected("the game is over; no order is expected from you")
     if game.status == Game.Status.PAUSED:
         raise OrderRejected("the GM has paused the game; orders are taken again when it resumes")
     if game.status != Game.Status.RUNNING:
         raise OrderRejected("the game has not started; no order is expected yet")
-    step = _OPEN_STEP.get(game.pk, game.step_number)
+    step = _CURRENT_STEP.one(steps)
     step.game = game
     if step_number is not None and step_number != step.number:
         previous = game.steps.filter(number=step_number).first()
@@ -540,13 +553,18 @@ def _resolve_step(step_id: int, *, now: datetime, closed_by: str) -> bool:
         # game's steps and orders holds this lock. Then the step, read after the lock was
         # granted, so it is what the last holder committed (in PostgreSQL a row joined to
         # the locked one would be the version from before the wait).
-        try:
-            game = _STEPS_GAME_LOCKED.get(step_id)
-        except Game.DoesNotExist:
+        # The three reads in one round trip, the step and the seats after the lock.
+        games, steps, seats = read_together(
+            (_STEPS_GAME_LOCKED, (step_id,)),
+            (_STEP, (step_id,)),
+            (_SEATS_ANSWERED, (step_id, step_id)),
+        )
+        if not games:
             return False
+        game = _STEPS_GAME_LOCKED.one(games)
         if game.status != Game.Status.RUNNING:
             return False
-        step = _STEP.get(step_id)
+        step = _STEP.one(steps)
         if step.status != Step.Status.OPEN:
             return False
         if closed_by == Step.Closed.DEADLINE and step.deadline > now:
@@ -554,16 +572,26 @@ def _resolve_step(step_id: int, *, now: datetime, closed_by: str) -> bool:
         engine = registry.get(game.engine)
         # The step's writes (a dozen rows in eight tables) go to the database together.
         with together():
-            _resolve(game, step, engine, engine.state_from_json(game.state), now, closed_by)
+            state = engine.state_from_json(game.state)
+            _resolve(game, step, engine, state, now, closed_by, seats=seats)
             update_fields(game, ADVANCED_FIELDS)
     return True
 
 
 def _resolve(
-    game: Game, step: Step, engine: Engine[Any, Any, Any], state: Any, now: datetime, closed_by: str
+    game: Game,
+    step: Step,
+    engine: Engine[Any, Any, Any],
+    state: Any,
+    now: datetime,
+    closed_by: str,
+    seats: list[Seat] | None = None,
 ) -> None:
-    """Close ``step``: NMR defaults recorded, the engine's resolve, the next step opened."""
-    seats = _SEATS_ANSWERED.all(game.pk, step.pk)
+    """Close ``step``: NMR defaults recorded, the engine's resolve, the next step opened.
+    ``seats``: the game's, by position, each with ``sent_order`` (_SEATS_ANSWERED), when
+    the caller has read them."""
+    if seats is None:
+        seats = _SEATS_ANSWERED.all(step.pk, step.pk)
     for seat in seats:
         seat.game = game  # as game.seats would: the reports read it
     answered = {seat.position for seat in seats if seat.sent_order}  # type: ignore[attr-defined]

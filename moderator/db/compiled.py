@@ -70,25 +70,15 @@ class Compiled(Generic[M]):
 
     def all(self, *values: Any) -> list[M]:
         """The instances the queryset ``build(*values)`` yields, in its order."""
-        connection = connections[router.db_for_read(self.model)]
-        plan = self._plan(connection, len(values))
-        if plan.locks and connection.get_autocommit():
-            raise TransactionManagementError(
-                "select_for_update cannot be used outside of a transaction."
-            )
-        params = [
-            constant if slot is None else values[slot]
-            for slot, constant in zip(plan.slots, plan.constants, strict=True)
-        ]
-        with connection.cursor() as cursor:
-            cursor.execute(plan.sql, params)
-            rows = cursor.fetchall()
-        return self._instances(plan, connection.alias, rows)
+        return read_together((self, values))[0]
 
     def get(self, *values: Any) -> M:
         """The one instance ``build(*values)`` yields: the model's DoesNotExist if none,
         MultipleObjectsReturned if more than one, as ``QuerySet.get``."""
-        found = self.all(*values)
+        return self.one(self.all(*values))
+
+    def one(self, found: list[M]) -> M:
+        """``found`` (what this read returned) as ``get`` answers it."""
         model = self.model
         if not found:
             name = model._meta.object_name
@@ -99,6 +89,12 @@ class Compiled(Generic[M]):
                 f"it returned {len(found)}!"
             )
         return found[0]
+
+    def _params(self, plan: _Plan, values: tuple[Any, ...]) -> list[Any]:
+        return [
+            constant if slot is None else values[slot]
+            for slot, constant in zip(plan.slots, plan.constants, strict=True)
+        ]
 
     # --- compiling ------------------------------------------------------------------------
 
@@ -181,3 +177,39 @@ class Compiled(Generic[M]):
                 setattr(instance, name, row[position])
             made.append(instance)  # type: ignore[arg-type]
         return made
+
+
+def read_together(*reads: tuple[Compiled[Any], tuple[Any, ...]]) -> list[list[Any]]:
+    """Run several compiled reads (each with its values) in one round trip where the
+    driver takes several statements in one query (PostgreSQL with Django's client-side
+    binding), else one after another; returns each one's instances. They run in order,
+    each with its own snapshot (READ COMMITTED): a read after one that waited for a lock
+    sees what the lock's last holder committed, as it would in a round trip of its own."""
+    from moderator.db.rows import sends_together  # rows imports nothing of this module
+
+    connection = connections[router.db_for_read(reads[0][0].model)]
+    plans = [compiled._plan(connection, len(values)) for compiled, values in reads]
+    if any(plan.locks for plan in plans) and connection.get_autocommit():
+        raise TransactionManagementError(
+            "select_for_update cannot be used outside of a transaction."
+        )
+    params = [
+        compiled._params(plan, values)
+        for (compiled, values), plan in zip(reads, plans, strict=True)
+    ]
+    found: list[list[Any]] = []
+    with connection.cursor() as cursor:
+        if len(plans) > 1 and sends_together(connection):
+            cursor.execute(
+                ";\n".join(plan.sql for plan in plans), [p for part in params for p in part]
+            )
+            results = cursor.cursor
+            for number, ((compiled, _), plan) in enumerate(zip(reads, plans, strict=True)):
+                if number:
+                    results.nextset()
+                found.append(compiled._instances(plan, connection.alias, results.fetchall()))
+            return found
+        for (compiled, _), plan, part in zip(reads, plans, params, strict=True):
+            cursor.execute(plan.sql, part)
+            found.append(compiled._instances(plan, connection.alias, cursor.fetchall()))
+    return found

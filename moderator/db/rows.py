@@ -216,7 +216,7 @@ def together(using: str = "default") -> Iterator[None]:
     connection = connections[using]
     if not connection.in_atomic_block:
         raise TransactionManagementError("rows.together() runs inside transaction.atomic()")
-    if not _sends_together(connection) or _together.get() is not None:
+    if not sends_together(connection) or _together.get() is not None:
         yield  # nothing held: each statement runs as it is written (or the outer block holds)
         return
     held = _Together(connection)
@@ -238,14 +238,17 @@ def send_held() -> None:
         held.send()
 
 
-def _sends_together(connection: BaseDatabaseWrapper) -> bool:
+def sends_together(connection: BaseDatabaseWrapper) -> bool:
     """Whether the driver takes several statements with parameters in one query."""
     if connection.vendor != "postgresql":
         return False
-    from psycopg import ClientCursor
+    known = getattr(connection, "_sends_together", None)
+    if known is None:
+        from psycopg import ClientCursor
 
-    with connection.cursor() as cursor:
-        return isinstance(cursor.cursor, ClientCursor)
+        with connection.cursor() as cursor:
+            known = connection._sends_together = isinstance(cursor.cursor, ClientCursor)  # type: ignore[attr-defined]
+    return bool(known)
 
 
 def _send(

@@ -59,10 +59,10 @@ def test_a_step_that_fails_does_not_keep_the_others_of_its_batch_from_resolving(
     ids = [game.steps.get().pk for game in games]
     resolve = postal._resolve
 
-    def broken_for_the_second(game, step, *args):
+    def broken_for_the_second(game, step, *args, **kwargs):
         if step.pk == ids[1]:
             raise RuntimeError("the engine broke")
-        return resolve(game, step, *args)
+        return resolve(game, step, *args, **kwargs)
 
     monkeypatch.setattr(postal, "_resolve", broken_for_the_second)
     assert tasks.resolve_steps(step_ids=ids) == 2
@@ -110,10 +110,10 @@ def test_a_batch_that_breaks_off_still_hands_over_the_reports_of_the_steps_it_re
     count_failure = postal._count_failure
     resolve = postal._resolve
 
-    def database_gone_for_the_third(game, step, *args):
+    def database_gone_for_the_third(game, step, *args, **kwargs):
         if step.pk == ids[2]:
             raise RuntimeError("the server closed the connection")
-        return resolve(game, step, *args)
+        return resolve(game, step, *args, **kwargs)
 
     def cannot_count_either(step_id, error):
         raise RuntimeError("the server closed the connection")

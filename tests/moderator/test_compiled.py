@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
+import psycopg
 import pytest
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
@@ -13,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 
 from games import postal
 from games.models import Game, Order, Seat, Step
-from moderator.db.compiled import Compiled
+from moderator.db.compiled import Compiled, read_together
 from tests.factories import choice_game
 from tests.games.test_postal import nmr_text
 
@@ -154,3 +156,43 @@ def test_annotations_come_with_the_instances(games, now):
     assert [(position, sent) for _, position, sent in got] == [(0, False), (1, True), (2, False)]
     assert got == [(s.pk, s.position, s.sent) for s in build(game.pk, step.pk)]
     assert got[1][0] == seat.pk
+
+
+def test_reads_together_are_one_round_trip_each_with_its_instances(games):
+    seats = Compiled(
+        Seat, lambda game_id: Seat.objects.filter(game_id=game_id).order_by("position")
+    )
+    steps = Compiled(Step, lambda game_id: Step.objects.filter(game_id=game_id))
+    with CaptureQueriesContext(connection) as queries:
+        found = read_together((seats, (games[0].pk,)), (steps, (games[1].pk,)), (seats, (0,)))
+    assert [[type(i).__name__ for i in part] for part in found] == [["Seat"] * 3, ["Step"], []]
+    assert [s.pk for s in found[0]] == [s.pk for s in games[0].seats.order_by("position")]
+    assert found[1][0].game_id == games[1].pk
+    expected = 1 if connection.vendor == "postgresql" else 3
+    assert len(queries) == expected
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_read_after_a_lock_sees_what_the_locks_holder_committed(games):
+    """The step read with the game lock, in the same round trip, is the step as the
+    transaction that held the lock left it, not as it was when the round trip began."""
+    game = games[0]
+    step = game.steps.get()
+    locked = Compiled(Game, lambda game_id: Game.objects.select_for_update().filter(pk=game_id))
+    steps = Compiled(Step, lambda game_id: Step.objects.filter(game_id=game_id))
+    db = connection.settings_dict
+    holder = psycopg.connect(
+        host=db["HOST"], port=db["PORT"] or 5432, user=db["USER"], dbname=db["NAME"]
+    )
+    holder.execute("SELECT 1 FROM games_game WHERE id = %s FOR UPDATE", [game.pk])
+    holder.execute("UPDATE games_step SET prompts = '[]' WHERE id = %s", [step.pk])
+    timer = threading.Timer(0.5, holder.commit)
+    timer.start()
+    try:
+        with transaction.atomic():
+            _, (read,) = read_together((locked, (game.pk,)), (steps, (game.pk,)))
+    finally:
+        timer.join()
+        holder.close()
+    assert step.prompts != [] and read.prompts == []
