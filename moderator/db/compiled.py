@@ -55,6 +55,9 @@ class _Plan:
     fields: slice
     names: list[str]
     locks: bool
+    # What results_iter and ModelIterable work out for every read, worked out once.
+    converters: list[Any]
+    populators: list[Any]
 
 
 class Compiled(Generic[M]):
@@ -143,6 +146,9 @@ class Compiled(Generic[M]):
             )
         klass_info = compiler.klass_info
         assert klass_info is not None
+        selected = [column[0] for column in compiler.select[: compiler.col_count]]
+        if compiler.has_composite_fields(selected):
+            raise ValueError("compiled reads take no composite fields")
         select_fields = klass_info["select_fields"]
         fields = slice(select_fields[0], select_fields[-1] + 1)
         names = [column[0].target.attname for column in compiler.select[fields]]
@@ -155,6 +161,11 @@ class Compiled(Generic[M]):
             fields=fields,
             names=names,
             locks=bool(query.select_for_update),
+            converters=compiler.get_converters(selected),
+            # (django-stubs describe a later Django's signature.)
+            populators=get_related_populators(  # type: ignore[call-arg]
+                compiler.klass_info, compiler.select, connection.alias
+            ),
         )
 
     # --- building instances -----------------------------------------------------------------
@@ -163,17 +174,16 @@ class Compiled(Generic[M]):
         if not rows:
             return []
         compiler = plan.compiler
-        # (django-stubs describe a later Django's signature.)
-        populators = get_related_populators(  # type: ignore[call-arg]
-            compiler.klass_info, compiler.select, alias
-        )
-        converted = compiler.results_iter(results=[rows])  # type: ignore[list-item]
+        converted: Any = rows
+        if plan.converters:
+            converted = compiler.apply_converters(rows, plan.converters)  # type: ignore[arg-type]
+        annotations = compiler.annotation_col_map.items()
         made: list[M] = []
         for row in converted:
             instance = plan.model.from_db(alias, plan.names, row[plan.fields])
-            for populator in populators:
+            for populator in plan.populators:
                 populator.populate(row, instance)
-            for name, position in compiler.annotation_col_map.items():
+            for name, position in annotations:
                 setattr(instance, name, row[position])
             made.append(instance)  # type: ignore[arg-type]
         return made
