@@ -1,4 +1,4 @@
-"""Appending rows without the cost of bulk_create.
+"""Writing rows without the cost of bulk_create and save(), and in one round trip.
 
 A step appends records by the dozen: a row per die drawn, per event, per NMR default,
 per link, per report. ``bulk_create`` builds a model instance per row and compiles every
@@ -10,7 +10,12 @@ automatic key, in the order given, each value as the model would hold it.
 ``insert_models`` writes model instances already built (an outbox row), with their
 fields' ``pre_save`` as bulk_create applies it, and gives each its new key. Values go
 through their field where the field does more than pass them on (JSON, dates and times,
-text: a TextChoices member is written as its value).
+text: a TextChoices member is written as its value). ``update_fields`` is
+``save(update_fields=...)`` as one UPDATE by key.
+
+``together()`` holds these writes inside a transaction and sends them as one query of
+several statements (a step's nine writes were nine round trips), before any other
+statement runs on the connection, so that reads see them.
 """
 
 from __future__ import annotations
