@@ -287,7 +287,7 @@ def _accept(
                 # A simultaneous step where each seat acts at its own pace (a First Player roll):
                 # the step stays open, with its deadline, until the engine moves the game on.
                 step.prompts = prompts
-                step.save(update_fields=["prompts"])
+                update_fields(step, ["prompts"])
             elif prompts != step.prompts:
                 # An order that took effect at once and moved the game on: the step is done.
                 seats = list(game.seats.order_by("position"))
@@ -373,8 +373,8 @@ _LINKED_SEATS = Compiled(
         .order_by()
     ),  # not the seats' default ordering, which joins the game table again
 )
-# A resolution's reads. The game (with the GM its reports answer to) of a step, locked:
-# get() then, not first(), which orders by the key for nothing (steps__pk is unique).
+# A resolution's reads. The game (with the GM its reports answer to) of a step, locked
+# (no ORDER BY: steps__pk is unique).
 _STEPS_GAME_LOCKED = Compiled(
     Game,
     lambda step_id: (
@@ -550,10 +550,10 @@ ADVANCED_FIELDS = ["state", "step_number", "dice_drawn", "status", "finished_at"
 def _resolve_step(step_id: int, *, now: datetime, closed_by: str) -> bool:
     with transaction.atomic():
         # The game (with the GM its reports answer to) locked first: every change to a
-        # game's steps and orders holds this lock. Then the step, read after the lock was
-        # granted, so it is what the last holder committed (in PostgreSQL a row joined to
-        # the locked one would be the version from before the wait).
-        # The three reads in one round trip, the step and the seats after the lock.
+        # game's steps and orders holds this lock. Then the step and the seats, read after
+        # the lock was granted, so they are what the last holder committed (in PostgreSQL
+        # a row joined to the locked one would be the version from before the wait): three
+        # statements in one round trip (compiled.read_together), each its own snapshot.
         games, steps, seats = read_together(
             (_STEPS_GAME_LOCKED, (step_id,)),
             (_STEP, (step_id,)),
