@@ -29,7 +29,14 @@ from games.engines.dice import VerifiableDice, commitment, new_seed
 from games.models import DiceRoll, Game, Order, Seat, Step
 from games.models import Event as EventRow
 from moderator.db.compiled import Compiled, read_together
-from moderator.db.rows import insert_models, insert_rows, send_held, together, update_fields
+from moderator.db.rows import (
+    insert_models,
+    insert_rows,
+    send_held,
+    together,
+    update_fields,
+    update_where,
+)
 from moderator.mail import outbox
 
 log = logging.getLogger(__name__)
@@ -608,9 +615,10 @@ def _resolve(
             (step.pk, seat_id, "", parsed, canonical, Order.Source.DEFAULT, now, False, [])
         )
     if defaults:
-        Seat.objects.filter(game=game, position__in=missing).update(nmr_count=F("nmr_count") + 1)
         fields = ["step", "seat", "text", "parsed", "canonical", "source", "received_at"]
         insert_rows(Order, [*fields, "receipt_due", "results"], defaults)
+        missed = Seat.objects.filter(game=game, position__in=missing)
+        update_where(missed, nmr_count=F("nmr_count") + 1)
     dice = VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn)
     new_state, events = engine.resolve(state, dice)
     _record(game, step, dice, events)

@@ -11,7 +11,7 @@ automatic key, in the order given, each value as the model would hold it.
 fields' ``pre_save`` as bulk_create applies it, and gives each its new key. Values go
 through their field where the field does more than pass them on (JSON, dates and times,
 text: a TextChoices member is written as its value). ``update_fields`` is
-``save(update_fields=...)`` as one UPDATE by key.
+``save(update_fields=...)`` as one UPDATE by key, ``update_where`` a queryset's update().
 
 ``together()`` holds these writes inside a transaction and sends them as one query of
 several statements (a step's nine writes were nine round trips), before any other
@@ -24,10 +24,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.db import DatabaseError, connections, models, router
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models.sql import UpdateQuery
 from django.db.transaction import TransactionManagementError
 
 # Fields whose values the database driver takes as the model holds them.
@@ -101,6 +102,23 @@ def update_fields(obj: models.Model, names: Sequence[str]) -> None:
         [*values, obj.pk],
         updated,
     )
+
+
+def update_where(queryset: models.QuerySet[Any], **values: Any) -> None:
+    """``queryset.update(**values)`` as a write that together() holds like the others
+    (the ORM writes the UPDATE; its row count is not returned). For a model's own fields:
+    an update that would touch a parent model's table is refused."""
+    query = cast(UpdateQuery, queryset.query.chain(UpdateQuery))
+    query.add_update_values(values)
+    if query.get_related_updates():
+        raise ValueError("update_where() updates one table: use QuerySet.update()")
+    query.clear_select_clause()
+    connection = connections[router.db_for_write(queryset.model)]
+    compiler = query.get_compiler(connection=connection)
+    compiler.pre_sql_setup()
+    sql, params = compiler.as_sql()
+    if sql:
+        _send(connection, sql, list(params), None)
 
 
 def _fields(model: type[models.Model]) -> list[models.Field[Any, Any]]:

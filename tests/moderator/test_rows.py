@@ -6,12 +6,20 @@ from datetime import timedelta
 
 import pytest
 from django.db import DatabaseError, connection, transaction
+from django.db.models import F
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 
 from games import postal
 from games.models import DiceRoll, Event, Order, SeatLink
-from moderator.db.rows import insert_models, insert_rows, send_held, together, update_fields
+from moderator.db.rows import (
+    insert_models,
+    insert_rows,
+    send_held,
+    together,
+    update_fields,
+    update_where,
+)
 from tests.factories import choice_game
 
 pytestmark = pytest.mark.django_db
@@ -286,3 +294,15 @@ def test_a_long_insert_is_parsed_once_by_the_driver(step):
     insert_rows(Event, ["game", "step", "text", "audience"], rows)
     after = _queries._query2pg_client.cache_info()
     assert (after.hits - before.hits, after.misses - before.misses) == (1, 0)
+
+
+def test_update_where_updates_what_the_queryset_would_and_is_held_with_the_writes(step):
+    game = step.game
+    seats = game.seats.order_by("position")
+    with CaptureQueriesContext(connection) as queries, transaction.atomic(), together():
+        update_where(game.seats.filter(position__in=[0, 2]), nmr_count=F("nmr_count") + 1)
+        update_where(game.seats.filter(position=2), nmr_count=F("nmr_count") + 1)
+    assert [seat.nmr_count for seat in seats] == [1, 0, 2]
+    if connection.vendor == "postgresql":
+        assert [q["sql"].split()[0] for q in queries] == ["SAVEPOINT", "UPDATE", "RELEASE"]
+        assert queries[1]["sql"].count("UPDATE") == 2
