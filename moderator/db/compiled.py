@@ -195,7 +195,7 @@ def read_together(*reads: tuple[Compiled[Any], tuple[Any, ...]]) -> list[list[An
     binding), else one after another; returns each one's instances. They run in order,
     each with its own snapshot (READ COMMITTED): a read after one that waited for a lock
     sees what the lock's last holder committed, as it would in a round trip of its own."""
-    from moderator.db.rows import sends_together  # rows imports nothing of this module
+    from moderator.db.rows import execute_several  # rows imports nothing of this module
 
     connection = connections[router.db_for_read(reads[0][0].model)]
     plans = [compiled._plan(connection, len(values)) for compiled, values in reads]
@@ -207,19 +207,10 @@ def read_together(*reads: tuple[Compiled[Any], tuple[Any, ...]]) -> list[list[An
         compiled._params(plan, values)
         for (compiled, values), plan in zip(reads, plans, strict=True)
     ]
-    found: list[list[Any]] = []
-    with connection.cursor() as cursor:
-        if len(plans) > 1 and sends_together(connection):
-            cursor.execute(
-                ";\n".join(plan.sql for plan in plans), [p for part in params for p in part]
-            )
-            results = cursor.cursor
-            for number, ((compiled, _), plan) in enumerate(zip(reads, plans, strict=True)):
-                if number:
-                    results.nextset()
-                found.append(compiled._instances(plan, connection.alias, results.fetchall()))
-            return found
-        for (compiled, _), plan, part in zip(reads, plans, params, strict=True):
-            cursor.execute(plan.sql, part)
-            found.append(compiled._instances(plan, connection.alias, cursor.fetchall()))
-    return found
+    results = execute_several(
+        connection, [(plan.sql, part, True) for plan, part in zip(plans, params, strict=True)]
+    )
+    return [
+        compiled._instances(plan, connection.alias, rows)
+        for (compiled, _), plan, (rows, _) in zip(reads, plans, results, strict=True)
+    ]

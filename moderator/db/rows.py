@@ -197,20 +197,14 @@ class _Together:
             return
         self.sending = True
         try:
-            with self.connection.cursor() as cursor:
-                cursor.execute(
-                    ";\n".join(statement.sql for statement in statements),
-                    [param for statement in statements for param in statement.params],
-                )
-                results = cursor.cursor  # the driver's cursor: one result per statement
-                for number, statement in enumerate(statements):
-                    if number:
-                        results.nextset()
-                    rows = results.fetchall() if statement.returns_rows else []
-                    if statement.done is not None:
-                        statement.done(rows, results.rowcount)
+            results = execute_several(
+                self.connection, [(s.sql, s.params, s.returns_rows) for s in statements]
+            )
         finally:
             self.sending = False
+        for statement, (rows, count) in zip(statements, results, strict=True):
+            if statement.done is not None:
+                statement.done(rows, count)
 
     def before_any_other_statement(
         self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any
@@ -225,8 +219,8 @@ _together: ContextVar[_Together | None] = ContextVar("rows_together", default=No
 
 @contextmanager
 def together(using: str = "default") -> Iterator[None]:
-    """Send the writes of insert_rows, insert_models and update_fields made inside the
-    block to the database together: held until the block ends or any other statement is
+    """Send the writes of insert_rows, insert_models, update_fields and update_where made
+    inside the block to the database together: held until the block ends or any other statement is
     about to run on the connection (a read then sees them, as it would have), then sent in
     one round trip, one statement after another. Keys and row-count checks arrive then:
     an instance from insert_models has its key after the block, or after the next
@@ -254,11 +248,37 @@ def together(using: str = "default") -> Iterator[None]:
 
 
 def send_held() -> None:
-    """Send what a together() block holds now (a statement that does not go through the
-    connection's cursor, such as an instance's delete() that needs the key first)."""
+    """Send what a together() block holds now: before code that needs a held row's key
+    without running a statement first (an instance's delete() checks its key)."""
     held = _together.get()
     if held is not None:
         held.send()
+
+
+def execute_several(
+    connection: BaseDatabaseWrapper, statements: Sequence[tuple[str, Sequence[Any], bool]]
+) -> list[tuple[list[tuple[Any, ...]], int]]:
+    """Run ``statements`` (SQL, parameters, whether to fetch its rows) in order, as one
+    query where the driver takes several statements in one (sends_together), else one by
+    one; returns each one's rows (if fetched) and row count. In one query each statement
+    still runs with its own snapshot (READ COMMITTED), as it would on its own."""
+    results: list[tuple[list[tuple[Any, ...]], int]] = []
+    with connection.cursor() as cursor:
+        if len(statements) > 1 and sends_together(connection):
+            cursor.execute(
+                ";\n".join(sql for sql, _, _ in statements),
+                [param for _, params, _ in statements for param in params],
+            )
+            several = cursor.cursor  # the driver's cursor: one result per statement
+            for number, (_, _, fetch) in enumerate(statements):
+                if number:
+                    several.nextset()
+                results.append((several.fetchall() if fetch else [], several.rowcount))
+            return results
+        for sql, params, fetch in statements:
+            cursor.execute(sql, params)
+            results.append((cursor.fetchall() if fetch else [], cursor.rowcount))
+    return results
 
 
 def sends_together(connection: BaseDatabaseWrapper) -> bool:
@@ -287,8 +307,6 @@ def _send(
     if held is not None and held.connection is connection:
         held.statements.append(statement)
         return
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall() if returns_rows else []
-        if done is not None:
-            done(rows, cursor.rowcount)
+    ((rows, count),) = execute_several(connection, [(sql, params, returns_rows)])
+    if done is not None:
+        done(rows, count)
