@@ -99,6 +99,11 @@ def in_process(count: int, seats: int) -> dict[str, Any]:
     steps = make_games(count, seats)
     with CaptureQueriesContext(connection) as queries:
         assert postal.resolve_due_step(steps[0], now=DUE)
+    # Django logs "BEGIN" as the transaction opens; the project's engine sends it with the
+    # first statement (moderator.db.postgresql), so that entry is no round trip of its own.
+    begins_alone = int(getattr(connection, "begins_with_first_statement", False)) * sum(
+        q["sql"] == "BEGIN" for q in queries
+    )
     began = time.perf_counter()
     for step_id in steps[1:]:
         assert postal.resolve_due_step(step_id, now=DUE)
@@ -111,7 +116,7 @@ def in_process(count: int, seats: int) -> dict[str, Any]:
         "seconds": round(elapsed, 3),
         "steps_per_second": round(resolved / elapsed, 1),
         "seats_per_second": round(resolved * seats / elapsed, 1),
-        "queries_per_step": len(queries),
+        "queries_per_step": len(queries) - begins_alone,
         "statements_per_step": sum(len(q["sql"].split(";\n")) for q in queries),
     }
 
@@ -378,8 +383,9 @@ def main() -> None:
                     "(concurrency 1) through Redis, timed until every step is done; 'raw "
                     "SQL': the same database writes per step (rows captured from a real "
                     "resolution) with psycopg in one transaction each: the limit. "
-                    "'queries_per_step': round trips to the database of one step (BEGIN and "
-                    "COMMIT included), 'statements_per_step': the statements they carry "
+                    "'queries_per_step': round trips to the database of one step (COMMIT "
+                    "included; BEGIN goes with the first read), 'statements_per_step': the "
+                    "statements they carry (BEGIN and COMMIT included) "
                     "(a step's reads go in one round trip, its writes in another)."
                 ),
                 "rows": results,

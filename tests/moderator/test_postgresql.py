@@ -1,0 +1,204 @@
+"""The PostgreSQL engine (moderator.db.postgresql): a transaction's BEGIN travels with its
+first statement, and the health check at a request's start asks the socket, not the
+server. Outside any test transaction (``transaction=True``): these are about BEGIN and
+COMMIT themselves."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import Group
+from django.db import (
+    DataError,
+    IntegrityError,
+    ProgrammingError,
+    close_old_connections,
+    connection,
+    connections,
+    transaction,
+)
+from django.db.backends.base.base import BaseDatabaseWrapper
+from psycopg import pq
+from psycopg.pq import TransactionStatus
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+class Sent:
+    """What the driver sends the server, read from libpq's trace of the protocol
+    (PQtrace): exactly what left the client, a query (one round trip) a string."""
+
+    def __init__(self, directory: Path) -> None:
+        connection.ensure_connection()
+        self.pgconn = connection.connection.pgconn
+        self.trace = directory / "trace"
+        self.file = self.trace.open("w")
+        self.read = 0
+        self.start()
+
+    def start(self) -> None:
+        self.pgconn.trace(self.file.fileno())
+        self.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+
+    def take(self) -> list[str]:
+        """The queries sent since the last take()."""
+        self.pgconn.untrace()  # libpq flushes its trace then
+        lines = self.trace.read_text().splitlines()
+        new, self.read = lines[self.read :], len(lines)
+        self.start()
+        queries = []
+        for line in new:
+            direction, _, kind, *text = line.split("\t")
+            if direction == "F" and kind in ("Query", "Parse"):
+                queries.append(" ".join(text).strip().strip('"'))
+        return queries
+
+    def close(self) -> None:
+        self.pgconn.untrace()
+        self.file.close()
+
+
+@pytest.fixture
+def sent(tmp_path: Path) -> Iterator[Sent]:
+    traced = Sent(tmp_path)
+    try:
+        yield traced
+    finally:
+        traced.close()
+
+
+@pytest.fixture
+def other() -> Iterator[BaseDatabaseWrapper]:
+    """A second connection to the same database, as another process would have."""
+    second = connections.create_connection("default")
+    try:
+        yield second
+    finally:
+        second.close()
+
+
+def groups_seen_by(other: BaseDatabaseWrapper) -> list[str]:
+    with other.cursor() as cursor:
+        cursor.execute("SELECT name FROM auth_group ORDER BY name")
+        return [name for (name,) in cursor.fetchall()]
+
+
+def test_a_transaction_is_two_round_trips_for_one_statement(sent, other):
+    insert = 'INSERT INTO "auth_group" ("name") VALUES'
+    Group.objects.create(name="outside")
+    assert [query[: len(insert)] for query in sent.take()] == [insert]  # autocommit
+    with transaction.atomic():
+        Group.objects.create(name="inside")
+        # Written in a transaction the other connection does not see yet.
+        assert groups_seen_by(other) == ["outside"]
+        assert connection.connection.info.transaction_status == TransactionStatus.INTRANS
+    first, commit = sent.take()
+    assert (first[: len("BEGIN;") + len(insert)], commit) == (f"BEGIN;{insert}", "COMMIT")
+    assert groups_seen_by(other) == ["inside", "outside"]
+    assert connection.connection.info.transaction_status == TransactionStatus.IDLE
+
+
+def test_the_first_statement_runs_inside_the_transaction():
+    """now() is the transaction's start: the same for every statement of one transaction,
+    so the first statement was in it."""
+    with connection.cursor() as cursor:
+        with transaction.atomic():
+            cursor.execute("SELECT now()")
+            (first,) = cursor.fetchone()
+            cursor.execute("SELECT pg_sleep(0.02)")
+            cursor.execute("SELECT now()")
+            assert cursor.fetchone() == (first,)
+        cursor.execute("SELECT now()")
+        (later,) = cursor.fetchone()
+    assert later > first
+
+
+def test_an_empty_transaction_sends_nothing(sent):
+    with transaction.atomic():
+        pass
+    assert sent.take() == []
+
+
+def test_a_failing_first_statement_rolls_the_transaction_back(other):
+    with pytest.raises(DataError), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT 1 / 0")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Group.objects.create(name="twice")
+        Group.objects.create(name="twice")
+    assert groups_seen_by(other) == []
+    assert list(Group.objects.values_list("name", flat=True)) == []
+    assert connection.connection.info.transaction_status == TransactionStatus.IDLE
+
+
+def test_a_rolled_back_block_leaves_nothing_and_a_savepoint_keeps_the_rest(other):
+    with transaction.atomic():
+        Group.objects.create(name="kept")
+        with pytest.raises(IntegrityError), transaction.atomic():
+            Group.objects.create(name="kept")
+    with pytest.raises(RuntimeError), transaction.atomic():
+        Group.objects.create(name="dropped")
+        raise RuntimeError
+    assert groups_seen_by(other) == ["kept"]
+
+
+def test_a_named_cursor_opens_the_transaction_before_it_declares():
+    Group.objects.bulk_create(Group(name=f"g{n}") for n in range(3))
+    with transaction.atomic():
+        names = [group.name for group in Group.objects.order_by("name").iterator(chunk_size=1)]
+        assert connection.connection.info.transaction_status == TransactionStatus.INTRANS
+    assert names == ["g0", "g1", "g2"]
+
+
+def test_autocommit_turned_off_by_hand_commits_when_told(other):
+    transaction.set_autocommit(False)
+    try:
+        Group.objects.create(name="by hand")
+        assert groups_seen_by(other) == []
+        with pytest.raises(ProgrammingError, match="in transaction status INTRANS"):
+            transaction.set_autocommit(True)  # as psycopg refuses it in a transaction
+        transaction.commit()
+        assert groups_seen_by(other) == ["by hand"]
+        Group.objects.create(name="second")  # a new transaction begins with it
+        transaction.rollback()
+    finally:
+        transaction.set_autocommit(True)
+    assert groups_seen_by(other) == ["by hand"]
+
+
+def test_the_health_check_asks_the_socket_not_the_server(sent):
+    driver = connection.connection
+    connection.health_check_done = False  # type: ignore[attr-defined]
+    connection.close_if_health_check_failed()
+    assert sent.take() == []
+    assert connection.connection is driver
+    assert connection.health_check_done is True  # type: ignore[attr-defined]
+
+
+def test_a_connection_the_server_ended_is_replaced_at_the_next_request(other):
+    """A server restarted or an administrator's pg_terminate_backend: the request after it
+    opens a new connection and works, where it would have failed on the old one."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (before,) = cursor.fetchone()
+    with other.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(%s)", [before])
+    _until_the_server_has_spoken()
+    close_old_connections()  # what a request's start does (request_started)
+    assert Group.objects.count() == 0
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (after,) = cursor.fetchone()
+    assert after != before
+
+
+def _until_the_server_has_spoken() -> None:
+    import select
+
+    poll = select.poll()
+    poll.register(connection.connection.fileno(), select.POLLIN)
+    deadline = time.monotonic() + 10
+    while not poll.poll(50):
+        assert time.monotonic() < deadline, "the server did not end the session"
