@@ -58,7 +58,9 @@ def database_from_url(url: str) -> dict[str, object]:
         return {"ENGINE": "django.db.backends.sqlite3", "NAME": path or VAR_DIR / "db.sqlite3"}
     if parts.scheme in ("postgres", "postgresql"):
         return {
-            # Django's backend, bulk inserts as VALUES rows (moderator/db/postgresql).
+            # Django's backend with bulk inserts as VALUES rows, BEGIN sent with a
+            # transaction's first statement and the health check made without a query
+            # (moderator/db/postgresql).
             "ENGINE": "moderator.db.postgresql",
             "NAME": unquote(parts.path.lstrip("/")),
             "USER": unquote(parts.username or ""),
