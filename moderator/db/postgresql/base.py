@@ -136,29 +136,23 @@ class DatabaseWrapper(base.DatabaseWrapper):
         done: bool = getattr(self, "health_check_done")  # noqa: B009
         if self.pool or self.connection is None or not enabled or done:
             return
-        if not _open_and_idle(self.connection):
+        usable = _open_and_idle(self.connection)
+        if usable is None:  # no poll() to ask (Windows): Django's check, SELECT 1
+            usable = self.is_usable()
+        if not usable:
             self.close()
         self.health_check_done = True
 
 
-def _open_and_idle(connection: PsycopgConnection[Any]) -> bool:
+def _open_and_idle(connection: PsycopgConnection[Any]) -> bool | None:
+    """Whether the connection is open with nothing to read; None if poll() cannot tell."""
     if connection.closed or connection.info.transaction_status != IDLE:
         return False
-    try:
-        poll = select.poll()
-        poll.register(connection.fileno(), select.POLLIN | select.POLLPRI)
-        return not poll.poll(0)
-    except (OSError, ValueError, AttributeError):  # no poll() (Windows): Django's check
-        return _answers(connection)
-
-
-def _answers(connection: PsycopgConnection[Any]) -> bool:
-    try:
-        with ClientCursor(connection) as cursor:
-            cursor.execute("SELECT 1")
-    except Exception:
-        return False
-    return True
+    if not hasattr(select, "poll"):
+        return None
+    poll = select.poll()
+    poll.register(connection.fileno(), select.POLLIN | select.POLLPRI)
+    return not poll.poll(0)
 
 
 # psycopg parses a query's placeholders with a regular expression in Python and keeps the
