@@ -59,8 +59,8 @@ def database_from_url(url: str) -> dict[str, object]:
     if parts.scheme in ("postgres", "postgresql"):
         return {
             # Django's backend with bulk inserts as VALUES rows, BEGIN sent with a
-            # transaction's first statement and the health check made without a query
-            # (moderator/db/postgresql).
+            # transaction's first statement, the health check made without a query and
+            # the compiled reads prepared once per server session (moderator/db/postgresql).
             "ENGINE": "moderator.db.postgresql",
             "NAME": unquote(parts.path.lstrip("/")),
             "USER": unquote(parts.username or ""),
@@ -69,6 +69,9 @@ def database_from_url(url: str) -> dict[str, object]:
             "PORT": str(parts.port or ""),
             "CONN_MAX_AGE": envint("DB_CONN_MAX_AGE", 60, minimum=0),
             "CONN_HEALTH_CHECKS": True,
+            # Off behind a pooler that shares server sessions (PgBouncer in transaction
+            # mode): docs/operations.md.
+            "OPTIONS": {"prepared_reads": envbool("DB_PREPARED_READS", True)},
         }
     raise ImproperlyConfigured(f"DATABASE_URL has an unknown scheme: {parts.scheme!r}")
 

@@ -195,7 +195,7 @@ def read_together(*reads: tuple[Compiled[Any], tuple[Any, ...]]) -> list[list[An
     binding), else one after another; returns each one's instances. They run in order,
     each with its own snapshot (READ COMMITTED): a read after one that waited for a lock
     sees what the lock's last holder committed, as it would in a round trip of its own."""
-    from moderator.db.rows import execute_several  # rows imports nothing of this module
+    from moderator.db.rows import execute_several, sends_together  # (imports nothing here)
 
     connection = connections[router.db_for_read(reads[0][0].model)]
     plans = [compiled._plan(connection, len(values)) for compiled, values in reads]
@@ -207,10 +207,23 @@ def read_together(*reads: tuple[Compiled[Any], tuple[Any, ...]]) -> list[list[An
         compiled._params(plan, values)
         for (compiled, values), plan in zip(reads, plans, strict=True)
     ]
-    results = execute_several(
-        connection, [(plan.sql, part, True) for plan, part in zip(plans, params, strict=True)]
-    )
+    statements: list[tuple[str, list[Any], bool]] = []
+    answers: list[int] = []  # each read's statement among them
+    prepared = getattr(connection, "prepared", None)
+    if not getattr(connection, "prepares_reads", False) or not sends_together(connection):
+        prepared = None
+    for plan, part in zip(plans, params, strict=True):
+        sql = plan.sql
+        if prepared is not None:
+            # Prepared once per server session, by name (moderator.db.postgresql): the
+            # PREPARE goes in front of its first EXECUTE, in the same query.
+            prepare, sql = prepared(sql)
+            if prepare is not None:
+                statements.append((prepare, [], False))
+        answers.append(len(statements))
+        statements.append((sql, part, True))
+    results = execute_several(connection, statements)
     return [
-        compiled._instances(plan, connection.alias, rows)
-        for (compiled, _), plan, (rows, _) in zip(reads, plans, results, strict=True)
+        compiled._instances(plan, connection.alias, results[answer][0])
+        for (compiled, _), plan, answer in zip(reads, plans, answers, strict=True)
     ]

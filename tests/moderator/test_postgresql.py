@@ -1,13 +1,14 @@
 """The PostgreSQL engine (moderator.db.postgresql): a transaction's BEGIN travels with its
-first statement, and the health check at a request's start asks the socket, not the
-server. Outside any test transaction (``transaction=True``): these are about BEGIN and
-COMMIT themselves."""
+first statement, the health check at a request's start asks the socket, not the server,
+and compiled reads are prepared once per server session. Outside any test transaction
+(``transaction=True``): these are about BEGIN and COMMIT themselves."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group
@@ -21,8 +22,14 @@ from django.db import (
     transaction,
 )
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.test.utils import CaptureQueriesContext
 from psycopg import pq
 from psycopg.pq import TransactionStatus
+
+from games.models import Game, Seat
+from moderator.db.compiled import Compiled, read_together
+from moderator.db.postgresql.base import prepared
+from tests.factories import choice_game
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -49,9 +56,15 @@ class Sent:
         lines = self.trace.read_text().splitlines()
         new, self.read = lines[self.read :], len(lines)
         self.start()
-        queries = []
+        messages: list[str] = []
         for line in new:
-            direction, _, kind, *text = line.split("\t")
+            if line[:2] in ("F\t", "B\t"):
+                messages.append(line)
+            else:  # a query's text goes on over the lines it holds
+                messages[-1] += "\n" + line
+        queries = []
+        for message in messages:
+            direction, _, kind, *text = message.split("\t")
             if direction == "F" and kind in ("Query", "Parse"):
                 queries.append(" ".join(text).strip().strip('"'))
         return queries
@@ -202,3 +215,127 @@ def _until_the_server_has_spoken() -> None:
     deadline = time.monotonic() + 10
     while not poll.poll(50):
         assert time.monotonic() < deadline, "the server did not end the session"
+
+
+# --- prepared reads ------------------------------------------------------------------------
+
+
+def _seats_of() -> Compiled[Seat]:
+    return Compiled(Seat, lambda game_id: Seat.objects.filter(game_id=game_id).order_by("position"))
+
+
+def _games_locked() -> Compiled[Game]:
+    return Compiled(Game, lambda game_id: Game.objects.select_for_update().filter(pk=game_id))
+
+
+def prepared_on_server() -> set[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM pg_prepared_statements")
+        return {name for (name,) in cursor.fetchall()}
+
+
+@pytest.fixture
+def new_session() -> None:
+    """A new server session: nothing prepared on it yet."""
+    connection.close()
+    connection.ensure_connection()
+
+
+def test_a_compiled_read_is_prepared_once_per_session_then_executed(new_session, sent):
+    game = choice_game(3)
+    seats = _seats_of()
+    sent.take()
+    sql = seats._plan(connections["default"], 1).sql
+    statement = prepared(sql)
+    queryset = Seat.objects.filter(game_id=game.pk).order_by("position")
+    with CaptureQueriesContext(connection) as logged:
+        first = seats.all(game.pk)
+        again = seats.all(game.pk)
+    assert sent.take() == [
+        f"{statement.prepare};\n{statement.execute % game.pk}",
+        statement.execute % game.pk,
+    ]
+    assert [seat.pk for seat in first] == [seat.pk for seat in again] == [s.pk for s in queryset]
+    assert statement.name in prepared_on_server()
+    # Django's query log shows the statement that ran, with its value, both times.
+    assert [query["sql"] for query in logged] == [str(queryset.query)] * 2
+
+
+def test_prepared_statements_are_named_by_their_sql():
+    sql = 'SELECT "a" FROM "t" WHERE "b" = %s AND "c" LIKE \'x%%\' AND "d" IN (%s, %s)'
+    statement = prepared(sql)
+    assert statement.name.startswith("moderator_") and len(statement.name) == 34
+    assert statement.prepare == (
+        f"PREPARE {statement.name} AS "
+        'SELECT "a" FROM "t" WHERE "b" = $1 AND "c" LIKE \'x%\' AND "d" IN ($2, $3)'
+    )
+    assert statement.execute == f"EXECUTE {statement.name}(%s, %s, %s)"
+    assert prepared(sql) == statement and prepared(sql + " ").name != statement.name
+    alone = prepared('SELECT "a" FROM "t"')
+    assert alone.execute == f"EXECUTE {alone.name}"
+    with pytest.raises(ValueError, match="named placeholders"):
+        prepared("SELECT %(a)s")
+
+
+def test_after_a_failed_query_the_session_s_statements_are_read_again(sent):
+    """A PREPARE that ran before the statement that failed outlives the rollback: the
+    next read asks the server what it has, and executes without preparing again."""
+    game = choice_game(3)
+    seats, locked = _seats_of(), _games_locked()
+    seats_sql = prepared(seats._plan(connections["default"], 1).sql)
+    locked_sql = prepared(locked._plan(connections["default"], 1).sql)
+    sent.take()
+    with pytest.raises(DataError), transaction.atomic():
+        # The game's key as text that is no number: the second EXECUTE fails.
+        read_together((seats, (game.pk,)), (locked, ("x",)))
+    assert connection.connection.moderator_prepared is None
+    assert {seats_sql.name, locked_sql.name} <= prepared_on_server()
+    sent.take()
+    with transaction.atomic():
+        games, game_seats = read_together((locked, (game.pk,)), (seats, (game.pk,)))
+    assert [g.pk for g in games] == [game.pk] and len(game_seats) == 3
+    queries = sent.take()
+    assert queries[0].startswith("BEGIN;SELECT name FROM pg_prepared_statements")
+    assert queries[1:] == [
+        f"{locked_sql.execute % game.pk};\n{seats_sql.execute % game.pk}",
+        "COMMIT",
+    ]
+    known = connection.connection.moderator_prepared
+    assert known is not None and {seats_sql.name, locked_sql.name} <= known
+
+
+def test_a_session_that_lost_its_statements_fails_one_read_then_prepares_again():
+    """A pooler's DISCARD ALL (docs/operations.md: prepared_reads off behind PgBouncer in
+    transaction mode): the read that finds its statement gone fails, the next prepares it."""
+    game = choice_game(2)
+    seats = _seats_of()
+    assert len(seats.all(game.pk)) == 2
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    with pytest.raises(ProgrammingError, match="does not exist"):
+        seats.all(game.pk)
+    assert len(seats.all(game.pk)) == 2
+
+
+def test_prepared_reads_can_be_turned_off(sent, monkeypatch):
+    game = choice_game(2)
+    options = {**connection.settings_dict["OPTIONS"], "prepared_reads": False}
+    engine: Any = type(connections["default"])
+    wrapper = engine({**connection.settings_dict, "OPTIONS": options}, "default")
+    assert wrapper.prepares_reads is False
+    assert "prepared_reads" not in wrapper.get_connection_params()
+    seats = _seats_of()
+    sent.take()
+    monkeypatch.setattr(connections["default"], "prepares_reads", False)
+    assert len(seats.all(game.pk)) == 2
+    (query,) = sent.take()
+    assert query == seats._plan(connections["default"], 1).sql % game.pk
+
+
+def test_the_setting_turns_prepared_reads_off(monkeypatch):
+    from moderator.settings import database_from_url
+
+    url = "postgres://moderator:secret@db:5432/moderator"
+    assert database_from_url(url)["OPTIONS"] == {"prepared_reads": True}
+    monkeypatch.setenv("DB_PREPARED_READS", "false")
+    assert database_from_url(url)["OPTIONS"] == {"prepared_reads": False}

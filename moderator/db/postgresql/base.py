@@ -6,6 +6,8 @@ respect but these, each a round trip or a millisecond less, the same behaviour:
   instead of a round trip of its own (Cursor below);
 - the health check at a request's start (CONN_HEALTH_CHECKS) asks the connection's
   socket, not the server (DatabaseWrapper.close_if_health_check_failed);
+- the reads of moderator.db.compiled are prepared once per server session, by name
+  (DatabaseWrapper.prepared), unless OPTIONS says ``"prepared_reads": False``;
 - psycopg's cache of parsed queries made to hold long ones (at the end).
 
 A round trip costs about 0.1 ms of CPU, client and server together, more under load than
@@ -15,8 +17,10 @@ SELECT 1, BEGIN, its reads, its writes, COMMIT, and the session's Redis GET).
 
 from __future__ import annotations
 
+import hashlib
+import re
 import select
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db.backends.postgresql import base, operations
 from psycopg import ClientCursor, ProgrammingError, _queries
@@ -31,8 +35,17 @@ class DatabaseOperations(operations.DatabaseOperations):
 
     def last_executed_query(self, cursor: Any, sql: str, params: Any) -> str:
         """The statement as sent (Django's query log, CaptureQueriesContext), without the
-        BEGIN that Cursor sent in front of it: Django logs no BEGIN or COMMIT."""
+        BEGIN that Cursor sent in front of it: Django logs no BEGIN or COMMIT. A prepared
+        read is logged as the statement it ran, with its values, without its PREPARE:
+        whether a read is prepared yet on a session depends on what ran before on it."""
         query: str | None = super().last_executed_query(cursor, sql, params)
+        if query is not None and isinstance(sql, str) and PREPARED_PREFIX in sql:
+            # Prepared reads (DatabaseWrapper.prepared) logged as the statements they run.
+            wrapper: DatabaseWrapper = self.connection  # type: ignore[assignment]
+            written = wrapper.as_written(sql)
+            if written != sql:
+                with ClientCursor(wrapper.connection) as rendering:
+                    return rendering.mogrify(written, params)
         begun = getattr(cursor, "begun", "")
         if query is not None and begun and query.startswith(begun):
             return query[len(begun) :]
@@ -72,6 +85,18 @@ class Cursor(_DjangoCursor):
     begun = ""
 
     def execute(self, query: Any, params: Any = None, **options: Any) -> Any:
+        try:
+            return self._execute(query, params, **options)
+        except BaseException:
+            if isinstance(query, str) and PREPARED_PREFIX in query:
+                # A PREPARE that ran before the statement that failed stays (it outlives
+                # its transaction's rollback), one that came after it never ran; and an
+                # EXECUTE fails if its statement is gone: what the session has is not
+                # known until it is read again (DatabaseWrapper.prepared).
+                self.connection.moderator_prepared = None
+            raise
+
+    def _execute(self, query: Any, params: Any, **options: Any) -> Any:
         begin = _begin_due(self.connection)
         self.begun = ""
         if begin is None:
@@ -91,17 +116,121 @@ class Cursor(_DjangoCursor):
         return super().executemany(query, params_seq, **options)
 
 
+# The names this engine gives the statements it prepares (all of them start so).
+PREPARED_PREFIX = "moderator_"
+_PLACEHOLDER = re.compile(r"%[s%(]")
+
+
+class Prepared(NamedTuple):
+    """A statement prepared by name on the server session: ``prepare`` (the PREPARE to
+    send in front of the first EXECUTE on a session) and ``execute`` (with the statement's
+    placeholders, %s, for its values)."""
+
+    name: str
+    sql: str
+    prepare: str
+    execute: str
+
+
+def prepared(sql: str) -> Prepared:
+    """``sql`` (Django's SQL for psycopg: %s placeholders, %% for a percent sign) as a
+    named prepared statement. The name is a digest of the SQL: the same statement has the
+    same name in every process, so a name the server session has is the statement that
+    name says."""
+    name = PREPARED_PREFIX + hashlib.blake2b(sql.encode(), digest_size=12).hexdigest()
+    count = 0
+
+    def number(match: re.Match[str]) -> str:
+        nonlocal count
+        if match[0] == "%%":
+            return "%"
+        if match[0] == "%(":
+            raise ValueError("named placeholders cannot be prepared")
+        count += 1
+        return f"${count}"
+
+    statement = _PLACEHOLDER.sub(number, sql)
+    arguments = f"({', '.join(['%s'] * count)})" if count else ""
+    return Prepared(name, sql, f"PREPARE {name} AS {statement}", f"EXECUTE {name}{arguments}")
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
     ops_class = DatabaseOperations
     # Django's query log keeps its "BEGIN" entry when a transaction opens (as it does with
     # psycopg, which sends BEGIN later too): here that entry is no round trip of its own.
     begins_with_first_statement = True
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        options = self.settings_dict["OPTIONS"]
+        # Whether the reads of moderator.db.compiled are prepared on the server: not with
+        # server-side binding (no Cursor), nor where the server session is not this
+        # connection's own (PgBouncer in transaction or statement mode: docs/operations.md).
+        self.prepares_reads = bool(
+            options.get("prepared_reads", True) and options.get("server_side_binding") is not True
+        )
+        self._prepared: dict[str, Prepared] = {}  # by SQL
+        self._prepared_names: dict[str, Prepared] = {}  # by name
+
     def get_connection_params(self) -> dict[str, Any]:
         params = super().get_connection_params()
+        params.pop("prepared_reads", None)  # this engine's option, not psycopg's
         if self.settings_dict["OPTIONS"].get("server_side_binding") is not True:
             params["cursor_factory"] = Cursor
         return params
+
+    def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
+        connection = super().get_new_connection(conn_params)
+        # The names of the statements its server session has prepared; None: not known
+        # (after a failed query that held one), read again before the next is used. A
+        # pooled connection keeps its session and so its statements, and this set.
+        if getattr(connection, "moderator_prepared", ...) is ...:
+            connection.moderator_prepared = set()
+        return connection
+
+    def prepared(self, sql: str) -> tuple[str | None, str]:
+        """``sql`` prepared on this connection's server session: the PREPARE to send in
+        front of it (None if the session has it already) and the EXECUTE to send, with
+        %s placeholders for ``sql``'s values. Sending the PREPARE is the caller's, in the
+        query that carries the EXECUTE, right after this call: the name is noted as
+        prepared now (a query that fails makes the session's names unknown: Cursor).
+
+        PostgreSQL parses and plans a prepared statement once per session; a read with a
+        join and a lock took it about 60 us of its 100 each time (bench/changes.md)."""
+        statement = self._prepared.get(sql)
+        if statement is None:
+            statement = self._prepared[sql] = prepared(sql)
+            self._prepared_names[statement.name] = statement
+        self.ensure_connection()
+        connection = self.connection
+        names: set[str] | None = connection.moderator_prepared
+        if names is None:
+            with self.cursor() as cursor:
+                cursor.execute(
+                    "SELECT name FROM pg_prepared_statements WHERE starts_with(name, %s)",
+                    [PREPARED_PREFIX],
+                )
+                names = {name for (name,) in cursor.fetchall()}
+            connection.moderator_prepared = names
+        if statement.name in names:
+            return None, statement.execute
+        names.add(statement.name)
+        return statement.prepare, statement.execute
+
+    def as_written(self, sql: str) -> str:
+        """``sql`` (statements sent in one query, joined by ";\\n") with each EXECUTE of a
+        statement this connection prepared replaced by that statement, and each PREPARE
+        left out: the SQL that ran, for the query log."""
+        parts = []
+        for part in sql.split(";\n"):
+            if part.startswith("PREPARE " + PREPARED_PREFIX):
+                continue
+            if part.startswith("EXECUTE " + PREPARED_PREFIX):
+                statement = self._prepared_names.get(part[8:].partition("(")[0])
+                if statement is not None:
+                    part = statement.sql
+            parts.append(part)
+        return ";\n".join(parts)
 
     def _set_autocommit(self, autocommit: bool) -> None:
         """psycopg's connection stays in autocommit, Django's choice is kept on it, and
