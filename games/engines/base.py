@@ -277,6 +277,99 @@ def _field_names(cls: type) -> tuple[str, ...] | None:
     return _FIELD_NAMES[cls]
 
 
+Encoder = Callable[[Any], JSON]
+_ENCODERS: dict[Any, Encoder | None] = {}
+
+
+def encoder(hint: Any) -> Encoder:
+    """``to_json`` for values of type ``hint``, made once per hint from the type hints, as
+    the decoders are: what the hints say needs no converting (an ``int``, a ``tuple[int,
+    ...]`` made a list) is not looked at value by value. Writing a Choice state of five
+    seats took 57 us with ``to_json``. The same output as ``to_json`` for every value of
+    the type; a value of another type than its hint says goes through ``to_json``."""
+    made = _encoder(hint)
+    return to_json if made is None else made
+
+
+def _encoder(hint: Any) -> Encoder | None:
+    """None: the value is its own JSON (a scalar)."""
+    if hint not in _ENCODERS:
+        _ENCODERS[hint] = _make_encoder(hint)
+    return _ENCODERS[hint]
+
+
+def _make_encoder(hint: Any) -> Encoder | None:
+    if hint is type(None) or (isinstance(hint, type) and issubclass(hint, str | int | float)):
+        return None
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        return (
+            None
+            if all(isinstance(a, str | int | float) for a in typing.get_args(hint))
+            else to_json
+        )
+    if origin in (Union, types.UnionType):
+        members = [m for m in typing.get_args(hint) if m is not type(None)]
+        if len(members) > 1:
+            return None if all(_encoder(m) is None for m in members) else to_json
+        concrete = _encoder(members[0])
+        if concrete is None:
+            return None
+        return lambda value: None if value is None else concrete(value)
+    if origin in (tuple, list):
+        args = typing.get_args(hint)
+        if origin is list or (len(args) == 2 and args[1] is Ellipsis):
+            item = _encoder(args[0]) if args else to_json
+            if item is None:
+                return list
+            return lambda value: [item(member) for member in value]
+        if all(_encoder(arg) is None for arg in args):
+            return list
+        return to_json
+    if origin is dict:
+        value_encoder = _encoder(typing.get_args(hint)[1])
+        if value_encoder is None:
+            return lambda value: {str(key): member for key, member in value.items()}
+        return lambda value: {str(key): value_encoder(member) for key, member in value.items()}
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _dataclass_encoder(hint)
+    return to_json
+
+
+def _dataclass_encoder(cls: type) -> Encoder:
+    # Written at the first call, as a function of the fields (a dict display): a field may
+    # name a class that is being made.
+    written: Encoder | None = None
+
+    def encode(value: Any) -> JSON:
+        nonlocal written
+        if type(value) is not cls:
+            return to_json(value)
+        if written is None:
+            hints = typing.get_type_hints(cls)
+            names = _field_names(cls) or ()
+            scope: dict[str, Any] = {"to_json": to_json, "cls": cls}
+            items = []
+            for number, name in enumerate(names):
+                field_encoder = _encoder(hints.get(name, Any))
+                if field_encoder is None:
+                    items.append(f"{name!r}: value.{name}")
+                else:
+                    scope[f"e{number}"] = field_encoder
+                    items.append(f"{name!r}: e{number}(value.{name})")
+            source = (
+                "def write(value):\n"
+                "    if type(value) is not cls:\n"
+                "        return to_json(value)\n"
+                f"    return {{{', '.join(items)}}}\n"
+            )
+            exec(source, scope)  # the names of the project's own dataclasses' fields
+            written = typing.cast(Encoder, scope["write"])
+        return written(value)
+
+    return encode
+
+
 T = TypeVar("T")
 
 
@@ -353,13 +446,13 @@ class JsonCodec:
     Order: ClassVar[type]
 
     def state_to_json(self, state: Any) -> JSON:
-        return to_json(state)
+        return encoder(self.State)(state)
 
     def state_from_json(self, data: JSON) -> Any:
         return from_json(self.State, data)
 
     def order_to_json(self, order: Any) -> JSON:
-        return to_json(order)
+        return encoder(self.Order)(order)
 
     def order_from_json(self, data: JSON) -> Any:
         return from_json(self.Order, data)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from games.engines.base import from_json, to_json
+from games.engines.base import encoder, from_json, to_json
 
 
 @dataclass(frozen=True)
@@ -80,3 +80,37 @@ def test_a_dataclass_holding_its_own_kind() -> None:
     chain = Chain("a", Chain("b", Chain("c")))
     assert from_json(Chain, to_json(chain)) == chain
     assert from_json(Chain, {"label": "z"}) == Chain("z")
+
+
+@dataclass(frozen=True)
+class Marked(Card):
+    """Another class in a field hinted as its parent: written by what it is."""
+
+    mark: str = "m"
+
+
+def test_the_encoder_made_from_the_hints_writes_what_to_json_writes() -> None:
+    hand = Hand(
+        dice=(3, 1, 6),
+        pair=(4, "x"),
+        cards=(Card("flip", 2), Marked("sk")),
+        played=None,
+        notes=["a"],
+        by_round={"21": (Card("swap", 5),)},
+        extra={"bonus": 1},
+    )
+    written = encoder(Hand)(hand)
+    assert written == to_json(hand)
+    assert written["cards"][1] == {"name": "sk", "value": None, "mark": "m"}
+    assert type(written["dice"]) is list and type(written["by_round"]["21"]) is list
+    chain = Chain("a", Chain("b"))
+    assert (
+        encoder(Chain)(chain)
+        == to_json(chain)
+        == {
+            "label": "a",
+            "next": {"label": "b", "next": None},
+        }
+    )
+    assert encoder(tuple[int, ...])((1, 2)) == [1, 2]
+    assert encoder(dict[int, Card])({1: Card("x")}) == {"1": {"name": "x", "value": None}}
