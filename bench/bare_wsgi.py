@@ -20,5 +20,7 @@ settings.ROOT_URLCONF = "bench.bare_urls"
 database = settings.DATABASES["default"]
 if database["ENGINE"] == "moderator.db.postgresql" and os.environ.get("BARE_ENGINE") != "project":
     database["ENGINE"] = "django.db.backends.postgresql"
+    # The project's engine's own option (prepared reads), which Django's would hand psycopg.
+    database["OPTIONS"] = {k: v for k, v in database["OPTIONS"].items() if k != "prepared_reads"}
 
 application = get_wsgi_application()
