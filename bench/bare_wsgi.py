@@ -11,6 +11,7 @@ benchmark's second bare figure. Served by gunicorn exactly as ``moderator.wsgi``
 from __future__ import annotations
 
 import os
+from typing import cast
 
 from django.conf import settings
 from django.core.wsgi import get_wsgi_application
@@ -21,6 +22,8 @@ database = settings.DATABASES["default"]
 if database["ENGINE"] == "moderator.db.postgresql" and os.environ.get("BARE_ENGINE") != "project":
     database["ENGINE"] = "django.db.backends.postgresql"
     # The project's engine's own option (prepared reads), which Django's would hand psycopg.
-    database["OPTIONS"] = {k: v for k, v in database["OPTIONS"].items() if k != "prepared_reads"}
+    options = dict(cast(dict[str, object], database["OPTIONS"]))
+    options.pop("prepared_reads", None)
+    database["OPTIONS"] = options
 
 application = get_wsgi_application()

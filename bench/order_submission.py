@@ -431,7 +431,8 @@ def main() -> None:
             "one Event row in a transaction under the same settings and middleware, on "
             "Django's own PostgreSQL engine (the framework's limit: the targets' ratio), and "
             "again on the project's (moderator.db.postgresql: BEGIN sent with the first "
-            "statement, the health check without a query), 'orders/that'. 'wrk CPU %' and "
+            "statement, the health check without a query; the bare view makes no compiled "
+            "read to prepare), 'orders/that'. 'wrk CPU %' and "
             "'machine CPU %' are shares of all cores during the run."
         ),
         parameters={

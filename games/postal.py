@@ -397,7 +397,9 @@ _STEPS_GAME_LOCKED = Compiled(
     ),
 )
 _STEP = Compiled(Step, lambda step_id: Step.objects.filter(pk=step_id))
-# The seats by position, each with whether it sent an order for the step.
+# The seats by position, each with whether it sent an order for the step. Not prepared
+# on the server (moderator.db.postgresql): the orders table grows with every step, and a
+# plan kept from when it was small reads it whole (bench/changes.md).
 _SEATS_ANSWERED = Compiled(
     Seat,
     lambda step_id, same_step_id: (
@@ -411,6 +413,7 @@ _SEATS_ANSWERED = Compiled(
             )
         )
     ),
+    prepare=False,
 )
 # The game's current step, as the game row says, with the game locked (read after the
 # lock, in the same round trip: compiled.read_together). Not the states before and after

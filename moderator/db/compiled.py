@@ -64,9 +64,14 @@ class Compiled(Generic[M]):
     """A read written by ``build`` (a function of plain values returning a queryset of
     ``M``), compiled once per database connection and number of values."""
 
-    def __init__(self, model: type[M], build: Callable[..., QuerySet[M]]) -> None:
+    def __init__(
+        self, model: type[M], build: Callable[..., QuerySet[M]], *, prepare: bool = True
+    ) -> None:
         self.model = model
         self.build = build
+        # Whether the read may be prepared on the server (where the engine prepares reads):
+        # not one whose best plan changes as the tables grow between two of its runs.
+        self.prepare = prepare
         self._plans: weakref.WeakKeyDictionary[BaseDatabaseWrapper, dict[int, _Plan]] = (
             weakref.WeakKeyDictionary()
         )
@@ -212,14 +217,14 @@ def read_together(*reads: tuple[Compiled[Any], tuple[Any, ...]]) -> list[list[An
     prepared = getattr(connection, "prepared", None)
     if not getattr(connection, "prepares_reads", False) or not sends_together(connection):
         prepared = None
-    for plan, part in zip(plans, params, strict=True):
+    for (compiled, _), plan, part in zip(reads, plans, params, strict=True):
         sql = plan.sql
-        if prepared is not None:
-            # Prepared once per server session, by name (moderator.db.postgresql): the
-            # PREPARE goes in front of its first EXECUTE, in the same query.
-            prepare, sql = prepared(sql)
-            if prepare is not None:
-                statements.append((prepare, [], False))
+        if prepared is not None and compiled.prepare:
+            # Prepared by name on the server session (moderator.db.postgresql): its
+            # PREPARE (and DEALLOCATE, once its plan is a minute old) goes in front of
+            # the EXECUTE, in the same query.
+            before, sql = prepared(sql)
+            statements.extend((statement, [], False) for statement in before)
         answers.append(len(statements))
         statements.append((sql, part, True))
     results = execute_several(connection, statements)

@@ -295,13 +295,34 @@ def test_after_a_failed_query_the_session_s_statements_are_read_again(sent):
         games, game_seats = read_together((locked, (game.pk,)), (seats, (game.pk,)))
     assert [g.pk for g in games] == [game.pk] and len(game_seats) == 3
     queries = sent.take()
-    assert queries[0].startswith("BEGIN;SELECT name FROM pg_prepared_statements")
+    assert queries[0].startswith(
+        "BEGIN;SELECT name, extract(epoch FROM statement_timestamp() - prepare_time)"
+        " FROM pg_prepared_statements"
+    )
     assert queries[1:] == [
         f"{locked_sql.execute % game.pk};\n{seats_sql.execute % game.pk}",
         "COMMIT",
     ]
     known = connection.connection.moderator_prepared
-    assert known is not None and {seats_sql.name, locked_sql.name} <= known
+    assert known is not None and {seats_sql.name, locked_sql.name} <= set(known)
+
+
+def test_a_statement_is_prepared_again_when_its_plan_is_old(new_session, sent, monkeypatch):
+    """A plan kept for every value was made for the tables as they were then: after
+    PREPARED_SECONDS the statement is deallocated and prepared again, in the same query."""
+    game = choice_game(2)
+    seats = _seats_of()
+    statement = prepared(seats._plan(connections["default"], 1).sql)
+    sent.take()
+    assert len(seats.all(game.pk)) == 2
+    monkeypatch.setattr("moderator.db.postgresql.base.PREPARED_SECONDS", 0.0)
+    assert len(seats.all(game.pk)) == 2
+    execute = statement.execute % game.pk
+    assert sent.take() == [
+        f"{statement.prepare};\n{execute}",
+        f"DEALLOCATE {statement.name};\n{statement.prepare};\n{execute}",
+    ]
+    assert statement.name in prepared_on_server()
 
 
 def test_a_session_that_lost_its_statements_fails_one_read_then_prepares_again():
@@ -330,6 +351,23 @@ def test_prepared_reads_can_be_turned_off(sent, monkeypatch):
     assert len(seats.all(game.pk)) == 2
     (query,) = sent.take()
     assert query == seats._plan(connections["default"], 1).sql % game.pk
+
+
+def test_a_read_can_be_kept_from_being_prepared(sent):
+    """A read whose best plan changes as its tables grow between two of its runs (the
+    orders of a step, games.postal._SEATS_ANSWERED) is planned each time it runs."""
+    game = choice_game(2)
+    seats = Compiled(
+        Seat,
+        lambda game_id: Seat.objects.filter(game_id=game_id).order_by("-position"),
+        prepare=False,
+    )
+    sql = seats._plan(connections["default"], 1).sql
+    sent.take()
+    assert [seat.position for seat in seats.all(game.pk)] == [1, 0]
+    assert [seat.position for seat in seats.all(game.pk)] == [1, 0]
+    assert sent.take() == [sql % game.pk] * 2
+    assert prepared(sql).name not in prepared_on_server()
 
 
 def test_the_setting_turns_prepared_reads_off(monkeypatch):

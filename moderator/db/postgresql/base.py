@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 import select
+import time
 from typing import Any, NamedTuple
 
 from django.db.backends.postgresql import base, operations
@@ -118,6 +119,8 @@ class Cursor(_DjangoCursor):
 
 # The names this engine gives the statements it prepares (all of them start so).
 PREPARED_PREFIX = "moderator_"
+# How long a statement stays prepared, and so how old its plan can be (seconds).
+PREPARED_SECONDS = 60.0
 _PLACEHOLDER = re.compile(r"%[s%(]")
 
 
@@ -181,49 +184,59 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
         connection = super().get_new_connection(conn_params)
-        # The names of the statements its server session has prepared; None: not known
-        # (after a failed query that held one), read again before the next is used. A
-        # pooled connection keeps its session and so its statements, and this set.
+        # The statements its server session has prepared, by name, with when (monotonic
+        # clock); None: not known (after a failed query that held one), read again before
+        # the next is used. A pooled connection keeps its session, its statements and this.
         if getattr(connection, "moderator_prepared", ...) is ...:
-            connection.moderator_prepared = set()
+            connection.moderator_prepared = {}
         return connection
 
-    def prepared(self, sql: str) -> tuple[str | None, str]:
-        """``sql`` prepared on this connection's server session: the PREPARE to send in
-        front of it (None if the session has it already) and the EXECUTE to send, with
-        %s placeholders for ``sql``'s values. Sending the PREPARE is the caller's, in the
-        query that carries the EXECUTE, right after this call: the name is noted as
-        prepared now (a query that fails makes the session's names unknown: Cursor).
+    def prepared(self, sql: str) -> tuple[list[str], str]:
+        """``sql`` prepared on this connection's server session: the statements to send in
+        front of it (its PREPARE the first time, nothing after) and the EXECUTE to send,
+        with %s placeholders for ``sql``'s values. Sending them is the caller's, in the
+        query that carries the EXECUTE, right after this call: the statement is noted as
+        prepared now (a query that fails makes the session's statements unknown: Cursor).
 
-        PostgreSQL parses and plans a prepared statement once per session; a read with a
-        join and a lock took it about 60 us of its 100 each time (bench/changes.md)."""
+        PostgreSQL parses a prepared statement once, and after five runs keeps one plan for
+        every value if it costs no more than planning each time (plan_cache_mode auto):
+        the order's two reads took it 520 us with BEGIN and COMMIT, 310 prepared. That
+        plan was made for the tables as they were: made on nearly empty tables it scans
+        them whole as they grow (the growth benchmark's sweep of 10,000 steps went from
+        14 to 39 ms a step). So a statement is prepared again PREPARED_SECONDS after it
+        was (DEALLOCATE, PREPARE, in the same query): its plan is then at most that old."""
         statement = self._prepared.get(sql)
         if statement is None:
             statement = self._prepared[sql] = prepared(sql)
             self._prepared_names[statement.name] = statement
         self.ensure_connection()
         connection = self.connection
-        names: set[str] | None = connection.moderator_prepared
+        names: dict[str, float] | None = connection.moderator_prepared
+        now = time.monotonic()
         if names is None:
             with self.cursor() as cursor:
                 cursor.execute(
-                    "SELECT name FROM pg_prepared_statements WHERE starts_with(name, %s)",
+                    "SELECT name, extract(epoch FROM statement_timestamp() - prepare_time)"
+                    " FROM pg_prepared_statements WHERE starts_with(name, %s)",
                     [PREPARED_PREFIX],
                 )
-                names = {name for (name,) in cursor.fetchall()}
+                names = {name: now - float(age) for name, age in cursor.fetchall()}
             connection.moderator_prepared = names
-        if statement.name in names:
-            return None, statement.execute
-        names.add(statement.name)
-        return statement.prepare, statement.execute
+        since = names.get(statement.name)
+        if since is not None and now - since < PREPARED_SECONDS:
+            return [], statement.execute
+        names[statement.name] = now
+        if since is None:
+            return [statement.prepare], statement.execute
+        return [f"DEALLOCATE {statement.name}", statement.prepare], statement.execute
 
     def as_written(self, sql: str) -> str:
         """``sql`` (statements sent in one query, joined by ";\\n") with each EXECUTE of a
         statement this connection prepared replaced by that statement, and each PREPARE
-        left out: the SQL that ran, for the query log."""
+        and DEALLOCATE left out: the SQL that ran, for the query log."""
         parts = []
         for part in sql.split(";\n"):
-            if part.startswith("PREPARE " + PREPARED_PREFIX):
+            if part.startswith(("PREPARE " + PREPARED_PREFIX, "DEALLOCATE " + PREPARED_PREFIX)):
                 continue
             if part.startswith("EXECUTE " + PREPARED_PREFIX):
                 statement = self._prepared_names.get(part[8:].partition("(")[0])
