@@ -17,6 +17,10 @@ values: a call with a different number of values (an ``__in`` list of another le
 compiles again, and an empty one is no query at all (Django writes none): the caller knows
 the answer. Values are passed as they are; the build's lookups would have converted them (a
 ``pk`` given as a string, say), so callers pass them as the columns hold them.
+
+Where the engine prepares reads (moderator.db.postgresql), the SQL is prepared on the
+server session and run by name; ``prepare=False`` keeps a read from it, for one whose best
+plan changes as its tables grow between two of its runs.
 """
 
 from __future__ import annotations
