@@ -6,8 +6,9 @@ respect but these, each a round trip or a millisecond less, the same behaviour:
   instead of a round trip of its own (Cursor below);
 - the health check at a request's start (CONN_HEALTH_CHECKS) asks the connection's
   socket, not the server (DatabaseWrapper.close_if_health_check_failed);
-- the reads of moderator.db.compiled are prepared once per server session, by name
-  (DatabaseWrapper.prepared), unless OPTIONS says ``"prepared_reads": False``;
+- the reads of moderator.db.compiled are prepared on the server session, by name, and
+  prepared again once their plan is a minute old (DatabaseWrapper.prepared), unless
+  OPTIONS says ``"prepared_reads": False``;
 - psycopg's cache of parsed queries made to hold long ones (at the end).
 
 A round trip costs about 0.1 ms of CPU, client and server together, more under load than
@@ -193,7 +194,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def prepared(self, sql: str) -> tuple[list[str], str]:
         """``sql`` prepared on this connection's server session: the statements to send in
-        front of it (its PREPARE the first time, nothing after) and the EXECUTE to send,
+        front of it (its PREPARE the first time and once it is PREPARED_SECONDS old, with a
+        DEALLOCATE then; nothing in between) and the EXECUTE to send,
         with %s placeholders for ``sql``'s values. Sending them is the caller's, in the
         query that carries the EXECUTE, right after this call: the statement is noted as
         prepared now (a query that fails makes the session's statements unknown: Cursor).
