@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group
+from django.core.exceptions import ImproperlyConfigured
 from django.db import (
     DataError,
     IntegrityError,
@@ -377,3 +378,6 @@ def test_the_setting_turns_prepared_reads_off(monkeypatch):
     assert database_from_url(url)["OPTIONS"] == {"prepared_reads": True}
     monkeypatch.setenv("DB_PREPARED_READS", "false")
     assert database_from_url(url)["OPTIONS"] == {"prepared_reads": False}
+    monkeypatch.setenv("DB_PREPARED_READS", "sometimes")
+    with pytest.raises(ImproperlyConfigured, match="DB_PREPARED_READS must be true or false"):
+        database_from_url(url)
