@@ -23,7 +23,7 @@ if database["ENGINE"] == "moderator.db.postgresql" and os.environ.get("BARE_ENGI
     database["ENGINE"] = "django.db.backends.postgresql"
     # The project's engine's own option (prepared reads), which Django's would hand psycopg.
     options = dict(cast(dict[str, object], database["OPTIONS"]))
-    options.pop("prepared_reads", None)
+    options.pop("prepared_statements", None)
     database["OPTIONS"] = options
 
 application = get_wsgi_application()

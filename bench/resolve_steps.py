@@ -383,10 +383,11 @@ def main() -> None:
                     "(concurrency 1) through Redis, timed until every step is done; 'raw "
                     "SQL': the same database writes per step (rows captured from a real "
                     "resolution) with psycopg in one transaction each: the limit. "
-                    "'queries_per_step': round trips to the database of one step (COMMIT "
-                    "included; BEGIN goes with the first read), 'statements_per_step': the "
-                    "statements they carry (BEGIN and COMMIT included) "
-                    "(a step's reads go in one round trip, its writes in another)."
+                    "'queries_per_step': round trips to the database of one step (BEGIN "
+                    "goes with the first read, COMMIT with the writes), "
+                    "'statements_per_step': the statements they carry (BEGIN and COMMIT "
+                    "included) (a step's reads go in one round trip, its writes and COMMIT "
+                    "in another)."
                 ),
                 "rows": results,
                 "targets": goals,

@@ -291,8 +291,9 @@ def _accept(
             receipt_due=refused is None,
             results=results,
         )
-        # The order's writes go to the database together (a read on the way sends them).
-        with together():
+        # The order's writes go to the database together, with the COMMIT (a read on the
+        # way sends them).
+        with together(commit=True):
             insert_models([row])
             stored = (game.state, game.dice_drawn)
             _record(game, step, dice, events)
@@ -588,8 +589,9 @@ def _resolve_step(step_id: int, *, now: datetime, closed_by: str) -> bool:
         if closed_by == Step.Closed.DEADLINE and step.deadline > now:
             return False
         engine = registry.get(game.engine)
-        # The step's writes (a dozen rows in eight tables) go to the database together.
-        with together():
+        # The step's writes (a dozen rows in eight tables) go to the database together,
+        # with the COMMIT.
+        with together(commit=True):
             state = engine.state_from_json(game.state)
             _resolve(game, step, engine, state, now, closed_by, seats=seats)
             update_fields(game, ADVANCED_FIELDS)

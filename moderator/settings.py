@@ -71,7 +71,7 @@ def database_from_url(url: str) -> dict[str, object]:
             "CONN_HEALTH_CHECKS": True,
             # Off behind a pooler that shares server sessions (PgBouncer in transaction
             # mode): docs/operations.md.
-            "OPTIONS": {"prepared_reads": envbool("DB_PREPARED_READS", True)},
+            "OPTIONS": {"prepared_statements": envbool("DB_PREPARED_STATEMENTS", True)},
         }
     raise ImproperlyConfigured(f"DATABASE_URL has an unknown scheme: {parts.scheme!r}")
 

@@ -219,7 +219,7 @@ def read_together(*reads: tuple[Compiled[Any], tuple[Any, ...]]) -> list[list[An
     statements: list[tuple[str, list[Any], bool]] = []
     answers: list[int] = []  # each read's statement among them
     prepared = getattr(connection, "prepared", None)
-    if not getattr(connection, "prepares_reads", False) or not sends_together(connection):
+    if not getattr(connection, "prepares_statements", False) or not sends_together(connection):
         prepared = None
     for (compiled, _), plan, part in zip(reads, plans, params, strict=True):
         sql = plan.sql

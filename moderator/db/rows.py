@@ -15,7 +15,11 @@ text: a TextChoices member is written as its value). ``update_fields`` is
 
 ``together()`` holds these writes inside a transaction and sends them as one query of
 several statements (a step's nine writes were nine round trips), before any other
-statement runs on the connection, so that reads see them.
+statement runs on the connection, so that reads see them; ``together(commit=True)``, for
+a transaction's last writes, sends them with its COMMIT. Where the engine prepares
+statements (moderator.db.postgresql), a write of one row (an order, an UPDATE by key) is
+sent as the EXECUTE of a statement prepared on the server session: PostgreSQL parses and
+plans it once per session.
 """
 
 from __future__ import annotations
@@ -92,16 +96,27 @@ def update_fields(obj: models.Model, names: Sequence[str]) -> None:
     sets = ", ".join(f"{quote(str(field.column))} = %s" for field in fields)  # type: ignore[union-attr]
     key = meta.pk.column if meta.pk is not None else "id"
 
+    update = f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {quote(str(key))} = %s"
+    if sends_together(connection):
+        # The check made by the server: the statement fails when no row has the key, so
+        # that a COMMIT sent after it in the same query (together(commit=True)) does not
+        # run. (The text is cast to a number only when the count is 0; the count in it
+        # keeps PostgreSQL from casting it while planning.)
+        _send(connection, _CHECKED_UPDATE % update, [*values, obj.pk], None, prepare=True)
+        return
+
     def updated(rows: list[tuple[Any, ...]], count: int) -> None:
         if count == 0:
-            raise DatabaseError("Save with update_fields did not affect any rows.")
+            raise DatabaseError(_NO_ROW)
 
-    _send(
-        connection,
-        f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {quote(str(key))} = %s",
-        [*values, obj.pk],
-        updated,
-    )
+    _send(connection, update, [*values, obj.pk], updated)
+
+
+_NO_ROW = "Save with update_fields did not affect any rows."
+_CHECKED_UPDATE = (
+    "WITH updated AS (%s RETURNING 1) SELECT CASE count(*) WHEN 0 THEN"
+    f" ('{_NO_ROW} (' || count(*) || ')')::integer END FROM updated"
+)
 
 
 def update_where(queryset: models.QuerySet[Any], **values: Any) -> None:
@@ -169,6 +184,7 @@ def _insert(
             [value for row in chunk for value in row],
             chunk_written if written is not None else None,
             returns_rows=written is not None,
+            prepare=len(chunk) == 1,  # one statement whatever the values
         )
 
 
@@ -182,6 +198,8 @@ class _Statement:
     # Called with the rows it returned (if returns_rows) and its row count.
     done: Callable[[list[tuple[Any, ...]], int], None] | None
     returns_rows: bool
+    # Of one shape whatever its values (one row): prepared where the engine prepares.
+    prepare: bool = False
 
 
 class _Together:
@@ -190,21 +208,17 @@ class _Together:
         self.statements: list[_Statement] = []
         self.sending = False
 
-    def send(self) -> None:
-        """Every statement held, in one round trip, in the order they were written."""
+    def send(self, *, commit: bool = False) -> None:
+        """Every statement held, in one round trip, in the order they were written; with
+        the transaction's COMMIT after them if ``commit``."""
         statements, self.statements = self.statements, []
-        if not statements:
+        if not statements and not commit:
             return
         self.sending = True
         try:
-            results = execute_several(
-                self.connection, [(s.sql, s.params, s.returns_rows) for s in statements]
-            )
+            _execute(self.connection, statements, commit=commit)
         finally:
             self.sending = False
-        for statement, (rows, count) in zip(statements, results, strict=True):
-            if statement.done is not None:
-                statement.done(rows, count)
 
     def before_any_other_statement(
         self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any
@@ -218,14 +232,21 @@ _together: ContextVar[_Together | None] = ContextVar("rows_together", default=No
 
 
 @contextmanager
-def together(using: str = "default") -> Iterator[None]:
+def together(using: str = "default", *, commit: bool = False) -> Iterator[None]:
     """Send the writes of insert_rows, insert_models, update_fields and update_where made
-    inside the block to the database together: held until the block ends or any other statement is
-    about to run on the connection (a read then sees them, as it would have), then sent in
-    one round trip, one statement after another. Keys and row-count checks arrive then:
-    an instance from insert_models has its key after the block, or after the next
-    statement. Inside a transaction only (``transaction.atomic``): an exception in the
-    block drops what it holds, and the transaction is to roll back as it leaves.
+    inside the block to the database together: held until the block ends or any other
+    statement is about to run on the connection (a read then sees them, as it would
+    have), then sent in one round trip, one statement after another. Keys and row-count
+    checks arrive then: an instance from insert_models has its key after the block, or
+    after the next statement. Inside a transaction only (``transaction.atomic``): an
+    exception in the block drops what it holds, and the transaction is to roll back as it
+    leaves.
+
+    ``commit=True``: the block's writes are the transaction's last. Where the engine can
+    (moderator.db.postgresql) and the block is in the outermost ``atomic`` (no savepoint
+    to release first), they are held past the block and go with the COMMIT, in the same
+    query: one round trip fewer. Keys arrive then, before the commit's on_commit hooks
+    run; a statement run before the commit sends them first, and a rollback drops them.
 
     A step's resolution writes nine statements in a row; on PostgreSQL with Django's
     client-side parameter binding (several statements in one query) they go as one.
@@ -238,13 +259,22 @@ def together(using: str = "default") -> Iterator[None]:
         return
     held = _Together(connection)
     token = _together.set(held)
+    handed_over = False
     try:
         with connection.execute_wrapper(held.before_any_other_statement):
             yield
+        # Django's outermost atomic block is the only one in the list (savepoint or not,
+        # an inner one commits nothing).
+        last = commit and len(connection.atomic_blocks) == 1 and not connection.needs_rollback
+        if last and hasattr(connection, "commit_with") and held.statements:
+            connection.commit_with(held)
+            handed_over = True
+        else:
             held.send()
     finally:
         _together.reset(token)
-        held.statements = []
+        if not handed_over:
+            held.statements = []
 
 
 def send_held() -> None:
@@ -301,12 +331,38 @@ def _send(
     done: Callable[[list[tuple[Any, ...]], int], None] | None,
     *,
     returns_rows: bool = False,
+    prepare: bool = False,
 ) -> None:
     held = _together.get()
-    statement = _Statement(sql, params, done, returns_rows)
+    statement = _Statement(sql, params, done, returns_rows, prepare)
     if held is not None and held.connection is connection:
         held.statements.append(statement)
         return
-    ((rows, count),) = execute_several(connection, [(sql, params, returns_rows)])
-    if done is not None:
-        done(rows, count)
+    _execute(connection, [statement])
+
+
+def _execute(
+    connection: BaseDatabaseWrapper, statements: list[_Statement], *, commit: bool = False
+) -> None:
+    """Run ``statements`` in one query (execute_several), then hand each its result. A
+    statement of one shape is sent as the EXECUTE of a statement prepared on the server
+    session where the engine prepares them (moderator.db.postgresql), its PREPARE in
+    front of it the first time. ``commit``: the transaction's COMMIT goes last."""
+    prepared = None
+    if getattr(connection, "prepares_statements", False) and sends_together(connection):
+        prepared = connection.prepared  # type: ignore[attr-defined]
+    sent: list[tuple[str, Sequence[Any], bool]] = []
+    answers: list[int] = []  # each statement's place among those sent
+    for statement in statements:
+        sql = statement.sql
+        if prepared is not None and statement.prepare:
+            before, sql = prepared(sql)
+            sent.extend((other, [], False) for other in before)
+        answers.append(len(sent))
+        sent.append((sql, statement.params, statement.returns_rows))
+    if commit:
+        sent.append(("COMMIT", [], False))
+    results = execute_several(connection, sent)
+    for statement, answer in zip(statements, answers, strict=True):
+        if statement.done is not None:
+            statement.done(*results[answer])

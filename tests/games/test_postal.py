@@ -367,10 +367,33 @@ def test_queries_per_step_do_not_grow_with_the_number_of_seats(now):
     reads = "SELECT SELECT SELECT"
     writes = "INSERT UPDATE INSERT INSERT UPDATE INSERT INSERT INSERT UPDATE"
     if connection.vendor == "postgresql":
-        expected = ["SAVEPOINT", reads, writes]
+        # update_fields checks its row count in the statement (rows.update_fields): WITH.
+        expected = [
+            "SAVEPOINT",
+            reads,
+            "INSERT UPDATE INSERT INSERT WITH INSERT INSERT INSERT WITH",
+        ]
     else:
         expected = ["SAVEPOINT", *reads.split(" "), *writes.split(" ")]
     assert counts == {3: [*expected, "RELEASE"], 8: [*expected, "RELEASE"]}
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_step_resolved_in_its_own_transaction_is_two_round_trips(now):
+    """Outside a test's transaction, as the workers run it: the reads with the BEGIN, then
+    the writes with the COMMIT (rows.together(commit=True)); Django's log keeps an entry
+    for the BEGIN, which went with the reads."""
+    game = started(5, now)
+    step = game.steps.get()
+    with CaptureQueriesContext(connection) as queries:
+        assert postal.resolve_due_step(step.pk, now=step.deadline) is True
+    writes = "INSERT UPDATE INSERT INSERT WITH INSERT INSERT INSERT WITH COMMIT"
+    assert statements(queries)[:3] == ["BEGIN", "SELECT SELECT SELECT", writes]
+    # After the commit, its hook hands the reports to the mail queue (run at once here).
+    assert all('"mail_outboundemail"' in query["sql"] for query in queries[3:])
+    assert Step.objects.get(pk=step.pk).status == Step.Status.DONE
+    assert game.steps.count() == 2
 
 
 def statements(queries: CaptureQueriesContext) -> list[str]:
@@ -405,8 +428,9 @@ def test_queries_of_the_order_that_resolves_its_step_do_not_grow_with_the_seats(
     # game saved go as the block ends.
     expected = ["SAVEPOINT", "SELECT", "SELECT"]
     if connection.vendor == "postgresql":
-        expected += ["INSERT INSERT", "SELECT", "SELECT", "INSERT INSERT UPDATE INSERT INSERT"]
-        expected += ["SELECT", "INSERT UPDATE", "RELEASE"]
+        # (WITH: update_fields, which checks its row count in the statement)
+        expected += ["INSERT INSERT", "SELECT", "SELECT", "INSERT INSERT WITH INSERT INSERT"]
+        expected += ["SELECT", "INSERT WITH", "RELEASE"]
     else:
         expected += ["INSERT", "INSERT", "SELECT", "SELECT"]
         expected += ["INSERT", "INSERT", "UPDATE", "INSERT", "INSERT", "SELECT"]

@@ -518,7 +518,7 @@ def test_an_order_post_makes_a_fixed_number_of_queries(
     # order again leaves the game row as it is.
     if connection.vendor == "postgresql":
         read = [*session, "SAVEPOINT", "SELECT SELECT"]
-        written = [["INSERT INSERT UPDATE"], ["INSERT INSERT"]]
+        written = [["INSERT INSERT WITH"], ["INSERT INSERT"]]  # WITH: update_fields
     else:
         read = [*session, "SAVEPOINT", "SELECT", "SELECT"]
         written = [["INSERT", "INSERT", "UPDATE"], ["INSERT", "INSERT"]]

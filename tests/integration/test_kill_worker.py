@@ -1,8 +1,15 @@
 """Killing the worker in the middle of a step's resolution (DESIGN.md section 5): the test
-holds a lock on one of the tables the resolution writes, so the worker stops there, inside
-its transaction; then the worker's child, or the whole worker, is killed with SIGKILL and
-the lock let go. After a restart the step is resolved exactly once, every die exists once
-with its first value, and every seat has exactly one report of the next step."""
+holds a lock that the resolution's transaction waits for, so the worker stops there,
+inside its transaction; then the worker's child, or the whole worker, is killed with
+SIGKILL and the lock let go. After a restart the step is resolved exactly once, every die
+exists once with its first value, and every seat has exactly one report of the next step.
+
+Where it waits decides what the killed attempt leaves. On the game's lock (its first
+statement), the transaction has sent no COMMIT: nothing of it is kept. On the tables it
+writes (the first and the last), its writes went to the server with the COMMIT in one
+query (rows.together(commit=True)): the server finishes that query once the lock is let
+go, with no client to answer, and the attempt stands whole; its on_commit hand-over to the
+mail queue never ran, and the sweep sends the reports."""
 
 from __future__ import annotations
 
@@ -27,8 +34,9 @@ from tests.integration.conftest import Services, wait_for
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.redis]
 
 SEED = bytes(range(32))
-# Where the resolution is stopped: the first and the last table its transaction writes.
-TABLES = {"dice": "games_diceroll", "outbox": "mail_outboundemail"}
+# Where the resolution is stopped: the game's lock (its first statement), and the first
+# and the last table its transaction writes.
+TABLES = {"lock": "games_game", "dice": "games_diceroll", "outbox": "mail_outboundemail"}
 
 
 def children(pid: int) -> list[int]:
@@ -51,7 +59,9 @@ def blocking_row(where: str, game: Game) -> psycopg.Connection:
         autocommit=False,
     )
     step = Step.objects.get(game=game, number=1)
-    if where == "dice":
+    if where == "lock":
+        blocker.execute("SELECT id FROM games_game WHERE id = %s FOR UPDATE", [game.pk])
+    elif where == "dice":
         blocker.execute(
             "INSERT INTO games_diceroll (game_id, index, sides, value, step_id, label) "
             "VALUES (%s, %s, 6, 1, %s, 'blocker')",
@@ -73,16 +83,21 @@ def step_two_keys(game: Game) -> list[str]:
     return [f"report:{game.pk}:2:{position}" for position in range(3)]
 
 
-def waiting_on(blocker: psycopg.Connection) -> bool:
-    """Whether a statement waits for the blocker's row: the resolution's INSERT into the
-    table (sent with the step's other writes in one statement: rows.together)."""
+def waiting_on(blocker: psycopg.Connection) -> list[int]:
+    """The server processes whose statements wait for the blocker: the resolution's (its
+    first query, or the one that carries its writes, rows.together)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid)) "
-            "AND query LIKE 'INSERT INTO %%'",
+            "SELECT pid FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
             [blocker.info.backend_pid],
         )
-        return bool(cursor.fetchone()[0])
+        return [pid for (pid,) in cursor.fetchall()]
+
+
+def gone(pids: list[int]) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", [pids])
+        return cursor.fetchone()[0] == 0
 
 
 @pytest.mark.parametrize("where", TABLES)
@@ -103,6 +118,7 @@ def test_a_step_survives_a_worker_killed_mid_resolution(services: Services, wher
         )  # fmt: skip
         services.beat()
         wait_for(lambda: waiting_on(blocker), 60, f"the resolution to wait on {table}", services)
+        attempt = waiting_on(blocker)
         if victim == "child":
             for pid in children(worker.pid):
                 os.kill(pid, signal.SIGKILL)
@@ -112,9 +128,19 @@ def test_a_step_survives_a_worker_killed_mid_resolution(services: Services, wher
         blocker.rollback()
         blocker.close()
     if victim == "worker":
-        # Nothing of the killed attempt was kept: the step is open, no die, no next step.
-        assert Step.objects.get(game=game, number=1).status == "open"
-        assert (DiceRoll.objects.filter(game=game).count(), game.steps.count()) == (drawn, 1)
+        # The killed attempt's server process ends once it has nothing left to run.
+        wait_for(lambda: gone(attempt), 30, "the killed attempt's session to end", services)
+        step_one = Step.objects.get(game=game, number=1)
+        if where == "lock":
+            # No COMMIT was sent: nothing of it is kept (the step open, no die, no step).
+            assert step_one.status == "open"
+            assert (DiceRoll.objects.filter(game=game).count(), game.steps.count()) == (drawn, 1)
+        else:
+            # Its writes and COMMIT were with the server: the step is resolved, once.
+            assert step_one.status == "done"
+            assert DiceRoll.objects.filter(game=game).count() > drawn
+            assert game.steps.count() == 2
+            assert OutboundEmail.objects.filter(dedupe_key__in=step_two_keys(game)).count() == 3
         services.worker(queues="steps,mail")
 
     def resolved() -> bool:
@@ -147,3 +173,17 @@ def test_a_step_survives_a_worker_killed_mid_resolution(services: Services, wher
         )
     )
     assert reports == Counter({f"{n}@example.org": 1 for n in ("ann", "bob", "cy")})
+    if victim == "worker":
+        # Sent by the new worker: handed over by the sweep when the killed attempt's
+        # on_commit hand-over never ran.
+        wait_for(
+            lambda: (
+                OutboundEmail.objects.filter(
+                    dedupe_key__in=step_two_keys(game), state="sent"
+                ).count()
+                == 3
+            ),
+            60,
+            "the step 2 reports to be sent",
+            services,
+        )

@@ -327,7 +327,7 @@ def test_a_statement_is_prepared_again_when_its_plan_is_old(new_session, sent, m
 
 
 def test_a_session_that_lost_its_statements_fails_one_read_then_prepares_again():
-    """A pooler's DISCARD ALL (docs/operations.md: prepared_reads off behind PgBouncer in
+    """A pooler's DISCARD ALL (docs/operations.md: prepared_statements off behind PgBouncer in
     transaction mode): the read that finds its statement gone fails, the next prepares it."""
     game = choice_game(2)
     seats = _seats_of()
@@ -339,16 +339,16 @@ def test_a_session_that_lost_its_statements_fails_one_read_then_prepares_again()
     assert len(seats.all(game.pk)) == 2
 
 
-def test_prepared_reads_can_be_turned_off(sent, monkeypatch):
+def test_prepared_statements_can_be_turned_off(sent, monkeypatch):
     game = choice_game(2)
-    options = {**connection.settings_dict["OPTIONS"], "prepared_reads": False}
+    options = {**connection.settings_dict["OPTIONS"], "prepared_statements": False}
     engine: Any = type(connections["default"])
     wrapper = engine({**connection.settings_dict, "OPTIONS": options}, "default")
-    assert wrapper.prepares_reads is False
-    assert "prepared_reads" not in wrapper.get_connection_params()
+    assert wrapper.prepares_statements is False
+    assert "prepared_statements" not in wrapper.get_connection_params()
     seats = _seats_of()
     sent.take()
-    monkeypatch.setattr(connections["default"], "prepares_reads", False)
+    monkeypatch.setattr(connections["default"], "prepares_statements", False)
     assert len(seats.all(game.pk)) == 2
     (query,) = sent.take()
     assert query == seats._plan(connections["default"], 1).sql % game.pk
@@ -371,13 +371,167 @@ def test_a_read_can_be_kept_from_being_prepared(sent):
     assert prepared(sql).name not in prepared_on_server()
 
 
-def test_the_setting_turns_prepared_reads_off(monkeypatch):
+def test_the_setting_turns_prepared_statements_off(monkeypatch):
     from moderator.settings import database_from_url
 
     url = "postgres://moderator:secret@db:5432/moderator"
-    assert database_from_url(url)["OPTIONS"] == {"prepared_reads": True}
-    monkeypatch.setenv("DB_PREPARED_READS", "false")
-    assert database_from_url(url)["OPTIONS"] == {"prepared_reads": False}
-    monkeypatch.setenv("DB_PREPARED_READS", "sometimes")
-    with pytest.raises(ImproperlyConfigured, match="DB_PREPARED_READS must be true or false"):
+    assert database_from_url(url)["OPTIONS"] == {"prepared_statements": True}
+    monkeypatch.setenv("DB_PREPARED_STATEMENTS", "false")
+    assert database_from_url(url)["OPTIONS"] == {"prepared_statements": False}
+    monkeypatch.setenv("DB_PREPARED_STATEMENTS", "sometimes")
+    with pytest.raises(ImproperlyConfigured, match="DB_PREPARED_STATEMENTS must be true or false"):
         database_from_url(url)
+
+
+# --- writes: one row prepared; the transaction's last writes with its COMMIT ------------
+
+
+@pytest.fixture
+def step(now):
+    from games import postal
+
+    game = postal.start_game(choice_game(3).pk, now=now)
+    return game.steps.get()
+
+
+def _event(step: Any, text: str) -> tuple[Any, ...]:
+    return (step.game_id, step.pk, text, None)
+
+
+def events_seen_by(other: BaseDatabaseWrapper, text: str) -> int:
+    with other.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM games_event WHERE text = %s", [text])
+        return int(cursor.fetchone()[0])
+
+
+def statement_kinds(query: str) -> list[str]:
+    """The first word of each statement of a query (its BEGIN, if any, left out)."""
+    return [part.split()[0] for part in query.removeprefix("BEGIN;").split(";\n")]
+
+
+def test_the_transaction_s_last_writes_go_with_its_commit(step, new_session, sent, other):
+    from games.models import Event, Order
+    from moderator.db.rows import insert_models, insert_rows, together, update_fields
+
+    order = Order(
+        step=step,
+        seat=step.game.seats.get(position=0),
+        text="t",
+        parsed={},
+        canonical="c",
+        source="web",
+        received_at=step.opened_at,
+    )
+    step.status = "done"
+    keys_seen_after_commit: list[Any] = []
+    sent.take()
+    with CaptureQueriesContext(connection) as logged, transaction.atomic():
+        transaction.on_commit(lambda: keys_seen_after_commit.append(order.pk))
+        locked = list(Game.objects.select_for_update().filter(pk=step.game_id))
+        with together(commit=True):
+            insert_models([order])
+            insert_rows(Event, ["game", "step", "text", "audience"], [_event(step, "e")])
+            update_fields(step, ["status"])
+        # Held past the block, the transaction still open: the other connection sees
+        # nothing yet, and the order has no key.
+        assert order.pk is None
+        assert events_seen_by(other, "e") == 0
+    assert locked and order.pk is not None and keys_seen_after_commit == [order.pk]
+    queries = sent.take()
+    # The lock; then the three writes and the COMMIT, one query: each write of one row the
+    # EXECUTE of a statement prepared in the same query (the first time on this session).
+    assert len(queries) == 2 and queries[0].startswith("BEGIN;SELECT")
+    parts = queries[1].split(";\n")
+    assert statement_kinds(queries[1]) == [*["PREPARE", "EXECUTE"] * 3, "COMMIT"]
+    assert parts[0].partition(" AS ")[2].startswith('INSERT INTO "games_order"')
+    assert parts[4].partition(" AS ")[2].startswith('WITH updated AS (UPDATE "games_step"')
+    # Django's log shows them as they ran (a BEGIN entry, as for any transaction).
+    assert [q["sql"].split()[0] for q in logged] == ["BEGIN", "SELECT", "INSERT"]
+    assert [part.split()[0] for part in logged[2]["sql"].split(";\n")] == [
+        "INSERT",
+        "INSERT",
+        "WITH",
+        "COMMIT",
+    ]
+    assert events_seen_by(other, "e") == 1
+    assert Order.objects.get(pk=order.pk).canonical == "c"
+    assert type(step).objects.get(pk=step.pk).status == "done"
+    assert connection.connection.info.transaction_status == TransactionStatus.IDLE
+    # The second time, on the same session, the statements are executed by name.
+    sent.take()
+    insert_rows(Event, ["game", "step", "text", "audience"], [_event(step, "again")])
+    (again,) = sent.take()
+    assert again.startswith("EXECUTE moderator_") and "'again'" in again
+
+
+def test_a_statement_after_the_block_sends_the_held_writes_first(step, sent):
+    from games.models import Event
+    from moderator.db.rows import insert_rows, together
+
+    before = Event.objects.count()
+    sent.take()
+    with transaction.atomic():
+        with together(commit=True):
+            insert_rows(Event, ["game", "step", "text", "audience"], [_event(step, "first")])
+        assert Event.objects.count() == before + 1  # the writes went first: it sees them
+    queries = sent.take()
+    assert [statement_kinds(q)[-1] for q in queries] == ["EXECUTE", "SELECT", "COMMIT"]
+    assert Event.objects.filter(text="first").count() == 1
+
+
+def test_held_writes_are_dropped_when_the_transaction_rolls_back(step, sent):
+    from games.models import Event
+    from moderator.db.rows import insert_rows, together
+
+    with pytest.raises(RuntimeError), transaction.atomic():
+        with together(commit=True):
+            insert_rows(Event, ["game", "step", "text", "audience"], [_event(step, "dropped")])
+        raise RuntimeError("after the block")
+    queries = sent.take()
+    assert not any("dropped" in query for query in queries)
+    # The next transaction carries nothing of it.
+    with transaction.atomic(), together(commit=True):
+        insert_rows(Event, ["game", "step", "text", "audience"], [_event(step, "kept")])
+    assert list(Event.objects.filter(text__in=["dropped", "kept"]).values_list("text")) == [
+        ("kept",)
+    ]
+
+
+def test_a_write_that_fails_with_the_commit_rolls_everything_back(step):
+    """A row that is gone (update_fields' check, made by the server) and a key that no row
+    has (a foreign key checked at COMMIT): the query stops at the error, its COMMIT never
+    runs, the transaction rolls back; the connection goes on."""
+    from games.models import Event, Step
+    from moderator.db.rows import insert_rows, together, update_fields
+
+    gone = Step.objects.get(pk=step.pk)
+    gone.pk = step.pk + 1000
+    refused = pytest.raises(DataError, match="did not affect any rows")
+    with refused, transaction.atomic(), together(commit=True):
+        insert_rows(Event, ["game", "step", "text", "audience"], [_event(step, "lost")])
+        update_fields(gone, ["status"])
+    no_such_step = pytest.raises(IntegrityError, match="games_event_step_id")
+    with no_such_step, transaction.atomic(), together(commit=True):
+        insert_rows(Event, ["game", "step", "text", "audience"], [_event(step, "lost")])
+        insert_rows(
+            Event, ["game", "step", "text", "audience"], [(step.game_id, gone.pk, "x", None)]
+        )
+    assert Event.objects.filter(text__in=["lost", "x"]).count() == 0
+    assert connection.connection.info.transaction_status == TransactionStatus.IDLE
+    insert_rows(Event, ["game", "step", "text", "audience"], [_event(step, "after")])
+    assert Event.objects.filter(text="after").count() == 1
+
+
+def test_inside_an_inner_atomic_block_the_writes_go_as_the_block_ends(step, sent):
+    from games.models import Event
+    from moderator.db.rows import insert_rows, together
+
+    with transaction.atomic():
+        with transaction.atomic(), together(commit=True):
+            insert_rows(Event, ["game", "step", "text", "audience"], [_event(step, "inner")])
+        savepoint, written, released = sent.take()
+        assert statement_kinds(savepoint) == ["SAVEPOINT"]
+        assert statement_kinds(written)[-1] == "EXECUTE" and "'inner'" in written
+        assert released == "RELEASE SAVEPOINT " + savepoint.split()[-1]
+    assert sent.take() == ["COMMIT"]
+    assert Event.objects.filter(text="inner").count() == 1

@@ -6,9 +6,12 @@ respect but these, each a round trip or a millisecond less, the same behaviour:
   instead of a round trip of its own (Cursor below);
 - the health check at a request's start (CONN_HEALTH_CHECKS) asks the connection's
   socket, not the server (DatabaseWrapper.close_if_health_check_failed);
-- the reads of moderator.db.compiled are prepared on the server session, by name, and
-  prepared again once their plan is a minute old (DatabaseWrapper.prepared), unless
-  OPTIONS says ``"prepared_reads": False``;
+- the reads of moderator.db.compiled and the one-row writes of moderator.db.rows are
+  prepared on the server session, by name, and prepared again once their plan is a
+  minute old (DatabaseWrapper.prepared), unless OPTIONS says
+  ``"prepared_statements": False``;
+- the writes of a ``rows.together(commit=True)`` block, a transaction's last, go with its
+  COMMIT, in the same query (DatabaseWrapper.commit_with);
 - psycopg's cache of parsed queries made to hold long ones (at the end).
 
 A round trip costs about 0.1 ms of CPU, client and server together, more under load than
@@ -167,18 +170,21 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         options = self.settings_dict["OPTIONS"]
-        # Whether the reads of moderator.db.compiled are prepared on the server: not with
+        # Whether compiled reads and one-row writes are prepared on the server: not with
         # server-side binding (no Cursor), nor where the server session is not this
         # connection's own (PgBouncer in transaction or statement mode: docs/operations.md).
-        self.prepares_reads = bool(
-            options.get("prepared_reads", True) and options.get("server_side_binding") is not True
+        self.prepares_statements = bool(
+            options.get("prepared_statements", True)
+            and options.get("server_side_binding") is not True
         )
         self._prepared: dict[str, Prepared] = {}  # by SQL
         self._prepared_names: dict[str, Prepared] = {}  # by name
+        # A rows.together(commit=True) block's writes, held for the COMMIT (commit_with).
+        self._held_for_commit: Any = None
 
     def get_connection_params(self) -> dict[str, Any]:
         params = super().get_connection_params()
-        params.pop("prepared_reads", None)  # this engine's option, not psycopg's
+        params.pop("prepared_statements", None)  # this engine's option, not psycopg's
         if self.settings_dict["OPTIONS"].get("server_side_binding") is not True:
             params["cursor_factory"] = Cursor
         return params
@@ -231,6 +237,49 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if since is None:
             return [statement.prepare], statement.execute
         return [f"DEALLOCATE {statement.name}", statement.prepare], statement.execute
+
+    # --- writes that go with the COMMIT (moderator.db.rows.together(commit=True)) -----
+
+    def commit_with(self, held: Any) -> None:
+        """Hold ``held`` (a rows.together() block's writes, the transaction's last) until
+        the COMMIT, which carries them in its query (_commit). A statement run before
+        then sends them first; a rollback drops them."""
+        if self._held_for_commit is not None:  # not expected: one block hands over once
+            self._send_held_for_commit()
+        self._held_for_commit = held
+        self.execute_wrappers.append(self._held_first)
+
+    def _take_held_for_commit(self) -> Any:
+        held, self._held_for_commit = self._held_for_commit, None
+        if held is not None:
+            self.execute_wrappers.remove(self._held_first)
+        return held
+
+    def _send_held_for_commit(self) -> None:
+        held = self._take_held_for_commit()
+        if held is not None:
+            held.send()
+
+    def _held_first(
+        self, execute: Any, sql: Any, params: Any, many: bool, context: dict[str, Any]
+    ) -> Any:
+        self._send_held_for_commit()
+        return execute(sql, params, many, context)
+
+    def _commit(self) -> None:
+        held = self._take_held_for_commit()
+        if held is None:
+            return super()._commit()  # type: ignore[no-any-return]
+        held.send(commit=True)  # its statements, then COMMIT: one query
+        return None
+
+    def _rollback(self) -> None:
+        self._take_held_for_commit()
+        return super()._rollback()  # type: ignore[no-any-return]
+
+    def _close(self) -> None:
+        self._take_held_for_commit()
+        return super()._close()  # type: ignore[no-any-return]
 
     def as_written(self, sql: str) -> str:
         """``sql`` (statements sent in one query, joined by ";\\n") with each EXECUTE of a
