@@ -391,7 +391,7 @@ def test_a_step_resolved_in_its_own_transaction_is_two_round_trips(now):
     writes = "INSERT UPDATE INSERT INSERT WITH INSERT INSERT INSERT WITH COMMIT"
     assert statements(queries)[:3] == ["BEGIN", "SELECT SELECT SELECT", writes]
     # After the commit, its hook hands the reports to the mail queue (run at once here).
-    assert all('"mail_outboundemail"' in query["sql"] for query in queries[3:])
+    assert all('"mail_outboundemail"' in query["sql"] for query in queries.captured_queries[3:])
     assert Step.objects.get(pk=step.pk).status == Step.Status.DONE
     assert game.steps.count() == 2
 

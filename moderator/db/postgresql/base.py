@@ -269,17 +269,17 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def _commit(self) -> None:
         held = self._take_held_for_commit()
         if held is None:
-            return super()._commit()  # type: ignore[no-any-return]
+            super()._commit()  # type: ignore[misc]  # (not in Django's type stubs)
+            return
         held.send(commit=True)  # its statements, then COMMIT: one query
-        return None
 
     def _rollback(self) -> None:
         self._take_held_for_commit()
-        return super()._rollback()  # type: ignore[no-any-return]
+        super()._rollback()  # type: ignore[misc]
 
     def _close(self) -> None:
         self._take_held_for_commit()
-        return super()._close()  # type: ignore[no-any-return]
+        super()._close()  # type: ignore[misc]
 
     def as_written(self, sql: str) -> str:
         """``sql`` (statements sent in one query, joined by ";\\n") with each EXECUTE of a
