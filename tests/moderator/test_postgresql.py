@@ -386,14 +386,6 @@ def test_the_setting_turns_prepared_statements_off(monkeypatch):
 # --- writes: one row prepared; the transaction's last writes with its COMMIT ------------
 
 
-@pytest.fixture
-def step(now):
-    from games import postal
-
-    game = postal.start_game(choice_game(3).pk, now=now)
-    return game.steps.get()
-
-
 def _event(step: Any, text: str) -> tuple[Any, ...]:
     return (step.game_id, step.pk, text, None)
 
@@ -409,19 +401,10 @@ def statement_kinds(query: str) -> list[str]:
     return [part.split()[0] for part in query.removeprefix("BEGIN;").split(";\n")]
 
 
-def test_the_transaction_s_last_writes_go_with_its_commit(step, new_session, sent, other):
+def test_the_transaction_s_last_writes_go_with_its_commit(step, order, new_session, sent, other):
     from games.models import Event, Order
     from moderator.db.rows import insert_models, insert_rows, together, update_fields
 
-    order = Order(
-        step=step,
-        seat=step.game.seats.get(position=0),
-        text="t",
-        parsed={},
-        canonical="c",
-        source="web",
-        received_at=step.opened_at,
-    )
     step.status = "done"
     keys_seen_after_commit: list[Any] = []
     sent.take()

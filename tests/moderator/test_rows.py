@@ -10,7 +10,6 @@ from django.db.models import F
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 
-from games import postal
 from games.models import DiceRoll, Event, Order, SeatLink
 from moderator.db.rows import (
     insert_models,
@@ -20,7 +19,6 @@ from moderator.db.rows import (
     update_fields,
     update_where,
 )
-from tests.factories import choice_game
 
 pytestmark = pytest.mark.django_db
 
@@ -39,12 +37,6 @@ def stored(table: str, ids: list[int]) -> list[dict]:
             {c: str(v) if isinstance(v, dict | list) else v for c, v in zip(listed, r, strict=True)}
             for r in cursor
         ]
-
-
-@pytest.fixture
-def step(now):
-    game = postal.start_game(choice_game(3).pk, now=now)
-    return game.steps.get()
 
 
 def written_both_ways(model, fields, rows, make):
@@ -212,17 +204,8 @@ def test_update_fields_refuses_what_save_refuses(step):
 
 
 @pytest.mark.postgres
-def test_writes_made_together_go_in_one_round_trip_and_get_their_keys(step, now):
+def test_writes_made_together_go_in_one_round_trip_and_get_their_keys(step, order):
     before = Event.objects.count()
-    order = Order(
-        step=step,
-        seat=step.game.seats.get(position=0),
-        text="t",
-        parsed={},
-        canonical="c",
-        source="web",
-        received_at=now,
-    )
     step.status = "done"
     with CaptureQueriesContext(connection) as queries, transaction.atomic(), together():
         insert_models([order])
