@@ -57,10 +57,16 @@ def database_from_url(url: str) -> dict[str, object]:
         path = parts.path[1:] if parts.path.startswith("/") else parts.path
         return {"ENGINE": "django.db.backends.sqlite3", "NAME": path or VAR_DIR / "db.sqlite3"}
     if parts.scheme in ("postgres", "postgresql"):
+        if "DB_PREPARED_READS" in os.environ:  # its name until it covered writes too
+            raise ImproperlyConfigured(
+                "DB_PREPARED_READS is now DB_PREPARED_STATEMENTS (it covers one-row writes "
+                "too): set that instead"
+            )
         return {
             # Django's backend with bulk inserts as VALUES rows, BEGIN sent with a
             # transaction's first statement, the health check made without a query and
-            # the compiled reads prepared once per server session (moderator/db/postgresql).
+            # the compiled reads and one-row writes prepared once per server session, a
+            # transaction's last writes sent with its COMMIT (moderator/db/postgresql).
             "ENGINE": "moderator.db.postgresql",
             "NAME": unquote(parts.path.lstrip("/")),
             "USER": unquote(parts.username or ""),

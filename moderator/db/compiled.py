@@ -204,7 +204,7 @@ def read_together(*reads: tuple[Compiled[Any], tuple[Any, ...]]) -> list[list[An
     binding), else one after another; returns each one's instances. They run in order,
     each with its own snapshot (READ COMMITTED): a read after one that waited for a lock
     sees what the lock's last holder committed, as it would in a round trip of its own."""
-    from moderator.db.rows import execute_several, sends_together  # (imports nothing here)
+    from moderator.db.rows import execute_prepared  # (imports nothing here)
 
     connection = connections[router.db_for_read(reads[0][0].model)]
     plans = [compiled._plan(connection, len(values)) for compiled, values in reads]
@@ -216,23 +216,16 @@ def read_together(*reads: tuple[Compiled[Any], tuple[Any, ...]]) -> list[list[An
         compiled._params(plan, values)
         for (compiled, values), plan in zip(reads, plans, strict=True)
     ]
-    statements: list[tuple[str, list[Any], bool]] = []
-    answers: list[int] = []  # each read's statement among them
-    prepared = getattr(connection, "prepared", None)
-    if not getattr(connection, "prepares_statements", False) or not sends_together(connection):
-        prepared = None
-    for (compiled, _), plan, part in zip(reads, plans, params, strict=True):
-        sql = plan.sql
-        if prepared is not None and compiled.prepare:
-            # Prepared by name on the server session (moderator.db.postgresql): its
-            # PREPARE (and DEALLOCATE, once its plan is a minute old) goes in front of
-            # the EXECUTE, in the same query.
-            before, sql = prepared(sql)
-            statements.extend((statement, [], False) for statement in before)
-        answers.append(len(statements))
-        statements.append((sql, part, True))
-    results = execute_several(connection, statements)
+    # Prepared by name on the server session where the engine prepares statements
+    # (moderator.db.postgresql), unless the read says not to (Compiled(prepare=False)).
+    results = execute_prepared(
+        connection,
+        [
+            (plan.sql, part, True, compiled.prepare)
+            for (compiled, _), plan, part in zip(reads, plans, params, strict=True)
+        ],
+    )
     return [
-        compiled._instances(plan, connection.alias, results[answer][0])
-        for (compiled, _), plan, answer in zip(reads, plans, answers, strict=True)
+        compiled._instances(plan, connection.alias, rows)
+        for (compiled, _), plan, (rows, _) in zip(reads, plans, results, strict=True)
     ]

@@ -344,25 +344,41 @@ def _send(
 def _execute(
     connection: BaseDatabaseWrapper, statements: list[_Statement], *, commit: bool = False
 ) -> None:
-    """Run ``statements`` in one query (execute_several), then hand each its result. A
-    statement of one shape is sent as the EXECUTE of a statement prepared on the server
-    session where the engine prepares them (moderator.db.postgresql), its PREPARE in
-    front of it the first time. ``commit``: the transaction's COMMIT goes last."""
+    """Run ``statements`` in one query (execute_prepared), then hand each its result."""
+    results = execute_prepared(
+        connection,
+        [(s.sql, s.params, s.returns_rows, s.prepare) for s in statements],
+        commit=commit,
+    )
+    for statement, result in zip(statements, results, strict=True):
+        if statement.done is not None:
+            statement.done(*result)
+
+
+def execute_prepared(
+    connection: BaseDatabaseWrapper,
+    statements: Sequence[tuple[str, Sequence[Any], bool, bool]],
+    *,
+    commit: bool = False,
+) -> list[tuple[list[tuple[Any, ...]], int]]:
+    """execute_several for ``statements`` (SQL, parameters, whether to fetch its rows,
+    whether it may be prepared): one that may is sent as the EXECUTE of a statement
+    prepared on the server session where the engine prepares them
+    (moderator.db.postgresql), its PREPARE (and DEALLOCATE, once its plan is a minute
+    old) in front of it, in the same query. ``commit``: the transaction's COMMIT goes
+    last. Returns each statement's rows and row count."""
     prepared = None
     if getattr(connection, "prepares_statements", False) and sends_together(connection):
         prepared = connection.prepared  # type: ignore[attr-defined]
     sent: list[tuple[str, Sequence[Any], bool]] = []
     answers: list[int] = []  # each statement's place among those sent
-    for statement in statements:
-        sql = statement.sql
-        if prepared is not None and statement.prepare:
+    for sql, params, fetch, prepare in statements:
+        if prepared is not None and prepare:
             before, sql = prepared(sql)
             sent.extend((other, [], False) for other in before)
         answers.append(len(sent))
-        sent.append((sql, statement.params, statement.returns_rows))
+        sent.append((sql, params, fetch))
     if commit:
         sent.append(("COMMIT", [], False))
     results = execute_several(connection, sent)
-    for statement, answer in zip(statements, answers, strict=True):
-        if statement.done is not None:
-            statement.done(*results[answer])
+    return [results[answer] for answer in answers]

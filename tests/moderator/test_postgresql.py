@@ -381,6 +381,10 @@ def test_the_setting_turns_prepared_statements_off(monkeypatch):
     monkeypatch.setenv("DB_PREPARED_STATEMENTS", "sometimes")
     with pytest.raises(ImproperlyConfigured, match="DB_PREPARED_STATEMENTS must be true or false"):
         database_from_url(url)
+    monkeypatch.setenv("DB_PREPARED_STATEMENTS", "false")
+    monkeypatch.setenv("DB_PREPARED_READS", "false")  # the name it had: refused, named
+    with pytest.raises(ImproperlyConfigured, match="DB_PREPARED_READS is now DB_PREPARED_ST"):
+        database_from_url(url)
 
 
 # --- writes: one row prepared; the transaction's last writes with its COMMIT ------------
