@@ -7,7 +7,8 @@ mail workers, next to the limit: smtplib sending the same messages over one conn
 The reports are real: ``--games`` Choice games of ``--seats`` seats started with
 postal.start_game, one report per seat in the outbox. For each number of workers the rows
 are set pending again, the workers (``celery worker --queues mail --concurrency 1`` each,
-Django's SMTP backend) are started and answer a ping, and the clock runs from
+moderator.mail.smtp.EmailBackend: Django's SMTP backend, extended) are started and answer
+a ping, and the clock runs from
 moderator.mail.outbox.enqueue until the SMTP server (aiosmtpd, in a process of its own)
 has received every message. The workers send batches of MAIL_BATCH rows, each over one
 SMTP connection, so the limit is smtplib sending the messages the workers sent (built by
@@ -159,7 +160,7 @@ def pending_again(ids: list[int]) -> None:
 
 def start_workers(processes: bench.Processes, count: int, smtp_port: int) -> list[str]:
     env = {
-        "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "EMAIL_BACKEND": "moderator.mail.smtp.EmailBackend",
         "EMAIL_HOST": "127.0.0.1",
         "EMAIL_PORT": str(smtp_port),
         "LOG_LEVEL": "WARNING",
@@ -311,7 +312,8 @@ def main() -> None:
         method=(
             f"{len(ids)} turn reports of {games} Choice games of {seats} seats, started with "
             "postal.start_game. Workers: `celery worker --queues mail --concurrency 1` "
-            "each, Django's SMTP backend, to aiosmtpd in a process of its own; timed from "
+            "each, moderator.mail.smtp.EmailBackend (Django's SMTP backend, extended), to "
+            "aiosmtpd in a process of its own; timed from "
             "outbox.enqueue of every row until the SMTP server received the last message; "
             "the workers send batches of MAIL_BATCH rows (default 50), each over one SMTP "
             "connection. Limit: the same messages (outbox._message(row).message()) sent "

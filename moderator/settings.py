@@ -175,7 +175,8 @@ if DEBUG:
 
 # --- email -----------------------------------------------------------------------------
 # ESP through anymail: EMAIL_BACKEND=anymail.backends.<esp>.EmailBackend plus ANYMAIL_*.
-# Self-hosters: EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend plus EMAIL_HOST...
+# Self-hosters: EMAIL_BACKEND=moderator.mail.smtp.EmailBackend (Django's SMTP backend, with
+# cheaper envelope addresses; Django's own works too) plus EMAIL_HOST...
 EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.filebased.EmailBackend")
 EMAIL_FILE_PATH = VAR_DIR / "mail"
 EMAIL_HOST = envstr("EMAIL_HOST", "localhost")

@@ -28,7 +28,7 @@ def test_a_player_orders_from_the_emailed_link_and_reads_the_result_in_the_next_
 ):
     settings.SITE_URL = web_server
     services.env.update(
-        EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend",
+        EMAIL_BACKEND="moderator.mail.smtp.EmailBackend",
         EMAIL_HOST="127.0.0.1",
         EMAIL_PORT=str(smtp_server.port),
         SITE_URL=web_server,

@@ -68,7 +68,7 @@ def smtp(services: Services) -> Iterator[Mailserver]:
     controller = Controller(server, hostname="127.0.0.1", port=port)
     controller.start()
     services.env.update(
-        EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend",
+        EMAIL_BACKEND="moderator.mail.smtp.EmailBackend",
         EMAIL_HOST="127.0.0.1",
         EMAIL_PORT=str(port),
         EMAIL_TIMEOUT="20",

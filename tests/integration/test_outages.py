@@ -37,7 +37,7 @@ CHOICE = ChoiceEngine()
 
 def smtp_env(services: Services, smtp: Inbox) -> None:
     services.env.update(
-        EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend",
+        EMAIL_BACKEND="moderator.mail.smtp.EmailBackend",
         EMAIL_HOST="127.0.0.1",
         EMAIL_PORT=str(smtp.port),
     )

@@ -33,7 +33,7 @@ def test_a_reply_to_the_emailed_report_is_the_order_the_worker_resolves(
     settings.INBOUND_ADDRESS = "orders@in.example.org"
     settings.ANYMAIL = {"WEBHOOK_SECRET": [SECRET]}
     services.env.update(
-        EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend",
+        EMAIL_BACKEND="moderator.mail.smtp.EmailBackend",
         EMAIL_HOST="127.0.0.1",
         EMAIL_PORT=str(smtp_server.port),
         SITE_URL=web_server,

@@ -1,0 +1,120 @@
+"""moderator.mail.smtp.EmailBackend: Django's SMTP backend with cheaper envelope
+addresses, which must put on the wire exactly what Django's puts there."""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Iterator
+from email.utils import parseaddr
+from typing import Any
+
+import pytest
+from aiosmtpd.controller import Controller
+from django.core.mail import EmailMessage, get_connection
+from django.core.mail.message import sanitize_address
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from moderator.mail.smtp import envelope_address
+from tests.browser import free_port
+
+ADDRESSES = [
+    "ann@example.org",
+    "P.0+x@Example.ORG",
+    "a@b",
+    ".a..b.@c.org",
+    "o'neil{x}|y@sub-domain.example.org",
+    "Ann <ann@example.org>",
+    "Zoë Ünal <zoe@example.org>",
+    '"a b"@c.org',
+    "zoë@example.org",
+    "ann@exämple.org",
+    "ann@xn--exmple-cua.org",
+    "ann@" + "a" * 63 + ".org",
+]
+
+
+def django_or_error(address: str) -> str:
+    try:
+        return sanitize_address(address, "utf-8")
+    except Exception as error:  # the same error, whatever it is
+        return f"error: {type(error).__name__}"
+
+
+def ours_or_error(address: str) -> str:
+    try:
+        return envelope_address(address, "utf-8")
+    except Exception as error:  # the same error, whatever it is
+        return f"error: {type(error).__name__}"
+
+
+@pytest.mark.parametrize("address", ADDRESSES)
+def test_an_envelope_address_is_what_django_writes_for_it(address):
+    assert ours_or_error(address) == django_or_error(address)
+
+
+ADDRESS_CHARACTERS = string.ascii_letters + string.digits + "!#$%&'*+/=?^_`{|}~.-@ <>\"é"
+
+
+@given(st.text(alphabet=ADDRESS_CHARACTERS, min_size=1, max_size=40))
+@example("a@" + "b" * 64)
+@example("a@b..c")
+@example("a@.b")
+@example("a@b.")
+def test_any_envelope_address_is_what_django_writes_for_it_or_the_same_error(address):
+    assert ours_or_error(address) == django_or_error(address)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.envelopes: list[tuple[str, list[str], bytes]] = []
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.envelopes.append((envelope.mail_from, list(envelope.rcpt_tos), envelope.content))
+        return "250 OK"
+
+
+@pytest.fixture
+def recorder(settings: Any) -> Iterator[Recorder]:
+    recorder = Recorder()
+    port = free_port()
+    controller = Controller(recorder, hostname="127.0.0.1", port=port)
+    controller.start()
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", port, 10
+    try:
+        yield recorder
+    finally:
+        controller.stop()
+
+
+@pytest.mark.parametrize(
+    ("sender", "to"),
+    [
+        ("Moderator <moderator@example.org>", ["ann@example.org", "Bob <bob@example.org>"]),
+        ("moderator@example.org", ["Zoë Ünal <zoe@example.org>", "o'neil@example.org"]),
+    ],
+)
+def test_the_backend_sends_what_django_s_own_sends(recorder, sender, to):
+    def message() -> EmailMessage:
+        return EmailMessage(
+            subject="Step 1 of Choice",
+            body="Roll: 1 2 3 4 5\n",
+            from_email=sender,
+            to=to,
+            headers={"Date": "Mon, 23 Nov 2026 18:00:00 -0000", "Message-ID": "<1@example.org>"},
+        )
+
+    for backend in (
+        "django.core.mail.backends.smtp.EmailBackend",
+        "moderator.mail.smtp.EmailBackend",
+    ):
+        assert get_connection(backend).send_messages([message()]) == 1
+    ours, django = recorder.envelopes[1], recorder.envelopes[0]
+    assert ours == django
+    assert ours[:2] == (parseaddr(sender)[1], [parseaddr(address)[1] for address in to])
+
+
+def test_a_message_without_recipients_is_not_sent(recorder):
+    backend = get_connection("moderator.mail.smtp.EmailBackend")
+    assert backend.send_messages([EmailMessage(subject="x", body="y", to=[])]) == 0
+    assert recorder.envelopes == []
