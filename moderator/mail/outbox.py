@@ -63,7 +63,7 @@ from django.core.mail.message import (
 from django.core.mail.utils import DNS_NAME
 from django.core.validators import validate_email
 from django.db import connection, transaction
-from django.db.models import Case, F, Q, QuerySet, Value, When
+from django.db.models import BooleanField, Case, F, Func, Q, QuerySet, Value, When
 from django.template import Context
 from django.template.loader import select_template
 from django.utils import timezone
@@ -168,6 +168,8 @@ def build(
 
 # A header value that Compat32 writes as it is: printable ASCII words one space apart.
 _UNFOLDED = re.compile(r"[!-~]+(?: [!-~]+)*\Z")
+# The longest such subject that email.header.Header(subject).encode() leaves as it is.
+_SUBJECT_AS_IT_IS = 76
 
 
 class _Policy(Compat32):
@@ -296,8 +298,14 @@ class _Email(EmailMultiAlternatives):
                     name = filename if filename.isascii() else ("utf-8", "", filename)
                     part.add_header("Content-Disposition", "attachment", filename=name)
                 msg.attach(part)
-        # The headers, as EmailMessage.message() sets them (on Django's multipart).
-        msg["Subject"] = self.subject
+        # The headers, as EmailMessage.message() sets them (on Django's multipart). A
+        # subject of printable ASCII words one space apart that fits on a line is what
+        # Django's header check (an email.header.Header encoded) writes for it.
+        subject = str(self.subject)
+        if len(subject) <= _SUBJECT_AS_IT_IS and _UNFOLDED.match(subject):
+            Message.__setitem__(msg, "Subject", subject)
+        else:
+            msg["Subject"] = subject
         msg["From"] = self.extra_headers.get("From", self.from_email)
         for header, values in (("To", self.to), ("Cc", self.cc), ("Reply-To", self.reply_to)):
             if header in self.extra_headers:
@@ -558,7 +566,7 @@ def _send_group(
 def _claim(ids: Sequence[int], now: datetime) -> list[OutboundEmail]:
     """Claim the pending and due rows among ``ids`` and load them, in one statement;
     returns them by id. A row another worker claimed first is no longer pending, so it
-    is not returned here."""
+    is not returned here. The rows are found by primary key (see ``_OnTheRow``)."""
     ids = sorted(set(ids))
     if not ids:
         return []
@@ -568,8 +576,8 @@ def _claim(ids: Sequence[int], now: datetime) -> list[OutboundEmail]:
     sql = (
         f"UPDATE {quote(OutboundEmail._meta.db_table)} "
         "SET state = %s, attempts = attempts + 1, sending_since = %s "
-        f"WHERE id IN ({', '.join(['%s'] * len(ids))}) AND state = %s "
-        f"AND (next_attempt_at IS NULL OR next_attempt_at <= %s) RETURNING {columns}"
+        f"WHERE id IN ({', '.join(['%s'] * len(ids))}) AND (state = %s "
+        f"AND (next_attempt_at IS NULL OR next_attempt_at <= %s)) IS TRUE RETURNING {columns}"
     )
     params = [State.SENDING.value, at, *ids, State.PENDING.value, at]
     return sorted(OutboundEmail.objects.raw(sql, params), key=lambda row: row.pk)
@@ -675,10 +683,25 @@ def _attempt(row: OutboundEmail) -> QuerySet[OutboundEmail]:
 
 
 def _attempts_claimed_at(sending_since: datetime | None) -> QuerySet[OutboundEmail]:
-    """The rows still in the attempt claimed at ``sending_since`` (``_attempt`` of a batch)."""
+    """The rows still in the attempt claimed at ``sending_since`` (``_attempt`` of a batch),
+    to be narrowed by primary key (see ``_OnTheRow``)."""
     return OutboundEmail.objects.filter(
-        state__in=[State.SENDING, State.UNKNOWN], sending_since=sending_since
+        _OnTheRow(Q(state__in=[State.SENDING, State.UNKNOWN], sending_since=sending_since))
     )
+
+
+class _OnTheRow(Func):
+    """``(condition) IS TRUE``: the same rows as ``condition``, which no index answers.
+
+    A batch's rows are claimed and recorded by primary key, their state checked on the row.
+    Left to choose, PostgreSQL finds them through outbox_due by their state whenever its
+    statistics say that few rows are pending or sending, which is what they say just after
+    a burst of reports (the sweep resolving many steps): it then reads every entry of that
+    state, dead row versions too, for each group. Measured with 1,000 rows pending, the
+    statistics taken before: 3.5 ms to claim ten rows, 0.3 ms by primary key."""
+
+    template = "(%(expressions)s) IS TRUE"
+    output_field = BooleanField()
 
 
 def _failed_attempt(row: OutboundEmail, error: Exception, now: datetime) -> str:

@@ -331,6 +331,9 @@ def same_boundaries(ours: Any, theirs: Any) -> None:
     [
         {},
         {"subject": "Étape 1 de « Choix » pour Zoë ⚀⚁", "to": "Zoë <zoe@example.org>"},
+        {"subject": ("Step 12 of Choice: " + "word " * 12)[:76]},  # written as it is
+        {"subject": ("Step 12 of Choice: " + "word " * 12)[:77]},  # Django's own path
+        {"subject": "=?utf-8?q?a?= (a;b,c)"},
         {"text": "plain ASCII only\n", "html": "<p>ascii</p>"},
         {"text": "a\r\nb\rc\u2028d\x85e\n", "html": "<p>⚀</p>\n"},
         {"text": "ü" * 240 + "\n" + "x" * 998, "html": "<p>" + "y" * 900 + "</p>"},
