@@ -338,6 +338,7 @@ def same_boundaries(ours: Any, theirs: Any) -> None:
         {"text": "a\r\nb\rc\u2028d\x85e\n", "html": "<p>⚀</p>\n"},
         {"text": "ü" * 240 + "\n" + "x" * 998, "html": "<p>" + "y" * 900 + "</p>"},
         {"text": "ü" * 300, "html": "<p>long</p>"},
+        {"text": "ü" * 300 + "\u2028" + "ü" * 300, "html": "<p>a line of 1203 bytes</p>"},
         {"text": "x" * 999, "html": "<p>long</p>"},
         {"html": ""},
         {
@@ -356,6 +357,7 @@ def test_a_message_is_the_mime_tree_django_makes_byte_for_byte(fields, now):
     ours, theirs = message.message(), django_twin(message)
     same_boundaries(ours, theirs)
     assert compat32_bytes(ours, "\r\n") == compat32_bytes(theirs, "\r\n")
+    assert ours.as_bytes(linesep="\r\n") == compat32_bytes(theirs, "\r\n")  # type: ignore[call-arg]
     assert ours.as_string() == theirs.as_string()
 
 
