@@ -433,7 +433,7 @@ def queue_once(rows: list[OutboundEmail]) -> list[int]:
     OutboundEmail.objects.bulk_create(rows, ignore_conflicts=True)
     ids = list(
         OutboundEmail.objects.filter(
-            dedupe_key__in=[row.dedupe_key for row in rows], state=State.PENDING
+            _OnTheRow(Q(state=State.PENDING)), dedupe_key__in=[row.dedupe_key for row in rows]
         )
         .order_by("id")
         .values_list("id", flat=True)
@@ -712,7 +712,8 @@ def _hand_back(rows: list[OutboundEmail], now: datetime) -> list[int]:
     """Rows claimed at ``now`` and never tried: pending again, the attempt not counted, and
     to the workers again."""
     ids = [row.pk for row in rows]
-    OutboundEmail.objects.filter(pk__in=ids, state=State.SENDING, sending_since=now).update(
+    claimed = OutboundEmail.objects.filter(_OnTheRow(Q(state=State.SENDING, sending_since=now)))
+    claimed.filter(pk__in=ids).update(
         state=State.PENDING, attempts=F("attempts") - 1, sending_since=None
     )
     log.info("outbox rows %s waited too long in their batch; enqueued again", ids)
@@ -737,7 +738,8 @@ def _attempts_claimed_at(sending_since: datetime | None) -> QuerySet[OutboundEma
 class _OnTheRow(Func):
     """``(condition) IS TRUE``: the same rows as ``condition``, which no index answers.
 
-    A batch's rows are claimed and recorded by primary key, their state checked on the row.
+    A batch's rows are claimed and recorded by primary key (new rows found by their
+    dedupe key), their state checked on the row.
     Left to choose, PostgreSQL finds them through outbox_due by their state whenever its
     statistics say that few rows are pending or sending, which is what they say just after
     a burst of reports (the sweep resolving many steps): it then reads every entry of that
