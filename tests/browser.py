@@ -8,6 +8,7 @@ import shutil
 import socket
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 from email.message import EmailMessage
@@ -65,6 +66,23 @@ def text_of(message: EmailMessage) -> str:
     part = message.get_body(preferencelist=("plain",))
     assert part is not None
     return str(part.get_content())
+
+
+@contextmanager
+def serving_smtp(handler: Any, settings: Any) -> Iterator[int]:
+    """aiosmtpd with ``handler`` on a free local port, which the outbox sends to through
+    moderator.mail.smtp.EmailBackend (``settings``: pytest-django's fixture)."""
+    from aiosmtpd.controller import Controller
+
+    port = free_port()
+    controller = Controller(handler, hostname="127.0.0.1", port=port)
+    controller.start()
+    settings.EMAIL_BACKEND = "moderator.mail.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", port, 10
+    try:
+        yield port
+    finally:
+        controller.stop()
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
 from django.core import mail
 from django.core.mail.backends.base import BaseEmailBackend
 from django.db import connection
@@ -22,7 +21,7 @@ from kombu.exceptions import OperationalError
 
 from moderator.mail import outbox, tasks
 from moderator.mail.models import OutboundEmail
-from tests.browser import free_port
+from tests.browser import serving_smtp
 from tests.factories import GMFactory, choice_game
 
 pytestmark = pytest.mark.django_db
@@ -516,15 +515,8 @@ class Server:
 @pytest.fixture
 def smtp(settings: Any) -> Iterator[Server]:
     server = Server()
-    port = free_port()
-    controller = Controller(server, hostname="127.0.0.1", port=port)
-    controller.start()
-    settings.EMAIL_BACKEND = "moderator.mail.smtp.EmailBackend"
-    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", port, 10
-    try:
+    with serving_smtp(server, settings):
         yield server
-    finally:
-        controller.stop()
 
 
 def test_over_smtp_a_batch_uses_one_connection_and_a_new_one_after_each_refusal(

@@ -9,14 +9,13 @@ from email.utils import parseaddr
 from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
 from django.core.mail import EmailMessage, get_connection
 from django.core.mail.message import sanitize_address
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from moderator.mail.smtp import envelope_address
-from tests.browser import free_port
+from tests.browser import serving_smtp
 
 ADDRESSES = [
     "ann@example.org",
@@ -77,14 +76,8 @@ class Recorder:
 @pytest.fixture
 def recorder(settings: Any) -> Iterator[Recorder]:
     recorder = Recorder()
-    port = free_port()
-    controller = Controller(recorder, hostname="127.0.0.1", port=port)
-    controller.start()
-    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", port, 10
-    try:
+    with serving_smtp(recorder, settings):
         yield recorder
-    finally:
-        controller.stop()
 
 
 @pytest.mark.parametrize(
