@@ -211,7 +211,7 @@ def sign_in(port: int, number: int, game: Game) -> Post:
         raise RuntimeError(f"the order form answered {answer.status}: {answer.text[:2000]}")
     browser.connection.close()
     # The messages cookie is left out: the next GET of the page would have consumed it.
-    return Post(play, urlencode(form), browser.cookie("csrftoken", "sessionid"))
+    return Post(play, urlencode(form), browser.cookie("csrftoken", access.SEATS_COOKIE))
 
 
 def bare_post(game: Game) -> Post:

@@ -1,10 +1,11 @@
 """Public pages and the players' pages.
 
 A player has no account: a magic link ``/p/<token>/`` shows a Continue page on GET (email
-link scanners must change nothing, so GET writes nothing, not even a session) and, on
-POST, remembers the seat in the session and redirects to the token-free ``/play/<id>/``.
-Every player page is scoped to the seats in the session; anything else answers the same
-plain 404. Views stay thin: ``games.access`` and ``games.postal`` do the work.
+link scanners must change nothing, so GET writes nothing, not even a cookie) and, on
+POST, adds the seat to the browser's signed seats cookie (``access.remember_seat``) and
+redirects to the token-free ``/play/<id>/``. Every player page is scoped to the seats the
+browser holds; anything else answers the same plain 404. Views stay thin: ``games.access``
+and ``games.postal`` do the work.
 """
 
 from __future__ import annotations
@@ -23,9 +24,6 @@ from games.gm_forms import first_error
 from games.models import Game, Order, Seat, Step
 from moderator import ratelimit
 
-# The session holds [seat id, link version] pairs: a rotated link or a replaced player
-# (the seat's link version moves on) also closes the sessions opened with older links.
-SESSION_SEATS = "seats"
 LINK_RATE = {"limit": 30, "window": 60}
 
 
@@ -62,28 +60,14 @@ def magic_link(request: HttpRequest, token: str) -> HttpResponse:
         return not_valid(request)
     if request.method == "GET":
         return render(request, "games/continue.html", {"seat": seat, "game": seat.game})
-    entries = [entry for entry in _session_entries(request) if entry[0] != seat.pk]
-    # A new seat in this browser is a new login: a new session key (no fixation).
-    request.session.cycle_key()
-    request.session[SESSION_SEATS] = [*entries, [seat.pk, seat.link_version]]
-    return redirect("games:play", game_id=seat.game_id)
+    response = redirect("games:play", game_id=seat.game_id)
+    access.remember_seat(request, response, seat)
+    return response
 
 
-def _session_entries(request: HttpRequest) -> list[list[int]]:
-    entries = request.session.get(SESSION_SEATS, [])
-    if not isinstance(entries, list):
-        return []
-    return [entry for entry in entries if isinstance(entry, list) and len(entry) == 2]
-
-
-def _session_links(request: HttpRequest) -> dict[int, int]:
-    """Seat id -> the link version of the link that opened it in this browser."""
-    return {seat_id: version for seat_id, version in _session_entries(request)}
-
-
-def _session_seats(request: HttpRequest, **filters: Any) -> list[Seat]:
+def _browser_seats(request: HttpRequest, **filters: Any) -> list[Seat]:
     """The seats this browser opened with a link that still works, with their games."""
-    versions = _session_links(request)
+    versions = access.browser_links(request)
     if not versions:
         return []
     # A game's seats by position: the page shows the first.
@@ -100,7 +84,7 @@ def _session_seats(request: HttpRequest, **filters: Any) -> list[Seat]:
 
 @require_GET
 def play_index(request: HttpRequest) -> HttpResponse:
-    seats = sorted(_session_seats(request), key=lambda seat: -seat.game.pk)
+    seats = sorted(_browser_seats(request), key=lambda seat: -seat.game.pk)
     return render(request, "games/play_index.html", {"seats": seats})
 
 
@@ -109,7 +93,7 @@ def play(request: HttpRequest, game_id: int) -> HttpResponse:
     refused: str | None = None
     step_number = _posted_step(request) if request.method == "POST" else None
     text = typed_order(request.POST) if step_number is not None else None
-    links = _session_links(request) if text is not None else {}
+    links = access.browser_links(request) if text is not None else {}
     if text is not None and step_number is not None and links:
         # A typed order needs nothing of the page, not even the seat: the postal layer
         # finds the seat this browser's links open under the game's lock, and an accepted
@@ -130,7 +114,7 @@ def play(request: HttpRequest, game_id: int) -> HttpResponse:
             refused = error.message
         else:
             return _accepted(request, order)
-    seats = _session_seats(request, game_id=game_id)
+    seats = _browser_seats(request, game_id=game_id)
     if not seats:
         return not_valid(request)
     seat = seats[0]
@@ -173,7 +157,7 @@ def play(request: HttpRequest, game_id: int) -> HttpResponse:
 def play_json(request: HttpRequest, game_id: int) -> HttpResponse:
     """The seat's page as JSON: what the seat may see (the engine's view for it), what it
     owes and until when. Scoped like the page: another seat's game is the same 404."""
-    seats = _session_seats(request, game_id=game_id)
+    seats = _browser_seats(request, game_id=game_id)
     if not seats:
         return not_valid(request)
     seat = seats[0]
@@ -309,7 +293,7 @@ def gm_calendar(request: HttpRequest, token: str) -> HttpResponse:
 def reminder_choice(request: HttpRequest) -> HttpResponse:
     """A player chooses, for their address and every game it plays, one email per reminder
     or one daily digest."""
-    seats = _session_seats(request)
+    seats = _browser_seats(request)
     seat_id = request.POST.get("seat", "")
     seat = next((seat for seat in seats if str(seat.pk) == seat_id), None)
     if seat is None:

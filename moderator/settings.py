@@ -86,6 +86,9 @@ DEBUG = envbool("DEBUG", default="SECRET_KEY" not in os.environ)
 SECRET_KEY = envstr("SECRET_KEY", "embedded-default-not-secret")
 if not DEBUG and SECRET_KEY.startswith("embedded-default"):
     raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
+# Earlier keys, comma-separated: what they signed (players' seats cookies, GMs' sessions,
+# password reset links) still reads while they are listed.
+SECRET_KEY_FALLBACKS = envlist("SECRET_KEY_FALLBACKS")
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 # Health checks from inside the host or container ask for 127.0.0.1 over plain HTTP.
 ALLOWED_HOSTS += [host for host in ("127.0.0.1", "localhost") if host not in ALLOWED_HOSTS]

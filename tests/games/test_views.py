@@ -8,8 +8,12 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.contrib.sessions.backends.base import SessionBase
+from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.sessions.models import Session
+from django.core import signing
 from django.db import connection
+from django.http import HttpResponse
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
@@ -55,6 +59,11 @@ def seat_of(game: Game, position: int) -> Seat:
 
 def token_for(game: Game, position: int, now: datetime) -> str:
     return access.mint([seat_of(game, position)], now=now)[position]
+
+
+def held(client: Client) -> Any:
+    """The [seat id, link version] pairs of the browser's seats cookie."""
+    return signing.loads(client.cookies[access.SEATS_COOKIE].value, salt="games.access.seats")
 
 
 def log_in(client: Client, game: Game, position: int, now: datetime) -> None:
@@ -148,13 +157,12 @@ def test_get_on_a_link_shows_continue_and_writes_nothing(client, now, django_ass
     with django_assert_num_queries(1):  # the one SELECT that looks the token up
         response = client.get(f"/p/{token}/")
     assert response.status_code == 200
-    assert settings.SESSION_COOKIE_NAME not in response.cookies
+    assert not set(response.cookies) & {settings.SESSION_COOKIE_NAME, access.SEATS_COOKIE}
     assert (Session.objects.count(), SeatLink.objects.count(), snapshot(game)) == before
     html = response.content.decode()
     assert '<form method="post" action="">' in html
     assert 'name="csrfmiddlewaretoken"' in html
     assert "<p>“Test Choice”: you play as <strong>bob</strong>.</p>" in html
-    assert client.session.get("seats") is None
 
 
 def test_post_on_a_link_remembers_the_seat_and_redirects_to_the_token_free_page(client, now):
@@ -162,7 +170,17 @@ def test_post_on_a_link_remembers_the_seat_and_redirects_to_the_token_free_page(
     token = token_for(game, 1, now)
     response = client.post(f"/p/{token}/")
     assert (response.status_code, response["Location"]) == (302, f"/play/{game.pk}/")
-    assert client.session["seats"] == [[seat_of(game, 1).pk, 0]]
+    assert held(client) == [[seat_of(game, 1).pk, 0]]
+    cookie = response.cookies[access.SEATS_COOKIE]
+    assert (cookie["max-age"], cookie["path"], cookie["httponly"], cookie["samesite"]) == (
+        settings.SESSION_COOKIE_AGE,
+        "/",
+        True,
+        "Lax",
+    )
+    # The browser holds its seats; the server keeps nothing of them.
+    assert settings.SESSION_COOKIE_NAME not in response.cookies
+    assert Session.objects.count() == 0
     page = client.get(f"/play/{game.pk}/")
     assert page.status_code == 200
     assert "You play as <strong>bob</strong>" in page.content.decode()
@@ -174,12 +192,90 @@ def test_a_second_game_joins_the_first_in_the_session_and_the_list(client, now):
     second = started(2, now, title="Second")
     log_in(client, first, 0, now)
     log_in(client, second, 1, now)
-    assert client.session["seats"] == [[seat_of(first, 0).pk, 0], [seat_of(second, 1).pk, 0]]
+    assert held(client) == [[seat_of(first, 0).pk, 0], [seat_of(second, 1).pk, 0]]
     html = client.get("/play/").content.decode()
     assert re.findall(r'<li><a href="/play/(\d+)/">(.*?)</a>', html) == [
         (str(second.pk), "Second"),
         (str(first.pk), "First"),
     ]
+    assert client.get(f"/play/{first.pk}/").status_code == 200
+    assert client.get(f"/play/{second.pk}/").status_code == 200
+
+
+def test_a_seats_cookie_tampered_with_or_too_old_opens_nothing(client, now, time_machine):
+    game = started(2, now)
+    log_in(client, game, 0, now)
+    signed = client.cookies[access.SEATS_COOKIE].value
+    expected = not_valid_body(client)
+    theirs = seat_of(game, 1).pk
+    forged = [
+        signed[:-1] + ("A" if signed[-1] != "A" else "B"),  # the signature changed
+        signing.dumps([[theirs, 0]], salt="another salt"),
+        signing.dumps([[theirs, 0]], salt="games.access.seats", key="another key"),
+        f"[[{theirs}, 0]]",
+    ]
+    for value in forged:
+        client.cookies[access.SEATS_COOKIE] = value
+        response = client.get(f"/play/{game.pk}/")
+        assert (response.status_code, response.content) == (404, expected), value
+        typed = {"step": "1", "entry": "text", "text": canonical(choices_for(game, 1))}
+        assert client.post(f"/play/{game.pk}/", typed).status_code == 404
+    assert Order.objects.filter(source=Order.Source.WEB).count() == 0
+    client.cookies[access.SEATS_COOKIE] = signed
+    assert client.get(f"/play/{game.pk}/").status_code == 200
+    time_machine.move_to(now + timedelta(seconds=settings.SESSION_COOKIE_AGE), tick=False)
+    assert client.get(f"/play/{game.pk}/").status_code == 200
+    time_machine.move_to(now + timedelta(seconds=settings.SESSION_COOKIE_AGE + 1), tick=False)
+    assert client.get(f"/play/{game.pk}/").status_code == 404
+
+
+def test_a_seats_cookie_reads_under_a_new_key_while_the_old_is_a_fallback(client, now, settings):
+    game = started(1, now)
+    settings.SECRET_KEY = "the key of last year " * 3
+    log_in(client, game, 0, now)
+    settings.SECRET_KEY = "the key of this year " * 3
+    settings.SECRET_KEY_FALLBACKS = ["the key of last year " * 3]
+    assert client.get(f"/play/{game.pk}/").status_code == 200
+    settings.SECRET_KEY_FALLBACKS = []
+    assert client.get(f"/play/{game.pk}/").status_code == 404
+
+
+def test_a_browser_keeps_its_latest_seats_within_a_cookie(client, now, monkeypatch):
+    monkeypatch.setattr(access, "SEATS_KEPT", 3)
+    games = [started(1, now) for _ in range(4)]
+    for game in games:
+        log_in(client, game, 0, now)
+    log_in(client, games[1], 0, now)  # again: it moves to the end, not twice
+    assert held(client) == [[seat_of(game, 0).pk, 0] for game in [games[2], games[3], games[1]]]
+    assert client.get(f"/play/{games[0].pk}/").status_code == 404
+    assert client.get(f"/play/{games[1].pk}/").status_code == 200
+
+
+def test_the_most_seats_a_browser_keeps_fit_in_a_cookie(rf):
+    """Browsers keep cookies of 4096 bytes, name and value: SEATS_KEPT of the largest ids
+    and link versions must fit."""
+    request = rf.get("/")
+    response = HttpResponse()
+    for seat_id in range(10**12 - access.SEATS_KEPT - 1, 10**12):
+        access.remember_seat(request, response, Seat(pk=seat_id, link_version=9999))
+        request.COOKIES[access.SEATS_COOKIE] = response.cookies[access.SEATS_COOKIE].value
+    value = response.cookies[access.SEATS_COOKIE].value
+    assert len(access.browser_links(request)) == access.SEATS_KEPT == 100
+    assert len(access.SEATS_COOKIE) + 1 + len(value) < 4000
+
+
+def test_seats_a_session_held_before_the_cookie_still_open_their_pages(client, now):
+    """Browsers signed in before the seats cookie kept their seats in the session."""
+    first, second = started(2, now), started(2, now)
+    session = SessionStore()
+    session["seats"] = [[seat_of(first, 0).pk, 0]]
+    session.create()
+    client.cookies[settings.SESSION_COOKIE_NAME] = session.session_key
+    assert client.get(f"/play/{first.pk}/").status_code == 200
+    assert client.get(f"/play/{second.pk}/").status_code == 404
+    log_in(client, second, 1, now)
+    assert held(client) == [[seat_of(first, 0).pk, 0], [seat_of(second, 1).pk, 0]]
+    assert "seats" not in SessionStore(session.session_key).load()
     assert client.get(f"/play/{first.pk}/").status_code == 200
     assert client.get(f"/play/{second.pk}/").status_code == 200
 
@@ -487,18 +583,22 @@ def test_a_game_not_started_shows_the_waiting_page_and_takes_no_order(client, no
 
 
 @pytest.mark.parametrize(
-    "engine, session",
+    "engine",
     [
-        pytest.param("moderator.sessions", [], marks=pytest.mark.redis, id="sessions-in-redis"),
-        pytest.param("django.contrib.sessions.backends.db", ["SELECT"], id="sessions-in-db"),
+        pytest.param("moderator.sessions", marks=pytest.mark.redis, id="sessions-in-redis"),
+        pytest.param("django.contrib.sessions.backends.db", id="sessions-in-db"),
     ],
 )
 def test_an_order_post_makes_a_fixed_number_of_queries(
-    engine, session, client, now, settings, django_capture_on_commit_callbacks
+    engine, client, now, settings, django_capture_on_commit_callbacks, monkeypatch
 ):
     settings.SESSION_ENGINE = engine
     game = started(3, now, early_processing=False)
     log_in(client, game, 0, now)
+    # A browser that also holds a session (a GM's login, say) has it read by no post.
+    client.force_login(game.gm)
+    sessions_read: list[int] = []
+    monkeypatch.setattr(SessionBase, "_get_session", lambda self, **kw: sessions_read.append(1))
     data = {"step": "1", "entry": "text", "text": canonical(choices_for(game, 0))}
     posts: list[list[str]] = []
     for _ in range(2):
@@ -509,9 +609,11 @@ def test_an_order_post_makes_a_fixed_number_of_queries(
             assert client.post(f"/play/{game.pk}/", data).status_code == 302
         posts.append(statements(queries))
         assert after_commit == []  # nothing is published: the receipt is the workers' run
-    # The session (read through Redis when there is one); nothing of the page is read
-    # for a typed order that is accepted. Then, inside the savepoint a test runs it in (a
-    # transaction in production), the seat the session's links open with its game locked,
+    assert sessions_read == []
+    session: list[str] = []
+    # No session (the browser's seats are in its signed cookie), and nothing of the page
+    # for a typed order that is accepted. Inside the savepoint a test runs it in (a
+    # transaction in production), the seat the browser's links open with its game locked,
     # the open step (after the lock), the order (owed its receipt) and its event, and the
     # game's new state. On PostgreSQL the two reads are one round trip
     # (compiled.read_together), and the three writes another (rows.together). The same

@@ -1,6 +1,6 @@
-"""Sessions are kept in the database and read through Redis when there is one
-(moderator/sessions.py): a page reads no session row, and a Redis that does not answer
-changes nothing a player sees."""
+"""Sessions (a GM's login) are kept in the database and read through Redis when there is
+one (moderator/sessions.py): a page reads no session row, and a Redis that does not
+answer changes nothing a GM sees. Players hold their seats in a cookie (games.access)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -22,9 +23,9 @@ from django.test.utils import CaptureQueriesContext
 
 from games import access, postal
 from games.engines.choice import ChoiceEngine
-from games.models import Game, Order, Seat
+from games.models import Order, Seat
 from moderator.sessions import SessionStore
-from tests.factories import choice_game
+from tests.factories import GMFactory, choice_game
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
@@ -44,25 +45,30 @@ def frozen(time_machine, now: datetime) -> None:
     time_machine.move_to(now, tick=False)
 
 
+PASSWORD = "a GM's password of some length"
+
+
+def staff() -> Any:
+    gm = GMFactory.create(is_staff=True)  # GMs are staff users
+    gm.set_password(PASSWORD)
+    gm.save()
+    return gm
+
+
 @pytest.fixture
-def game(now: datetime) -> Game:
-    return postal.start_game(choice_game(2, early_processing=False).pk, now=now)
+def gm() -> Any:
+    return staff()
 
 
 def browser() -> Client:
     return Client(REMOTE_ADDR=f"10.{secrets.randbelow(256)}.{secrets.randbelow(256)}.7")
 
 
-def log_in(client: Client, game: Game, position: int, now: datetime) -> None:
-    token = access.mint([Seat.objects.get(game=game, position=position)], now=now)[position]
-    assert client.post(f"/p/{token}/").status_code == 302
-
-
-def typed_order(game: Game, position: int) -> dict[str, str]:
-    game.refresh_from_db()
-    state = CHOICE.state_from_json(game.state)
-    text = CHOICE.canonical(state, position, CHOICE.default(state, position))
-    return {"step": "1", "entry": "text", "text": text}
+def log_in(client: Client, gm: Any) -> str:
+    """The GM signs in as a browser does; returns the session key."""
+    response = client.post("/admin/login/", {"username": gm.username, "password": PASSWORD})
+    assert response.status_code == 302
+    return client.cookies[settings.SESSION_COOKIE_NAME].value
 
 
 def session_reads(queries: CaptureQueriesContext) -> int:
@@ -74,14 +80,12 @@ def test_with_redis_sessions_are_read_through_the_cache():
     assert settings.SESSION_CACHE_SECONDS == 300
 
 
-def test_a_page_reads_its_session_from_the_cache_and_the_database_keeps_it(game, now):
+def test_a_page_reads_its_session_from_the_cache_and_the_database_keeps_it(gm):
     client = browser()
-    log_in(client, game, 0, now)
-    key = client.cookies[settings.SESSION_COOKIE_NAME].value
+    key = log_in(client, gm)
     assert Session.objects.filter(session_key=key).exists()
     with CaptureQueriesContext(connection) as queries:
-        assert client.get(f"/play/{game.pk}/").status_code == 200
-        assert client.post(f"/play/{game.pk}/", typed_order(game, 0)).status_code == 302
+        assert client.get("/gm/").status_code == 200
     assert session_reads(queries) == 0
     # At most SESSION_CACHE_SECONDS in the cache, though the session lives two weeks.
     redis = cache._cache.get_client()  # type: ignore[attr-defined]
@@ -90,39 +94,32 @@ def test_a_page_reads_its_session_from_the_cache_and_the_database_keeps_it(game,
     # Gone from the cache, the session is read from the database, and cached again.
     cache.delete(SessionStore.cache_key_prefix + key)
     with CaptureQueriesContext(connection) as queries:
-        assert client.get(f"/play/{game.pk}/").status_code == 200
+        assert client.get("/gm/").status_code == 200
     assert session_reads(queries) == 1
-    assert cache.get(SessionStore.cache_key_prefix + key) == {
-        "seats": [[Seat.objects.get(game=game, position=0).pk, 0]]
-    }
+    cached = cache.get(SessionStore.cache_key_prefix + key)
+    assert cached["_auth_user_id"] == str(gm.pk)
 
 
-def test_a_session_replaced_at_login_is_gone_from_the_cache_and_the_database(game, now):
+def test_a_session_replaced_at_login_is_gone_from_the_cache_and_the_database(gm):
     client = browser()
-    log_in(client, game, 0, now)
-    first = client.cookies[settings.SESSION_COOKIE_NAME].value
-    log_in(client, game, 1, now)  # a second seat in this browser: a new session key
-    second = client.cookies[settings.SESSION_COOKIE_NAME].value
+    first = log_in(client, staff())
+    second = log_in(client, gm)  # another login in this browser: a new session key
     assert first != second
     assert cache.get(SessionStore.cache_key_prefix + first) is None
     assert not Session.objects.filter(session_key=first).exists()
     stale = browser()
     stale.cookies[settings.SESSION_COOKIE_NAME] = first
-    assert stale.get(f"/play/{game.pk}/").status_code == 404
+    assert stale.get("/gm/").status_code == 302  # to the login page
+    assert client.get("/gm/").status_code == 200
 
 
-def test_without_an_answer_from_the_cache_the_database_does_it_all(game, now, settings, caplog):
+def test_without_an_answer_from_the_cache_the_database_does_it_all(gm, now, settings, caplog):
     settings.CACHES = UNREACHABLE
     caplog.set_level(logging.WARNING, logger="moderator.sessions")
-    other = postal.start_game(choice_game(2, early_processing=False).pk, now=now)
     client = browser()
-    log_in(client, game, 0, now)
-    log_in(client, other, 1, now)  # a new key, and the old session deleted
-    assert client.get(f"/play/{game.pk}/").status_code == 200
-    assert client.post(f"/play/{other.pk}/", typed_order(other, 1)).status_code == 302
-    (order,) = Order.objects.all()
-    assert (order.seat.game_id, order.seat.position) == (other.pk, 1)
-    key = client.cookies[settings.SESSION_COOKIE_NAME].value
+    log_in(client, staff())
+    key = log_in(client, gm)  # another login: a new key, and the old session deleted
+    assert client.get("/gm/").status_code == 200
     assert Session.objects.filter(session_key=key).exists()
     said = {r.getMessage() for r in caplog.records if r.name == "moderator.sessions"}
     assert said == {
@@ -130,6 +127,18 @@ def test_without_an_answer_from_the_cache_the_database_does_it_all(game, now, se
         "session cache: could not write; the database answers",
         "session cache: could not delete; the database answers",
     }
+    # A player's seats are in their browser's cookie: no session, cached or not.
+    game = postal.start_game(choice_game(2, gm=gm, early_processing=False).pk, now=now)
+    player = browser()
+    seat = Seat.objects.get(game=game, position=1)
+    token = access.mint([seat], now=now)[1]
+    assert player.post(f"/p/{token}/").status_code == 302
+    state = CHOICE.state_from_json(game.state)
+    text = CHOICE.canonical(state, 1, CHOICE.default(state, 1))
+    order = {"step": "1", "entry": "text", "text": text}
+    assert player.post(f"/play/{game.pk}/", order).status_code == 302
+    assert list(Order.objects.values_list("seat", "source")) == [(seat.pk, Order.Source.WEB)]
+    assert settings.SESSION_COOKIE_NAME not in player.cookies
 
 
 def test_without_redis_sessions_are_in_the_database_alone(tmp_path: Path) -> None:
