@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: run test check fmt lint venv bench clean browser
+.PHONY: run test test-later check fmt lint venv bench clean browser faketime
 
 $(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit("Python 3.11 or newer is needed" if sys.version_info < (3, 11) else 0)'
@@ -25,6 +25,16 @@ run: venv
 # Everything this machine can run. REQUIRE_SERVICES=1 makes missing services fail, not skip.
 test: venv browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The whole suite with the clock 400 days ahead (libfaketime, for this process and every
+# worker, server and browser it starts): no test may depend on the real date.
+test-later: venv browser faketime
+	faketime -f +400d $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+faketime:
+	@command -v faketime >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null; } || \
+	  { echo "faketime is not installed (Debian's faketime package): make test-later needs it."; exit 1; }
 
 # The browser tests drive the distribution's Chromium (a browser cannot be downloaded by
 # Playwright here), and the deployment test validates docker/compose.yaml with the

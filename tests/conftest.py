@@ -20,9 +20,17 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         missing("Redis")
 
 
+NOW = datetime(2026, 11, 23, 18, 0, tzinfo=UTC)
+
+
 @pytest.fixture
-def now() -> datetime:
-    return datetime(2026, 11, 23, 18, 0, tzinfo=UTC)
+def now(time_machine: Any) -> datetime:
+    """A fixed moment, and the test's clock stopped at it: every date the code under test
+    reads for itself (``auto_now_add`` fields, ``timezone.now()``, signed cookies'
+    timestamps) agrees with the dates the test passes in, whatever the real date is. A
+    test that moves on moves the clock with it (``time_machine.move_to``)."""
+    time_machine.move_to(NOW, tick=False)
+    return NOW
 
 
 @pytest.fixture
