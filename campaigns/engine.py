@@ -37,6 +37,7 @@ from games.engines.base import (
     option_flag,
     option_int,
     order_lines,
+    order_number,
 )
 
 ORDER_MODES = ("seating", "free")
@@ -214,15 +215,17 @@ def _where(texts: Sequence[str], index: int) -> str:
 
 
 def _count(word: str, where: str, what: str) -> int:
-    if not word.isdigit():
-        raise OrderError(f"{where}: {word!r} is not a number of {what}")
-    return int(word)
+    number = order_number(word)
+    if number is None:
+        raise OrderError(f"{where}: {word!r} is not a number of {what}; write it in the digits 0-9")
+    return number
 
 
 def _face(word: str, where: str) -> int:
-    if not word.isdigit() or not 1 <= int(word) <= SIDES:
+    number = order_number(word)
+    if number is None or not 1 <= number <= SIDES:
         raise OrderError(f"{where}: {word!r} is not a die value 1-6")
-    return int(word)
+    return number
 
 
 _SYNTAX = (
@@ -279,9 +282,10 @@ def parse_line(players: Sequence[str], text: str, where: str) -> Line:
             return Line("token")
         positions: list[int] = []
         for word in rest:
-            if not word.isdigit() or int(word) < 1:
+            position = order_number(word)
+            if position is None or position < 1:
                 raise OrderError(f"{where}: {word!r} is not a die position (1 = leftmost)")
-            positions.append(int(word))
+            positions.append(position)
         return Line("token", values=tuple(positions))
     raise OrderError(f"{where}: unknown order; {_SYNTAX}")
 

@@ -231,6 +231,20 @@ def order_lines(text: str) -> list[str]:
     return lines
 
 
+def order_number(word: str) -> int | None:
+    """``word`` read as a whole number if it is written in the digits 0-9 alone, else None.
+
+    The one rule for a number in an order, kept here so every game reads numbers alike:
+    ``str.isdigit`` also passes superscripts such as '²' (which ``int`` then refuses with a
+    ValueError), and ``int`` reads other scripts' digits, such as the Arabic-Indic '٣' or
+    full-width ones, as numbers the player may not have meant. The caller answers None with
+    its own "line N: ..." message, and bounds the number to what the game can mean.
+    """
+    if word.isascii() and word.isdigit():
+        return int(word)
+    return None
+
+
 def competition_places(scores: Sequence[tuple[int, Any]]) -> list[tuple[int, int]]:
     """Places for (seat, sort key) pairs, best key first; equal keys share a place (1, 1, 3).
 

@@ -38,6 +38,7 @@ from games.engines.base import (
     option_int,
     option_one_of,
     order_lines,
+    order_number,
     to_json,
 )
 
@@ -634,6 +635,8 @@ def nmr_choice(sheet: Sheet, roll: Sequence[int]) -> Choice:
 
 # --- order text ----------------------------------------------------------------------------
 
+# The patterns find where the numbers stand with \d, which matches any script's digits: each
+# number is then read by order_number, so a digit other than 0-9 gets a message naming it.
 _CARD_WORD = re.compile(
     r"flip\s*(?P<flip>\d)?|swap\s*(?P<swap_value>\d)?\s*(?P<swap_plate>\d)?|half|double|refuse"
 )
@@ -643,10 +646,14 @@ _SLOT = re.compile(r"(\d+)\.5")
 
 
 def _die_numbers(digits: Iterable[str], where: str) -> list[int]:
-    numbers = [int(digit) for digit in digits]
-    for number in numbers:
+    numbers: list[int] = []
+    for digit in digits:
+        number = order_number(digit)
+        if number is None:
+            raise OrderError(f"{where}: {digit!r} is not a die number; write dice as 1 to 6")
         if not 1 <= number <= 6:
             raise OrderError(f"{where}: {number} is not a die number; dice show 1 to 6")
+        numbers.append(number)
     return numbers
 
 
@@ -666,7 +673,7 @@ def _parse_choice(text: str, where: str) -> Choice:
 
 
 def _parse_card(match: re.Match[str], where: str) -> Card:
-    name = match.group(0).rstrip("0123456789 ")
+    name = next(card for card in CARDS if match.group(0).startswith(card))
     if name == "flip":
         if match.group("flip") is None:
             raise OrderError(f"{where}: flip needs the value of the die to flip, e.g. flip 2")
@@ -741,8 +748,9 @@ def parse_order(text: str, rounds: Sequence[int], options: ChoiceOptions) -> Cho
         head, colon, tail = raw.partition(":")
         prefix, body = (head.replace(" ", ""), tail) if colon else (None, raw)
         slot = _SLOT.fullmatch(prefix) if prefix is not None else None
-        if slot is not None:
-            after = int(slot.group(1))
+        # A slot whose number does not read is an unreadable prefix, like "x.5:".
+        after = order_number(slot.group(1)) if slot is not None else None
+        if after is not None:
             check_slot(after, rounds, options)
             if sk is not None:
                 raise OrderError(f"slot {after}.5: only one Suppen-Kasper line per order")
@@ -752,14 +760,15 @@ def parse_order(text: str, rounds: Sequence[int], options: ChoiceOptions) -> Cho
         where = f"round {number}"
         if len(lines) >= len(rounds):
             raise OrderError(f"{where}: no such round in this postal turn")
-        if prefix is not None and not prefix.isdigit():
+        marked = order_number(prefix) if prefix is not None else number
+        if marked is None:
             raise OrderError(
                 f"{where}: cannot read the prefix {head.strip()!r}; write the round number, "
                 f"e.g. {number}: {EXAMPLE_LINE}"
             )
-        if prefix is not None and int(prefix) != number:
+        if marked != number:
             raise OrderError(
-                f"{where}: this line is marked {int(prefix)}: but lines go in round order "
+                f"{where}: this line is marked {marked}: but lines go in round order "
                 f"and line {len(lines) + 1} is for round {number}"
             )
         lines.append(parse_round_line(body, number, options))

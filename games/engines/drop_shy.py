@@ -15,7 +15,6 @@ turn number, so the prompts after an order always differ from those before it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -34,6 +33,7 @@ from games.engines.base import (
     option_flag,
     option_int,
     order_lines,
+    order_number,
     to_json,
 )
 
@@ -144,7 +144,13 @@ def order_text(order: DropShyOrder) -> str:
     return "\n".join(lines)
 
 
-_NUMBER = re.compile(r"[+-]?[0-9]+")
+def _coordinate(word: str) -> int | None:
+    """``word`` as a whole number with an optional sign (``-1``, ``+2``), else None."""
+    digits = word[1:] if word[:1] in ("+", "-") else word
+    number = order_number(digits)
+    if number is None:
+        return None
+    return -number if word[:1] == "-" else number
 
 
 def parse_order(text: str, options: DropShyOptions) -> DropShyOrder:
@@ -172,15 +178,16 @@ def parse_order(text: str, options: DropShyOptions) -> DropShyOrder:
                     raise OrderError(f"{where}: only one take per order")
                 take = which
             elif word == "place":
-                numbers = words[:2]
-                if len(numbers) < 2 or not all(_NUMBER.fullmatch(n) for n in numbers):
+                x = _coordinate(words[0]) if words else None
+                y = _coordinate(words[1]) if len(words) > 1 else None
+                if x is None or y is None:
                     raise OrderError(
                         f"{where}: place needs two whole numbers x and y, e.g. place -1 0"
                     )
                 del words[:2]
                 if cell is not None:
                     raise OrderError(f"{where}: only one place per order")
-                cell = (int(numbers[0]), int(numbers[1]))
+                cell = (x, y)
             else:
                 raise OrderError(
                     f"{where}: {word!r} is not understood; write place x y"
@@ -283,7 +290,16 @@ def cell_problem(grid: Mapping[Cell, int], face: int, cell: Cell) -> str | None:
         return f"{where} is taken"
     touching = [n for n in _neighbours(cell) if n in grid]
     if not touching:
-        return f"{where} is not next to any die (corner contact does not count)"
+        xs = [x for x, _ in grid]
+        ys = [y for _, y in grid]
+        x, y = cell
+        if min(xs) - 1 <= x <= max(xs) + 1 and min(ys) - 1 <= y <= max(ys) + 1:
+            return f"{where} is not next to any die (corner contact does not count)"
+        # Far off: say where the dice are, which bounds every coordinate a player can mean.
+        return (
+            f"{where} is not next to any die (the dice lie within x {min(xs)} to {max(xs)} "
+            f"and y {min(ys)} to {max(ys)})"
+        )
     wrong = [n for n in sorted(touching, key=scan_key) if abs(grid[n] - face) != 1]
     if wrong:
         what = " and ".join(f"the {grid[n]} at {cell_text(n)}" for n in wrong)

@@ -33,6 +33,7 @@ from games.engines.base import (
     option_int,
     option_one_of,
     order_lines,
+    order_number,
     to_json,
 )
 
@@ -47,6 +48,10 @@ MULLIGAN_MOST = 5
 CHEATS_PER_MATCH = 2
 REVELATION_KEEPS = 3
 SUM_LOW, SUM_HIGH = 2, 12
+# The highest quantity a bid may name. Bids above the dice in play stay legal (rules L-2:
+# the text's "100 1's"), so the cap is not the dice in play; it only keeps a typo of many
+# digits out of the bids, the reports and every raise worked out from it.
+MAX_QUANTITY = 999
 
 BIDDING = "bidding"
 MULLIGAN = "mulligan"
@@ -334,6 +339,11 @@ def check_raise(state: LiarsDiceState, quantity: int, face: int) -> None:
     """OrderError unless bid (quantity, face) is legal after the round's bids (section 4.3)."""
     if quantity < 1:
         raise OrderError(f"bid {quantity} {face}: the quantity must be at least 1")
+    if quantity > MAX_QUANTITY:
+        raise OrderError(
+            f"bid {quantity} {face}: the quantity must be at most {MAX_QUANTITY} "
+            f"({sum(state.counts)} dice are in play)"
+        )
     if face not in FACES:
         raise OrderError(f"bid {quantity} {face}: the face must be 1-6")
     last = state.bids[-1] if state.bids else None
@@ -407,9 +417,10 @@ SYNTAX = "write bid <quantity> <face> or liar"
 
 
 def _number(word: str, what: str, where: str) -> int:
-    if not word.isdigit():
-        raise OrderError(f"{where}: {what} must be a whole number, not {word!r}")
-    return int(word)
+    number = order_number(word)
+    if number is None:
+        raise OrderError(f"{where}: {what} must be a whole number in the digits 0-9, not {word!r}")
+    return number
 
 
 def parse_move(state: LiarsDiceState, line: str) -> LiarsDiceOrder:
@@ -1029,7 +1040,9 @@ class LiarsDiceEngine(JsonCodec):
         if len(revealed) >= len(hand):
             raise OrderError(f"reveal: every die of {who} is revealed already")
         if not 1 <= action.reveal <= len(hand):
-            raise OrderError(f"reveal: {who} has no die {action.reveal}")
+            raise OrderError(
+                f"reveal: {who} has no die {action.reveal}; {who} holds {len(hand)} dice"
+            )
         if action.reveal in revealed:
             raise OrderError(f"reveal: {who}'s die {action.reveal} is revealed already")
         revealed = tuple(sorted((*revealed, action.reveal)))
@@ -1072,7 +1085,9 @@ class LiarsDiceEngine(JsonCodec):
         if state.counts[target] == 0:
             raise OrderError(f"learn: {who} has no dice")
         if not 1 <= slot <= state.counts[target]:
-            raise OrderError(f"learn: {who} has no die {slot}")
+            raise OrderError(
+                f"learn: {who} has no die {slot}; {who} holds {state.counts[target]} dice"
+            )
         if slot in state.revealed[target]:
             raise OrderError(f"learn: {who}'s die {slot} is revealed; everybody knows it")
         if Learnt(seat, target, slot) in state.learnt:

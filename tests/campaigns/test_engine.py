@@ -579,6 +579,29 @@ def test_parse_errors_name_the_line(text: str, message: str) -> None:
     assert caught.value.message.startswith(message)
 
 
+def test_numbers_in_other_digits_than_0_to_9_are_refused() -> None:
+    gifts = begin()
+    assert refused(gifts, "ann", "give bob ² dice") == (
+        "give bob ² dice: '²' is not a number of dice; write it in the digits 0-9"
+    )
+    state = rolling()
+    assert refused(state, "ann", "roll ²") == (
+        "roll ²: '²' is not a number of dice; write it in the digits 0-9"
+    )
+    assert refused(state, "ann", "roll ٣") == (
+        "roll ٣: '٣' is not a number of dice; write it in the digits 0-9"
+    )
+    assert refused(state, "ann", "arrange ² 1 1") == "arrange ² 1 1: '²' is not a die value 1-6"
+    six = "\N{FULLWIDTH DIGIT SIX}"
+    assert refused(state, "ann", f"roll 3\nreroll set-aside {six}") == (
+        f"line 2 (reroll set-aside {six}): '{six}' is not a die value 1-6"
+    )
+    tokens = rolling(tokens=True)
+    assert refused(tokens, "ann", "roll 3\narrange desc\ntoken ²") == (
+        "line 3 (token ²): '²' is not a die position (1 = leftmost)"
+    )
+
+
 def test_give_syntax_and_canonical_text() -> None:
     state = replace(begin(("Ann", "Mary Jo"), tokens=True), tokens=(2, 0))
     order = engine.parse(state, 0, "GIVE mary  jo 1 die\n> quoted\ngive Mary Jo 2 tokens\nready")

@@ -575,6 +575,34 @@ def test_a_number_that_is_not_a_die() -> None:
     assert reject("W3 1+4 3+5\nW6 2+2 4+7") == "round 22: 7 is not a die number; dice show 1 to 6"
 
 
+# 21 in Arabic-Indic digits, and a full-width 6: int() reads both; an order does not.
+ARABIC_21 = "\N{ARABIC-INDIC DIGIT TWO}\N{ARABIC-INDIC DIGIT ONE}"
+WIDE_6 = "\N{FULLWIDTH DIGIT SIX}"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "²: W3 1+4 3+5\nW6 2+2 4+6",
+            "round 21: cannot read the prefix '²'; write the round number, e.g. 21: W5 1+3 3+4",
+        ),
+        (
+            f"{ARABIC_21}: W3 1+4 3+5\nW6 2+2 4+6",
+            f"round 21: cannot read the prefix '{ARABIC_21}'; write the round number, "
+            "e.g. 21: W5 1+3 3+4",
+        ),
+        ("W٣ 1+4 3+5\nW6 2+2 4+6", "round 21: '٣' is not a die number; write dice as 1 to 6"),
+        (
+            f"W3 1+4 3+5\nW6 2+2 4+{WIDE_6}",
+            f"round 22: '{WIDE_6}' is not a die number; write dice as 1 to 6",
+        ),
+    ],
+)
+def test_numbers_in_other_digits_than_0_to_9_are_refused(text: str, message: str) -> None:
+    assert reject(text) == message
+
+
 @pytest.mark.parametrize(
     ("text", "text_message"),
     [

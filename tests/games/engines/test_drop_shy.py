@@ -556,7 +556,7 @@ def test_9_2_valid_orders(text: str, cell: tuple[int, int]) -> None:
         ("place 2 0", "(2,0) is not legal for your 5: it touches the 3 at (1,0)"),
         ("place 1 1", "(1,1) is not legal for your 5: it touches the 3 at (1,0)"),
         ("place 1 0", "(1,0) is taken"),
-        ("place 0 2", "(0,2) is not next to any die (corner contact does not count)"),
+        ("place 0 2", "(0,2) is not next to any die (the dice lie within x 0 to 1 and y 0 to 0)"),
         (
             "take closest place 0 1",
             '"take closest place 0 1": take is only used in two-candidate mode; this game '
@@ -631,6 +631,17 @@ def test_take_is_read_in_two_candidate_mode(text: str, expected: DropShyOrder) -
 )
 def test_parse_errors_name_the_line(text: str, message: str) -> None:
     assert rejected(bob_with_a_5(), 1, text) == message
+
+
+def test_a_place_far_off_names_where_the_dice_lie() -> None:
+    state = bob_with_a_5()
+    assert rejected(state, 1, "place 99999999999999999999 -99999999999999999999") == (
+        "(99999999999999999999,-99999999999999999999) is not next to any die "
+        "(the dice lie within x 0 to 1 and y 0 to 0)"
+    )
+    assert rejected(state, 1, "place ٢ 0") == (
+        '"place ٢ 0": place needs two whole numbers x and y, e.g. place -1 0'
+    )
 
 
 @pytest.mark.parametrize(

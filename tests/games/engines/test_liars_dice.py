@@ -735,7 +735,7 @@ def test_12_1_team_examples() -> None:
     assert rejected(state, 1, "reveal 2 learn ada 1") == (
         "learn: pick a player other than yourself and ada, whom you already watch"
     )
-    assert rejected(state, 1, "reveal 9 reroll") == "reveal: ada has no die 9"
+    assert rejected(state, 1, "reveal 9 reroll") == "reveal: ada has no die 9; ada holds 5 dice"
 
 
 def test_learn_tells_the_learner_alone() -> None:
@@ -757,7 +757,7 @@ def test_learn_tells_the_learner_alone() -> None:
     [
         ("reveal 1 learn bea 1", "learn: pick a player other than yourself and ada"),
         ("reveal 1 learn zed 1", "learn: there is no player called 'zed'"),
-        ("reveal 1 learn cid 6", "learn: cid has no die 6"),
+        ("reveal 1 learn cid 6", "learn: cid has no die 6; cid holds 5 dice"),
         ("reveal 1 learn cid 3", "learn: you already know cid's die 3"),
         ("reveal 1 learn dot 2", "learn: dot's die 2 is revealed; everybody knows it"),
         ("reveal 3 reroll", "reveal: ada's die 3 is revealed already"),
@@ -796,7 +796,9 @@ def test_an_applied_action_stands_when_the_bid_after_it_is_rejected() -> None:
     assert error.value.message.startswith("line 2: bid must raise: after 3 x 6 bid 4 or more")
     assert error.value.state.acted and error.value.state.learnt == (Learnt(1, 2, 1),)
     order = engine.parse(state, 1, "reveal 2 learn cid 1\nbid two 2")
-    assert order.rejected == "line 2: bid two 2: the quantity must be a whole number, not 'two'"
+    assert order.rejected == (
+        "line 2: bid two 2: the quantity must be a whole number in the digits 0-9, not 'two'"
+    )
     with pytest.raises(ActionApplied):
         engine.submit(state, 1, order, NoDice())
 
@@ -901,3 +903,71 @@ def test_the_views_show_a_cup_only_to_its_owner() -> None:
     text = json.dumps(engine.view(state, None))
     assert "4, 1, 5, 6, 6" not in text
     assert engine.view(state, None)["turn"] == {"seat": 1, "name": "bob"}
+
+
+# --- numbers in orders ---------------------------------------------------------------------
+
+
+WIDE_5 = "\N{FULLWIDTH DIGIT FIVE}"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("bid ² 3", "bid ² 3: the quantity must be a whole number in the digits 0-9, not '²'"),
+        ("bid ٣ 3", "bid ٣ 3: the quantity must be a whole number in the digits 0-9, not '٣'"),
+        (
+            f"bid 4 {WIDE_5}",
+            f"bid 4 {WIDE_5}: the face must be a whole number in the digits 0-9, not '{WIDE_5}'",
+        ),
+    ],
+)
+def test_a_number_in_other_digits_than_0_to_9_is_refused(text: str, message: str) -> None:
+    state, _ = started({}, ["ann", "bob"], FILLER[:10])
+    state = replace(state, bids=(Bid(0, 2, 3),), turn=1)
+    assert rejected(state, 1, text) == message
+
+
+def test_a_quantity_is_capped_at_999_and_the_message_says_so() -> None:
+    state, _ = started({}, ["ann", "bob"], FILLER[:10])
+    state = replace(state, bids=(Bid(0, 2, 3),), turn=1)
+    assert rejected(state, 1, "bid 99999999999999999999999999999 3") == (
+        "bid 99999999999999999999999999999 3: the quantity must be at most 999 "
+        "(10 dice are in play)"
+    )
+    assert rejected(state, 1, "bid 1000 3") == (
+        "bid 1000 3: the quantity must be at most 999 (10 dice are in play)"
+    )
+    assert send(state, 1, "bid 999 3")[0].bids[-1] == Bid(1, 999, 3)
+
+
+def test_positions_and_slots_in_other_digits_are_refused() -> None:
+    mulligan = dm_state({"mulligan": True}, ((1, 2, 3), (4, 4, 4, 4)))
+    assert rejected(mulligan, 0, "mulligan 1 ²") == (
+        "mulligan: a position must be a whole number in the digits 0-9, not '²'"
+    )
+    shows = dm_state({"revelation": True}, ((1, 2, 3, 4, 5), (6, 6, 6)))
+    assert rejected(shows, 0, "bid 2 6 show ٣") == (
+        "bid 2 6 show ٣: the position must be a whole number in the digits 0-9, not '٣'"
+    )
+    team = team_after_bid()
+    assert rejected(team, 1, "reveal ² reroll") == (
+        "reveal: the slot must be a whole number in the digits 0-9, not '²'"
+    )
+    assert rejected(team, 1, "reveal 1 learn cid ٣") == (
+        "learn: the slot must be a whole number in the digits 0-9, not '٣'"
+    )
+    sums = replace(team_state()[0], counts=(1, 1, 0, 0), hands=((4,), (5,), (), ()))
+    assert rejected(sums, 0, "bid sum ¹²") == (
+        "bid sum ¹²: the sum must be a whole number in the digits 0-9, not '¹²'"
+    )
+
+
+def test_a_slot_far_out_names_how_many_dice_the_player_holds() -> None:
+    team = team_after_bid()
+    assert rejected(team, 1, "reveal 99999999999999999999 reroll") == (
+        "reveal: ada has no die 99999999999999999999; ada holds 5 dice"
+    )
+    assert rejected(team, 1, "reveal 1 learn cid 99999999999999999999") == (
+        "learn: cid has no die 99999999999999999999; cid holds 5 dice"
+    )

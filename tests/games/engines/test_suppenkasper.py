@@ -183,6 +183,37 @@ def test_94_a_slot_outside_the_postal_turn() -> None:
     )
 
 
+# 21 in Arabic-Indic digits and full-width digits: int() reads them; an order does not.
+ARABIC_21 = "\N{ARABIC-INDIC DIGIT TWO}\N{ARABIC-INDIC DIGIT ONE}"
+WIDE_2, WIDE_6 = "\N{FULLWIDTH DIGIT TWO}", "\N{FULLWIDTH DIGIT SIX}"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "flip ٣ W4 1+3 3+5\nW6 2+2 4+6",
+            "round 21: '٣' is not a die number; write dice as 1 to 6",
+        ),
+        (
+            f"W3 1+4 3+5\nswap {WIDE_2} 5 W6 2+5 4+6",
+            f"round 22: '{WIDE_2}' is not a die number; write dice as 1 to 6",
+        ),
+        (
+            f"W3 1+4 3+5\nW6 2+2 4+6\n21.5: SK eat 1 5 5 6 {WIDE_6} W6 1+5 5+6",
+            f"slot 21.5: '{WIDE_6}' is not a die number; write dice as 1 to 6",
+        ),
+        (
+            f"W3 1+4 3+5\n{ARABIC_21}.5: SK eat 1 5 5 6 6 W6 1+5 5+6\nW6 2+2 4+6",
+            f"round 22: cannot read the prefix '{ARABIC_21}.5'; write the round number, "
+            "e.g. 22: W5 1+3 3+4",
+        ),
+    ],
+)
+def test_94_card_and_slot_numbers_in_other_digits_are_refused(text: str, message: str) -> None:
+    assert reject(text, state_94()) == message
+
+
 def test_94_rows_without_cards_read_the_same_in_the_variant() -> None:
     state = state_94()
     assert accept("21: w 4 1+3 3+5\n22:W6 6+2 4+2", state).lines[0].card is None
