@@ -17,6 +17,8 @@ The row's life::
        ^                  |------> pending again, with next_attempt_at (transient failure)
        |                  |------> pending again, untried (its batch ran out of time)
        |                  |------> failed, and the GM is told (permanent, or out of attempts)
+       |                  |------> unknown (the connection lost after the server may have
+       |                  |                 taken the message: maybe delivered)
        |                  '------> unknown (the sweep: never confirmed; maybe delivered)
        '---- send_again <-------- failed / unknown (a human's decision, never automatic)
 
@@ -46,6 +48,7 @@ from io import BytesIO
 from time import monotonic
 from typing import TYPE_CHECKING, Any
 
+import requests
 from anymail.exceptions import (
     AnymailAPIError,
     AnymailInvalidAddress,
@@ -67,9 +70,11 @@ from django.db.models import BooleanField, Case, F, Func, Q, QuerySet, Value, Wh
 from django.template import Context
 from django.template.loader import select_template
 from django.utils import timezone
+from urllib3.exceptions import ProtocolError
 
 from moderator.db.rows import insert_models
 from moderator.mail.models import OutboundEmail
+from moderator.mail.smtp import OutcomeUnknown
 
 if TYPE_CHECKING:
     from games.models import Game
@@ -80,6 +85,8 @@ State = OutboundEmail.State
 THREAD_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 # Too many requests, request timeout: the ESP asks us to come back later.
 RETRY_LATER_STATUS = frozenset({408, 429})
+# Why a row is unknown, first words of its last_error.
+NEVER_CONFIRMED = "handed to the mail server, never confirmed"
 
 
 class HeaderInjection(ValueError):
@@ -507,21 +514,32 @@ def pending_ids(limit: int, *, older_than: datetime, now: datetime | None = None
 class Failure(enum.Enum):
     TRANSIENT = "transient"
     PERMANENT = "permanent"
+    UNKNOWN = "unknown"
 
 
 def classify(error: BaseException) -> Failure:
-    """Whether a send that raised ``error`` may succeed if tried again later.
+    """Whether a send that raised ``error`` may succeed if tried again later, or may
+    already have succeeded.
 
-    Transient: the connection or the server had a problem (socket errors, a dropped SMTP
-    connection, SMTP 4xx replies, an ESP's 5xx or unreachable API, or its "slow down").
+    Unknown: the connection was lost after the message was handed over and before the
+    server answered (SMTP: after the server's 354 to DATA; an ESP's API: the request sent,
+    its answer timed out or cut off). The server may have kept it: never sent again by
+    itself, a human decides.
+    Transient: the connection or the server had a problem before it took the message
+    (socket errors, a dropped SMTP connection, SMTP 4xx replies, an ESP's 5xx or
+    unreachable API, or its "slow down").
     Permanent: the message or the address is refused (SMTP 5xx, refused recipients, the
     ESP's 4xx, invalid addresses, header injection) and anything we do not recognise: a
     retry would fail the same way, and a human should look."""
+    if isinstance(error, OutcomeUnknown):
+        return Failure.UNKNOWN
     if isinstance(error, HeaderInjection | BadHeaderError | AnymailInvalidAddress):
         return Failure.PERMANENT
     if isinstance(error, AnymailRecipientsRefused):
         return Failure.PERMANENT
     if isinstance(error, AnymailAPIError):
+        if error.status_code is None and _request_sent(error):
+            return Failure.UNKNOWN
         status = error.status_code
         if status is None or status >= 500 or status in RETRY_LATER_STATUS:
             return Failure.TRANSIENT
@@ -537,6 +555,22 @@ def classify(error: BaseException) -> Failure:
     if isinstance(error, OSError):  # sockets, timeouts, SMTPServerDisconnected
         return Failure.TRANSIENT
     return Failure.PERMANENT
+
+
+def _request_sent(error: AnymailAPIError) -> bool:
+    """Whether the ESP's API may have taken the request that failed with ``error`` (anymail
+    raises it from the requests error it got). The request went out when its answer timed
+    out, or the connection was aborted once open (urllib3's ProtocolError, "Connection
+    aborted."), or the answer was cut off; a connection that could not be made, or timed
+    out being made, carried nothing."""
+    cause = error.__cause__
+    if isinstance(cause, requests.ConnectTimeout):
+        return False
+    if isinstance(cause, requests.ReadTimeout | requests.exceptions.ChunkedEncodingError):
+        return True
+    if isinstance(cause, requests.ConnectionError):
+        return bool(cause.args) and isinstance(cause.args[0], ProtocolError)
+    return False
 
 
 def retry_delay(attempts: int, *, jitter: float | None = None) -> timedelta:
@@ -752,7 +786,17 @@ class _OnTheRow(Func):
 
 def _failed_attempt(row: OutboundEmail, error: Exception, now: datetime) -> str:
     reason = describe(error)
-    transient = classify(error) is Failure.TRANSIENT
+    failure = classify(error)
+    if failure is Failure.UNKNOWN:
+        # As a worker killed mid-send (mark_unknown): the GM sees it and may send it again.
+        log.warning("outbox row %s: outcome unknown, not sent again: %s", row.pk, reason)
+        _attempt(row).update(
+            state=State.UNKNOWN,
+            last_error=f"{NEVER_CONFIRMED}: {reason}",
+            next_attempt_at=None,
+        )
+        return State.UNKNOWN
+    transient = failure is Failure.TRANSIENT
     if transient and row.attempts < settings.MAIL_MAX_ATTEMPTS:
         log.info("outbox row %s: attempt %s failed, will retry: %s", row.pk, row.attempts, reason)
         _attempt(row).update(
@@ -803,7 +847,7 @@ def mark_unknown(now: datetime) -> int:
     return (
         OutboundEmail.objects.filter(state=State.SENDING)
         .filter(Q(sending_since__lt=stale) | Q(sending_since__isnull=True))
-        .update(state=State.UNKNOWN, last_error="handed to the mail server, never confirmed")
+        .update(state=State.UNKNOWN, last_error=NEVER_CONFIRMED)
     )
 
 

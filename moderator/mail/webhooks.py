@@ -4,8 +4,10 @@ events. This module keeps them (once each) and reads them; what they mean for a 
 
 The URLs (``urls``) are anymail's own views for each ESP we support, behind one more
 check: a webhook answers 403 unless ``ANYMAIL["WEBHOOK_SECRET"]`` is set, so no URL ever
-takes posts from anyone. Anymail itself checks the basic-auth secret (any of the listed
-ones, for rotation) and the ESP's signature where it has one (Mailgun).
+takes posts from anyone. A post without the basic-auth secret (any of the listed ones, for
+rotation), or with a wrong one, answers 401 with a Basic challenge; a post whose ESP
+signature does not hold (Mailgun's, SendGrid's when its key is set) answers 403; a payload
+that cannot be read answers 400. None of them stores anything.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from email.utils import parseaddr
 from typing import Any, cast
 
 from anymail.exceptions import AnymailConfigurationError, AnymailWebhookValidationFailure
+from anymail.utils import get_request_basic_auth
 from anymail.webhooks.mailgun import MailgunInboundWebhookView, MailgunTrackingWebhookView
 from anymail.webhooks.postmark import PostmarkInboundWebhookView, PostmarkTrackingWebhookView
 from anymail.webhooks.sendgrid import SendGridInboundWebhookView, SendGridTrackingWebhookView
@@ -25,6 +28,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.urls import URLPattern, path
+from django.utils.crypto import constant_time_compare
 from django.views.decorators.csrf import csrf_exempt
 
 from moderator.mail.models import DeliveryEvent, InboundMessage, OutboundEmail
@@ -92,8 +96,51 @@ class _PayloadChecked:
             ) from error
 
 
+class _Refused(Exception):
+    """A post whose credentials do not hold, answered ``response``."""
+
+    def __init__(self, response: HttpResponse) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+def _unauthorized() -> HttpResponse:
+    response = HttpResponse("the webhook's credentials are missing or wrong", status=401)
+    response["WWW-Authenticate"] = 'Basic realm="webhooks", charset="UTF-8"'
+    return response
+
+
+class _CredentialsChecked:
+    """Mixed into anymail's views, before the payload is read: a post without the
+    basic-auth secret or with a wrong one answers 401 and a Basic challenge, which
+    basic-auth clients expect (anymail answers 400 for both: its validation failure is a
+    SuspiciousOperation); a post with the secret whose ESP signature does not hold, or is
+    missing, answers 403. The secret is checked as anymail checks it, and anymail's own
+    validators (the secret again, the signature) run after it."""
+
+    basic_auth: list[str]
+
+    def run_validators(self, request: HttpRequest) -> None:
+        given = get_request_basic_auth(request)
+        if given is None or not any(
+            constant_time_compare(given, secret) for secret in self.basic_auth
+        ):
+            raise _Refused(_unauthorized())
+        try:
+            cast(Any, super()).run_validators(request)
+        except AnymailWebhookValidationFailure as failure:
+            forbidden = HttpResponseForbidden("the ESP's signature of this post does not hold")
+            raise _Refused(forbidden) from failure
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return cast(HttpResponse, cast(Any, super()).post(request, *args, **kwargs))
+        except _Refused as refused:
+            return refused.response
+
+
 def _payload_checked(view_class: type[Any]) -> type[Any]:
-    return type(view_class.__name__, (_PayloadChecked, view_class), {})
+    return type(view_class.__name__, (_CredentialsChecked, _PayloadChecked, view_class), {})
 
 
 _VIEWS = {

@@ -177,7 +177,7 @@ def test_either_of_the_rotating_secrets_is_taken(game):
 @pytest.mark.parametrize("headers", [{}, auth("hook:wrong")], ids=["no secret", "wrong secret"])
 def test_a_webhook_without_the_secret_is_refused_and_changes_nothing(game, headers):
     payload = postmark_payload(reply_address(seat(game, 0)), order_text(game, 0))
-    assert post_postmark(payload, **headers).status_code == 400
+    assert post_postmark(payload, **headers).status_code == 401
     assert (Order.objects.count(), InboundMessage.objects.count()) == (0, 0)
 
 
@@ -200,7 +200,7 @@ def test_a_signed_mailgun_reply_becomes_the_order_from_its_stripped_text(game):
 
 def test_a_forged_mailgun_signature_is_refused_and_changes_nothing(game):
     form = mailgun_form(reply_address(seat(game, 1)), order_text(game, 1), "<mg-2@x>", key="forged")
-    assert Client().post(MAILGUN_INBOUND, data=form, **auth()).status_code == 400
+    assert Client().post(MAILGUN_INBOUND, data=form, **auth()).status_code == 403
     assert (Order.objects.count(), InboundMessage.objects.count()) == (0, 0)
 
 

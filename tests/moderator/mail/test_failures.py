@@ -1,4 +1,5 @@
-"""Which failures are retried (transient) and which fail at once (permanent), and when."""
+"""Which failures are retried (transient), which fail at once (permanent), which may have
+been delivered (unknown: never retried by themselves), and when."""
 
 from __future__ import annotations
 
@@ -15,11 +16,14 @@ from anymail.exceptions import (
     AnymailRequestsAPIError,
 )
 from django.core.mail import BadHeaderError
+from urllib3 import HTTPConnectionPool
+from urllib3.exceptions import MaxRetryError, ProtocolError
 
 from moderator.mail import outbox
 from moderator.mail.outbox import Failure
+from moderator.mail.smtp import OutcomeUnknown
 
-TRANSIENT, PERMANENT = Failure.TRANSIENT, Failure.PERMANENT
+TRANSIENT, PERMANENT, UNKNOWN = Failure.TRANSIENT, Failure.PERMANENT, Failure.UNKNOWN
 
 
 def esp_error(status: int) -> AnymailRequestsAPIError:
@@ -34,6 +38,21 @@ def esp_unreachable() -> AnymailRequestsAPIError:
             raise requests.ConnectionError("connection refused")
         except requests.ConnectionError as cause:
             raise AnymailRequestsAPIError("Error posting to the ESP") from cause
+    except AnymailRequestsAPIError as error:
+        return error
+
+
+# What requests raises when nothing listens at the ESP's address.
+POOL, REFUSED = HTTPConnectionPool("127.0.0.1", 9), ConnectionRefusedError(111, "refused")
+
+
+def esp_lost(cause: requests.RequestException) -> AnymailRequestsAPIError:
+    """What anymail raises when requests raised ``cause``: no response, no status."""
+    try:
+        try:
+            raise cause
+        except requests.RequestException as lost:
+            raise AnymailRequestsAPIError("Error posting to the ESP") from lost
     except AnymailRequestsAPIError as error:
         return error
 
@@ -67,6 +86,12 @@ def recipients(*codes: int) -> smtplib.SMTPRecipientsRefused:
         (esp_error(503), TRANSIENT),
         (esp_error(429), TRANSIENT),
         (esp_unreachable(), TRANSIENT),
+        (esp_lost(requests.ConnectionError(MaxRetryError(POOL, "/email", REFUSED))), TRANSIENT),
+        (esp_lost(requests.ConnectTimeout("connect timed out")), TRANSIENT),
+        (esp_lost(requests.ReadTimeout("read timed out")), UNKNOWN),
+        (esp_lost(requests.ConnectionError(ProtocolError("Connection aborted."))), UNKNOWN),
+        (esp_lost(requests.exceptions.ChunkedEncodingError("cut off")), UNKNOWN),
+        (OutcomeUnknown("lost after the message was sent"), UNKNOWN),
         (AnymailAPIError("no status"), TRANSIENT),
         (esp_error(400), PERMANENT),
         (esp_error(401), PERMANENT),
