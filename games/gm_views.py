@@ -52,10 +52,13 @@ SENDABLE_AGAIN = (OutboundEmail.State.FAILED, OutboundEmail.State.UNKNOWN)
 
 
 def games_of(request: HttpRequest) -> QuerySet[Game]:
-    """The games ``request.user`` may run: their own, or every game for a superuser."""
+    """The games ``request.user`` may run: their own, or every game for a superuser. Loaded
+    without the seed, sealed until the game is finished: the game page reads a finished
+    game's seed on its own."""
+    games = Game.objects.defer("seed")
     if request.user.is_superuser:
-        return Game.objects.all()
-    return Game.objects.filter(gm_id=request.user.pk)
+        return games
+    return games.filter(gm_id=request.user.pk)
 
 
 def with_overview(games: QuerySet[Game]) -> QuerySet[Game]:
@@ -239,7 +242,12 @@ def game_emails(game: Game) -> tuple[list[OutboundEmail], bool]:
 
 @staff_member_required
 def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
-    game = _game(request, game_id, with_overview(games_of(request)))
+    # The page links the previous and the next game by title: their ids and titles only.
+    linked = Game.objects.only("id", "title", "previous_id")
+    games = with_overview(games_of(request)).prefetch_related(
+        Prefetch("previous", queryset=linked), Prefetch("next_games", queryset=linked)
+    )
+    game = _game(request, game_id, games)
     status = overview(game)
     seats = list(game.seats.all())
     public, hidden = seat_views(game, seats, status)

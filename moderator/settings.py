@@ -8,6 +8,7 @@ filesystem broker under ``var/``, email written to files, DEBUG on.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -102,6 +103,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "axes",
     "moderator.mail",
     "games",
     "campaigns",
@@ -117,6 +119,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "moderator.middleware.ContentSecurityPolicyMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its lock-out page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "moderator.urls"
@@ -178,8 +182,8 @@ if DEBUG:
 
 # --- email -----------------------------------------------------------------------------
 # ESP through anymail: EMAIL_BACKEND=anymail.backends.<esp>.EmailBackend plus ANYMAIL_*.
-# Self-hosters: EMAIL_BACKEND=moderator.mail.smtp.EmailBackend (Django's SMTP backend, with
-# cheaper envelope addresses; Django's own works too) plus EMAIL_HOST...
+# Self-hosters: EMAIL_BACKEND=moderator.mail.smtp.EmailBackend (Django's SMTP backend,
+# telling a send whose outcome is unknown from one to retry) plus EMAIL_HOST...
 EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.filebased.EmailBackend")
 EMAIL_FILE_PATH = VAR_DIR / "mail"
 EMAIL_HOST = envstr("EMAIL_HOST", "localhost")
@@ -251,6 +255,9 @@ CELERY_DB_REUSE_MAX = envint("CELERY_DB_REUSE_MAX", 1000, minimum=0)
 # marks its order; games/postal.py). Deadlines live in the database, never in the broker.
 SWEEP_SECONDS = envint("SWEEP_SECONDS", 30, minimum=1)
 RECEIPT_SECONDS = envint("RECEIPT_SECONDS", 5, minimum=1)
+# A seat gets at most one order receipt per step in this many seconds: later orders wait
+# for the window to pass, and then one receipt names the latest (postal.write_receipts).
+RECEIPT_WINDOW_SECONDS = envint("RECEIPT_WINDOW_SECONDS", 600, minimum=0)
 CELERY_BEAT_SCHEDULE = {
     "sweep": {"task": "games.sweep", "schedule": float(SWEEP_SECONDS)},
     "receipts": {"task": "games.write_receipts", "schedule": float(RECEIPT_SECONDS)},
@@ -269,11 +276,52 @@ SWEEP_BATCH = envint("SWEEP_BATCH", 500, minimum=1)
 # task's message, acknowledgement and wait are paid once per batch.
 STEP_BATCH = envint("STEP_BATCH", 10, minimum=1)
 
+# --- rate limits and login lock-outs (moderator/ratelimit.py) ----------------------------
+# How many proxies stand in front of gunicorn (the TLS proxy of docs/operations.md: 1).
+# Each appends the address it was reached from to X-Forwarded-For, so the client is the
+# Nth entry from the right; entries further left are the client's own word. 0: the client
+# is REMOTE_ADDR and X-Forwarded-For is ignored.
+TRUSTED_PROXY_COUNT = envint("TRUSTED_PROXY_COUNT", 0, minimum=0)
+RATELIMIT_IP_META_KEY = "moderator.ratelimit.client_address"
+RATELIMIT_FAIL_OPEN = True  # a cache that answers nothing lets the request through
+# Hits per client address (or per seat) and minute, each kind of endpoint in its own scope.
+RATES = {
+    "link": "30/m",  # magic links, GET and POST
+    "calendar": "60/m",  # calendar feeds built afresh; a feed served from the cache is free
+    "order-seat": "20/m",  # order posts for one seat, from anywhere
+    "order-address": "60/m",  # order posts from one address, for any seats
+}
+# A calendar feed is served from the cache this long (as its Cache-Control says): a calendar
+# app polling every minute costs one query per feed per five minutes.
+CALENDAR_CACHE_SECONDS = 300
+# Admin (and so GM panel) logins: 10 failures for one username from one address lock that
+# pair for 15 minutes. Nobody else is locked: not the same GM from elsewhere, not another
+# GM behind the same address.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = 10
+AXES_COOLOFF_TIME = timedelta(minutes=15)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_CLIENT_IP_CALLABLE = "moderator.ratelimit.client_address"
+AXES_LOCKOUT_CALLABLE = "moderator.ratelimit.login_locked_out"
+AXES_RESET_ON_SUCCESS = True
+# The lock ends 15 minutes after it began: retrying while locked does not extend it.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# Failures are what the lock-out needs; a row for every successful login nobody reads.
+AXES_DISABLE_ACCESS_LOG = True
+# No banner on every start and manage.py command; failures and lock-outs are still logged.
+AXES_VERBOSE = False
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
+    # django-axes says at INFO what every successful login cleared; failures and lock-outs
+    # are warnings.
+    "loggers": {"axes": {"level": "WARNING"}},
 }
 
 # --- security ----------------------------------------------------------------------------
