@@ -40,7 +40,7 @@ from django.db.models import Model  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
 from games import postal  # noqa: E402
-from games.models import DiceRoll, Event, Game, Seat, Step  # noqa: E402
+from games.models import DiceRoll, Event, Game, Seat, Step, new_public_id  # noqa: E402
 from moderator.mail import outbox  # noqa: E402
 
 NAME = "growth"
@@ -88,7 +88,10 @@ def clone(template: Game, count: int) -> None:
     dice = list(template.dice_rolls.all())
     events = list(template.events.all())
     games = Game.objects.bulk_create(
-        (copy_of(template, title=f"{template.title} copy {n}") for n in range(count)),
+        (
+            copy_of(template, title=f"{template.title} copy {n}", public_id=new_public_id())
+            for n in range(count)
+        ),
         batch_size=BATCH,
     )
     Seat.objects.bulk_create(

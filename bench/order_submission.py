@@ -195,7 +195,7 @@ def sign_in(port: int, number: int, game: Game) -> Post:
     browser = Browser(port, number)
     link = f"/p/{token}/"
     answer = browser.request("POST", link, {"csrfmiddlewaretoken": browser.csrf(link)})
-    play = f"/play/{game.pk}/"
+    play = f"/play/{game.pk}/0/"
     if (answer.status, answer.location) != (302, play):
         raise RuntimeError(f"POST {link} answered {answer.status}, not a redirect to {play}")
     engine = registry.get("choice")
@@ -203,6 +203,7 @@ def sign_in(port: int, number: int, game: Game) -> Post:
     form = {
         "csrfmiddlewaretoken": browser.csrf(play),
         "step": str(game.step_number),
+        "seat": "0",
         "entry": "text",
         "text": engine.canonical(state, 0, engine.default(state, 0)),
     }

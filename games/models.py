@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from django.conf import settings
@@ -13,6 +14,14 @@ from games.engines import registry
 
 def default_reminders() -> list[int]:
     return [24, 2]
+
+
+def new_public_id() -> str:
+    """The name of a game in public addresses (its dice check): 96 random bits, so that
+    nobody can list the games by counting."""
+    while (public_id := secrets.token_urlsafe(12)).isdigit():
+        continue  # never all digits: those addresses are the old numbered ones
+    return public_id
 
 
 class Game(models.Model):
@@ -26,6 +35,7 @@ class Game(models.Model):
 
     engine = models.CharField(max_length=40, choices=registry.choices)
     title = models.CharField(max_length=200)
+    public_id = models.CharField(max_length=16, unique=True, default=new_public_id, editable=False)
     options = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
     gm = models.ForeignKey(
@@ -179,6 +189,13 @@ class Order(models.Model):
     # lists it); empty for a sealed order.
     receipt_due = models.BooleanField(default=False)
     results = models.JSONField(default=list, blank=True)
+    # When a receipt naming this order was written: a seat's receipts for a step are
+    # coalesced to one per RECEIPT_WINDOW_SECONDS (postal.write_receipts).
+    receipt_at = models.DateTimeField(null=True, blank=True)
+
+    # Not a field: set on the order ``postal.accept_order`` returns when the order repeated
+    # the one that counts, and nothing was written.
+    repeated = False
 
     class Meta:
         ordering = ["step", "received_at", "id"]

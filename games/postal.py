@@ -12,7 +12,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -230,19 +230,25 @@ def accept_order(
 def accept_linked_order(
     *,
     game_id: int,
+    position: int,
     links: Mapping[int, int],
     text: str,
     source: str,
     now: datetime,
     step_number: int | None = None,
 ) -> Order:
-    """``accept_order`` for the seat of this game that a player's links open: ``links``
-    maps seat ids to the link version each link had (a browser's session). The seat is
-    read in the query that locks the game, so the order costs no query of its own to find
-    it. SeatNotFound if none of them is a seat of this game whose links still work (a link
-    rotated, a player replaced)."""
+    """``accept_order`` for the seat at ``position``, which the player's links must open:
+    ``links`` maps seat ids to the link version each link had (a browser's seats). The
+    seat is read in the query that locks the game, so the order costs no query of its own
+    to find it. SeatNotFound unless that seat is among them with a link that still works
+    (not rotated, its player not replaced): a browser holding several seats of a game
+    orders for the one its page was for, never another."""
     return _accept(
-        partial(_linked_seat_locking_its_game, game_id, links), text, source, now, step_number
+        partial(_linked_seat_locking_its_game, game_id, position, links),
+        text,
+        source,
+        now,
+        step_number,
     )
 
 
@@ -280,6 +286,20 @@ def _accept(
         results = []
         if refused is None and prompts != step.prompts:
             results = [event.text for event in events if event.visible_to(position)]
+        if (
+            refused is None
+            and not dice.draws
+            and prompts == step.prompts
+            and engine.state_to_json(new_state) == game.state
+        ):
+            # The state holds each seat's sealed order: unchanged, the order may repeat the
+            # one that counts (the only case that costs this read).
+            counting = _repeated(step, seat, engine.canonical(state, position, order))
+            if counting is not None:
+                # The order that counts, sent again (a double tap, a form posted twice, a
+                # flood): acknowledged, and nothing is written, nor owed a receipt.
+                counting.repeated = True
+                return counting
         row = Order(
             step=step,
             seat=seat,
@@ -328,6 +348,17 @@ def _accept(
     return row
 
 
+def _repeated(step: Step, seat: Seat, canonical: str) -> Order | None:
+    """The seat's order that counts in ``step`` if it reads ``canonical``, else None."""
+    counting = (
+        Order.objects.filter(step=step, seat=seat)
+        .exclude(source=Order.Source.DEFAULT)
+        .order_by("-received_at", "-id")
+        .first()
+    )
+    return counting if counting is not None and counting.canonical == canonical else None
+
+
 def write_receipts(*, now: datetime) -> int:
     """Write the receipts orders are owed, oldest first, MAIL_BATCH to a transaction, until
     none is left or SWEEP_BATCH are written (the next run takes the rest); returns how
@@ -342,27 +373,47 @@ def write_receipts(*, now: datetime) -> int:
 
 
 def _write_receipt_batch(now: datetime, size: int) -> int:
-    """Up to ``size`` receipts, each with a new link, in one transaction. The orders are
-    claimed in it (their rows locked, skipped by anyone else holding them, their marks
-    cleared), so two runs at once, or a run delivered again, write each receipt once."""
+    """Up to ``size`` orders' receipts, each with a new link, in one transaction; returns
+    how many orders it took. The orders are claimed in it (their rows locked, skipped by
+    anyone else holding them, their marks cleared), so two runs at once, or a run
+    delivered again, write each receipt once.
+
+    Receipts are coalesced: a seat gets at most one receipt per step every
+    RECEIPT_WINDOW_SECONDS. Orders of a seat whose receipt for the step went out less than
+    that ago wait, marked, until the window has passed; then one receipt names the latest
+    of them (with what each did at once, for orders that took effect at once)."""
+    recent = Order.objects.filter(
+        step=OuterRef("step"),
+        seat=OuterRef("seat"),
+        receipt_at__gt=now - timedelta(seconds=settings.RECEIPT_WINDOW_SECONDS),
+    )
     with transaction.atomic():
         orders = list(
             Order.objects.select_related("seat", "step__game__gm")
             .select_for_update(of=("self",), skip_locked=True)
             .filter(receipt_due=True)
+            .exclude(Exists(recent))
             .order_by("id")[:size]
         )
         if not orders:
             return 0
+        latest: dict[tuple[int, int], Order] = {}
+        results: dict[tuple[int, int], list[str]] = {}
+        for order in orders:  # by id: the latest of a seat's orders in a step comes last
+            key = (order.step_id, order.seat_id)
+            latest[key] = order
+            results.setdefault(key, []).extend(order.results)
         Order.objects.filter(pk__in=[order.pk for order in orders]).update(receipt_due=False)
-        for order in orders:
+        Order.objects.filter(pk__in=[order.pk for order in latest.values()]).update(receipt_at=now)
+        receipted = list(latest.items())
+        for _, order in receipted:
             # The seat's zone may be its game's: the game is at hand, not to be queried.
             order.seat.game = order.step.game
-        tokens = access.mint_each([order.seat for order in orders], now=now)
+        tokens = access.mint_each([order.seat for _, order in receipted], now=now)
         outbox.queue(
             [
-                reports.receipt_email(order.step.game, order.seat, order, token, order.results)
-                for order, token in zip(orders, tokens, strict=True)
+                reports.receipt_email(order.step.game, order.seat, order, token, results[key])
+                for (key, order), token in zip(receipted, tokens, strict=True)
             ]
         )
     return len(orders)
@@ -433,20 +484,20 @@ _CURRENT_STEP = Compiled(
 
 
 def _linked_seat_locking_its_game(
-    game_id: int, links: Mapping[int, int]
+    game_id: int, position: int, links: Mapping[int, int]
 ) -> tuple[Seat, list[Step]]:
-    """The first seat (by position) of ``links`` in the game whose link version is still
-    the one its link had, with the game locked, in one query; and the game's current step,
-    read after the lock in the same round trip (DoesNotExist read when it is asked for)."""
+    """The seat at ``position`` if it is among ``links`` with the link version its link
+    had, with the game locked, in one query; and the game's current step, read after the
+    lock in the same round trip (DoesNotExist read when it is asked for)."""
     if not links:
         raise SeatNotFound("no seat of this game for these links")
     linked, steps = read_together(
         (_LINKED_SEATS, (game_id, *links)), (_CURRENT_STEP, (game_id, game_id))
     )
-    seats = [seat for seat in linked if seat.link_version == links[seat.pk]]
-    if not seats:
-        raise SeatNotFound("no seat of this game for these links")
-    return min(seats, key=lambda seat: seat.position), steps
+    for seat in linked:
+        if seat.position == position and seat.link_version == links[seat.pk]:
+            return seat, steps
+    raise SeatNotFound("no seat of this game for these links")
 
 
 def _seat_locking_its_game(game_id: int, position: int) -> tuple[Seat, list[Step]]:
@@ -625,11 +676,11 @@ def _resolve(
         seat_id = by_position[position].pk
         # A default gets no receipt: the step's report says it was played.
         defaults.append(
-            (step.pk, seat_id, "", parsed, canonical, Order.Source.DEFAULT, now, False, [])
+            (step.pk, seat_id, "", parsed, canonical, Order.Source.DEFAULT, now, False, [], None)
         )
     if defaults:
         fields = ["step", "seat", "text", "parsed", "canonical", "source", "received_at"]
-        insert_rows(Order, [*fields, "receipt_due", "results"], defaults)
+        insert_rows(Order, [*fields, "receipt_due", "results", "receipt_at"], defaults)
         missed = Seat.objects.filter(game=game, position__in=missing)
         update_where(missed, nmr_count=F("nmr_count") + 1)
     dice = VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn)

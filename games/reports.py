@@ -37,7 +37,7 @@ def engine_templates(engine_key: str, part: str, extension: str) -> list[str]:
 
 
 def verify_url(game: Game) -> str:
-    return f"{settings.SITE_URL}{reverse('games:verify', args=[game.pk])}"
+    return f"{settings.SITE_URL}{reverse('games:verify', args=[game.public_id])}"
 
 
 def game_seat_name(game: Game, position: int) -> str:

@@ -6,11 +6,14 @@ app_name = "games"
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("games/<int:game_id>/verify/", views.verify, name="verify"),
+    path("games/<int:game_id>/verify/", views.verify_by_number, name="verify_by_number"),
+    path("games/<slug:public_id>/verify/", views.verify, name="verify"),
     path("p/<str:token>/", views.magic_link, name="link"),
     path("play/", views.play_index, name="play_index"),
-    path("play/<int:game_id>/", views.play, name="play"),
-    path("play/<int:game_id>/view.json", views.play_json, name="play_json"),
+    path("play/<int:game_id>/", views.play_game, name="play"),
+    path("play/<int:game_id>/view.json", views.play_game_json, name="play_json"),
+    path("play/<int:game_id>/<int:position>/", views.play, name="seat"),
+    path("play/<int:game_id>/<int:position>/view.json", views.play_json, name="seat_json"),
     path("play/reminders/", views.reminder_choice, name="reminders"),
     path("calendar/gm/<str:token>.ics", views.gm_calendar, name="gm_calendar"),
     path("calendar/<str:token>.ics", views.seat_calendar, name="calendar"),

@@ -3,20 +3,27 @@
 A player has no account: a magic link ``/p/<token>/`` shows a Continue page on GET (email
 link scanners must change nothing, so GET writes nothing, not even a cookie) and, on
 POST, adds the seat to the browser's signed seats cookie (``access.remember_seat``) and
-redirects to the token-free ``/play/<id>/``. Every player page is scoped to the seats the
-browser holds; anything else answers the same plain 404. Views stay thin: ``games.access``
-and ``games.postal`` do the work.
+redirects to the seat's own token-free page, ``/play/<game>/<position>/``. Every player
+page is scoped to the seats the browser holds; anything else answers the same plain 404.
+Views stay thin: ``games.access`` and ``games.postal`` do the work.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from redis.exceptions import RedisError
 
 from games import access, archive, calendar, postal, reminders, reports
 from games.forms import ReminderChoiceForm, form_class, form_templates, typed_order
@@ -24,18 +31,34 @@ from games.gm_forms import first_error
 from games.models import Game, Order, Seat, Step
 from moderator import ratelimit
 
-LINK_RATE = {"limit": 30, "window": 60}
-
 
 def home(request: HttpRequest) -> HttpResponse:
     return render(request, "games/home.html")
 
 
-def verify(request: HttpRequest, game_id: int) -> HttpResponse:
-    """The public dice check: the commitment always, the recomputed rolls once revealed."""
-    game = get_object_or_404(Game.objects.exclude(status=Game.Status.DRAFT), pk=game_id)
+def verify(request: HttpRequest, public_id: str) -> HttpResponse:
+    """The public dice check: the commitment always, the recomputed rolls once revealed.
+    Addressed by the game's random public id, so nobody can list the games by counting."""
+    game = get_object_or_404(Game.objects.exclude(status=Game.Status.DRAFT), public_id=public_id)
     verdict = archive.verify(game) if game.seed_revealed else None
     return render(request, "games/verify.html", {"game": game, "verdict": verdict})
+
+
+def verify_by_number(request: HttpRequest, game_id: int) -> HttpResponse:
+    """The dice check's address in emails sent before games had public ids: it still
+    opens for the browsers that may know the game (one of its seats, its GM); for anyone
+    else it is the same 404 as a game that does not exist."""
+    user = request.user
+    games = Game.objects.exclude(status=Game.Status.DRAFT).filter(pk=game_id)
+    if not (user.is_authenticated and user.is_staff):
+        seats = access.browser_links(request)
+        games = games.filter(seats__pk__in=list(seats))
+    elif not user.is_superuser:
+        games = games.filter(gm=user)
+    public_id = games.values_list("public_id", flat=True).first()
+    if public_id is None:
+        return not_valid(request)
+    return redirect("games:verify", public_id=public_id)
 
 
 # --- magic links ---------------------------------------------------------------------------
@@ -47,20 +70,17 @@ def not_valid(request: HttpRequest) -> HttpResponse:
     return render(request, "games/not_valid.html", status=404)
 
 
-def _too_many(request: HttpRequest) -> HttpResponse:
-    return render(request, "games/too_many.html", status=429)
-
-
 @require_http_methods(["GET", "POST"])
 def magic_link(request: HttpRequest, token: str) -> HttpResponse:
-    if not ratelimit.allow("link", ratelimit.client_ip(request.META), **LINK_RATE):
-        return _too_many(request)
+    # Counted per client address in the links' own scope: no feed or order spends it.
+    if ratelimit.limited(request, "link"):
+        return ratelimit.too_many(request, "link")
     seat = access.seat_for(token, now=timezone.now())
     if seat is None:
         return not_valid(request)
     if request.method == "GET":
         return render(request, "games/continue.html", {"seat": seat, "game": seat.game})
-    response = redirect("games:play", game_id=seat.game_id)
+    response = redirect(seat_page(seat))
     access.remember_seat(request, response, seat)
     return response
 
@@ -70,7 +90,6 @@ def _browser_seats(request: HttpRequest, **filters: Any) -> list[Seat]:
     versions = access.browser_links(request)
     if not versions:
         return []
-    # A game's seats by position: the page shows the first.
     seats = (
         Seat.objects.select_related("game")
         .filter(pk__in=versions, **filters)
@@ -79,30 +98,86 @@ def _browser_seats(request: HttpRequest, **filters: Any) -> list[Seat]:
     return [seat for seat in seats if seat.link_version == versions[seat.pk]]
 
 
+def seat_page(seat: Seat) -> str:
+    """The address of a seat's page: every seat has its own, so a browser that holds
+    several seats (a shared phone, a GM trying their own game) shows and orders for the
+    one in the address."""
+    return reverse("games:seat", args=[seat.game_id, seat.position])
+
+
 # --- the player's pages ----------------------------------------------------------------
 
 
 @require_GET
 def play_index(request: HttpRequest) -> HttpResponse:
-    seats = sorted(_browser_seats(request), key=lambda seat: -seat.game.pk)
+    seats = sorted(_browser_seats(request), key=lambda seat: (-seat.game.pk, seat.position))
     return render(request, "games/play_index.html", {"seats": seats})
 
 
 @require_http_methods(["GET", "POST"])
-def play(request: HttpRequest, game_id: int) -> HttpResponse:
+def play_game(request: HttpRequest, game_id: int) -> HttpResponse:
+    """A game's address from before seats had their own pages (bookmarks, old pages): a
+    browser holding one seat of the game goes to its page; holding several, it chooses.
+    A form posted here is out of date and records nothing."""
+    seats = _browser_seats(request, game_id=game_id)
+    if not seats:
+        return not_valid(request)
+    if request.method == "POST":
+        messages.error(request, OUT_OF_DATE)
+    if len(seats) == 1:
+        return redirect(seat_page(seats[0]))
+    return render(request, "games/play_index.html", {"seats": seats, "game": seats[0].game})
+
+
+OUT_OF_DATE = "This form is out of date and nothing was recorded; here is the current one."
+
+
+def _posted_seat_refusal(request: HttpRequest, seat: Seat) -> str | None:
+    """Why a posted order form may not be taken for ``seat``, or None: the form carries
+    the seat it was rendered for, and an order is only ever taken for that seat."""
+    posted = request.POST.get("seat", "")
+    if posted == str(seat.position):
+        return None
+    other = (
+        Seat.objects.filter(game_id=seat.game_id, position=posted).first()
+        if (posted.isascii() and posted.isdigit() and len(posted) < 5)
+        else None
+    )
+    if other is None:
+        return OUT_OF_DATE
+    return (
+        f"This order form was for {other.name}'s seat, but this page is {seat.name}'s: "
+        f"nothing was recorded. Send the order again from the right seat's page."
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
+    held = _browser_seats(request, game_id=game_id)
+    seat = next((seat for seat in held if seat.position == position), None)
+    if seat is None:
+        return not_valid(request)
     refused: str | None = None
     step_number = _posted_step(request) if request.method == "POST" else None
+    if request.method == "POST":
+        wrong_seat = _posted_seat_refusal(request, seat)
+        if step_number is None or wrong_seat is not None:
+            messages.error(request, wrong_seat or OUT_OF_DATE)
+            return redirect(seat_page(seat))
+        # Counted only for a seat this browser holds: nobody spends another seat's posts.
+        if ratelimit.order_rate_limited(request, seat.pk):
+            return ratelimit.too_many(request, "orders", back=request.path)
     text = typed_order(request.POST) if step_number is not None else None
-    links = access.browser_links(request) if text is not None else {}
-    if text is not None and step_number is not None and links:
-        # A typed order needs nothing of the page, not even the seat: the postal layer
-        # finds the seat this browser's links open under the game's lock, and an accepted
-        # order answers with a redirect. The page is built only to show why an order was
-        # refused.
+    if text is not None and step_number is not None:
+        # A typed order needs nothing of the page: the postal layer checks the seat of
+        # this address against this browser's links under the game's lock, and an
+        # accepted order answers with a redirect. The page is built only to show why an
+        # order was refused.
         try:
             order = postal.accept_linked_order(
                 game_id=game_id,
-                links=links,
+                position=position,
+                links=access.browser_links(request),
                 text=text,
                 source=Order.Source.WEB,
                 now=timezone.now(),
@@ -114,13 +189,6 @@ def play(request: HttpRequest, game_id: int) -> HttpResponse:
             refused = error.message
         else:
             return _accepted(request, order)
-    seats = _browser_seats(request, game_id=game_id)
-    if not seats:
-        return not_valid(request)
-    seat = seats[0]
-    if request.method == "POST" and step_number is None:
-        messages.error(request, "This form is out of date; here is the current one.")
-        return redirect("games:play", game_id=seat.game_id)
     game = seat.game
     if game.state is None:
         return render(request, "games/play.html", {"game": game, "seat": seat, "waiting": True})
@@ -149,24 +217,41 @@ def play(request: HttpRequest, game_id: int) -> HttpResponse:
         counting=_counting_order(step, seat),
         calendar_url=access.calendar_url(seat),
         reminder_form=ReminderChoiceForm(initial=reminders.choice_of(seat)),
+        other_seats=[other for other in held if other.pk != seat.pk],
     )
     return render(request, "games/play.html", context)
 
 
 @require_GET
-def play_json(request: HttpRequest, game_id: int) -> HttpResponse:
-    """The seat's page as JSON: what the seat may see (the engine's view for it), what it
-    owes and until when. Scoped like the page: another seat's game is the same 404."""
+def play_game_json(request: HttpRequest, game_id: int) -> HttpResponse:
+    """The JSON of a game's address from before seats had their own: one seat of the game
+    in this browser goes to its JSON; several are listed (300), each with its address."""
     seats = _browser_seats(request, game_id=game_id)
+    if not seats:
+        return not_valid(request)
+    if len(seats) == 1:
+        return redirect(reverse("games:seat_json", args=[game_id, seats[0].position]))
+    listed = [
+        {"name": seat.name, "position": seat.position, "page": seat_page(seat)} for seat in seats
+    ]
+    return JsonResponse({"game": game_id, "seats": listed}, status=300)
+
+
+@require_GET
+def play_json(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
+    """The seat's page as JSON: what the seat in the address may see (the engine's view
+    for it), what it owes and until when. Scoped like the page: a seat this browser does
+    not hold is the same 404."""
+    seats = _browser_seats(request, game_id=game_id, position=position)
     if not seats:
         return not_valid(request)
     seat = seats[0]
     game = seat.game
     data: dict[str, Any] = {"game": game.pk, "title": game.title, "status": game.status}
+    data["seat"] = {"position": seat.position, "name": seat.name}
     if game.state is not None:
         engine = game.rules
         step = _open_step(game)
-        data["seat"] = {"position": seat.position, "name": seat.name}
         data["view"] = engine.view(engine.state_from_json(game.state), seat.position)
         if step is not None:
             data["step"] = {
@@ -230,7 +315,7 @@ def _take_order(
             except postal.OrderRejected as error:
                 refused = error.message
         messages.error(request, refused)
-        return redirect("games:play", game_id=seat.game_id)
+        return redirect(seat_page(seat))
     if not form.is_valid():
         return None
     if refused is None:
@@ -254,7 +339,13 @@ def _accepted(request: HttpRequest, order: Order) -> HttpResponse:
     Back to the page the order was posted to, the game's page: its address is the
     request's, with nothing to work out (reversing it was 3% of an order's CPU)."""
     canonical = "; ".join(order.canonical.splitlines())
-    messages.success(request, f"Your order is accepted: {canonical}.")
+    if order.repeated:
+        messages.success(
+            request,
+            f"This is already the order that counts: {canonical}. Nothing new was recorded.",
+        )
+    else:
+        messages.success(request, f"Your order is accepted: {canonical}.")
     return HttpResponseRedirect(request.path)
 
 
@@ -263,30 +354,54 @@ def _accepted(request: HttpRequest, order: Order) -> HttpResponse:
 
 def _calendar(body: str) -> HttpResponse:
     response = HttpResponse(body, content_type="text/calendar; charset=utf-8")
-    response["Cache-Control"] = "private, max-age=300"
+    response["Cache-Control"] = f"private, max-age={settings.CALENDAR_CACHE_SECONDS}"
     return response
+
+
+def _feed(
+    request: HttpRequest, kind: str, token: str, build: Callable[[], str | None]
+) -> HttpResponse:
+    """A calendar feed (``build()``; None for a token that opens nothing), kept in the
+    cache for CALENDAR_CACHE_SECONDS under a digest of its token: a calendar app polling
+    every minute then costs no query and no rate limit. Only a feed built afresh (or a
+    wrong token) counts, in the calendar scope: a calendar never spends its players' links.
+    A retired token's feed is served until its cached copy expires, like the copy the
+    calendar app itself may keep (Cache-Control)."""
+    key = f"calendar:{kind}:{hashlib.sha256(token.encode()).hexdigest()}"
+    try:
+        body = cache.get(key)
+    except RedisError:  # Redis away: build the feed, as if nothing were cached
+        body = None
+    if body is None:
+        if ratelimit.limited(request, "calendar"):
+            return ratelimit.too_many(request, "calendar")
+        body = build()
+        if body is None:
+            return not_valid(request)
+        with contextlib.suppress(RedisError):
+            cache.set(key, body, settings.CALENDAR_CACHE_SECONDS)
+    return _calendar(body)
 
 
 @require_GET
 def seat_calendar(request: HttpRequest, token: str) -> HttpResponse:
     """The seat's private feed: its token is the only key, so every wrong one is the same
-    404, and guessing is rate limited like the links."""
-    if not ratelimit.allow("link", ratelimit.client_ip(request.META), **LINK_RATE):
-        return _too_many(request)
-    seat = access.seat_for_token(token, "calendar")
-    if seat is None:
-        return not_valid(request)
-    return _calendar(calendar.seat_feed(seat, now=timezone.now()))
+    404, and guessing is rate limited."""
+
+    def build() -> str | None:
+        seat = access.seat_for_token(token, "calendar")
+        return None if seat is None else calendar.seat_feed(seat, now=timezone.now())
+
+    return _feed(request, "seat", token, build)
 
 
 @require_GET
 def gm_calendar(request: HttpRequest, token: str) -> HttpResponse:
-    if not ratelimit.allow("link", ratelimit.client_ip(request.META), **LINK_RATE):
-        return _too_many(request)
-    user = access.gm_for_calendar_token(token)
-    if user is None:
-        return not_valid(request)
-    return _calendar(calendar.gm_feed(user, now=timezone.now()))
+    def build() -> str | None:
+        user = access.gm_for_calendar_token(token)
+        return None if user is None else calendar.gm_feed(user, now=timezone.now())
+
+    return _feed(request, "gm", token, build)
 
 
 @require_POST
@@ -312,4 +427,4 @@ def reminder_choice(request: HttpRequest) -> HttpResponse:
             )
         else:
             messages.success(request, f"Reminders for {seat.email} come one email at a time.")
-    return redirect("games:play", game_id=seat.game_id)
+    return redirect(seat_page(seat))

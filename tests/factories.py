@@ -23,6 +23,12 @@ class GMFactory(factory.django.DjangoModelFactory):
     email = factory.LazyAttribute(lambda gm: f"{gm.username}@example.org")
 
 
+def seat_page(game: Game, position: int) -> str:
+    """The address of a seat's page (``games:seat``): every seat of a game has its own,
+    and a magic link's POST redirects to it."""
+    return f"/play/{game.pk}/{position}/"
+
+
 def choice_game(players: int = 3, gm: Any = None, **kwargs: Any) -> Game:
     """A Choice game, not started, for ``players`` seats named ann, bob, cy, ..."""
     kwargs.setdefault("schedule_spec", {"kind": "interval", "seconds": 48 * 3600})

@@ -5,3 +5,6 @@ class MailConfig(AppConfig):
     name = "moderator.mail"
     label = "mail"
     verbose_name = "Outgoing mail"
+
+    def ready(self) -> None:
+        from moderator.mail import checks  # noqa: F401 - registers the system checks

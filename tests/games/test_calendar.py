@@ -14,7 +14,7 @@ from games import access, calendar, postal, reminders
 from games.engines.choice import ChoiceEngine
 from games.models import Game, Seat
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import GMFactory, choice_game, seat_page
 
 pytestmark = pytest.mark.django_db
 
@@ -23,6 +23,13 @@ CHOICE = ChoiceEngine()
 # Europe/Berlin leaves summer time at 03:00 on Sunday 25 October 2026.
 SATURDAY = datetime(2026, 10, 24, 12, 0, tzinfo=UTC)
 DAILY_18 = {"kind": "daily", "time": "18:00"}
+
+
+@pytest.fixture(autouse=True)
+def fresh_feeds(settings: Any) -> None:
+    """These tests follow a feed as its game moves on: every request builds it afresh (the
+    feeds' cache is tested in tests/moderator/test_rate_limits.py)."""
+    settings.CALENDAR_CACHE_SECONDS = 0
 
 
 def berlin_game(gm: Any = None, title: str = "Berlin nights") -> Game:
@@ -150,10 +157,10 @@ def test_a_player_chooses_the_digest_on_their_page(client, now, time_machine):
     first, _ = owing_games(now)
     ann = Seat.objects.get(game=first, position=0)
     client.post(f"/p/{access.mint([ann], now=now)[0]}/")
-    page = client.get(f"/play/{first.pk}/").content.decode()
+    page = client.get(seat_page(first, 0)).content.decode()
     assert access.calendar_url(ann) in page
     response = client.post("/play/reminders/", {"seat": ann.pk, "digest": "1", "hour": "7"})
-    assert response.status_code == 302
+    assert (response.status_code, response["Location"]) == (302, seat_page(first, 0))
     assert reminders.choice_of(ann) == {"digest": "1", "hour": "7"}
     # Another seat's id, or no seat in the session, changes nothing.
     bob = Seat.objects.get(game=first, position=1)
@@ -166,7 +173,7 @@ def test_a_player_chooses_the_digest_on_their_page(client, now, time_machine):
         == 404
     )
     bad = client.post("/play/reminders/", {"seat": ann.pk, "digest": "1", "hour": "25"})
-    assert bad.status_code == 302
+    assert (bad.status_code, bad["Location"]) == (302, seat_page(first, 0))
     assert reminders.choice_of(ann) == {"digest": "1", "hour": "7"}
 
 

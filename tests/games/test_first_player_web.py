@@ -19,7 +19,7 @@ from campaigns.engine import FirstPlayerEngine, FirstPlayerState
 from games import access, postal
 from games.models import Game, Order, Seat
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory
+from tests.factories import GMFactory, seat_page
 from tests.games.test_hidden import assert_secrets_stay_private, readable_by
 from tests.games.test_views import fresh_ip
 
@@ -52,31 +52,42 @@ def state_of(game: Game) -> FirstPlayerState:
     return ENGINE.state_from_json(Game.objects.get(pk=game.pk).state)
 
 
-def browser_of(game: Game, position: int, now: datetime) -> Client:
+class SeatBrowser(Client):
+    """A browser that opened one seat's link: the pages it reads and posts are that
+    seat's."""
+
+    def __init__(self, position: int, **defaults: Any) -> None:
+        super().__init__(**defaults)
+        self.position = position
+
+
+def browser_of(game: Game, position: int, now: datetime) -> SeatBrowser:
     seat = Seat.objects.get(game=game, position=position)
-    client = Client(REMOTE_ADDR=fresh_ip())
+    client = SeatBrowser(position, REMOTE_ADDR=fresh_ip())
     token = access.mint([seat], now=now)[position]
-    assert client.post(f"/p/{token}/").status_code == 302
+    response = client.post(f"/p/{token}/")
+    assert (response.status_code, response["Location"]) == (302, seat_page(game, position))
     return client
 
 
-def page(client: Client, game: Game) -> str:
-    response = client.get(f"/play/{game.pk}/")
+def page(client: SeatBrowser, game: Game) -> str:
+    response = client.get(seat_page(game, client.position))
     assert response.status_code == 200
     return response.content.decode()
 
 
-def send(client: Client, game: Game, **fields: str) -> Any:
+def send(client: SeatBrowser, game: Game, **fields: str) -> Any:
     """Post the seat's form for the step open now, as the page would."""
     step = Game.objects.get(pk=game.pk).step_number
-    return client.post(f"/play/{game.pk}/", {"step": str(step), **fields})
+    data = {"step": str(step), "seat": str(client.position), **fields}
+    return client.post(seat_page(game, client.position), data)
 
 
-def tap(client: Client, game: Game, order: str) -> Any:
+def tap(client: SeatBrowser, game: Game, order: str) -> Any:
     return send(client, game, entry="menu", pick="", pick_button=order)
 
 
-def typed(client: Client, game: Game, text: str) -> Any:
+def typed(client: SeatBrowser, game: Game, text: str) -> Any:
     return send(client, game, entry="text", text=text)
 
 

@@ -19,7 +19,7 @@ from games import access, postal
 from games.engines.choice import ChoiceEngine, RoundLine, legal_choices, play_round
 from games.models import Game, Seat
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game
+from tests.factories import choice_game, seat_page
 
 pytestmark = pytest.mark.django_db
 
@@ -33,14 +33,16 @@ def frozen(time_machine: Any, now: datetime) -> None:
 
 
 def readable_by(game: Game, position: int, now: datetime) -> str:
-    """Everything the seat can read now: the link's Continue page, its game list and game
-    page (opened with a fresh link in a fresh browser), and every email sent to it."""
+    """Everything the seat can read now: the link's Continue page, its game list, its
+    seat's page and that page's JSON (opened with a fresh link in a fresh browser), and
+    every email sent to it."""
     seat = Seat.objects.get(game=game, position=position)
     browser = Client(REMOTE_ADDR=f"10.{secrets.randbelow(256)}.{secrets.randbelow(256)}.1")
     token = access.mint([seat], now=now)[position]
     parts = [browser.get(f"/p/{token}/").content.decode()]
     assert browser.post(f"/p/{token}/").status_code == 302
-    for url in ("/play/", f"/play/{game.pk}/", f"/play/{game.pk}/view.json"):
+    page = seat_page(game, position)
+    for url in ("/play/", page, f"{page}view.json"):
         response = browser.get(url)
         assert response.status_code == 200, url
         parts.append(response.content.decode())

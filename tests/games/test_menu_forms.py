@@ -14,7 +14,7 @@ from django.test import Client
 from games import access, postal
 from games.forms import legal_choices
 from games.models import Game, Order, Seat, Step
-from tests.factories import GMFactory
+from tests.factories import GMFactory, seat_page
 
 pytestmark = pytest.mark.django_db
 
@@ -55,6 +55,11 @@ def options_of(html: str, name: str) -> list[str]:
     return re.findall(r'<option value="([^"]*)"', select[1])
 
 
+def menu_post(game: Game, seat: Seat, **fields: str) -> dict[str, Any]:
+    """The menu form as the seat's page posts it."""
+    return {"step": game.step_number, "seat": str(seat.position), "entry": "menu", **fields}
+
+
 def buttons_of(html: str) -> list[str]:
     return re.findall(r'<button type="submit" name="pick_button" value="([^"]*)"', html)
 
@@ -63,7 +68,7 @@ def test_dice_survivor_offers_its_legal_actions_as_buttons_and_takes_one(now):
     game = started("dice-survivor", now)
     seat = on_turn(game)
     client = browser_of(seat, now)
-    page = client.get(f"/play/{game.pk}/").content.decode()
+    page = client.get(seat_page(game, seat.position)).content.decode()
     others = [name for name in ("ann", "bob", "cy") if name != seat.name]
     assert buttons_of(page) == [
         "pass",
@@ -73,8 +78,7 @@ def test_dice_survivor_offers_its_legal_actions_as_buttons_and_takes_one(now):
         *(f"ko {name}" for name in others),
     ]
     response = client.post(
-        f"/play/{game.pk}/",
-        {"step": game.step_number, "entry": "menu", "pick": "", "pick_button": "extra"},
+        seat_page(game, seat.position), menu_post(game, seat, pick="", pick_button="extra")
     )
     assert response.status_code == 302
     order = Order.objects.get(seat=seat)
@@ -87,20 +91,20 @@ def test_a_menu_order_that_is_not_legal_now_is_refused_and_changes_nothing(now):
     client = browser_of(seat, now)
     before = Game.objects.get(pk=game.pk).state
     response = client.post(
-        f"/play/{game.pk}/", {"step": game.step_number, "entry": "menu", "pick": f"ko {seat.name}"}
+        seat_page(game, seat.position), menu_post(game, seat, pick=f"ko {seat.name}")
     )
     assert response.status_code == 200
     assert "That order is not one of the legal ones now." in response.content.decode()
     assert Order.objects.count() == 0
     assert Game.objects.get(pk=game.pk).state == before
-    empty = client.post(f"/play/{game.pk}/", {"step": game.step_number, "entry": "menu"})
+    empty = client.post(seat_page(game, seat.position), menu_post(game, seat))
     assert "Choose your order first." in empty.content.decode()
 
 
 def test_liars_dice_offers_exactly_the_legal_opening_bids_and_keeps_the_cup_private(now):
     game = started("liars-dice", now)
     seat = on_turn(game)
-    page = browser_of(seat, now).get(f"/play/{game.pk}/").content.decode()
+    page = browser_of(seat, now).get(seat_page(game, seat.position)).content.decode()
     # Classic with wild ones: any quantity up to the 15 dice in play, never opening on ones;
     # no challenge before the first bid.
     assert options_of(page, "pick") == [
@@ -115,11 +119,11 @@ def test_liars_dice_takes_a_bid_from_the_select_and_offers_the_challenge_next(no
     game = started("liars-dice", now)
     seat = on_turn(game)
     client = browser_of(seat, now)
-    client.post(f"/play/{game.pk}/", {"step": game.step_number, "entry": "menu", "pick": "bid 3 4"})
+    client.post(seat_page(game, seat.position), menu_post(game, seat, pick="bid 3 4"))
     assert Order.objects.get(seat=seat).canonical == "bid 3 4"
     game.refresh_from_db()
     following = on_turn(game)
-    page = browser_of(following, now).get(f"/play/{game.pk}/").content.decode()
+    page = browser_of(following, now).get(seat_page(game, following.position)).content.decode()
     offered = options_of(page, "pick")
     assert offered[:2] == ["", "liar"]
     assert "bid 3 4" not in offered and "bid 3 5" in offered and "bid 2 6" not in offered
@@ -129,7 +133,7 @@ def test_drop_shy_draws_the_board_with_a_button_over_each_legal_cell(now):
     game = started("drop-shy", now, {"dice_per_player": 4})
     seat = on_turn(game)
     client = browser_of(seat, now)
-    page = client.get(f"/play/{game.pk}/").content.decode()
+    page = client.get(seat_page(game, seat.position)).content.decode()
     state = game.rules.state_from_json(Game.objects.get(pk=game.pk).state)
     legal = game.rules.view(state, seat.position)["legal"]
     assert sorted(buttons_of(page)) == sorted(f"place {x} {y}" for x, y in legal)
@@ -139,8 +143,8 @@ def test_drop_shy_draws_the_board_with_a_button_over_each_legal_cell(now):
     assert page.count("<svg ") == 2
     x, y = legal[0]
     response = client.post(
-        f"/play/{game.pk}/",
-        {"step": game.step_number, "entry": "menu", "pick": "", "pick_button": f"place {x} {y}"},
+        seat_page(game, seat.position),
+        menu_post(game, seat, pick="", pick_button=f"place {x} {y}"),
     )
     assert response.status_code == 302
     assert Order.objects.get(seat=seat).canonical == f"place {x} {y}"

@@ -127,17 +127,24 @@ def test_an_order_by_link_is_taken_for_the_seat_the_links_still_open(now):
 
     def by_link(links: dict[int, int], position: int) -> Order:
         return postal.accept_linked_order(
-            game_id=game.pk, links=links, text=nmr_text(game, position), source="web", now=now
+            game_id=game.pk,
+            position=position,
+            links=links,
+            text=nmr_text(game, position),
+            source="web",
+            now=now,
         )
 
     assert by_link({seats[1].pk: 0}, 1).seat == seats[1]
-    # Two seats of the game in one browser: the first by position, as the page shows it.
-    assert by_link({seats[2].pk: 0, seats[1].pk: 0}, 1).seat == seats[1]
+    # Two seats of the game in one browser: the order is the page's seat's, whichever.
+    assert by_link({seats[1].pk: 0, seats[2].pk: 0}, 2).seat == seats[2]
     postal.rotate_link(game.pk, position=1, now=now)
     before = snapshot(game)
     refused = [
         {seats[1].pk: 0},  # the link was rotated
-        {other.seats.get(position=0).pk: 0},  # a seat of another game
+        {seats[1].pk: 0, seats[2].pk: 0},  # rotated, and another seat's link works
+        {seats[0].pk: 0, seats[2].pk: 0},  # other seats of the game, not this one
+        {other.seats.get(position=1).pk: 0},  # the same position in another game
         {},
     ]
     for links in refused:
@@ -146,6 +153,11 @@ def test_an_order_by_link_is_taken_for_the_seat_the_links_still_open(now):
     assert snapshot(game) == before
     assert by_link({seats[1].pk: 1}, 1).seat == seats[1]  # the new link
     assert by_link({seats[1].pk: 0, seats[2].pk: 0}, 2).seat == seats[2]
+    # Sent again, the same orders were acknowledged and not recorded twice.
+    assert [(order.seat, order.canonical) for order in Order.objects.order_by("id")] == [
+        (seats[1], nmr_text(game, 1)),
+        (seats[2], nmr_text(game, 2)),
+    ]
 
 
 def test_every_revision_is_kept_and_the_latest_counts(now):

@@ -120,7 +120,7 @@ def test_a_step_report_says_what_happened_what_is_owed_until_when_and_where(now)
     assert f'<a href="{link.group(1)}"' in ann.html
     assert f"  {game.commitment}" in ann.text.splitlines()
     assert game.commitment in ann.html
-    assert f"  {SITE}/games/{game.pk}/verify/" in ann.text.splitlines()
+    assert f"  {SITE}/games/{game.public_id}/verify/" in ann.text.splitlines()
     # The private block: no order yet for the new turn.
     assert "  You have sent no order for this step yet." in ann.text.splitlines()
 
@@ -184,7 +184,7 @@ def test_the_final_email_has_the_standings_and_the_revealed_seed(now):
         lines = email.text.splitlines()
         assert lines[lines.index("  The server seed is now revealed:") + 1] == f"  {SEED.hex()}"
         assert f"  {game.commitment}" in lines
-        assert f"  {SITE}/games/{game.pk}/verify/" in lines
+        assert f"  {SITE}/games/{game.public_id}/verify/" in lines
         assert table(email.html, "standings") == [
             ["Place", "Player", "Score"],
             *[[str(s.place), state.players[s.seat], str(s.score)] for s in standings],

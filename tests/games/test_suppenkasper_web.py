@@ -28,7 +28,7 @@ from games.engines.choice import (
 )
 from games.models import DiceRoll, Event, Game, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game
+from tests.factories import choice_game, seat_page
 
 pytestmark = pytest.mark.django_db
 
@@ -109,7 +109,8 @@ def choice_fields(prefix: str, choice: Choice) -> dict[str, str]:
 
 
 def block_data(step: int, lines: list[RoundLine], sk: SkLine | None = None) -> dict[str, str]:
-    data = {"step": str(step), "entry": "blocks"}
+    """The blocks form as ann's page posts it (seat 0: the seat these tests play)."""
+    data = {"step": str(step), "seat": "0", "entry": "blocks"}
     for line in lines:
         data |= choice_fields(f"r{line.round}", line.choice)
         card = line.card
@@ -188,7 +189,7 @@ def test_page_and_report_show_every_plate_cards_left_and_the_cards_played(client
     ann_plate = " ".join(map(str, sorted((*ann[0].choice.second, *ann[1].choice.second))))
     bob_plate = str(bob[0].choice.value)
     log_in(client, game, 0, now)
-    html = client.get(f"/play/{game.pk}/").content.decode()
+    html = client.get(seat_page(game, 0)).content.decode()
     assert table(html, "plates") == [
         ["Player", "Plate", "Cards left", "Cards used"],
         ["ann", ann_plate, "flip, refuse, swap, sk", "half, double"],
@@ -223,7 +224,7 @@ def test_page_and_report_show_every_plate_cards_left_and_the_cards_played(client
 def test_the_sum_track_scrolls_sideways_on_a_narrow_screen(client, now):
     game = started(1, now)
     log_in(client, game, 0, now)
-    html = client.get(f"/play/{game.pk}/").content.decode()
+    html = client.get(seat_page(game, 0)).content.decode()
     email = OutboundEmail.objects.get(dedupe_key=f"report:{game.pk}:1:0")
     for markup in (html, email.html):
         assert re.search(
@@ -241,7 +242,7 @@ def test_the_sum_track_scrolls_sideways_on_a_narrow_screen(client, now):
 def test_the_blocks_offer_the_unused_cards_and_no_suppen_kasper_block_without_a_plate(client, now):
     game = started(1, now)
     log_in(client, game, 0, now)
-    html = client.get(f"/play/{game.pk}/").content.decode()
+    html = client.get(seat_page(game, 0)).content.decode()
     for number in (1, 2):
         block = section(html, "fieldset", f"round-{number}")
         assert options_of(block, f"r{number}_card") == [
@@ -263,8 +264,8 @@ def test_a_card_from_the_blocks_is_taken_in_canonical_form(client, now):
     state = state_of(game)
     lines = plan(state, 0, [None, "double"])
     log_in(client, game, 0, now)
-    response = client.post(f"/play/{game.pk}/", block_data(1, lines))
-    assert (response.status_code, response["Location"]) == (302, f"/play/{game.pk}/")
+    response = client.post(seat_page(game, 0), block_data(1, lines))
+    assert (response.status_code, response["Location"]) == (302, seat_page(game, 0))
     order = Order.objects.get()
     first, second = lines[0].choice, lines[1].choice
     assert order.canonical == f"1: {first.text()}\n2: double {second.text()}"
@@ -282,11 +283,11 @@ def test_a_suppen_kasper_block_is_taken_and_played_at_its_slot(client, now):
     sk = SkLine(3, plate, legal_choices(sheet, plate)[0])
     sums = sk_outcome(sheet, sk, state.options).sums
     log_in(client, game, 0, now)
-    html = client.get(f"/play/{game.pk}/").content.decode()
+    html = client.get(seat_page(game, 0)).content.decode()
     block = section(html, "fieldset", "suppen-kasper")
     assert options_of(block, "sk_slot") == ["", "0.5", "1.5", "2.5", "3.5"]
     assert "Your plate now: empty." in block
-    response = client.post(f"/play/{game.pk}/", block_data(1, lines, sk))
+    response = client.post(seat_page(game, 0), block_data(1, lines, sk))
     assert response.status_code == 302
     eaten = " ".join(map(str, plate))
     assert (
@@ -294,7 +295,7 @@ def test_a_suppen_kasper_block_is_taken_and_played_at_its_slot(client, now):
         == text_of(lines) + f"\n3.5: SK eat {eaten} {sk.choice.text()}"
     )
     # One player: the order resolved the turn at once. The extra round is in the log as 3.5.
-    html = client.get(f"/play/{game.pk}/").content.decode()
+    html = client.get(seat_page(game, 0)).content.decode()
     assert escape(
         f"ann, slot 3.5: SK eat {eaten} {sk.choice.text()} (sums {sums[0]}, {sums[1]})"
     ) in re.findall(r"<li[^>]*>(.*?)</li>", section(html, "section", "history"), re.S)
@@ -312,7 +313,7 @@ def test_an_illegal_card_shows_the_engines_message_at_its_round_and_changes_noth
     assert message == f"round 2: the roll shows no {absent} to flip"
     log_in(client, game, 0, now)
     before = snapshot(game)
-    response = client.post(f"/play/{game.pk}/", block_data(1, lines))
+    response = client.post(seat_page(game, 0), block_data(1, lines))
     assert response.status_code == 200
     html = response.content.decode()
     assert errors_in(section(html, "fieldset", "round-2")) == [escape(message)]
@@ -333,7 +334,7 @@ def test_a_card_already_played_is_refused_at_its_round(client, now):
     )
     log_in(client, game, 0, now)
     before = snapshot(game)
-    html = client.post(f"/play/{game.pk}/", block_data(1, lines)).content.decode()
+    html = client.post(seat_page(game, 0), block_data(1, lines)).content.decode()
     assert errors_in(section(html, "fieldset", "round-2")) == [escape(message)]
     assert errors_in(section(html, "fieldset", "round-1")) == []
     assert snapshot(game) == before
@@ -351,7 +352,7 @@ def test_a_suppen_kasper_error_shows_at_the_suppen_kasper_block(client, now):
     assert message == "slot 1.5: Suppen-Kasper needs 5 numbers on your plate; it will hold 2"
     log_in(client, game, 0, now)
     before = snapshot(game)
-    html = client.post(f"/play/{game.pk}/", data).content.decode()
+    html = client.post(seat_page(game, 0), data).content.decode()
     assert errors_in(section(html, "fieldset", "suppen-kasper")) == [escape(message)]
     for number in (1, 2, 3):
         assert errors_in(section(html, "fieldset", f"round-{number}")) == []
@@ -365,12 +366,12 @@ def test_an_unfinished_card_or_suppen_kasper_block_is_named_and_nothing_is_sent(
     log_in(client, game, 0, now)
     before = snapshot(game)
     data = block_data(1, lines) | {"r2_card": "swap", "r2_card_value": "3"}
-    html = client.post(f"/play/{game.pk}/", data).content.decode()
+    html = client.post(seat_page(game, 0), data).content.decode()
     assert errors_in(section(html, "fieldset", "round-2")) == [
         "round 2: choose the die to swap and the plate number that replaces it"
     ]
     data = block_data(1, lines) | {"sk_eat1": "3"}
-    html = client.post(f"/play/{game.pk}/", data).content.decode()
+    html = client.post(seat_page(game, 0), data).content.decode()
     assert errors_in(section(html, "fieldset", "suppen-kasper")) == [
         "Suppen-Kasper: choose the slot of the extra round, or clear its numbers"
     ]
@@ -385,8 +386,8 @@ def test_the_blocks_start_from_the_sealed_order_with_its_cards(client, now):
     plate = sheet.plate
     sk = SkLine(3, plate, legal_choices(sheet, plate)[0])
     log_in(client, game, 0, now)
-    assert client.post(f"/play/{game.pk}/", block_data(1, lines, sk)).status_code == 302
-    html = client.get(f"/play/{game.pk}/").content.decode()
+    assert client.post(seat_page(game, 0), block_data(1, lines, sk)).status_code == 302
+    html = client.get(seat_page(game, 0)).content.decode()
     selected = {
         name: selected_of(html, name)
         for name in ("r1_card", "r2_card", "r2_card_value", "r3_card", "sk_slot")

@@ -22,7 +22,7 @@ from games.engines.base import OrderError
 from games.engines.choice import ChoiceEngine, ChoiceState, RoundLine, legal_choices, play_round
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import GMFactory, choice_game, seat_page
 from tests.games.test_postal import statements
 
 pytestmark = pytest.mark.django_db
@@ -93,8 +93,14 @@ def canonical(picked: list[Any]) -> str:
     return "\n".join(f"{number}: {choice.text()}" for number, choice in picked)
 
 
-def block_data(step: int, picked: list[Any]) -> dict[str, str]:
-    data = {"step": str(step), "entry": "blocks"}
+def typed_data(position: int, text: str, step: int = 1) -> dict[str, str]:
+    """The typed-order form as the page of the seat at ``position`` posts it."""
+    return {"step": str(step), "seat": str(position), "entry": "text", "text": text}
+
+
+def block_data(step: int, picked: list[Any], position: int) -> dict[str, str]:
+    """The blocks form as the page of the seat at ``position`` posts it."""
+    data = {"step": str(step), "seat": str(position), "entry": "blocks"}
     for number, choice in picked:
         a, b = choice.first
         c, d = choice.second
@@ -169,7 +175,7 @@ def test_post_on_a_link_remembers_the_seat_and_redirects_to_the_token_free_page(
     game = started(3, now)
     token = token_for(game, 1, now)
     response = client.post(f"/p/{token}/")
-    assert (response.status_code, response["Location"]) == (302, f"/play/{game.pk}/")
+    assert (response.status_code, response["Location"]) == (302, seat_page(game, 1))
     assert held(client) == [[seat_of(game, 1).pk, 0]]
     cookie = response.cookies[access.SEATS_COOKIE]
     assert (cookie["max-age"], cookie["path"], cookie["httponly"], cookie["samesite"]) == (
@@ -181,7 +187,7 @@ def test_post_on_a_link_remembers_the_seat_and_redirects_to_the_token_free_page(
     # The browser holds its seats; the server keeps nothing of them.
     assert settings.SESSION_COOKIE_NAME not in response.cookies
     assert Session.objects.count() == 0
-    page = client.get(f"/play/{game.pk}/")
+    page = client.get(seat_page(game, 1))
     assert page.status_code == 200
     assert "You play as <strong>bob</strong>" in page.content.decode()
     assert token not in page.content.decode()
@@ -194,12 +200,12 @@ def test_a_second_game_joins_the_first_in_the_session_and_the_list(client, now):
     log_in(client, second, 1, now)
     assert held(client) == [[seat_of(first, 0).pk, 0], [seat_of(second, 1).pk, 0]]
     html = client.get("/play/").content.decode()
-    assert re.findall(r'<li><a href="/play/(\d+)/">(.*?)</a>', html) == [
-        (str(second.pk), "Second"),
-        (str(first.pk), "First"),
+    assert re.findall(r'<li><a href="(/play/[^"]*)">(.*?)</a>', html) == [
+        (seat_page(second, 1), "bob in Second"),
+        (seat_page(first, 0), "ann in First"),
     ]
-    assert client.get(f"/play/{first.pk}/").status_code == 200
-    assert client.get(f"/play/{second.pk}/").status_code == 200
+    assert client.get(seat_page(first, 0)).status_code == 200
+    assert client.get(seat_page(second, 1)).status_code == 200
 
 
 def test_a_seats_cookie_tampered_with_or_too_old_opens_nothing(client, now, time_machine):
@@ -216,17 +222,18 @@ def test_a_seats_cookie_tampered_with_or_too_old_opens_nothing(client, now, time
     ]
     for value in forged:
         client.cookies[access.SEATS_COOKIE] = value
-        response = client.get(f"/play/{game.pk}/")
-        assert (response.status_code, response.content) == (404, expected), value
-        typed = {"step": "1", "entry": "text", "text": canonical(choices_for(game, 1))}
-        assert client.post(f"/play/{game.pk}/", typed).status_code == 404
+        for position in (0, 1):
+            response = client.get(seat_page(game, position))
+            assert (response.status_code, response.content) == (404, expected), value
+        typed = typed_data(1, canonical(choices_for(game, 1)))
+        assert client.post(seat_page(game, 1), typed).status_code == 404
     assert Order.objects.filter(source=Order.Source.WEB).count() == 0
     client.cookies[access.SEATS_COOKIE] = signed
-    assert client.get(f"/play/{game.pk}/").status_code == 200
+    assert client.get(seat_page(game, 0)).status_code == 200
     time_machine.move_to(now + timedelta(seconds=settings.SESSION_COOKIE_AGE), tick=False)
-    assert client.get(f"/play/{game.pk}/").status_code == 200
+    assert client.get(seat_page(game, 0)).status_code == 200
     time_machine.move_to(now + timedelta(seconds=settings.SESSION_COOKIE_AGE + 1), tick=False)
-    assert client.get(f"/play/{game.pk}/").status_code == 404
+    assert client.get(seat_page(game, 0)).status_code == 404
 
 
 def test_a_seats_cookie_reads_under_a_new_key_while_the_old_is_a_fallback(client, now, settings):
@@ -235,9 +242,9 @@ def test_a_seats_cookie_reads_under_a_new_key_while_the_old_is_a_fallback(client
     log_in(client, game, 0, now)
     settings.SECRET_KEY = "the key of this year " * 3
     settings.SECRET_KEY_FALLBACKS = ["the key of last year " * 3]
-    assert client.get(f"/play/{game.pk}/").status_code == 200
+    assert client.get(seat_page(game, 0)).status_code == 200
     settings.SECRET_KEY_FALLBACKS = []
-    assert client.get(f"/play/{game.pk}/").status_code == 404
+    assert client.get(seat_page(game, 0)).status_code == 404
 
 
 def test_a_browser_keeps_its_latest_seats_within_a_cookie(client, now, monkeypatch):
@@ -247,8 +254,8 @@ def test_a_browser_keeps_its_latest_seats_within_a_cookie(client, now, monkeypat
         log_in(client, game, 0, now)
     log_in(client, games[1], 0, now)  # again: it moves to the end, not twice
     assert held(client) == [[seat_of(game, 0).pk, 0] for game in [games[2], games[3], games[1]]]
-    assert client.get(f"/play/{games[0].pk}/").status_code == 404
-    assert client.get(f"/play/{games[1].pk}/").status_code == 200
+    assert client.get(seat_page(games[0], 0)).status_code == 404
+    assert client.get(seat_page(games[1], 0)).status_code == 200
 
 
 def test_the_most_seats_a_browser_keeps_fit_in_a_cookie(rf):
@@ -271,13 +278,13 @@ def test_seats_a_session_held_before_the_cookie_still_open_their_pages(client, n
     session["seats"] = [[seat_of(first, 0).pk, 0]]
     session.create()
     client.cookies[settings.SESSION_COOKIE_NAME] = session.session_key
-    assert client.get(f"/play/{first.pk}/").status_code == 200
-    assert client.get(f"/play/{second.pk}/").status_code == 404
+    assert client.get(seat_page(first, 0)).status_code == 200
+    assert client.get(seat_page(second, 1)).status_code == 404
     log_in(client, second, 1, now)
     assert held(client) == [[seat_of(first, 0).pk, 0], [seat_of(second, 1).pk, 0]]
     assert "seats" not in SessionStore(session.session_key).load()
-    assert client.get(f"/play/{first.pk}/").status_code == 200
-    assert client.get(f"/play/{second.pk}/").status_code == 200
+    assert client.get(seat_page(first, 0)).status_code == 200
+    assert client.get(seat_page(second, 1)).status_code == 200
 
 
 def test_wrong_rotated_and_expired_links_answer_the_same_404_for_get_and_post(client, now):
@@ -298,20 +305,20 @@ def test_wrong_rotated_and_expired_links_answer_the_same_404_for_get_and_post(cl
 def test_a_rotated_link_also_closes_the_pages_it_opened(client, now):
     game = started(2, now)
     log_in(client, game, 0, now)
-    assert client.get(f"/play/{game.pk}/").status_code == 200
+    assert client.get(seat_page(game, 0)).status_code == 200
     new_token = postal.rotate_link(game.pk, position=0, now=now)
-    response = client.get(f"/play/{game.pk}/")
+    response = client.get(seat_page(game, 0))
     assert (response.status_code, response.content) == (404, not_valid_body(client))
     # Its orders too: a typed order (the seat is found under the game's lock) and blocks.
-    typed = {"step": "1", "entry": "text", "text": canonical(choices_for(game, 0))}
+    typed = typed_data(0, canonical(choices_for(game, 0)))
     before = snapshot(game)
-    for data in (typed, block_data(1, choices_for(game, 0))):
-        response = client.post(f"/play/{game.pk}/", data)
+    for data in (typed, block_data(1, choices_for(game, 0), 0)):
+        response = client.post(seat_page(game, 0), data)
         assert (response.status_code, response.content) == (404, not_valid_body(client))
     assert snapshot(game) == before
     client.post(f"/p/{new_token}/")
-    assert client.get(f"/play/{game.pk}/").status_code == 200
-    assert client.post(f"/play/{game.pk}/", typed).status_code == 302
+    assert client.get(seat_page(game, 0)).status_code == 200
+    assert client.post(seat_page(game, 0), typed).status_code == 302
 
 
 def test_links_are_rate_limited_per_address_for_get_and_post(client, now):
@@ -334,13 +341,19 @@ def test_another_seats_game_and_a_missing_game_answer_404(client, now):
     theirs = started(2, now)
     log_in(client, mine, 0, now)
     expected = not_valid_body(client)
-    for url in (f"/play/{theirs.pk}/", f"/play/{theirs.pk + 1000}/"):
+    for url in (
+        seat_page(theirs, 0),
+        seat_page(theirs, 1),
+        f"/play/{theirs.pk}/",
+        f"/play/{theirs.pk + 1000}/0/",
+        f"/play/{theirs.pk + 1000}/",
+    ):
         response = client.get(url)
-        assert (response.status_code, response.content) == (404, expected)
-    response = client.post(f"/play/{theirs.pk}/", {"step": "1", "entry": "text", "text": "x"})
+        assert (response.status_code, response.content) == (404, expected), url
+    response = client.post(seat_page(theirs, 0), typed_data(0, "x"))
     assert (response.status_code, response.content) == (404, expected)
     stranger = Client(REMOTE_ADDR=fresh_ip())
-    assert stranger.get(f"/play/{mine.pk}/").status_code == 404
+    assert stranger.get(seat_page(mine, 0)).status_code == 404
     assert Order.objects.count() == 0
 
 
@@ -354,10 +367,10 @@ def test_csrf_is_enforced_on_the_link_and_the_order_form(now):
     csrf = browser.cookies["csrftoken"].value
     response = browser.post(f"/p/{token}/", {"csrfmiddlewaretoken": csrf})
     assert response.status_code == 302
-    data = block_data(1, choices_for(game, 0))
-    assert browser.post(f"/play/{game.pk}/", data).status_code == 403
+    data = block_data(1, choices_for(game, 0), 0)
+    assert browser.post(seat_page(game, 0), data).status_code == 403
     assert Order.objects.count() == 0
-    accepted = browser.post(f"/play/{game.pk}/", data | {"csrfmiddlewaretoken": csrf})
+    accepted = browser.post(seat_page(game, 0), data | {"csrfmiddlewaretoken": csrf})
     assert accepted.status_code == 302
     assert Order.objects.count() == 1
 
@@ -368,7 +381,7 @@ def test_csrf_is_enforced_on_the_link_and_the_order_form(now):
 def test_the_form_offers_one_block_per_round_with_the_roll_and_only_legal_values(client, now):
     game = started(2, now)
     log_in(client, game, 0, now)
-    html = client.get(f"/play/{game.pk}/").content.decode()
+    html = client.get(seat_page(game, 0)).content.decode()
     state = state_of(game)
     for round_ in state.rounds:
         block = section(html, "fieldset", f"round-{round_.number}")
@@ -388,15 +401,15 @@ def test_a_valid_order_from_the_blocks_is_taken_in_canonical_form(client, now):
     game = started(3, now)
     log_in(client, game, 0, now)
     picked = choices_for(game, 0)
-    response = client.post(f"/play/{game.pk}/", block_data(1, picked))
-    assert (response.status_code, response["Location"]) == (302, f"/play/{game.pk}/")
+    response = client.post(seat_page(game, 0), block_data(1, picked, 0))
+    assert (response.status_code, response["Location"]) == (302, seat_page(game, 0))
     order = Order.objects.get()
     assert (order.source, order.canonical, order.seat.position) == ("web", canonical(picked), 0)
     assert order.text == "\n".join(
         f"{n}: {c.kind}{c.value} {c.first[1]}+{c.first[0]} {c.second[0]}+{c.second[1]}"
         for n, c in picked
     )
-    html = client.get(f"/play/{game.pk}/").content.decode()
+    html = client.get(seat_page(game, 0)).content.decode()
     accepted = "; ".join(canonical(picked).splitlines())
     assert f'<li class="success">Your order is accepted: {accepted}.</li>' in html
     counting = section(html, "div", "counting")
@@ -412,7 +425,7 @@ def test_a_valid_order_from_the_quick_box_is_taken_in_canonical_form(client, now
         f"{c.kind.lower()} {c.value} {c.first[0]} + {c.first[1]}, {c.second[0]}+{c.second[1]}"
         for _, c in picked
     )
-    response = client.post(f"/play/{game.pk}/", {"step": "1", "entry": "text", "text": typed})
+    response = client.post(seat_page(game, 2), typed_data(2, typed))
     assert response.status_code == 302
     order = Order.objects.get()
     assert (order.source, order.text, order.canonical) == ("web", typed, canonical(picked))
@@ -422,7 +435,7 @@ def test_an_invalid_order_shows_the_engines_message_at_its_round_and_changes_not
     game = started(3, now)
     log_in(client, game, 0, now)
     picked = choices_for(game, 0)
-    data = block_data(1, picked)
+    data = block_data(1, picked, 0)
     second = picked[1][0]
     data[f"r{second}_a"] = "6" if data[f"r{second}_a"] != "6" else "1"  # not the roll's dice
     state = state_of(game)
@@ -436,7 +449,7 @@ def test_an_invalid_order_shows_the_engines_message_at_its_round_and_changes_not
     message = caught.value.message
     assert message.startswith(f"round {second}: the roll is ")
     before = snapshot(game)
-    response = client.post(f"/play/{game.pk}/", data)
+    response = client.post(seat_page(game, 0), data)
     assert response.status_code == 200
     html = response.content.decode()
     assert block_errors(html, second) == [escape(message)]
@@ -452,11 +465,11 @@ def test_an_unfinished_block_is_named_and_nothing_is_sent(client, now):
     game = started(3, now)
     log_in(client, game, 0, now)
     picked = choices_for(game, 0)
-    data = block_data(1, picked)
+    data = block_data(1, picked, 0)
     first = picked[0][0]
     data[f"r{first}_c"] = ""
     before = snapshot(game)
-    html = client.post(f"/play/{game.pk}/", data).content.decode()
+    html = client.post(seat_page(game, 0), data).content.decode()
     assert block_errors(html, first) == [
         f"round {first}: choose the die you set aside and all four pair dice"
     ]
@@ -467,9 +480,7 @@ def test_a_quick_box_error_is_shown_at_the_box(client, now):
     game = started(3, now)
     log_in(client, game, 1, now)
     before = snapshot(game)
-    html = client.post(
-        f"/play/{game.pk}/", {"step": "1", "entry": "text", "text": "W5 1+3"}
-    ).content.decode()
+    html = client.post(seat_page(game, 1), typed_data(1, "W5 1+3")).content.decode()
     found = re.search(r'<ul class="errors" id="text-errors"><li>(.*?)</li>', html)
     assert found is not None
     assert found.group(1) == escape(
@@ -482,10 +493,10 @@ def test_a_quick_box_error_is_shown_at_the_box(client, now):
 def test_an_order_after_the_deadline_is_too_late_and_changes_nothing(client, now, time_machine):
     game = started(3, now)
     log_in(client, game, 0, now)
-    data = block_data(1, choices_for(game, 0))
+    data = block_data(1, choices_for(game, 0), 0)
     before = snapshot(game)
     time_machine.move_to(now + timedelta(hours=48, seconds=1), tick=False)
-    response = client.post(f"/play/{game.pk}/", data)
+    response = client.post(seat_page(game, 0), data)
     assert response.status_code == 200
     assert top_errors(response.content.decode()) == [
         "too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC"
@@ -496,11 +507,11 @@ def test_an_order_after_the_deadline_is_too_late_and_changes_nothing(client, now
 def test_an_order_from_a_page_of_a_resolved_step_is_too_late(client, now):
     game = started(2, now)
     log_in(client, game, 0, now)
-    data = block_data(1, choices_for(game, 0))
+    data = block_data(1, choices_for(game, 0), 0)
     postal.resolve_now(game.pk, now=now)
     before = snapshot(game)
-    response = client.post(f"/play/{game.pk}/", data, follow=True)
-    assert response.redirect_chain == [(f"/play/{game.pk}/", 302)]
+    response = client.post(seat_page(game, 0), data, follow=True)
+    assert response.redirect_chain == [(seat_page(game, 0), 302)]
     assert '<li class="error">too late: step 1 was resolved at Mon 23 Nov 2026 18:00 UTC; ' in (
         response.content.decode()
     )
@@ -515,10 +526,10 @@ def text_errors(html: str) -> list[str]:
 def test_a_typed_order_after_the_deadline_is_too_late_at_the_box(client, now, time_machine):
     game = started(3, now)
     log_in(client, game, 0, now)
-    data = {"step": "1", "entry": "text", "text": canonical(choices_for(game, 0))}
+    data = typed_data(0, canonical(choices_for(game, 0)))
     before = snapshot(game)
     time_machine.move_to(now + timedelta(hours=48, seconds=1), tick=False)
-    response = client.post(f"/play/{game.pk}/", data)
+    response = client.post(seat_page(game, 0), data)
     assert response.status_code == 200
     html = response.content.decode()
     assert text_errors(html) == ["too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC"]
@@ -529,11 +540,11 @@ def test_a_typed_order_after_the_deadline_is_too_late_at_the_box(client, now, ti
 def test_a_typed_order_for_a_resolved_step_is_too_late(client, now):
     game = started(2, now)
     log_in(client, game, 0, now)
-    data = {"step": "1", "entry": "text", "text": canonical(choices_for(game, 0))}
+    data = typed_data(0, canonical(choices_for(game, 0)))
     postal.resolve_now(game.pk, now=now)
     before = snapshot(game)
-    response = client.post(f"/play/{game.pk}/", data, follow=True)
-    assert response.redirect_chain == [(f"/play/{game.pk}/", 302)]
+    response = client.post(seat_page(game, 0), data, follow=True)
+    assert response.redirect_chain == [(seat_page(game, 0), 302)]
     html = response.content.decode()
     assert '<li class="error">too late: step 1 was resolved at Mon 23 Nov 2026 18:00 UTC; ' in html
     assert text_errors(html) == []
@@ -556,9 +567,9 @@ def test_a_typed_order_out_of_turn_is_refused_with_the_engines_message(client, n
     idle = (prompt["seat"] + 1) % 3
     log_in(client, game, idle, now)
     before = snapshot(game)
-    data = {"step": str(step.number), "entry": "text", "text": "pass"}
-    response = client.post(f"/play/{game.pk}/", data, follow=True)
-    assert response.redirect_chain == [(f"/play/{game.pk}/", 302)]
+    data = typed_data(idle, "pass", step=step.number)
+    response = client.post(seat_page(game, idle), data, follow=True)
+    assert response.redirect_chain == [(seat_page(game, idle), 302)]
     active = ("ann", "bob", "cy")[prompt["seat"]]
     html = response.content.decode()
     assert f'<li class="error">not your turn: waiting for {active}</li>' in html
@@ -568,11 +579,11 @@ def test_a_typed_order_out_of_turn_is_refused_with_the_engines_message(client, n
 def test_a_game_not_started_shows_the_waiting_page_and_takes_no_order(client, now):
     game = choice_game(2)
     log_in(client, game, 0, now)
-    typed = {"step": "1", "entry": "text", "text": "W5 1+3 3+4"}
+    typed = typed_data(0, "W5 1+3 3+4")
     for response in (
-        client.get(f"/play/{game.pk}/"),
-        client.post(f"/play/{game.pk}/", typed),
-        client.post(f"/play/{game.pk}/", {"step": "1", "entry": "blocks"}),
+        client.get(seat_page(game, 0)),
+        client.post(seat_page(game, 0), typed),
+        client.post(seat_page(game, 0), {"step": "1", "seat": "0", "entry": "blocks"}),
     ):
         assert response.status_code == 200
         html = response.content.decode()
@@ -599,39 +610,52 @@ def test_an_order_post_makes_a_fixed_number_of_queries(
     client.force_login(game.gm)
     sessions_read: list[int] = []
     monkeypatch.setattr(SessionBase, "_get_session", lambda self, **kw: sessions_read.append(1))
-    data = {"step": "1", "entry": "text", "text": canonical(choices_for(game, 0))}
+    first, revision = choices_for(game, 0, pick=0), choices_for(game, 0, pick=1)
+    assert canonical(first) != canonical(revision)
+    # An order, the same order again (a double tap), and a revision.
+    sent = [canonical(first), canonical(first), canonical(revision)]
     posts: list[list[str]] = []
-    for _ in range(2):
+    for text in sent:
         with (
             CaptureQueriesContext(connection) as queries,
             django_capture_on_commit_callbacks() as after_commit,
         ):
-            assert client.post(f"/play/{game.pk}/", data).status_code == 302
+            assert client.post(seat_page(game, 0), typed_data(0, text)).status_code == 302
         posts.append(statements(queries))
         assert after_commit == []  # nothing is published: the receipt is the workers' run
     assert sessions_read == []
-    session: list[str] = []
-    # No session (the browser's seats are in its signed cookie), and nothing of the page
-    # for a typed order that is accepted. Inside the savepoint a test runs it in (a
+    # No session (the browser's seats are in its signed cookie): first the page's seat
+    # among the browser's seats (an order post is counted against the rate limit of a seat
+    # the browser holds), and nothing of the page for a typed order that is accepted.
+    # Inside the savepoint a test runs it in (a
     # transaction in production), the seat the browser's links open with its game locked,
     # the open step (after the lock), the order (owed its receipt) and its event, and the
     # game's new state. On PostgreSQL the two reads are one round trip
     # (compiled.read_together), and the three writes another (rows.together). The same
-    # order again leaves the game row as it is.
+    # order again leaves the game's state as it is: one more read, of the seat's order
+    # that counts, finds it the same, and nothing is written.
+    session = ["SELECT"]
     if connection.vendor == "postgresql":
         read = [*session, "SAVEPOINT", "SELECT SELECT"]
-        written = [["INSERT INSERT WITH"], ["INSERT INSERT"]]  # WITH: update_fields
+        written = ["INSERT INSERT WITH"]  # WITH: update_fields
     else:
         read = [*session, "SAVEPOINT", "SELECT", "SELECT"]
-        written = [["INSERT", "INSERT", "UPDATE"], ["INSERT", "INSERT"]]
-    assert posts == [[*read, *written[0], "RELEASE"], [*read, *written[1], "RELEASE"]]
+        written = ["INSERT", "INSERT", "UPDATE"]
+    assert posts == [
+        [*read, *written, "RELEASE"],
+        [*read, "SELECT", "RELEASE"],
+        [*read, *written, "RELEASE"],
+    ]
     sql = [part for query in queries for part in query["sql"].split(";\n")]
     lock, step_read = sql[len(session) + 1 : len(session) + 3]
     assert lock.startswith('SELECT "games_seat"."id"') and "auth_user" not in lock
     assert lock.endswith('FOR UPDATE OF "games_game"')
     assert step_read.startswith('SELECT "games_step"."id"') and "state_before" not in step_read
     orders = list(Order.objects.order_by("id"))
-    assert [(order.receipt_due, order.source) for order in orders] == [(True, "web")] * 2
+    assert [(order.canonical, order.receipt_due, order.source) for order in orders] == [
+        (canonical(first), True, "web"),
+        (canonical(revision), True, "web"),
+    ]
     assert not OutboundEmail.objects.filter(kind="receipt").exists()
     assert tasks.write_receipts() == 2
 
@@ -641,14 +665,14 @@ def test_a_revision_replaces_the_counting_order_and_the_page_says_so(client, now
     log_in(client, game, 1, now)
     first, second = choices_for(game, 1, pick=0), choices_for(game, 1, pick=1)
     assert canonical(first) != canonical(second)
-    client.post(f"/play/{game.pk}/", block_data(1, first))
+    client.post(seat_page(game, 1), block_data(1, first, 1))
     time_machine.move_to(now + timedelta(hours=3, minutes=7), tick=False)
-    client.post(f"/play/{game.pk}/", {"step": "1", "entry": "text", "text": canonical(second)})
+    client.post(seat_page(game, 1), typed_data(1, canonical(second)))
     assert list(Order.objects.order_by("id").values_list("canonical", flat=True)) == [
         canonical(first),
         canonical(second),
     ]
-    html = client.get(f"/play/{game.pk}/").content.decode()
+    html = client.get(seat_page(game, 1)).content.decode()
     counting = section(html, "div", "counting")
     assert "<p>The order that counts now, received Mon 23 Nov 2026 21:07 UTC:</p>" in counting
     assert f"<pre>{canonical(second)}</pre>" in counting
@@ -679,7 +703,7 @@ def test_the_page_shows_report_board_deadline_and_history_newest_first(client, n
             now=now,
         )
     log_in(client, game, 1, now)
-    html = client.get(f"/play/{game.pk}/").content.decode()
+    html = client.get(seat_page(game, 1)).content.decode()
     state = state_of(game)
     assert section(html, "p", "owed").endswith(
         "<strong>Deadline: Wed 25 Nov 2026 13:00 EST (18:00 UTC)</strong>"
@@ -712,7 +736,7 @@ def test_the_page_shows_report_board_deadline_and_history_newest_first(client, n
 def test_pages_are_made_for_phones_and_work_without_javascript(client, now):
     game = started(1, now)
     log_in(client, game, 0, now)
-    html = client.get(f"/play/{game.pk}/").content.decode()
+    html = client.get(seat_page(game, 0)).content.decode()
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
     assert "<script" not in html
     assert "min-height: 44px" in html

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from games import access, postal
 from games.models import Game, Order, Seat, Step
-from tests.factories import GMFactory
+from tests.factories import GMFactory, seat_page
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
@@ -34,7 +34,7 @@ def test_a_tap_on_a_highlighted_cell_places_the_die_there(web_server, browser, s
     page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
     page.goto(f"{web_server}/p/{token}/")
     page.click("button[type=submit]")
-    page.wait_for_url(f"{web_server}/play/{game.pk}/")
+    page.wait_for_url(f"{web_server}{seat_page(game, seat.position)}")
     cells = page.locator("#menu-form button.cell-button")
     values = sorted(cells.evaluate_all("buttons => buttons.map(b => b.value)"))
     state = game.rules.state_from_json(game.state)
@@ -50,7 +50,7 @@ def test_a_tap_on_a_highlighted_cell_places_the_die_there(web_server, browser, s
     assert match is not None
     x, y = int(match[1]), int(match[2])
     target.click()
-    page.wait_for_url(f"{web_server}/play/{game.pk}/")
+    page.wait_for_url(f"{web_server}{seat_page(game, seat.position)}")
     assert f"Your order is accepted: place {x} {y}." in page.content()
     order = Order.objects.get(seat=seat)
     assert (order.source, order.canonical) == ("web", f"place {x} {y}")

@@ -14,7 +14,7 @@ from games import postal
 from games.engines.choice import ChoiceEngine
 from games.models import Game, Order, Step
 from tests.browser import Inbox, text_of
-from tests.factories import choice_game
+from tests.factories import choice_game, seat_page
 from tests.integration.conftest import Services, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.redis]
@@ -50,7 +50,7 @@ def test_a_player_orders_from_the_emailed_link_and_reads_the_result_in_the_next_
     page.goto(link[1])
     assert page.locator("h1").first.inner_text() != ""
     page.click("button[type=submit]")
-    page.wait_for_url(f"{web_server}/play/{game.pk}/")
+    page.wait_for_url(f"{web_server}{seat_page(game, 0)}")
     for line in order.lines:
         n = line.round
         page.check(f"input[name=r{n}_kind][value={line.choice.kind}]")
@@ -59,7 +59,7 @@ def test_a_player_orders_from_the_emailed_link_and_reads_the_result_in_the_next_
         for letter, die in zip("abcd", dice, strict=True):
             page.select_option(f"select[name=r{n}_{letter}]", str(die))
     page.click("#blocks-form button[type=submit]")
-    page.wait_for_url(f"{web_server}/play/{game.pk}/")
+    page.wait_for_url(f"{web_server}{seat_page(game, 0)}")
     page.screenshot(path=str(tmp_path / "after-order.png"), full_page=True)
     canonical = CHOICE.canonical(state, 0, order)
     sent = Order.objects.get(seat__position=0)

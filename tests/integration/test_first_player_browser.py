@@ -13,7 +13,7 @@ from django.utils import timezone
 from campaigns.engine import FirstPlayerEngine, FirstPlayerState
 from games import access, postal
 from games.models import Game, Order, Seat
-from tests.factories import GMFactory
+from tests.factories import GMFactory, seat_page
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
@@ -28,10 +28,10 @@ def state_of(game: Game) -> FirstPlayerState:
 
 
 class Phone:
-    """One player's browser on the game's page."""
+    """One player's browser on their seat's page."""
 
     def __init__(self, browser: Any, web_server: str, game: Game, position: int) -> None:
-        self.url = f"{web_server}/play/{game.pk}/"
+        self.url = f"{web_server}{seat_page(game, position)}"
         seat = Seat.objects.get(game=game, position=position)
         token = access.mint([seat], now=timezone.now())[position]
         self.page = browser.new_context(viewport=PHONE).new_page()

@@ -27,7 +27,7 @@ from games.engines.choice import ChoiceEngine
 from games.models import Game, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
 from tests.browser import Inbox, free_port
-from tests.factories import choice_game
+from tests.factories import choice_game, seat_page
 from tests.integration.conftest import ROOT, Services, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.redis]
@@ -225,13 +225,12 @@ def test_redis_stopped_and_flushed_loses_no_order_and_does_everything_once_when_
     ann = Seat.objects.get(game=player_game, position=0)
     token = access.mint([ann], now=timezone.now())[0]
     browser = Browser(web)
-    assert browser.post(f"/p/{token}/", {}) == (302, f"/play/{player_game.pk}/")
+    page = seat_page(player_game, 0)
+    assert browser.post(f"/p/{token}/", {}) == (302, page)
     state = CHOICE.state_from_json(player_game.state)
     text = CHOICE.canonical(state, 0, CHOICE.default(state, 0))
-    status, location = browser.post(
-        f"/play/{player_game.pk}/", {"step": "1", "entry": "text", "text": text}
-    )
-    assert (status, location) == (302, f"/play/{player_game.pk}/")
+    status, location = browser.post(page, {"step": "1", "seat": "0", "entry": "text", "text": text})
+    assert (status, location) == (302, page)
     assert Order.objects.get(step__game=player_game).canonical == text
 
     # Redis comes back empty (as if flushed): nothing of the outage is in it.

@@ -23,7 +23,7 @@ from games.engines.choice import ChoiceEngine
 from games.models import Game, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
 from tests.browser import free_port
-from tests.factories import choice_game
+from tests.factories import choice_game, seat_page
 from tests.integration.conftest import ROOT, Services, wait_for
 from tests.integration.test_outages import Browser
 from tests.services import missing
@@ -121,12 +121,11 @@ def test_the_compose_commands_run_a_game_with_a_worker_per_queue(
         seat = Seat.objects.get(game=game, position=position)
         browser = Browser(site)
         token = access.mint([seat], now=timezone.now())[position]
-        assert browser.post(f"/p/{token}/", {}) == (302, f"/play/{game.pk}/")
+        page = seat_page(game, position)
+        assert browser.post(f"/p/{token}/", {}) == (302, page)
         text = CHOICE.canonical(state, position, CHOICE.default(state, position))
-        assert browser.post(f"/play/{game.pk}/", {"step": "1", "entry": "text", "text": text}) == (
-            302,
-            f"/play/{game.pk}/",
-        )
+        order = {"step": "1", "seat": str(position), "entry": "text", "text": text}
+        assert browser.post(page, order) == (302, page)
 
     def finished() -> bool:
         return Game.objects.get(pk=game.pk).status == Game.Status.FINISHED

@@ -21,7 +21,7 @@ from django.test import Client, RequestFactory
 from games import access, postal
 from games.models import Seat
 from moderator.middleware import ContentSecurityPolicyMiddleware
-from tests.factories import GMFactory, choice_game
+from tests.factories import GMFactory, choice_game, seat_page
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 TEMPLATES = BASE_DIR / "templates"
@@ -45,6 +45,7 @@ def check_deploy(tmp_path: Path, **extra: str) -> subprocess.CompletedProcess[st
         "SECRET_KEY": secrets.token_urlsafe(48),
         "ALLOWED_HOSTS": "moderator.example.org",
         "SITE_URL": "https://moderator.example.org",
+        "EMAIL_BACKEND": "moderator.mail.smtp.EmailBackend",
         "VAR_DIR": str(tmp_path),
         **extra,
     }
@@ -140,7 +141,7 @@ def test_the_player_page_the_gm_panel_and_the_admin_work_under_the_policy(
     pages = [
         (Client(), "/", 200),
         (player, link, 200),
-        (player, f"/play/{game.pk}/", 404),
+        (player, seat_page(game, 0), 404),
         (staff, "/gm/", 200),
         (staff, f"/gm/{game.pk}/", 200),
         (staff, "/gm/new/", 200),
@@ -152,7 +153,7 @@ def test_the_player_page_the_gm_panel_and_the_admin_work_under_the_policy(
         assert response.status_code == status, url
         assert_policy(response)
     assert player.post(link).status_code == 302
-    response = player.get(f"/play/{game.pk}/")
+    response = player.get(seat_page(game, 0))
     assert response.status_code == 200
     assert_policy(response)
     assert response["X-Frame-Options"] == "DENY"

@@ -80,8 +80,8 @@ def test_dice_orders_and_links_are_written_as_bulk_create_writes_them(step, now)
     assert [row | {"index": 0} for row in ours] == [row | {"index": 0} for row in theirs]
     assert [row["index"] for row in ours] == [1000 + n for n in range(6)]
     orders = [
-        (step.pk, seat.pk, "", {"lines": [1, "x"]}, "1: x", Order.Source.DEFAULT, now, False, []),
-        (step.pk, seat.pk, "W1", {"lines": [2]}, "1: W1", Order.Source.WEB, now, True, ["did"]),
+        (step.pk, seat.pk, "", {"lines": [1, "x"]}, "1: x", "default", now, False, [], None),
+        (step.pk, seat.pk, "W1", {"lines": [2]}, "1: W1", "web", now, True, ["did"], now),
     ]
     theirs, ours = written_both_ways(
         Order,
@@ -95,9 +95,10 @@ def test_dice_orders_and_links_are_written_as_bulk_create_writes_them(step, now)
             "received_at",
             "receipt_due",
             "results",
+            "receipt_at",
         ],
         orders,
-        lambda st, se, t, p, c, so, r, due, res: Order(
+        lambda st, se, t, p, c, so, r, due, res, at: Order(
             step_id=st,
             seat_id=se,
             text=t,
@@ -107,6 +108,7 @@ def test_dice_orders_and_links_are_written_as_bulk_create_writes_them(step, now)
             received_at=r,
             receipt_due=due,
             results=res,
+            receipt_at=at,
         ),
     )
     assert ours == theirs

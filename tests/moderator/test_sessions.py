@@ -25,7 +25,7 @@ from games import access, postal
 from games.engines.choice import ChoiceEngine
 from games.models import Order, Seat
 from moderator.sessions import SessionStore
-from tests.factories import GMFactory, choice_game
+from tests.factories import GMFactory, choice_game, seat_page
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
@@ -135,8 +135,8 @@ def test_without_an_answer_from_the_cache_the_database_does_it_all(gm, now, sett
     assert player.post(f"/p/{token}/").status_code == 302
     state = CHOICE.state_from_json(game.state)
     text = CHOICE.canonical(state, 1, CHOICE.default(state, 1))
-    order = {"step": "1", "entry": "text", "text": text}
-    assert player.post(f"/play/{game.pk}/", order).status_code == 302
+    order = {"step": "1", "seat": "1", "entry": "text", "text": text}
+    assert player.post(seat_page(game, 1), order).status_code == 302
     assert list(Order.objects.values_list("seat", "source")) == [(seat.pk, Order.Source.WEB)]
     assert settings.SESSION_COOKIE_NAME not in player.cookies
 

@@ -26,7 +26,7 @@ from games.engines.dice import VerifiableDice, commitment, face
 from games.gm_views import ACTIONS
 from games.models import Game, Order, Seat
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import GMFactory, choice_game, seat_page
 
 SEED = bytes(range(32))
 GAME_ID = 1
@@ -132,7 +132,7 @@ def test_the_commitment_is_in_every_first_report_and_on_the_player_page_before_a
         assert f"  {game.commitment}" in email.text.splitlines()
         assert f">{game.commitment}</p>" in email.html
     for seat in game.seats.order_by("position"):
-        page = browser_of(seat, now).get(f"/play/{game.pk}/")
+        page = browser_of(seat, now).get(seat_page(game, seat.position))
         assert page.status_code == 200
         assert f"<code>{game.commitment}</code>" in page.content.decode()
 

@@ -33,7 +33,7 @@ from games.engines.dice import VerifiableDice
 from games.engines.registry import ENGINES
 from games.models import DiceRoll, Game, Order, ReminderChoice, Seat, Step
 from moderator.mail.models import DeliveryEvent, InboundMessage, OutboundEmail
-from tests.factories import GMFactory
+from tests.factories import GMFactory, seat_page
 
 SEED = bytes(range(32))
 NAMES = ["ann", "bob", "cy", "dee"]
@@ -276,12 +276,15 @@ def player_browser(game: Game, position: int, now: datetime) -> Client:
     return client
 
 
-def order_fields(data: st.DataObject, game: Game) -> dict[str, str]:
-    """The fields of the player's order form with arbitrary values: step, entry, text,
-    pick and pick_button, and every Choice round block (kind, value, pairs, card)."""
+def order_fields(data: st.DataObject, game: Game, position: int) -> dict[str, str]:
+    """The fields of the order form of the seat at ``position`` with arbitrary values:
+    step, seat (its own, another's, or none), entry, text, pick and pick_button, and every
+    Choice round block (kind, value, pairs, card)."""
     game.refresh_from_db()
+    seats = [str(position), "0", "1", "2", "", "3", "-1"]
     fields: dict[str, str] = {
         "step": data.draw(st.sampled_from([str(game.step_number), "", "0", "-1"]) | junk),
+        "seat": data.draw(st.sampled_from(seats) | junk),
         "entry": data.draw(st.sampled_from(["text", "blocks", "menu"]) | junk),
         "text": data.draw(order_texts(CHOICE_WORDS + CARD_WORDS + LIARS_WORDS)),
         "pick": data.draw(st.sampled_from(["liar", "bid 1 2", "bid 9 6"]) | junk),
@@ -318,15 +321,23 @@ def test_the_order_form_answers_every_post_and_a_refused_one_changes_nothing(
     @ENDPOINT_SETTINGS
     @given(data=st.data())
     def fuzz(data: st.DataObject) -> None:
-        FUZZED[f"endpoint POST /play/ ({engine})"] += 1
+        FUZZED[f"endpoint POST /play/<game>/<seat>/ ({engine})"] += 1
         position = data.draw(st.integers(0, 2))
         client = browsers[position]
         client.cookies.pop("messages", None)
-        fields = order_fields(data, game)
+        # Mostly the browser's own seat's page; sometimes another seat's, which it may not
+        # open.
+        page = data.draw(st.sampled_from([position, position, position, (position + 1) % 3]))
+        fields = order_fields(data, game, position)
         before = world()
-        response = client.post(f"/play/{game.pk}/", fields)
-        assert response.status_code in (200, 302)
+        response = client.post(seat_page(game, page), fields)
+        if page != position:
+            assert response.status_code == 404
+        else:
+            assert response.status_code in (200, 302)
         if response.status_code == 302 and levels(response) == ["success"]:
+            # Only the form of this page's seat is taken, and only for that seat.
+            assert fields.get("seat") == str(position)
             assert Order.objects.filter(seat__position=position, source="web").exists()
         else:
             assert world() == before

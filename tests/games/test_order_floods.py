@@ -1,0 +1,167 @@
+"""Orders and receipts cannot flood: the order that counts, sent again, records nothing
+and is owed no receipt; a seat's receipts for a step are coalesced to one per
+RECEIPT_WINDOW_SECONDS, naming its latest order."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import threading
+from datetime import datetime, timedelta
+
+import pytest
+from django.db import connection
+from django.test import Client
+
+from games import access, postal
+from games.engines.choice import ChoiceEngine
+from games.models import Game, Order, Seat
+from moderator.mail.models import OutboundEmail
+from tests.factories import choice_game
+from tests.games.test_views import canonical, choices_for
+
+SEED = bytes(range(32))
+CHOICE = ChoiceEngine()
+
+
+def started(now: datetime) -> Game:
+    return postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+
+
+def texts(game: Game, position: int) -> list[str]:
+    """Two different legal orders of the seat for the open postal turn, as the engine
+    writes them."""
+    game.refresh_from_db()
+    state = CHOICE.state_from_json(game.state)
+    written = []
+    for pick in range(10):
+        text = canonical(choices_for(game, position, pick))
+        line = CHOICE.canonical(state, position, CHOICE.parse(state, position, text))
+        if line not in written:
+            written.append(line)
+    return written[:2]
+
+
+def receipts() -> list[tuple[str, str]]:
+    """(to, the order the receipt names) of every receipt, oldest first."""
+    found = []
+    for email in OutboundEmail.objects.filter(kind="receipt").order_by("id"):
+        lines = email.text.split("It reads:\n\n", 1)[1].split("\n\n", 1)[0]
+        found.append((email.to, "\n".join(line.strip() for line in lines.splitlines())))
+    return found
+
+
+def accept(game: Game, text: str, now: datetime) -> Order:
+    return postal.accept_order(game_id=game.pk, position=0, text=text, source="web", now=now)
+
+
+@pytest.mark.django_db
+def test_the_order_that_counts_sent_again_records_nothing_and_owes_no_receipt(now):
+    game = started(now)
+    text = texts(game, 0)[0]
+    first = accept(game, text, now)
+    postal.write_receipts(now=now)
+
+    again = accept(game, text, now + timedelta(minutes=30))
+
+    assert (again.pk, again.repeated, first.repeated) == (first.pk, True, False)
+    assert list(Order.objects.filter(step__game=game).values_list("pk", "receipt_due")) == [
+        (first.pk, False)
+    ]
+    assert postal.write_receipts(now=now + timedelta(hours=1)) == 0
+    assert receipts() == [("ann@example.org", text)]
+
+
+@pytest.mark.django_db
+def test_a_different_order_after_it_is_a_new_revision(now):
+    game = started(now)
+    first, second = texts(game, 0)
+    accept(game, first, now)
+    accept(game, second, now + timedelta(seconds=1))
+    accept(game, first, now + timedelta(seconds=2))  # back to the first: it counts again
+
+    assert list(Order.objects.filter(step__game=game).values_list("canonical", flat=True)) == [
+        first,
+        second,
+        first,
+    ]
+
+
+@pytest.mark.django_db
+def test_receipts_are_coalesced_to_one_per_seat_and_step_in_the_window(now, settings):
+    settings.RECEIPT_WINDOW_SECONDS = 600
+    game = started(now)
+    first, second = texts(game, 0)
+    accept(game, first, now)
+    assert postal.write_receipts(now=now + timedelta(seconds=5)) == 1
+
+    accept(game, second, now + timedelta(minutes=1))
+    accept(game, first, now + timedelta(minutes=2))
+    bob = postal.accept_order(
+        game_id=game.pk, position=1, text=texts(game, 1)[0], source="web", now=now
+    )
+    # bob's first receipt goes at once; ann's revisions wait for her window.
+    assert postal.write_receipts(now=now + timedelta(minutes=3)) == 1
+    assert postal.write_receipts(now=now + timedelta(minutes=9)) == 0
+    assert postal.write_receipts(now=now + timedelta(minutes=10, seconds=6)) == 2
+    assert postal.write_receipts(now=now + timedelta(hours=1)) == 0
+
+    assert receipts() == [
+        ("ann@example.org", first),
+        ("bob@example.org", bob.canonical),
+        ("ann@example.org", first),  # the latest of her two revisions
+    ]
+    assert Order.objects.filter(receipt_due=True).count() == 0
+
+
+@pytest.mark.django_db
+def test_the_page_says_a_repeated_order_is_already_the_one_that_counts(now):
+    game = started(now)
+    text = texts(game, 0)[0]
+    client = Client(REMOTE_ADDR=f"10.{secrets.randbelow(256)}.{secrets.randbelow(256)}.9")
+    seat = Seat.objects.get(game=game, position=0)
+    client.post(f"/p/{access.mint([seat], now=now)[0]}/")
+    fields = {"step": "1", "seat": "0", "entry": "text", "text": text}
+    client.post(f"/play/{game.pk}/0/", fields, follow=True)  # shows "accepted"
+
+    response = client.post(f"/play/{game.pk}/0/", fields, follow=True)
+
+    shown = re.findall(r'<li class="success">(.*?)</li>', response.content.decode(), re.S)
+    canonical = "; ".join(text.splitlines())
+    assert shown == [
+        f"This is already the order that counts: {canonical}. Nothing new was recorded."
+    ]
+    assert Order.objects.filter(step__game=game).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_twenty_identical_posts_at_once_store_one_revision_and_one_receipt(now):
+    game = started(now)
+    text = texts(game, 0)[0]
+    browser = Client(REMOTE_ADDR="10.20.20.20")
+    seat = Seat.objects.get(game=game, position=0)
+    browser.post(f"/p/{access.mint([seat], now=now)[0]}/")
+    cookies = browser.cookies
+    fields = {"step": "1", "seat": "0", "entry": "text", "text": text}
+    start = threading.Barrier(20)
+    statuses: list[int] = []
+
+    def post() -> None:
+        client = Client(REMOTE_ADDR="10.20.20.20")
+        client.cookies = cookies
+        start.wait()
+        try:
+            statuses.append(client.post(f"/play/{game.pk}/0/", fields).status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=post) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert statuses == [302] * 20
+    assert list(Order.objects.filter(step__game=game).values_list("canonical", flat=True)) == [text]
+    assert postal.write_receipts(now=now + timedelta(seconds=5)) == 1
+    assert receipts() == [("ann@example.org", text)]
