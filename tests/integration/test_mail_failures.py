@@ -141,7 +141,14 @@ def test_a_permanent_refusal_fails_the_row_and_the_gm_hears_of_it(services, smtp
     assert f"Why: {ann.last_error}" in text.splitlines()
     assert [m["To"] for m in smtp.received] == ["bob@example.org", "gina@example.org"]
     assert smtp.rcpt["ann@example.org"] == 1
-    assert OutboundEmail.objects.get(kind="alert").state == "sent"
+    # The worker records the alert as sent once the server's 250 is in: a moment after
+    # the message arrived.
+    wait_for(
+        lambda: OutboundEmail.objects.get(kind="alert").state == "sent",
+        10,
+        "the alert to be recorded as sent",
+        services,
+    )
 
 
 def test_a_worker_killed_mid_batch_leaves_its_rows_unknown_and_none_is_sent_again(services, smtp):
