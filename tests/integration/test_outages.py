@@ -5,6 +5,7 @@ is done, once."""
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import subprocess
@@ -94,6 +95,17 @@ def test_two_beats_and_two_workers_do_every_piece_of_work_once(
 # --- Redis away -------------------------------------------------------------------------------
 
 
+def real_clock_environment() -> dict[str, str]:
+    """This environment without libfaketime's (``make test-later``): Redis, like the
+    PostgreSQL server, is a service outside the tests and keeps the real clock (it does not
+    start under libfaketime)."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name != "LD_PRELOAD" and not name.startswith("FAKETIME")
+    }
+
+
 class PrivateRedis:
     """A Redis server of this test only, so that it can be stopped and flushed."""
 
@@ -112,6 +124,7 @@ class PrivateRedis:
              "--appendonly", "no", "--dir", str(self.dir)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            env=real_clock_environment(),
         )  # fmt: skip
         for _ in range(100):
             try:
