@@ -27,7 +27,9 @@ test: venv browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The whole suite with the clock 400 days ahead (libfaketime, for this process and every
-# worker, server and browser it starts): no test may depend on the real date.
+# worker, server and browser it starts): no test may depend on the real date. (Timed
+# waits on a condition, threading.Timer and Event.wait(timeout), do not return under
+# libfaketime: tests wait with time.sleep.)
 test-later: venv browser faketime
 	faketime -f +400d $(BIN)/python -m pytest $(PYTEST_ARGS)
 

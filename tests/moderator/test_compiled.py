@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import psycopg
@@ -187,7 +188,9 @@ def test_a_read_after_a_lock_sees_what_the_locks_holder_committed(games):
     )
     holder.execute("SELECT 1 FROM games_game WHERE id = %s FOR UPDATE", [game.pk])
     holder.execute("UPDATE games_step SET prompts = '[]' WHERE id = %s", [step.pk])
-    timer = threading.Timer(0.5, holder.commit)
+    # A thread that sleeps, not a threading.Timer: a timed wait on a condition never
+    # returns under libfaketime (make test-later).
+    timer = threading.Thread(target=lambda: (time.sleep(0.5), holder.commit()))
     timer.start()
     try:
         with transaction.atomic():
