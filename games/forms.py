@@ -18,7 +18,7 @@ from django.core.exceptions import ValidationError
 
 from games.engines import registry
 from games.engines.base import OrderError
-from games.engines.choice import (
+from games.engines.choice.rules import (
     MAX_STORED_VALUES,
     SK_EATS,
     ChoiceOptions,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from campaigns.engine import FirstPlayerEngine
 from games.engines.base import Engine
-from games.engines.choice import ChoiceEngine
-from games.engines.dice_survivor import DiceSurvivorEngine
-from games.engines.drop_shy import DropShyEngine
-from games.engines.liars_dice import LiarsDiceEngine
+from games.engines.choice.rules import ChoiceEngine
+from games.engines.dice_survivor.rules import DiceSurvivorEngine
+from games.engines.drop_shy.rules import DropShyEngine
+from games.engines.first_player.rules import FirstPlayerEngine
+from games.engines.liars_dice.rules import LiarsDiceEngine
 
 # One line per game; the order is the order GMs see them in.
 _GAMES: list[Engine[Any, Any, Any]] = [

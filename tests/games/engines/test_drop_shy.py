@@ -12,7 +12,7 @@ import pytest
 from games import records
 from games.engines.base import Event, GameError, OptionsError, OrderError, Prompt, Standing
 from games.engines.dice import NoDice, ScriptedDice
-from games.engines.drop_shy import (
+from games.engines.drop_shy.rules import (
     Die,
     DropShyEngine,
     DropShyOptions,
