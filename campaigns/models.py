@@ -1,6 +1,6 @@
 """Campaigns carry players and dice across games and game nights. Thin models: the only
 code that changes a campaign is ``campaigns.postal``; the rules of a night are
-``campaigns.engine``, played one game per table through ``games.postal``.
+``games.engines.first_player.rules``, played one game per table through ``games.postal``.
 
 Dice never change hands without a ``LedgerEntry``: every movement is two entries (the
 giver's -n, the receiver's +n; the "box" gives the dice that new members bring and takes

@@ -1,8 +1,9 @@
 """The only code that changes a campaign (like ``games.postal`` for a game).
 
 A First Player campaign meets for game nights. Opening a night marks who came and splits
-them into tables; each table plays one First Player game (``campaigns.engine``) through
-``games.postal``, so every player plays from their phone through the usual magic links.
+them into tables; each table plays one First Player game
+(``games.engines.first_player.rules``) through ``games.postal``, so every player plays from
+their phone through the usual magic links.
 The first table holds the campaign's reserve and takes the night's absences. When a
 table's game finishes, its dice movements are written to the ledger in the same
 transaction (``on_game_finished``); when every table has finished, the night closes and
@@ -27,12 +28,12 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.db.models import Sum
 
-from campaigns.engine import FirstPlayerEngine
 from campaigns.models import Attendance, Campaign, LeagueGame, LedgerEntry, Member, Night, Table
 from games import postal as games_postal
 from games import schedule
 from games.engines import registry
 from games.engines.base import OptionsError, competition_places
+from games.engines.first_player.rules import FirstPlayerEngine
 from games.models import Game
 from moderator.mail import outbox
 

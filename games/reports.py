@@ -5,8 +5,8 @@ in the same transaction as the change they report. ``seat_context`` is also what
 player's web page shows, so a page and an email never disagree.
 
 Engine-specific parts (the board, the seat's private information, the order syntax) are
-template includes chosen by engine key, each with a generic fallback:
-``games/<part>/<engine key>.txt|html``, else ``games/<part>/default.txt|html``. A new game
+template includes from the game's own folder, each with a generic fallback:
+``games/<engine key>/<part>.txt|html``, else ``games/default/<part>.txt|html``. A new game
 adds templates, not code.
 """
 
@@ -27,13 +27,15 @@ from games.schedule import local_time
 from moderator.mail import outbox
 from moderator.mail.models import OutboundEmail
 
-# The parts of a seat's view that templates include per engine, each with a default.
-ENGINE_PARTS = ("boards", "private", "syntax")
+# The parts of a seat's view that templates include per engine, each with a default:
+# context name -> template name in the game's folder.
+ENGINE_PARTS = {"boards": "board", "private": "private", "syntax": "syntax"}
 
 
 def engine_templates(engine_key: str, part: str, extension: str) -> list[str]:
-    """Template names for ``{% include %}``: the engine's own first, then the default."""
-    return [f"games/{part}/{engine_key}.{extension}", f"games/{part}/default.{extension}"]
+    """Template names for ``{% include %}``: the game's own first, then the default."""
+    name = ENGINE_PARTS[part]
+    return [f"games/{engine_key}/{name}.{extension}", f"games/default/{name}.{extension}"]
 
 
 def verify_url(game: Game) -> str:
@@ -67,8 +69,8 @@ def seat_context(
     for part in ENGINE_PARTS:
         context[f"{part}_txt"] = engine_templates(game.engine, part, "txt")
         context[f"{part}_html"] = engine_templates(game.engine, part, "html")
-    # Web pages may draw the board richer than an email can (SVG): boards/<key>.page.html.
-    context["board_page_html"] = [f"games/boards/{game.engine}.page.html", *context["boards_html"]]
+    # Web pages may draw the board richer than an email can (SVG): <key>/board.page.html.
+    context["board_page_html"] = [f"games/{game.engine}/board.page.html", *context["boards_html"]]
     if step is None:
         context["standings"] = [
             {"name": game_seat_name(game, s.seat), "place": s.place, "score": s.score}

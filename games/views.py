@@ -196,10 +196,13 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
     state = engine.state_from_json(game.state)
     step = _open_step(game)
     context = reports.seat_context(game, seat, engine, state, step)
+    order_form = form_class(game.engine)
+    context.update(order_form.page_context(context["view"]))
     form = None
     if step is not None and seat.position in step.prompted_seats:
-        form = form_class(game.engine)(
+        form = order_form(
             request.POST if request.method == "POST" else None,
+            engine=engine,
             state=state,
             position=seat.position,
             step_number=step.number,

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from campaigns.engine import FirstPlayerEngine
 from games import postal
+from games.engines.first_player.rules import FirstPlayerEngine
 from games.models import Game, Step
 from tests.factories import GMFactory, choice_game
 

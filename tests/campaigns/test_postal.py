@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from campaigns import postal
-from campaigns.engine import FirstPlayerEngine
 from campaigns.models import Campaign, LedgerEntry, Member, Night
 from games import postal as games_postal
+from games.engines.first_player.rules import FirstPlayerEngine
 from games.models import Game
 from moderator.mail.models import OutboundEmail
 from tests.conftest import NOW

@@ -21,7 +21,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from games import postal
-from games.engines.choice import ChoiceEngine
+from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Step
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game

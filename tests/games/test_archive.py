@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from games import archive, postal, records
-from games.engines.choice import ChoiceEngine
+from games.engines.choice.rules import ChoiceEngine
 from games.models import Game
 from tests.factories import choice_game
 

@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from games import access, calendar, postal, reminders
-from games.engines.choice import ChoiceEngine
+from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Seat
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game, seat_page

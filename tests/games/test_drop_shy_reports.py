@@ -10,7 +10,7 @@ from html import unescape
 import pytest
 
 from games import postal
-from games.engines.drop_shy import DropShyEngine
+from games.engines.drop_shy.rules import DropShyEngine
 from games.models import Game, Step
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory

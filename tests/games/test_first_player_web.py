@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from campaigns.engine import FirstPlayerEngine, FirstPlayerState
 from games import access, postal
+from games.engines.first_player.rules import FirstPlayerEngine, FirstPlayerState
 from games.models import Game, Order, Seat
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, seat_page

@@ -17,7 +17,7 @@ from django.urls import reverse
 
 from games import gm_views, postal, reports
 from games.engines.base import OrderError
-from games.engines.choice import ChoiceEngine
+from games.engines.choice.rules import ChoiceEngine
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.test import Client
 
 from games import access, postal
-from games.engines.choice import ChoiceEngine, RoundLine, legal_choices, play_round
+from games.engines.choice.rules import ChoiceEngine, RoundLine, legal_choices, play_round
 from games.models import Game, Seat
 from moderator.mail.models import OutboundEmail
 from tests.factories import choice_game, seat_page

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from games import archive, postal, tasks
-from games.engines.liars_dice import LiarsDiceEngine, behind
+from games.engines.liars_dice.rules import LiarsDiceEngine, behind
 from games.models import Event, Game, Order, Seat, Step
 from tests.factories import GMFactory
 from tests.games.test_hidden import readable_by

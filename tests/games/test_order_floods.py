@@ -14,7 +14,7 @@ from django.db import connection
 from django.test import Client
 
 from games import access, postal
-from games.engines.choice import ChoiceEngine
+from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat
 from moderator.mail.models import OutboundEmail
 from tests.factories import choice_game

@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from games import postal
-from games.engines.choice import ChoiceEngine, RoundLine, legal_choices, play_round
+from games.engines.choice.rules import ChoiceEngine, RoundLine, legal_choices, play_round
 from games.models import DiceRoll, Event, Game, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import connection
 
 from games import access, postal, tasks
-from games.engines.choice import ChoiceEngine
+from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
 from tests.factories import choice_game, survivor_game

@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from games import access, postal, reminders, tasks
-from games.engines.choice import ChoiceEngine
+from games.engines.choice.rules import ChoiceEngine
 from games.models import Game
 from moderator.mail.models import OutboundEmail
 from tests.factories import choice_game

@@ -16,7 +16,7 @@ import pytest
 from django.test import Client
 
 from games import access, postal, tasks
-from games.engines.choice import ChoiceEngine
+from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat
 from moderator.mail.models import InboundMessage, OutboundEmail
 from tests.factories import choice_game

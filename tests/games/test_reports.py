@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from games import access, postal, reports, tasks
-from games.engines.choice import ChoiceEngine, ChoiceState
+from games.engines.choice.rules import ChoiceEngine, ChoiceState
 from games.models import Game, Seat
 from moderator.mail.models import OutboundEmail
 from tests.factories import choice_game

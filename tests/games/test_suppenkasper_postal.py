@@ -10,7 +10,7 @@ from datetime import datetime
 import pytest
 
 from games import postal
-from games.engines.choice import (
+from games.engines.choice.rules import (
     Card,
     ChoiceEngine,
     ChoiceState,

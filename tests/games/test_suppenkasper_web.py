@@ -14,7 +14,7 @@ from django.test import Client
 
 from games import access, postal
 from games.engines.base import OrderError
-from games.engines.choice import (
+from games.engines.choice.rules import (
     Card,
     Choice,
     ChoiceEngine,

@@ -19,7 +19,13 @@ from django.test.utils import CaptureQueriesContext
 
 from games import access, postal, tasks
 from games.engines.base import OrderError
-from games.engines.choice import ChoiceEngine, ChoiceState, RoundLine, legal_choices, play_round
+from games.engines.choice.rules import (
+    ChoiceEngine,
+    ChoiceState,
+    RoundLine,
+    legal_choices,
+    play_round,
+)
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game, seat_page

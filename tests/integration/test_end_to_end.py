@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from games import postal
-from games.engines.choice import ChoiceEngine
+from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Step
 from tests.browser import Inbox, text_of
 from tests.factories import choice_game, seat_page

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from campaigns.engine import FirstPlayerEngine, FirstPlayerState
 from games import access, postal
+from games.engines.first_player.rules import FirstPlayerEngine, FirstPlayerState
 from games.models import Game, Order, Seat
 from tests.factories import GMFactory, seat_page
 

@@ -19,7 +19,7 @@ import yaml
 from django.utils import timezone
 
 from games import access, postal
-from games.engines.choice import ChoiceEngine
+from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
 from tests.browser import free_port

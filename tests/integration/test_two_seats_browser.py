@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from games import access, postal
-from games.engines.choice import ChoiceEngine
+from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat
 from tests.factories import choice_game
 

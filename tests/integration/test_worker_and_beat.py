@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from games import archive, postal
-from games.engines.choice import ChoiceEngine
+from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Step
 from moderator.mail.models import OutboundEmail
 from moderator.mail.views import read_mail_file

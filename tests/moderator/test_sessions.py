@@ -22,7 +22,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from games import access, postal
-from games.engines.choice import ChoiceEngine
+from games.engines.choice.rules import ChoiceEngine
 from games.models import Order, Seat
 from moderator.sessions import SessionStore
 from tests.factories import GMFactory, choice_game, seat_page

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from games import postal
-from games.engines.choice import ChoiceEngine
+from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Step
 from tests.factories import choice_game
 

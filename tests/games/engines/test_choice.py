@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from games.engines.base import DiceError, Event, OptionsError, OrderError, Prompt, Standing
-from games.engines.choice import (
+from games.engines.choice.rules import (
     Choice,
     ChoiceEngine,
     ChoiceOptions,

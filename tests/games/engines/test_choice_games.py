@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from games.engines.base import OrderError, to_json
-from games.engines.choice import (
+from games.engines.choice.rules import (
     ChoiceEngine,
     ChoiceOptions,
     ChoiceOrder,

@@ -12,7 +12,7 @@ import pytest
 
 from games.engines.base import Event, GameError, OptionsError, OrderError, Prompt, Standing
 from games.engines.dice import NoDice, ScriptedDice
-from games.engines.dice_survivor import (
+from games.engines.dice_survivor.rules import (
     DiceSurvivorEngine,
     Participant,
     Question,

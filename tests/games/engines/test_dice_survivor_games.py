@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from games.engines.base import OrderError, to_json
 from games.engines.dice import VerifiableDice
-from games.engines.dice_survivor import DiceSurvivorEngine, SurvivorOptions, SurvivorState
+from games.engines.dice_survivor.rules import DiceSurvivorEngine, SurvivorOptions, SurvivorState
 
 engine = DiceSurvivorEngine()
 

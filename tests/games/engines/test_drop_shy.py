@@ -12,7 +12,7 @@ import pytest
 from games import records
 from games.engines.base import Event, GameError, OptionsError, OrderError, Prompt, Standing
 from games.engines.dice import NoDice, ScriptedDice
-from games.engines.drop_shy import (
+from games.engines.drop_shy.rules import (
     Die,
     DropShyEngine,
     DropShyOptions,
@@ -892,7 +892,7 @@ def test_the_state_round_trips_through_json() -> None:
 def test_the_text_board_is_a_grid_with_coordinates() -> None:
     from django.template.loader import render_to_string
 
-    text = render_to_string("games/boards/drop-shy.txt", {"view": engine.view(bob_with_a_5(), 1)})
+    text = render_to_string("games/drop-shy/board.txt", {"view": engine.view(bob_with_a_5(), 1)})
     assert text.splitlines()[:8] == [
         "The board (x grows to the right, y upward; the instigator is at 0,0):",
         "  + marks a cell where bob's 5 may go",
@@ -903,6 +903,6 @@ def test_the_text_board_is_a_grid_with_coordinates() -> None:
         "   -1  .  +  .  .",
         "",
     ]
-    html = render_to_string("games/boards/drop-shy.html", {"view": engine.view(bob_with_a_5(), 1)})
+    html = render_to_string("games/drop-shy/board.html", {"view": engine.view(bob_with_a_5(), 1)})
     assert html.count("<tr>") == 4 + 2
     assert html.count("<svg") == 0

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from games.engines.base import OrderError, to_json
 from games.engines.dice import VerifiableDice
-from games.engines.drop_shy import (
+from games.engines.drop_shy.rules import (
     DropShyEngine,
     DropShyOptions,
     DropShyOrder,

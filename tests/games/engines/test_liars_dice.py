@@ -12,7 +12,7 @@ import pytest
 
 from games.engines.base import JSON, Event, OptionsError, OrderError, Prompt, Standing
 from games.engines.dice import NoDice, ScriptedDice
-from games.engines.liars_dice import (
+from games.engines.liars_dice.rules import (
     ActionApplied,
     Bid,
     Learnt,

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from games.engines.base import OrderError, to_json
 from games.engines.dice import VerifiableDice
-from games.engines.liars_dice import LiarsDiceEngine, LiarsDiceState, behind
+from games.engines.liars_dice.rules import LiarsDiceEngine, LiarsDiceState, behind
 from games.records import Replay
 
 engine = LiarsDiceEngine()

@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from games.engines.base import Event, OrderError, Standing
-from games.engines.choice import (
+from games.engines.choice.rules import (
     Card,
     Choice,
     ChoiceEngine,

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from games.engines.base import Event, Standing, to_json
-from games.engines.choice import (
+from games.engines.choice.rules import (
     CARDS,
     Card,
     Choice,

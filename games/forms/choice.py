@@ -1,103 +1,24 @@
-"""Order forms. Every form writes the plain order text, which goes through the same parser
-and the same checks as an emailed order (rules/README.md, "Web form").
-
-``FORMS`` maps an engine key to its form class; a game without its own form gets the
-quick-entry text box alone. Each form is rendered by ``games/forms/<engine key>.html``
-(fallback ``games/forms/default.html``).
-"""
+"""Choice's order form (rules/choice.md 9.3): one block of fields per round of the postal
+turn, and in the Suppenkasper variant the card menus and the Suppen-Kasper block. It writes
+the plain order text, which goes through the same parser and checks as an emailed order."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from django import forms
-from django.core.exceptions import ValidationError
 
-from games.engines import registry
-from games.engines.base import OrderError
-from games.engines.choice import (
-    MAX_STORED_VALUES,
-    SK_EATS,
-    ChoiceOptions,
-    ChoiceOrder,
-    ChoiceState,
-    RoundLine,
-    Sheet,
-    SkLine,
-    wurfel_rule,
-)
+from games.engines.base import Engine
+from games.engines.choice.menus import FACES, plate_could_hold, possible_choices
+from games.engines.choice.rules import SK_EATS, ChoiceOrder, ChoiceState, RoundLine, SkLine
+from games.forms import BLOCKS, OrderForm
 
-BLOCKS = "blocks"
-TEXT = "text"
-MENU = "menu"
 # "round 21: ..." or "slot 21.5: ...": the engine's messages start with what they concern.
 _ROUND_MESSAGE = re.compile(r"round (\d+):")
 _SLOT_MESSAGE = re.compile(r"slot \d+\.5\b")
-
-
-class OrderForm(forms.Form):
-    """The part every order form shares: the step it was written for, which entry was
-    used, and the quick-entry box that takes the order syntax as typed."""
-
-    step = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
-    entry = forms.ChoiceField(
-        choices=[(BLOCKS, BLOCKS), (TEXT, TEXT), (MENU, MENU)],
-        widget=forms.HiddenInput,
-        initial=TEXT,
-    )
-    text = forms.CharField(
-        required=False,
-        label="Type your order",
-        widget=forms.Textarea(attrs={"rows": 4, "autocapitalize": "none", "spellcheck": "false"}),
-        max_length=5000,
-    )
-
-    def __init__(
-        self, data: Any = None, *, state: Any, position: int, step_number: int, current: str = ""
-    ) -> None:
-        super().__init__(data, initial={"step": step_number, "text": current})
-        self.state = state
-        self.position = position
-
-    def clean(self) -> dict[str, Any]:
-        cleaned = super().clean() or {}
-        if cleaned.get("entry", TEXT) == TEXT and not (cleaned.get("text") or "").strip():
-            self.add_error("text", "Write your order in the box first.")
-        return cleaned
-
-    def order_text(self) -> str:
-        """The order as plain text; only after ``is_valid()``."""
-        return str(self.cleaned_data["text"])
-
-    def add_order_error(self, message: str) -> None:
-        """Show the postal layer's rejection where the player will look for it."""
-        if self.cleaned_data.get("entry") == TEXT:
-            self.add_error("text", message)
-        else:
-            self.add_error(None, message)
-
-
-def typed_order(data: Any) -> str | None:
-    """The order of a post of the typed-order box (entry "text") that passes the checks
-    every order form makes of that entry, else None. Reading it needs nothing of the game,
-    so the view hands it to the postal layer before it builds anything of the page."""
-    # The form's own fields, each cleaned as the form cleans it, and its clean(): what
-    # OrderForm(data).is_valid() decides, without building a form (a deep copy of its
-    # fields) for every order.
-    fields = OrderForm.base_fields
-    try:
-        cleaned = {
-            name: field.clean(field.widget.value_from_datadict(data, {}, name))
-            for name, field in fields.items()
-        }
-    except ValidationError:
-        return None
-    if cleaned["entry"] != TEXT or not (cleaned["text"] or "").strip():
-        return None
-    return str(cleaned["text"])
 
 
 @dataclass
@@ -141,10 +62,10 @@ class SkBlock:
         return " ".join(map(str, self.plate)) if self.plate else "empty"
 
 
+PAIR_LETTERS = "abcd"
 KIND_LABELS = {"W": "Wurfel", "F": "free ride"}
 NO_DIE = ("", "\N{EN DASH}")
 DIE_CHOICES = [NO_DIE] + [(str(value), str(value)) for value in range(1, 7)]
-FACES = range(1, 7)
 # The card words of a round line (rules/choice.md 9.1) with the card's name.
 ROUND_CARDS = {
     "flip": "flip (Upside Down)",
@@ -153,79 +74,6 @@ ROUND_CARDS = {
     "refuse": "refuse (Refusal)",
     "swap": "swap (From the Plate)",
 }
-# The most numbers a card can put on the plate in its round (rules/choice.md 7.3).
-PLATE_GAIN = {"flip": 1, "half": 2, "double": 2, "refuse": 1, "swap": 0, "sk": 0}
-PAIR_LETTERS = "abcd"
-
-
-def _dice_after_cards(roll: tuple[int, ...], cards: Collection[str]) -> set[tuple[int, ...]]:
-    """The dice a round may be played with: the roll, and, while Upside Down or From the
-    Plate is left, the roll with one die turned over or replaced by any plate number."""
-    found = {tuple(sorted(roll))}
-    for value in set(roll):
-        rest = list(roll)
-        rest.remove(value)
-        replacements: set[int] = set()
-        if "flip" in cards:
-            replacements.add(7 - value)
-        if "swap" in cards:
-            replacements.update(number for number in FACES if number != value)
-        found.update(tuple(sorted((*rest, new))) for new in replacements)
-    return found
-
-
-Reachable = set[tuple[frozenset[int], bool]]
-
-
-def _after_suppen_kasper(reachable: Reachable) -> Reachable:
-    """The stored values, each with whether Suppen-Kasper is spent, after a Suppen-Kasper
-    round of any five numbers may have been played."""
-    return reachable | {
-        (stored | {value}, True)
-        for stored, spent in reachable
-        if not spent and len(stored) < MAX_STORED_VALUES
-        for value in FACES
-    }
-
-
-def possible_choices(
-    sheet: Sheet, rolls: Iterable[tuple[int, ...]], cards: Collection[str] = ()
-) -> list[tuple[set[str], set[int]]]:
-    """For each round of a postal turn, the kinds (W, F) and the values the player may set
-    aside, over every way the earlier rounds of the same order can go: a Wurfel taken in
-    round 21 can make round 22 a free ride. With the sheet as it stands and no ``cards``
-    (the unused cards in play), round 1 has exactly one kind; a card or a Suppen-Kasper
-    round can open the other."""
-    reachable: Reachable = {(frozenset(sheet.stored_values), "sk" not in cards)}
-    result: list[tuple[set[str], set[int]]] = []
-    for roll in rolls:
-        reachable = _after_suppen_kasper(reachable)
-        kinds: set[str] = set()
-        values: set[int] = set()
-        following: Reachable = set()
-        for stored, spent in reachable:
-            as_sheet = Sheet(stored=tuple((v, 1) for v in stored))
-            for dice in _dice_after_cards(roll, cards):
-                rule, allowed = wurfel_rule(as_sheet, dice)
-                kind = "F" if rule == "W3" else "W"
-                kinds.add(kind)
-                values.update(allowed)
-                if kind == "W":
-                    following.update((stored | {v}, spent) for v in allowed)
-                if kind == "F" or "refuse" in cards:
-                    following.add((stored, spent))
-        result.append((kinds, values))
-        reachable = following
-    return result
-
-
-def plate_could_hold(sheet: Sheet, options: ChoiceOptions, rounds: int) -> bool:
-    """Whether the plate could hold the five numbers Suppen-Kasper eats at some slot of a
-    postal turn of ``rounds`` rounds: at most one card per round, each card once."""
-    left = [card for card in options.cards if card not in sheet.cards_used]
-    gains = sorted((PLATE_GAIN[card] for card in left), reverse=True)[:rounds]
-    free_rides = rounds if options.free_ride_to_plate else 0
-    return len(sheet.plate) + sum(gains) + free_rides >= SK_EATS
 
 
 def _die_field(label: str, initial: Any, invalid: str) -> forms.ChoiceField:
@@ -276,10 +124,22 @@ class ChoiceOrderForm(OrderForm):
     card is unused and the plate could hold five numbers during the turn."""
 
     def __init__(
-        self, data: Any = None, *, state: Any, position: int, step_number: int, current: str = ""
+        self,
+        data: Any = None,
+        *,
+        engine: Engine[Any, Any, Any] | None = None,
+        state: Any,
+        position: int,
+        step_number: int,
+        current: str = "",
     ) -> None:
         super().__init__(
-            data, state=state, position=position, step_number=step_number, current=current
+            data,
+            engine=engine,
+            state=state,
+            position=position,
+            step_number=step_number,
+            current=current,
         )
         assert isinstance(state, ChoiceState)
         self.rounds = [(r.number, r.roll) for r in state.rounds]
@@ -530,135 +390,3 @@ class ChoiceOrderForm(OrderForm):
                 self.add_error("sk_slot", message)
                 return
         super().add_order_error(message)
-
-
-class _ProbeLimit(Exception):
-    pass
-
-
-class _ProbeDice:
-    """Dice for trying an order on a copy of the state: 1, 2, 3, ... by turns, so that
-    re-rolls of ties end. Engines check an order before they draw, so an order they refuse
-    is refused before any die; one that needs more than a few hundred dice was accepted."""
-
-    LIMIT = 500
-
-    def __init__(self) -> None:
-        self.drawn = 0
-
-    def draw(self, sides: int) -> int:
-        self.drawn += 1
-        if self.drawn > self.LIMIT:
-            raise _ProbeLimit
-        return (self.drawn - 1) % sides + 1
-
-
-def legal_choices(engine: Any, state: Any, position: int) -> list[tuple[str, str]]:
-    """The engine's candidate one-line orders for ``position`` now (``engine.candidates``)
-    that the engine itself accepts, as (order text, label). Engines are pure, so trying an
-    order on the state changes nothing."""
-    found = []
-    for text, label in engine.candidates(state, position):
-        try:
-            engine.submit(state, position, engine.parse(state, position, text), _ProbeDice())
-        except OrderError:
-            continue
-        except _ProbeLimit:
-            pass
-        found.append((text, label))
-    return found
-
-
-class MenuOrderForm(OrderForm):
-    """Games whose orders are mostly one line: a menu of exactly the legal orders now (a
-    button each when there are few, else a select), next to the quick-entry box."""
-
-    engine: Any = None
-    BUTTONS = 12
-
-    def __init__(
-        self, data: Any = None, *, state: Any, position: int, step_number: int, current: str = ""
-    ) -> None:
-        if data is not None and data.get("pick_button"):
-            # A button of the menu (or a cell of a board) was pressed: it names the order,
-            # whatever the select next to it says.
-            data = data.copy()
-            data["pick"] = data["pick_button"]
-        super().__init__(
-            data, state=state, position=position, step_number=step_number, current=current
-        )
-        self.menu = legal_choices(self.engine, state, position)
-        self.fields["pick"] = forms.ChoiceField(
-            label="Your order",
-            required=False,
-            choices=[("", "choose…"), *self.menu],
-            error_messages={"invalid_choice": "That order is not one of the legal ones now."},
-        )
-
-    @property
-    def buttons(self) -> bool:
-        return 0 < len(self.menu) <= self.BUTTONS
-
-    def clean(self) -> dict[str, Any]:
-        if self.data.get("entry") != MENU:
-            return super().clean()
-        cleaned = forms.Form.clean(self) or {}
-        if not cleaned.get("pick") and "pick" not in self.errors:
-            self.add_error("pick", "Choose your order first.")
-        return cleaned
-
-    def order_text(self) -> str:
-        if self.cleaned_data.get("entry") == MENU:
-            return str(self.cleaned_data["pick"])
-        return super().order_text()
-
-    def add_order_error(self, message: str) -> None:
-        if self.cleaned_data.get("entry") == MENU:
-            self.add_error("pick", message)
-        else:
-            super().add_order_error(message)
-
-
-FORMS: dict[str, type[OrderForm]] = {"choice": ChoiceOrderForm}
-_MENU_FORMS: dict[str, type[OrderForm]] = {}
-
-
-def _has_menu(engine_key: str) -> bool:
-    return hasattr(registry.get(engine_key), "candidates")
-
-
-def form_class(engine_key: str) -> type[OrderForm]:
-    if engine_key in FORMS:
-        return FORMS[engine_key]
-    if not _has_menu(engine_key):
-        return OrderForm
-    if engine_key not in _MENU_FORMS:
-        _MENU_FORMS[engine_key] = type(
-            "MenuOrderForm", (MenuOrderForm,), {"engine": registry.get(engine_key)}
-        )
-    return _MENU_FORMS[engine_key]
-
-
-def form_templates(engine_key: str) -> list[str]:
-    fallback = "games/forms/menu.html" if _has_menu(engine_key) else "games/forms/default.html"
-    return [f"games/forms/{engine_key}.html", fallback]
-
-
-class ReminderChoiceForm(forms.Form):
-    """One email per reminder, or one digest a day at an hour of the player's zone."""
-
-    digest = forms.TypedChoiceField(
-        label="Reminders",
-        choices=[
-            ("0", "one email per game, before each deadline"),
-            ("1", "one daily digest for all my games"),
-        ],
-        coerce=lambda value: value == "1",
-        widget=forms.RadioSelect,
-    )
-    hour = forms.TypedChoiceField(
-        label="Digest at",
-        choices=[(str(hour), f"{hour:02d}:00") for hour in range(24)],
-        coerce=int,
-        initial="8",
-    )

@@ -11,7 +11,10 @@ from typing import Any, cast
 
 import pytest
 
-from campaigns.engine import (
+from games import records
+from games.engines.base import Event, GameError, OptionsError, OrderError, Prompt, Standing
+from games.engines.dice import NoDice, ScriptedDice
+from games.engines.first_player.rules import (
     COMMIT,
     GIFTS,
     TIEBREAK,
@@ -26,9 +29,6 @@ from campaigns.engine import (
     rebuild,
     tracker,
 )
-from games import records
-from games.engines.base import Event, GameError, OptionsError, OrderError, Prompt, Standing
-from games.engines.dice import NoDice, ScriptedDice
 
 engine = FirstPlayerEngine()
 

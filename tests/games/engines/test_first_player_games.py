@@ -13,9 +13,16 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from campaigns.engine import COMMIT, Cup, Die, FirstPlayerEngine, FirstPlayerState, rebuild
 from games import records
 from games.engines.base import Event, to_json
+from games.engines.first_player.rules import (
+    COMMIT,
+    Cup,
+    Die,
+    FirstPlayerEngine,
+    FirstPlayerState,
+    rebuild,
+)
 
 engine = FirstPlayerEngine()
 

@@ -1,0 +1,1 @@
+"""Dice Survivor: the rules (``rules``) and what is derived from them."""

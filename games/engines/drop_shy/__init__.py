@@ -1,0 +1,1 @@
+"""Drop-Shy: the rules (``rules``) and what is derived from them."""

@@ -1,0 +1,1 @@
+"""The First Player (game nights): the rules (``rules``) and what is derived from them."""

@@ -1,0 +1,237 @@
+"""Order forms. Every form writes the plain order text, which goes through the same parser
+and the same checks as an emailed order (rules/README.md, "Web form").
+
+This module holds what every game's form shares. A game with a form of its own keeps it in
+``games/forms/<game>.py`` and names it in its registry line; a game without one gets the menu
+of its legal orders (when its engine has ``candidates``) or the quick-entry text box alone.
+Each form is rendered by ``games/<engine key>/form.html``, else the shared
+``games/default/menu.html`` or ``games/default/form.html``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.utils.module_loading import import_string
+
+from games.engines import registry
+from games.engines.base import Engine, OrderError
+
+BLOCKS = "blocks"
+TEXT = "text"
+MENU = "menu"
+
+
+class OrderForm(forms.Form):
+    """The part every order form shares: the step it was written for, which entry was
+    used, and the quick-entry box that takes the order syntax as typed."""
+
+    step = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
+    entry = forms.ChoiceField(
+        choices=[(BLOCKS, BLOCKS), (TEXT, TEXT), (MENU, MENU)],
+        widget=forms.HiddenInput,
+        initial=TEXT,
+    )
+    text = forms.CharField(
+        required=False,
+        label="Type your order",
+        widget=forms.Textarea(attrs={"rows": 4, "autocapitalize": "none", "spellcheck": "false"}),
+        max_length=5000,
+    )
+
+    def __init__(
+        self,
+        data: Any = None,
+        *,
+        engine: Engine[Any, Any, Any] | None = None,
+        state: Any,
+        position: int,
+        step_number: int,
+        current: str = "",
+    ) -> None:
+        super().__init__(data, initial={"step": step_number, "text": current})
+        self.engine = engine
+        self.state = state
+        self.position = position
+
+    @classmethod
+    def page_context(cls, view: dict[str, Any]) -> dict[str, Any]:
+        """What the game's page templates need beyond the seat's ``view`` (a drawing of the
+        board, say); shown on the player page whether or not the seat owes an order."""
+        return {}
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if cleaned.get("entry", TEXT) == TEXT and not (cleaned.get("text") or "").strip():
+            self.add_error("text", "Write your order in the box first.")
+        return cleaned
+
+    def order_text(self) -> str:
+        """The order as plain text; only after ``is_valid()``."""
+        return str(self.cleaned_data["text"])
+
+    def add_order_error(self, message: str) -> None:
+        """Show the postal layer's rejection where the player will look for it."""
+        if self.cleaned_data.get("entry") == TEXT:
+            self.add_error("text", message)
+        else:
+            self.add_error(None, message)
+
+
+def typed_order(data: Any) -> str | None:
+    """The order of a post of the typed-order box (entry "text") that passes the checks
+    every order form makes of that entry, else None. Reading it needs nothing of the game,
+    so the view hands it to the postal layer before it builds anything of the page."""
+    # The form's own fields, each cleaned as the form cleans it, and its clean(): what
+    # OrderForm(data).is_valid() decides, without building a form (a deep copy of its
+    # fields) for every order.
+    fields = OrderForm.base_fields
+    try:
+        cleaned = {
+            name: field.clean(field.widget.value_from_datadict(data, {}, name))
+            for name, field in fields.items()
+        }
+    except ValidationError:
+        return None
+    if cleaned["entry"] != TEXT or not (cleaned["text"] or "").strip():
+        return None
+    return str(cleaned["text"])
+
+
+class _ProbeLimit(Exception):
+    pass
+
+
+class _ProbeDice:
+    """Dice for trying an order on a copy of the state: 1, 2, 3, ... by turns, so that
+    re-rolls of ties end. Engines check an order before they draw, so an order they refuse
+    is refused before any die; one that needs more than a few hundred dice was accepted."""
+
+    LIMIT = 500
+
+    def __init__(self) -> None:
+        self.drawn = 0
+
+    def draw(self, sides: int) -> int:
+        self.drawn += 1
+        if self.drawn > self.LIMIT:
+            raise _ProbeLimit
+        return (self.drawn - 1) % sides + 1
+
+
+def legal_choices(engine: Any, state: Any, position: int) -> list[tuple[str, str]]:
+    """The engine's candidate one-line orders for ``position`` now (``engine.candidates``)
+    that the engine itself accepts, as (order text, label). Engines are pure, so trying an
+    order on the state changes nothing."""
+    found = []
+    for text, label in engine.candidates(state, position):
+        try:
+            engine.submit(state, position, engine.parse(state, position, text), _ProbeDice())
+        except OrderError:
+            continue
+        except _ProbeLimit:
+            pass
+        found.append((text, label))
+    return found
+
+
+class MenuOrderForm(OrderForm):
+    """Games whose orders are mostly one line: a menu of exactly the legal orders now (a
+    button each when there are few, else a select), next to the quick-entry box."""
+
+    BUTTONS = 12
+
+    def __init__(
+        self,
+        data: Any = None,
+        *,
+        engine: Engine[Any, Any, Any] | None = None,
+        state: Any,
+        position: int,
+        step_number: int,
+        current: str = "",
+    ) -> None:
+        if data is not None and data.get("pick_button"):
+            # A button of the menu (or a cell of a board) was pressed: it names the order,
+            # whatever the select next to it says.
+            data = data.copy()
+            data["pick"] = data["pick_button"]
+        super().__init__(
+            data,
+            engine=engine,
+            state=state,
+            position=position,
+            step_number=step_number,
+            current=current,
+        )
+        self.menu = legal_choices(engine, state, position)
+        self.fields["pick"] = forms.ChoiceField(
+            label="Your order",
+            required=False,
+            choices=[("", "choose…"), *self.menu],
+            error_messages={"invalid_choice": "That order is not one of the legal ones now."},
+        )
+
+    @property
+    def buttons(self) -> bool:
+        return 0 < len(self.menu) <= self.BUTTONS
+
+    def clean(self) -> dict[str, Any]:
+        if self.data.get("entry") != MENU:
+            return super().clean()
+        cleaned = forms.Form.clean(self) or {}
+        if not cleaned.get("pick") and "pick" not in self.errors:
+            self.add_error("pick", "Choose your order first.")
+        return cleaned
+
+    def order_text(self) -> str:
+        if self.cleaned_data.get("entry") == MENU:
+            return str(self.cleaned_data["pick"])
+        return super().order_text()
+
+    def add_order_error(self, message: str) -> None:
+        if self.cleaned_data.get("entry") == MENU:
+            self.add_error("pick", message)
+        else:
+            super().add_order_error(message)
+
+
+def _has_menu(engine_key: str) -> bool:
+    return hasattr(registry.get(engine_key), "candidates")
+
+
+def form_class(engine_key: str) -> type[OrderForm]:
+    """The order form the game's registry line names, else the shared one that fits."""
+    path = registry.FORMS.get(engine_key)
+    if path is not None:
+        form: type[OrderForm] = import_string(path)
+        return form
+    return MenuOrderForm if _has_menu(engine_key) else OrderForm
+
+
+def form_templates(engine_key: str) -> list[str]:
+    """Template names for ``{% include %}``: the game's own form first, then the shared one."""
+    shared = "menu" if issubclass(form_class(engine_key), MenuOrderForm) else "form"
+    return [f"games/{engine_key}/form.html", f"games/default/{shared}.html"]
+
+
+class ReminderChoiceForm(forms.Form):
+    """One email per reminder, or one digest a day at an hour of the player's zone."""
+
+    digest = forms.TypedChoiceField(
+        label="Reminders",
+        choices=[
+            ("0", "one email per game, before each deadline"),
+            ("1", "one daily digest for all my games"),
+        ],
+        coerce=lambda value: value == "1",
+        widget=forms.RadioSelect,
+    )
+    hour = forms.TypedChoiceField(
+        label="Digest at",
+        choices=[(str(hour), f"{hour:02d}:00") for hour in range(24)],
+        coerce=int,
+        initial="8",
+    )

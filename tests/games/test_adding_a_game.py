@@ -1,0 +1,140 @@
+"""A game added through exactly the steps of docs/adding-a-game.md, and played by post:
+Guess the Die (tests/games/guess/) is registered for these tests only, its orders taken
+through its own web form and the typed box, its reports written by the outbox, and its
+record exported and replayed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from games import access, archive, postal
+from games.engines import registry
+from games.forms import form_class, form_templates
+from games.models import Game, Order, Seat
+from moderator.mail.models import OutboundEmail
+from tests.factories import GMFactory, seat_page
+from tests.games.guess.form import GuessOrderForm
+from tests.games.guess.rules import GuessEngine
+
+pytestmark = pytest.mark.django_db
+
+SEED = bytes(range(32))
+HOME = Path(__file__).resolve().parent / "guess"
+
+
+@pytest.fixture(autouse=True)
+def guess_registered(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Iterator[None]:
+    """The registry line of docs/adding-a-game.md, and the game's template folder where
+    Django finds templates; both gone after the test."""
+    game = registry.Game(GuessEngine(), form="tests.games.guess.form.GuessOrderForm")
+    monkeypatch.setitem(registry.ENGINES, game.engine.key, game.engine)
+    monkeypatch.setitem(registry.FORMS, game.engine.key, game.form)
+    settings.TEMPLATES = [
+        {**settings.TEMPLATES[0], "DIRS": [*settings.TEMPLATES[0]["DIRS"], HOME / "templates"]}
+    ]
+    yield
+
+
+def started(now: datetime) -> Game:
+    game = postal.create_game(
+        gm=GMFactory(),
+        engine_key="guess",
+        title="Guessing",
+        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob")],
+        options={"rounds": 2},
+    )
+    return postal.start_game(game.pk, now=now, seed=SEED)
+
+
+def browser_of(seat: Seat, now: datetime) -> Client:
+    client = Client()
+    token = access.mint([seat], now=now)[seat.position]
+    assert client.post(f"/p/{token}/").status_code == 302
+    return client
+
+
+def post(client: Client, game: Game, seat: Seat, **fields: str) -> int:
+    data = {"step": str(game.step_number), "seat": str(seat.position), **fields}
+    return client.post(seat_page(game, seat.position), data).status_code
+
+
+def test_the_registry_line_names_the_games_form_and_its_templates():
+    assert form_class("guess") is GuessOrderForm
+    assert form_templates("guess") == ["games/guess/form.html", "games/default/form.html"]
+    assert ("guess", "Guess the Die") in registry.choices()
+
+
+def test_the_game_is_played_by_post_through_its_form_its_reports_and_its_record(now, tmp_path):
+    game = started(now)
+    ann, bob = Seat.objects.filter(game=game).order_by("position")
+    ann_browser, bob_browser = browser_of(ann, now), browser_of(bob, now)
+    page = ann_browser.get(seat_page(game, ann.position)).content.decode()
+    assert '<form method="post" action="" id="guess-form" novalidate>' in page
+    assert "One line: <code>guess</code> and a face 1-6" in page
+
+    # Round 1: ann through the game's own form, bob through the typed-order box.
+    assert post(ann_browser, game, ann, entry="blocks", face="3") == 302
+    assert post(bob_browser, game, bob, entry="text", text="Guess 1") == 302
+    game.refresh_from_db()
+    assert game.step_number == 2
+    assert [(o.seat.name, o.source, o.canonical) for o in Order.objects.order_by("pk")] == [
+        ("ann", "web", "guess 3"),
+        ("bob", "web", "guess 1"),
+    ]
+    rolled = game.rules.state_from_json(game.state).rolls[0]
+    report = OutboundEmail.objects.get(dedupe_key=f"report:{game.pk}:2:{ann.position}")
+    lines = report.text.splitlines()
+    board = lines[lines.index("THE BOARD") + 1 : lines.index("YOUR PRIVATE INFORMATION")]
+    points = {name: int(guess == rolled) for name, guess in (("ann", 3), ("bob", 1))}
+    assert board == [
+        f"  Round 2; the die so far: {rolled}",
+        f"  ann: {points['ann']} point{'' if points['ann'] == 1 else 's'}",
+        f"  bob: {points['bob']} point{'' if points['bob'] == 1 else 's'}",
+        "",
+    ]
+    syntax = lines.index("HOW TO ORDER") + 1
+    assert lines[syntax] == "  One line: guess and a face 1-6, e.g. guess 4"
+
+    # A guess the rules refuse is answered on the page and changes nothing.
+    refused = ann_browser.post(
+        seat_page(game, ann.position),
+        {"step": "2", "seat": str(ann.position), "entry": "blocks", "face": ""},
+    )
+    assert "Choose a face first." in refused.content.decode()
+    assert Order.objects.count() == 2
+
+    # Round 2 ends at the deadline: bob guesses, ann gets the default (guess 1).
+    assert post(bob_browser, game, bob, entry="blocks", face="6") == 302
+    step = game.steps.get(number=2)
+    assert postal.resolve_due_step(step.pk, now=step.deadline)
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED
+
+    # The record replays to the standings the postal game finished with.
+    record = archive.export(game)
+    assert record["moves"] == [
+        {"player": "ann", "order": "guess 3"},
+        {"player": "bob", "order": "guess 1"},
+        {"player": "bob", "order": "guess 6"},
+        {"deadline": True},
+    ]
+    path = tmp_path / "guess.json"
+    path.write_text(json.dumps(record))
+    out = StringIO()
+    call_command("replay", str(path), stdout=out)
+    replayed = json.loads(out.getvalue())
+    state = game.rules.state_from_json(game.state)
+    assert replayed["status"] == "finished"
+    assert replayed["standings"] == [
+        {"player": state.players[s.seat], "place": s.place, "score": s.score}
+        for s in game.rules.standings(state) or []
+    ]
