@@ -13,11 +13,6 @@ connection per client, so a client has one post in flight at a time; the bare vi
 the same number of clients. A browser would follow the 302 with a GET of the page; that
 GET is not part of the figure.
 
-The bare view runs twice: on Django's own PostgreSQL engine (the framework's limit, which
-the targets are measured against) and on the project's engine (moderator.db.postgresql,
-which sends a transaction's BEGIN with its first statement and checks a connection's
-health without a query: two round trips fewer for it as for an order).
-
 Needs wrk (``apt-get install wrk``). Database ``<DATABASE_URL>_bench_orders`` (created and
 migrated on each run), Redis database 8 (flushed).
 """
@@ -295,9 +290,8 @@ def gunicorn(
     app: str,
     port: int,
     workers: int,
-    extra: dict[str, str] | None = None,
 ) -> None:
-    env = (extra or {}) | {
+    env = {
         "DEBUG": "0",
         "ALLOWED_HOSTS": "127.0.0.1",
         "SECURE_SSL_REDIRECT": "false",
@@ -327,8 +321,6 @@ RATIO_COLUMNS = [
     bench.Column("bare_rps", "bare/s", ".1f"),
     bench.Column("ratio", "orders/bare", ".2f"),
     bench.Column("orders_p99_ms", "orders p99 ms", ".1f"),
-    bench.Column("bare_project_rps", "bare, project engine/s", ".1f"),
-    bench.Column("ratio_project", "orders/that", ".2f"),
 ]
 
 
@@ -351,20 +343,12 @@ def main() -> None:
     bench.flush_redis()
     games = make_games(max(levels), args.seats)
     connection.close()
-    orders_port, bare_port, project_port = bench.free_port(), bench.free_port(), bench.free_port()
+    orders_port, bare_port = bench.free_port(), bench.free_port()
     rows: list[dict[str, Any]] = []
     ratios: list[dict[str, Any]] = []
     with bench.Processes() as processes:
         gunicorn(processes, "gunicorn-orders", "moderator.wsgi", orders_port, args.workers)
         gunicorn(processes, "gunicorn-bare", "bench.bare_wsgi", bare_port, args.workers)
-        gunicorn(
-            processes,
-            "gunicorn-bare-project",
-            "bench.bare_wsgi",
-            project_port,
-            args.workers,
-            {"BARE_ENGINE": "project"},
-        )
         posts = [sign_in(orders_port, n, game) for n, game in enumerate(games)]
         bare = [bare_post(game) for game in games]
         for clients in levels:
@@ -372,7 +356,6 @@ def main() -> None:
                 {
                     "orders": (orders_port, posts[:clients]),
                     "bare": (bare_port, bare[:clients]),
-                    "bare_project": (project_port, bare[:clients]),
                 },
                 seconds,
                 warmup,
@@ -380,8 +363,7 @@ def main() -> None:
             )
             orders = measured["orders"] | {"view": "orders"}
             limit = measured["bare"] | {"view": "bare"}
-            project = measured["bare_project"] | {"view": "bare, project engine"}
-            rows += [orders, limit, project]
+            rows += [orders, limit]
             ratios.append(
                 {
                     "clients": clients,
@@ -389,8 +371,6 @@ def main() -> None:
                     "bare_rps": limit["rps"],
                     "ratio": orders["rps"] / limit["rps"],
                     "orders_p99_ms": orders["p99_ms"],
-                    "bare_project_rps": project["rps"],
-                    "ratio_project": orders["rps"] / project["rps"],
                 }
             )
             print(f"{clients} clients: {orders['rps']:.0f} orders/s, {limit['rps']:.0f} bare/s")
@@ -422,18 +402,15 @@ def main() -> None:
             f"gunicorn, {args.workers} sync workers, DEBUG off; wrk with one thread and one "
             f"keep-alive-less connection per client, {seconds:.0f} s per view and client "
             f"count after {warmup:.0f} s of warm-up, in {args.slices} slices taken in turn "
-            "(orders, bare, bare on the project's engine, orders, ...: the views see the "
+            "(orders, bare, orders, ...: the views see the "
             "machine as it is over the same "
             "minute); req/s over all slices, p99 the highest slice's, p50 the slices' "
             "median. Each client posts the quick-entry form of its own "
             f"seat in its own {args.seats}-seat Choice game (early processing off): the NMR "
             "default in canonical form, a revision each time, answered 302 (the GET that "
             "follows in a browser is not counted). The bare view (bench/bare_wsgi.py) writes "
-            "one Event row in a transaction under the same settings and middleware, on "
-            "Django's own PostgreSQL engine (the framework's limit: the targets' ratio), and "
-            "again on the project's (moderator.db.postgresql: BEGIN sent with the first "
-            "statement, the health check without a query; the bare view makes no compiled "
-            "read to prepare), 'orders/that'. 'wrk CPU %' and "
+            "one Event row in a transaction under the same settings, database engine and "
+            "middleware (the framework's limit: the targets' ratio). 'wrk CPU %' and "
             "'machine CPU %' are shares of all cores during the run."
         ),
         parameters={

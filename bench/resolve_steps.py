@@ -3,8 +3,8 @@ outbox), resolved by the sweep on PostgreSQL.
 
 For each S it prints, and writes as JSON (``--json``):
 
-- ``process``: resolved one after another in this process (steps/s, seats/s, round trips
-  and statements per step);
+- ``process``: resolved one after another in this process (steps/s, seats/s, queries per
+  step);
 - ``workers 1`` and ``workers 2``: one sweep hands every due step to real Celery worker
   processes (concurrency 1 each) through Redis; timed from the sweep until the database
   says every step is done;
@@ -99,11 +99,6 @@ def in_process(count: int, seats: int) -> dict[str, Any]:
     steps = make_games(count, seats)
     with CaptureQueriesContext(connection) as queries:
         assert postal.resolve_due_step(steps[0], now=DUE)
-    # Django logs "BEGIN" as the transaction opens; the project's engine sends it with the
-    # first statement (moderator.db.postgresql), so that entry is no round trip of its own.
-    begins_alone = int(getattr(connection, "begins_with_first_statement", False)) * sum(
-        q["sql"] == "BEGIN" for q in queries
-    )
     began = time.perf_counter()
     for step_id in steps[1:]:
         assert postal.resolve_due_step(step_id, now=DUE)
@@ -116,8 +111,7 @@ def in_process(count: int, seats: int) -> dict[str, Any]:
         "seconds": round(elapsed, 3),
         "steps_per_second": round(resolved / elapsed, 1),
         "seats_per_second": round(resolved * seats / elapsed, 1),
-        "queries_per_step": len(queries) - begins_alone,
-        "statements_per_step": sum(len(q["sql"].split(";\n")) for q in queries),
+        "queries_per_step": len(queries),
     }
 
 
@@ -322,7 +316,7 @@ def main() -> None:
     fresh_database()
     results = []
     print(f"{'seats':>5} {'how':>10} {'steps':>6} {'seconds':>8} {'steps/s':>8} "
-          f"{'seats/s':>8} {'queries':>8} {'stmts':>6} {'vs raw':>7}")  # fmt: skip
+          f"{'seats/s':>8} {'queries':>8} {'vs raw':>7}")  # fmt: skip
     for seats in args.seats:
         rows = [
             in_process(args.games, seats),
@@ -336,17 +330,13 @@ def main() -> None:
             print(
                 f"{row['seats']:>5} {row['how']:>10} {row['steps']:>6} {row['seconds']:>8.2f} "
                 f"{row['steps_per_second']:>8.1f} {row['seats_per_second']:>8.1f} "
-                f"{row.get('queries_per_step', ''):>8} {row.get('statements_per_step', ''):>6} "
+                f"{row.get('queries_per_step', ''):>8} "
                 f"{row['ratio_to_raw_sql']:>7.3f}"
             )
         results += rows
     five = [r for r in results if r["seats"] == 5 and r["how"] != "raw SQL"]
     best = max((r for r in five), key=lambda r: r["steps_per_second"], default=None)
-    queries = {
-        (r["queries_per_step"], r["statements_per_step"])
-        for r in results
-        if "queries_per_step" in r
-    }
+    queries = {r["queries_per_step"] for r in results if "queries_per_step" in r}
     goals = []
     if best is not None:
         goals.append(
@@ -359,11 +349,9 @@ def main() -> None:
         )
     goals.append(
         {
-            "what": "queries (round trips) and statements per step for "
-            + ", ".join(str(s) for s in args.seats)
-            + " seats",
+            "what": "queries per step for " + ", ".join(str(s) for s in args.seats) + " seats",
             "goal": "the same for every number of seats",
-            "value": ", ".join(f"{q} queries, {n} statements" for q, n in sorted(queries)),
+            "value": ", ".join(f"{q} queries" for q in sorted(queries)),
             "met": len(queries) == 1,
         }
     )
@@ -383,11 +371,8 @@ def main() -> None:
                     "(concurrency 1) through Redis, timed until every step is done; 'raw "
                     "SQL': the same database writes per step (rows captured from a real "
                     "resolution) with psycopg in one transaction each: the limit. "
-                    "'queries_per_step': round trips to the database of one step (BEGIN "
-                    "goes with the first read, COMMIT with the writes), "
-                    "'statements_per_step': the statements they carry (BEGIN and COMMIT "
-                    "included) (a step's reads go in one round trip, its writes and COMMIT "
-                    "in another)."
+                    "'queries_per_step': the queries of one step, as Django's query log "
+                    "counts them (BEGIN and COMMIT included)."
                 ),
                 "rows": results,
                 "targets": goals,

@@ -17,7 +17,6 @@ from django.utils.crypto import salted_hmac
 
 from games.models import Seat, SeatLink
 from moderator import links
-from moderator.db.rows import insert_rows
 
 
 def mint(seats: Iterable[Seat], *, now: datetime, purpose: str = "play") -> dict[int, str]:
@@ -36,9 +35,17 @@ def mint_each(seats: Sequence[Seat], *, now: datetime, purpose: str = "play") ->
     for seat in seats:
         token = links.new_token()
         tokens.append(token)
-        rows.append((seat.pk, links.digest(token), purpose, seat.link_version, now, expires))
-    fields = ["seat", "token_hash", "purpose", "link_version", "created_at", "expires_at"]
-    insert_rows(SeatLink, fields, rows)
+        rows.append(
+            SeatLink(
+                seat=seat,
+                token_hash=links.digest(token),
+                purpose=purpose,
+                link_version=seat.link_version,
+                created_at=now,
+                expires_at=expires,
+            )
+        )
+    SeatLink.objects.bulk_create(rows)
     return tokens
 
 

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Subquery
+from django.db.models import Exists, F, OuterRef
 
 from games import access, reports, schedule, signals
 from games.engines import registry
@@ -36,15 +36,6 @@ from games.engines.base import (
 from games.engines.dice import VerifiableDice, commitment, new_seed
 from games.models import DiceRoll, Game, Order, Seat, Step
 from games.models import Event as EventRow
-from moderator.db.compiled import Compiled, read_together
-from moderator.db.rows import (
-    insert_models,
-    insert_rows,
-    send_held,
-    together,
-    update_fields,
-    update_where,
-)
 from moderator.mail import outbox
 
 log = logging.getLogger(__name__)
@@ -253,7 +244,7 @@ def accept_linked_order(
 
 
 def _accept(
-    locked_seat: Callable[[], tuple[Seat, list[Step]]],
+    locked_seat: Callable[[], Seat],
     text: str,
     source: str,
     now: datetime,
@@ -264,9 +255,9 @@ def _accept(
         raise OrderRejected("the order holds a NUL character; write it as plain text")
     refused: str | None = None
     with transaction.atomic():
-        seat, steps = locked_seat()
+        seat = locked_seat()
         game, position = seat.game, seat.position
-        step = _current_open_step(game, seat, steps, step_number, now)
+        step = _current_open_step(game, seat, step_number, now)
         engine = registry.get(game.engine)
         state = engine.state_from_json(game.state)
         dice = VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn)
@@ -311,38 +302,35 @@ def _accept(
             receipt_due=refused is None,
             results=results,
         )
-        # The order's writes go to the database together, with the COMMIT (a read on the
-        # way sends them).
-        with together(commit=True):
-            insert_models([row])
-            stored = (game.state, game.dice_drawn)
-            _record(game, step, dice, events)
-            game.state = engine.state_to_json(new_state)
-            moved_on = False
-            if prompts != step.prompts and _only_this_seat_moved(step.prompts, prompts, position):
-                # A simultaneous step where each seat acts at its own pace (a First Player roll):
-                # the step stays open, with its deadline, until the engine moves the game on.
-                step.prompts = prompts
-                update_fields(step, ["prompts"])
-            elif prompts != step.prompts:
-                # An order that took effect at once and moved the game on: the step is done.
-                seats = list(game.seats.order_by("position"))
-                closed = _close_step(step, new_state, engine, now, Step.Closed.ORDER)
-                _advance(game, seats, engine, new_state, events, now, state_json=closed)
-                moved_on = True
-            elif refused is None and game.early_processing and _all_answered(step):
-                _resolve(game, step, engine, new_state, now, Step.Closed.EARLY)
-                moved_on = True
-            elif refused is not None:
-                # Nothing moved on: the refused order must not count as this step's answer.
-                send_held()  # the order's INSERT, so that it has its key
-                row.delete()
-            if moved_on:
-                update_fields(game, ADVANCED_FIELDS)
-            elif (game.state, game.dice_drawn) != stored:
-                # Otherwise only these two change, and a revision that repeats the sealed order
-                # changes neither: then the game row is left as it is.
-                update_fields(game, ["state", "dice_drawn"])
+        if refused is None or prompts != step.prompts:
+            # A refused order is written only when the lines it played moved the game on:
+            # they are then part of the step's record. Otherwise it must not count as this
+            # step's answer, and nothing of it but its dice and events is kept.
+            row.save()
+        stored = (game.state, game.dice_drawn)
+        _record(game, step, dice, events)
+        game.state = engine.state_to_json(new_state)
+        moved_on = False
+        if prompts != step.prompts and _only_this_seat_moved(step.prompts, prompts, position):
+            # A simultaneous step where each seat acts at its own pace (a First Player roll):
+            # the step stays open, with its deadline, until the engine moves the game on.
+            step.prompts = prompts
+            step.save(update_fields=["prompts"])
+        elif prompts != step.prompts:
+            # An order that took effect at once and moved the game on: the step is done.
+            seats = list(game.seats.order_by("position"))
+            closed = _close_step(step, new_state, engine, now, Step.Closed.ORDER)
+            _advance(game, seats, engine, new_state, events, now, state_json=closed)
+            moved_on = True
+        elif refused is None and game.early_processing and _all_answered(step):
+            _resolve(game, step, engine, new_state, now, Step.Closed.EARLY)
+            moved_on = True
+        if moved_on:
+            game.save(update_fields=ADVANCED_FIELDS)
+        elif (game.state, game.dice_drawn) != stored:
+            # Otherwise only these two change, and a revision that repeats the sealed order
+            # changes neither: then the game row is left as it is.
+            game.save(update_fields=["state", "dice_drawn"])
     if refused is not None:
         raise OrderRejected(f"{refused} (the lines before it were played and stand)")
     return row
@@ -430,84 +418,30 @@ def _only_this_seat_moved(
     return bool(others) and others == [p for p in before if p["seat"] != position]
 
 
-# The reads every order makes, compiled once (moderator/db/compiled.py).
-_LINKED_SEATS = Compiled(
-    Seat,
-    lambda game_id, *seat_ids: (
-        Seat.objects.select_related("game")
-        .select_for_update(of=("game",))
-        .filter(pk__in=seat_ids, game_id=game_id)
-        .order_by()
-    ),  # not the seats' default ordering, which joins the game table again
-)
-# A resolution's reads. The game (with the GM its reports answer to) of a step, locked
-# (no ORDER BY: steps__pk is unique).
-_STEPS_GAME_LOCKED = Compiled(
-    Game,
-    lambda step_id: (
-        Game.objects.select_related("gm").select_for_update(of=("self",)).filter(steps__pk=step_id)
-    ),
-)
-_STEP = Compiled(Step, lambda step_id: Step.objects.filter(pk=step_id))
-# The seats by position, each with whether it sent an order for the step. Not prepared
-# on the server (moderator.db.postgresql): the orders table grows with every step, and a
-# plan kept from when it was small reads it whole (bench/changes.md).
-_SEATS_ANSWERED = Compiled(
-    Seat,
-    lambda step_id, same_step_id: (
-        Seat.objects.filter(game__steps__pk=step_id)
-        .order_by("position")
-        .annotate(
-            sent_order=Exists(
-                Order.objects.filter(step_id=same_step_id, seat=OuterRef("pk")).exclude(
-                    source=Order.Source.DEFAULT
-                )
-            )
-        )
-    ),
-    prepare=False,
-)
-# The game's current step, as the game row says, with the game locked (read after the
-# lock, in the same round trip: compiled.read_together). Not the states before and after
-# the step: an order has the game's state.
-_CURRENT_STEP = Compiled(
-    Step,
-    lambda game_id, same_game_id: (
-        Step.objects.defer("state_before", "state_after")
-        .filter(
-            game_id=game_id,
-            number=Subquery(Game.objects.filter(pk=same_game_id).values("step_number")),
-        )
-        .order_by()
-    ),
-)
-
-
-def _linked_seat_locking_its_game(
-    game_id: int, position: int, links: Mapping[int, int]
-) -> tuple[Seat, list[Step]]:
+def _linked_seat_locking_its_game(game_id: int, position: int, links: Mapping[int, int]) -> Seat:
     """The seat at ``position`` if it is among ``links`` with the link version its link
-    had, with the game locked, in one query; and the game's current step, read after the
-    lock in the same round trip (DoesNotExist read when it is asked for)."""
+    had, with the game locked, in one query."""
     if not links:
         raise SeatNotFound("no seat of this game for these links")
-    linked, steps = read_together(
-        (_LINKED_SEATS, (game_id, *links)), (_CURRENT_STEP, (game_id, game_id))
+    linked = (
+        Seat.objects.select_related("game")
+        .select_for_update(of=("game",))
+        .filter(pk__in=list(links), game_id=game_id)
+        .order_by()  # not the seats' default ordering, which joins the game table again
     )
     for seat in linked:
         if seat.position == position and seat.link_version == links[seat.pk]:
-            return seat, steps
+            return seat
     raise SeatNotFound("no seat of this game for these links")
 
 
-def _seat_locking_its_game(game_id: int, position: int) -> tuple[Seat, list[Step]]:
-    """The seat with its game locked, in one query, then the game's current step. The game
-    row is the one the last holder of the lock committed; the seat's row is read as it was
-    before any wait for the lock, which is all an order needs of it (its id and zone). The
-    GM is read only when a step the order closes writes its reports (they are answered to
-    the GM)."""
+def _seat_locking_its_game(game_id: int, position: int) -> Seat:
+    """The seat with its game locked, in one query. The game row is the one the last
+    holder of the lock committed; the seat's row is read as it was before any wait for the
+    lock, which is all an order needs of it (its id and zone). The GM is read only when a
+    step the order closes writes its reports (they are answered to the GM)."""
     try:
-        seat = (
+        return (
             Seat.objects.select_related("game")
             .select_for_update(of=("game",))
             .get(game_id=game_id, position=position)
@@ -515,7 +449,6 @@ def _seat_locking_its_game(game_id: int, position: int) -> tuple[Seat, list[Step
     except Seat.DoesNotExist:
         _locked(game_id)  # Game.DoesNotExist for a game that is not there
         raise OrderRejected("there is no such seat in this game") from None
-    return seat, _CURRENT_STEP.all(game_id, game_id)
 
 
 def _seat(game: Game, position: int) -> Seat:
@@ -525,17 +458,16 @@ def _seat(game: Game, position: int) -> Seat:
         raise OrderRejected("there is no such seat in this game") from None
 
 
-def _current_open_step(
-    game: Game, seat: Seat, steps: list[Step], step_number: int | None, now: datetime
-) -> Step:
+def _current_open_step(game: Game, seat: Seat, step_number: int | None, now: datetime) -> Step:
     if game.status == Game.Status.FINISHED:
         raise OrderRejected("the game is over; no order is expected from you")
     if game.status == Game.Status.PAUSED:
         raise OrderRejected("the GM has paused the game; orders are taken again when it resumes")
     if game.status != Game.Status.RUNNING:
         raise OrderRejected("the game has not started; no order is expected yet")
-    step = _CURRENT_STEP.one(steps)
-    step.game = game
+    # Read after the game's lock, so it is what the lock's last holder committed. Not the
+    # states before and after the step: an order has the game's state.
+    step = game.steps.defer("state_before", "state_after").get(number=game.step_number)
     if step_number is not None and step_number != step.number:
         previous = game.steps.filter(number=step_number).first()
         when = (
@@ -622,30 +554,26 @@ def _resolve_step(step_id: int, *, now: datetime, closed_by: str) -> bool:
         # The game (with the GM its reports answer to) locked first: every change to a
         # game's steps and orders holds this lock. Then the step and the seats, read after
         # the lock was granted, so they are what the last holder committed (in PostgreSQL
-        # a row joined to the locked one would be the version from before the wait): three
-        # statements in one round trip (compiled.read_together), each its own snapshot.
-        games, steps, seats = read_together(
-            (_STEPS_GAME_LOCKED, (step_id,)),
-            (_STEP, (step_id,)),
-            (_SEATS_ANSWERED, (step_id, step_id)),
-        )
-        if not games:
+        # a row joined to the locked one would be the version from before the wait).
+        try:
+            game = (
+                Game.objects.select_related("gm")
+                .select_for_update(of=("self",))
+                .get(steps__pk=step_id)
+            )
+        except Game.DoesNotExist:
             return False
-        game = _STEPS_GAME_LOCKED.one(games)
         if game.status != Game.Status.RUNNING:
             return False
-        step = _STEP.one(steps)
+        step = Step.objects.get(pk=step_id)
         if step.status != Step.Status.OPEN:
             return False
         if closed_by == Step.Closed.DEADLINE and step.deadline > now:
             return False
         engine = registry.get(game.engine)
-        # The step's writes (a dozen rows in eight tables) go to the database together,
-        # with the COMMIT.
-        with together(commit=True):
-            state = engine.state_from_json(game.state)
-            _resolve(game, step, engine, state, now, closed_by, seats=seats)
-            update_fields(game, ADVANCED_FIELDS)
+        state = engine.state_from_json(game.state)
+        _resolve(game, step, engine, state, now, closed_by)
+        game.save(update_fields=ADVANCED_FIELDS)
     return True
 
 
@@ -656,33 +584,40 @@ def _resolve(
     state: Any,
     now: datetime,
     closed_by: str,
-    seats: list[Seat] | None = None,
 ) -> None:
-    """Close ``step``: NMR defaults recorded, the engine's resolve, the next step opened.
-    ``seats``: the game's, by position, each with ``sent_order`` (_SEATS_ANSWERED), when
-    the caller has read them."""
-    if seats is None:
-        seats = _SEATS_ANSWERED.all(step.pk, step.pk)
-    for seat in seats:
-        seat.game = game  # as game.seats would: the reports read it
-    answered = {seat.position for seat in seats if seat.sent_order}  # type: ignore[attr-defined]
+    """Close ``step``: NMR defaults recorded, the engine's resolve, the next step opened."""
+    answering = list(
+        game.seats.order_by("position").annotate(
+            sent_order=Exists(
+                Order.objects.filter(step=step, seat=OuterRef("pk")).exclude(
+                    source=Order.Source.DEFAULT
+                )
+            )
+        )
+    )
+    answered = {seat.position for seat in answering if seat.sent_order}
+    seats: list[Seat] = [*answering]
     by_position = {seat.position: seat for seat in seats}
     missing = [position for position in step.prompted_seats if position not in answered]
-    defaults: list[tuple[Any, ...]] = []
+    defaults: list[Order] = []
     for position in missing:
         order = engine.default(state, position)
-        parsed = engine.order_to_json(order)
-        canonical = engine.canonical(state, position, order)
-        seat_id = by_position[position].pk
         # A default gets no receipt: the step's report says it was played.
         defaults.append(
-            (step.pk, seat_id, "", parsed, canonical, Order.Source.DEFAULT, now, False, [], None)
+            Order(
+                step=step,
+                seat=by_position[position],
+                text="",
+                parsed=engine.order_to_json(order),
+                canonical=engine.canonical(state, position, order),
+                source=Order.Source.DEFAULT,
+                received_at=now,
+                receipt_due=False,
+            )
         )
     if defaults:
-        fields = ["step", "seat", "text", "parsed", "canonical", "source", "received_at"]
-        insert_rows(Order, [*fields, "receipt_due", "results", "receipt_at"], defaults)
-        missed = Seat.objects.filter(game=game, position__in=missing)
-        update_where(missed, nmr_count=F("nmr_count") + 1)
+        Order.objects.bulk_create(defaults)
+        game.seats.filter(position__in=missing).update(nmr_count=F("nmr_count") + 1)
     dice = VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn)
     new_state, events = engine.resolve(state, dice)
     _record(game, step, dice, events)
@@ -698,7 +633,7 @@ def _close_step(
     step.state_after = engine.state_to_json(state)
     step.closed_at = now
     step.closed_by = closed_by
-    update_fields(step, ["status", "state_after", "closed_at", "closed_by"])
+    step.save(update_fields=["status", "state_after", "closed_at", "closed_by"])
     return step.state_after
 
 
@@ -745,7 +680,7 @@ def _open_step(
         prompts=_prompt_list(prompts),
         state_before=game.state,
     )
-    insert_models([step])
+    step.save()
     return step
 
 
@@ -760,20 +695,20 @@ def _record(game: Game, step: Step, dice: VerifiableDice, events: list[Event]) -
     """Store every die drawn and every event, one query each."""
     if dice.draws:
         label = f"step {step.number}"
-        insert_rows(
-            DiceRoll,
-            ["game", "step", "index", "sides", "value", "label"],
-            [(game.pk, step.pk, d.index, d.sides, d.value, label) for d in dice.draws],
+        DiceRoll.objects.bulk_create(
+            DiceRoll(game=game, step=step, index=d.index, sides=d.sides, value=d.value, label=label)
+            for d in dice.draws
         )
         game.dice_drawn = dice.next_index
     if events:
-        insert_rows(
-            EventRow,
-            ["game", "step", "text", "audience"],
-            [
-                (game.pk, step.pk, event.text, None if event.to is None else list(event.to))
-                for event in events
-            ],
+        EventRow.objects.bulk_create(
+            EventRow(
+                game=game,
+                step=step,
+                text=event.text,
+                audience=None if event.to is None else list(event.to),
+            )
+            for event in events
         )
 
 

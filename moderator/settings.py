@@ -58,17 +58,8 @@ def database_from_url(url: str) -> dict[str, object]:
         path = parts.path[1:] if parts.path.startswith("/") else parts.path
         return {"ENGINE": "django.db.backends.sqlite3", "NAME": path or VAR_DIR / "db.sqlite3"}
     if parts.scheme in ("postgres", "postgresql"):
-        if "DB_PREPARED_READS" in os.environ:  # its name until it covered writes too
-            raise ImproperlyConfigured(
-                "DB_PREPARED_READS is now DB_PREPARED_STATEMENTS (it covers one-row writes "
-                "too): set that instead"
-            )
         return {
-            # Django's backend with bulk inserts as VALUES rows, BEGIN sent with a
-            # transaction's first statement, the health check made without a query and
-            # the compiled reads and one-row writes prepared once per server session, a
-            # transaction's last writes sent with its COMMIT (moderator/db/postgresql).
-            "ENGINE": "moderator.db.postgresql",
+            "ENGINE": "django.db.backends.postgresql",
             "NAME": unquote(parts.path.lstrip("/")),
             "USER": unquote(parts.username or ""),
             "PASSWORD": unquote(parts.password or ""),
@@ -76,9 +67,13 @@ def database_from_url(url: str) -> dict[str, object]:
             "PORT": str(parts.port or ""),
             "CONN_MAX_AGE": envint("DB_CONN_MAX_AGE", 60, minimum=0),
             "CONN_HEALTH_CHECKS": True,
-            # Off behind a pooler that shares server sessions (PgBouncer in transaction
-            # mode): docs/operations.md.
-            "OPTIONS": {"prepared_statements": envbool("DB_PREPARED_STATEMENTS", True)},
+            # Parameters bound on the server and statements run five times on a connection
+            # prepared there (psycopg's threshold): the hot reads and writes of an order
+            # and a step are then parsed and planned once per connection, which lives
+            # DB_CONN_MAX_AGE, so no plan outlives the table sizes it was made for by
+            # long. Behind PgBouncer in transaction mode, set its max_prepared_statements
+            # (docs/operations.md).
+            "OPTIONS": {"server_side_binding": True, "prepare_threshold": 5},
         }
     raise ImproperlyConfigured(f"DATABASE_URL has an unknown scheme: {parts.scheme!r}")
 

@@ -72,7 +72,6 @@ from django.template.loader import select_template
 from django.utils import timezone
 from urllib3.exceptions import ProtocolError
 
-from moderator.db.rows import insert_models
 from moderator.mail.models import OutboundEmail
 from moderator.mail.smtp import OutcomeUnknown
 
@@ -427,9 +426,8 @@ def _message(row: OutboundEmail) -> EmailMultiAlternatives:
 
 def queue(rows: list[OutboundEmail]) -> list[OutboundEmail]:
     """Write the rows (one query) and hand them to the sender once the transaction commits."""
-    insert_models(rows)
+    OutboundEmail.objects.bulk_create(rows)
     if rows:
-        # The keys are read at the commit: rows.together() may hold the INSERT till then.
         transaction.on_commit(lambda: enqueue([row.pk for row in rows]))
     return rows
 

@@ -12,10 +12,8 @@ from django.contrib.sessions.backends.base import SessionBase
 from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.sessions.models import Session
 from django.core import signing
-from django.db import connection
 from django.http import HttpResponse
 from django.test import Client
-from django.test.utils import CaptureQueriesContext
 
 from games import access, postal, tasks
 from games.engines.base import OrderError
@@ -29,7 +27,6 @@ from games.engines.choice.rules import (
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game, seat_page
-from tests.games.test_postal import statements
 
 pytestmark = pytest.mark.django_db
 
@@ -607,7 +604,13 @@ def test_a_game_not_started_shows_the_waiting_page_and_takes_no_order(client, no
     ],
 )
 def test_an_order_post_makes_a_fixed_number_of_queries(
-    engine, client, now, settings, django_capture_on_commit_callbacks, monkeypatch
+    engine,
+    client,
+    now,
+    settings,
+    django_capture_on_commit_callbacks,
+    django_assert_num_queries,
+    monkeypatch,
 ):
     settings.SESSION_ENGINE = engine
     game = started(3, now, early_processing=False)
@@ -618,42 +621,24 @@ def test_an_order_post_makes_a_fixed_number_of_queries(
     monkeypatch.setattr(SessionBase, "_get_session", lambda self, **kw: sessions_read.append(1))
     first, revision = choices_for(game, 0, pick=0), choices_for(game, 0, pick=1)
     assert canonical(first) != canonical(revision)
-    # An order, the same order again (a double tap), and a revision.
-    sent = [canonical(first), canonical(first), canonical(revision)]
-    posts: list[list[str]] = []
-    for text in sent:
-        with (
-            CaptureQueriesContext(connection) as queries,
-            django_capture_on_commit_callbacks() as after_commit,
-        ):
-            assert client.post(seat_page(game, 0), typed_data(0, text)).status_code == 302
-        posts.append(statements(queries))
-        assert after_commit == []  # nothing is published: the receipt is the workers' run
-    assert sessions_read == []
     # No session (the browser's seats are in its signed cookie): first the page's seat
     # among the browser's seats (an order post is counted against the rate limit of a seat
     # the browser holds), and nothing of the page for a typed order that is accepted.
-    # Inside the savepoint a test runs it in (a
-    # transaction in production), the seat the browser's links open with its game locked,
-    # the open step (after the lock), the order (owed its receipt) and its event, and the
-    # game's new state. On PostgreSQL the two reads are one round trip
-    # (compiled.read_together), and the three writes another (rows.together). The same
-    # order again leaves the game's state as it is: one more read, of the seat's order
-    # that counts, finds it the same, and nothing is written.
-    session = ["SELECT"]
-    if connection.vendor == "postgresql":
-        read = [*session, "SAVEPOINT", "SELECT SELECT"]
-        written = ["INSERT INSERT WITH"]  # WITH: update_fields
-    else:
-        read = [*session, "SAVEPOINT", "SELECT", "SELECT"]
-        written = ["INSERT", "INSERT", "UPDATE"]
-    assert posts == [
-        [*read, *written, "RELEASE"],
-        [*read, "SELECT", "RELEASE"],
-        [*read, *written, "RELEASE"],
-    ]
-    sql = [part for query in queries for part in query["sql"].split(";\n")]
-    lock, step_read = sql[len(session) + 1 : len(session) + 3]
+    # Inside the savepoint a test runs it in (a transaction in production): the seat the
+    # browser's links open with its game locked, the open step (after the lock), the order
+    # (owed its receipt), its event, and the game's new state. The same order again (a
+    # double tap) leaves the game's state as it is: instead of the writes, one read of the
+    # seat's order that counts finds it the same. Then a revision, written like the first.
+    for text, queries in [(first, 8), (first, 6), (revision, 8)]:
+        with (
+            django_assert_num_queries(queries) as captured,
+            django_capture_on_commit_callbacks() as after_commit,
+        ):
+            response = client.post(seat_page(game, 0), typed_data(0, canonical(text)))
+        assert response.status_code == 302
+        assert after_commit == []  # nothing is published: the receipt is the workers' run
+    assert sessions_read == []
+    lock, step_read = (query["sql"] for query in captured.captured_queries[2:4])
     assert lock.startswith('SELECT "games_seat"."id"') and "auth_user" not in lock
     assert lock.endswith('FOR UPDATE OF "games_game"')
     assert step_read.startswith('SELECT "games_step"."id"') and "state_before" not in step_read

@@ -1,1 +1,0 @@
-"""Django's PostgreSQL backend, with bulk inserts written as VALUES rows (see compiler)."""
