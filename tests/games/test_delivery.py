@@ -17,7 +17,7 @@ from django.test import Client
 
 from games import access, postal
 from games.models import Game, Seat
-from moderator.mail import outbox
+from moderator.mail import sending
 from moderator.mail.models import DeliveryEvent, OutboundEmail
 from tests.factories import choice_game, seat_page
 
@@ -142,7 +142,7 @@ def test_an_unknown_row_becomes_sent_when_the_esp_reports_it_and_is_not_sent_aga
     assert postmark(postmark_delivery(row)) == 200
     row.refresh_from_db()
     assert (row.state, row.delivery, row.attempts) == ("sent", "delivered", 1)
-    assert outbox.send(row.pk, now=now) == "sent"
+    assert sending.send(row.pk, now=now) == "sent"
     row.refresh_from_db()
     assert row.attempts == 1
 

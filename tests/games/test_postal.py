@@ -374,8 +374,8 @@ def test_queries_per_step_do_not_grow_with_the_number_of_seats(now):
     # In one round trip on PostgreSQL (compiled.read_together): the game locked (with its
     # GM), the step, the seats (each with whether it sent an order). Then in one round trip
     # (rows.together) the defaults, the NMR counts, the dice, the events, the step closed,
-    # the next one opened, the links, the reports, the game saved: inside the savepoint a
-    # test runs it in.
+    # the next one opened, the links; the reports (bulk_create, a round trip of its own),
+    # the game saved: inside the savepoint a test runs it in.
     reads = "SELECT SELECT SELECT"
     writes = "INSERT UPDATE INSERT INSERT UPDATE INSERT INSERT INSERT UPDATE"
     if connection.vendor == "postgresql":
@@ -383,7 +383,9 @@ def test_queries_per_step_do_not_grow_with_the_number_of_seats(now):
         expected = [
             "SAVEPOINT",
             reads,
-            "INSERT UPDATE INSERT INSERT WITH INSERT INSERT INSERT WITH",
+            "INSERT UPDATE INSERT INSERT WITH INSERT INSERT",
+            "INSERT",
+            "WITH",
         ]
     else:
         expected = ["SAVEPOINT", *reads.split(" "), *writes.split(" ")]
@@ -394,16 +396,23 @@ def test_queries_per_step_do_not_grow_with_the_number_of_seats(now):
 @pytest.mark.django_db(transaction=True)
 def test_a_step_resolved_in_its_own_transaction_is_two_round_trips(now):
     """Outside a test's transaction, as the workers run it: the reads with the BEGIN, then
-    the writes with the COMMIT (rows.together(commit=True)); Django's log keeps an entry
-    for the BEGIN, which went with the reads."""
+    the writes (rows.together), the reports (bulk_create), and the game saved with the
+    COMMIT (rows.together(commit=True)); Django's log keeps an entry for the BEGIN, which
+    went with the reads."""
     game = started(5, now)
     step = game.steps.get()
     with CaptureQueriesContext(connection) as queries:
         assert postal.resolve_due_step(step.pk, now=step.deadline) is True
-    writes = "INSERT UPDATE INSERT INSERT WITH INSERT INSERT INSERT WITH COMMIT"
-    assert statements(queries)[:3] == ["BEGIN", "SELECT SELECT SELECT", writes]
+    writes = "INSERT UPDATE INSERT INSERT WITH INSERT INSERT"
+    assert statements(queries)[:5] == [
+        "BEGIN",
+        "SELECT SELECT SELECT",
+        writes,
+        "INSERT",
+        "WITH COMMIT",
+    ]
     # After the commit, its hook hands the reports to the mail queue (run at once here).
-    assert all('"mail_outboundemail"' in query["sql"] for query in queries.captured_queries[3:])
+    assert all('"mail_outboundemail"' in query["sql"] for query in queries.captured_queries[5:])
     assert Step.objects.get(pk=step.pk).status == Step.Status.DONE
     assert game.steps.count() == 2
 
@@ -436,13 +445,13 @@ def test_queries_of_the_order_that_resolves_its_step_do_not_grow_with_the_seats(
     # (rows.together on PostgreSQL), the seats that have answered (all of them), which sends
     # the order and its event first; the resolution: the seats (each with whether it sent
     # an order); then the dice, the events, the step closed, the next one opened and the
-    # links held until the GM is read (the reports answer to them); the reports and the
-    # game saved go as the block ends.
+    # links held until the GM is read (the reports answer to them); the reports
+    # (bulk_create, a round trip of its own), and the game saved as the block ends.
     expected = ["SAVEPOINT", "SELECT", "SELECT"]
     if connection.vendor == "postgresql":
         # (WITH: update_fields, which checks its row count in the statement)
         expected += ["INSERT INSERT", "SELECT", "SELECT", "INSERT INSERT WITH INSERT INSERT"]
-        expected += ["SELECT", "INSERT WITH", "RELEASE"]
+        expected += ["SELECT", "INSERT", "WITH", "RELEASE"]
     else:
         expected += ["INSERT", "INSERT", "SELECT", "SELECT"]
         expected += ["INSERT", "INSERT", "UPDATE", "INSERT", "INSERT", "SELECT"]
