@@ -1018,3 +1018,14 @@ def clear_needs_gm(game_id: int) -> None:
         game.needs_gm = ""
         game.save(update_fields=["needs_gm"])
 
+
+def mark_email_failing(game_id: int, address: str, reason: str, *, now: datetime) -> list[Seat]:
+    """The ESP reported ``address`` bouncing, complaining or rejected: every seat of the
+    game with that address not yet marked is marked with ``reason`` (the GM panel shows
+    it; replacing the address clears it). Returns the seats marked now, in the caller's
+    transaction."""
+    seats = list(Seat.objects.filter(game_id=game_id, email__iexact=address, email_failing=""))
+    Seat.objects.filter(pk__in=[seat.pk for seat in seats]).update(
+        email_failing=reason, email_failing_at=now
+    )
+    return seats

@@ -127,11 +127,8 @@ def mark_failing(row: OutboundEmail, *, now: datetime) -> None:
         return
     with transaction.atomic():
         game = Game.objects.select_related("gm").get(pk=row.game_id)
-        seats = list(Seat.objects.filter(game=game, email__iexact=row.to, email_failing=""))
         reason = f"{row.delivery}: {row.delivery_detail}".rstrip(": ")
-        Seat.objects.filter(pk__in=[seat.pk for seat in seats]).update(
-            email_failing=reason, email_failing_at=now
-        )
+        seats = postal.mark_email_failing(game.pk, row.to, reason, now=now)
         if not game.gm.email:
             return
         queueing.queue_once(

@@ -197,6 +197,22 @@ def test_a_new_address_clears_the_failing_mark(game, now):
     assert (seat.email_failing, seat.email_failing_at) == ("", None)
 
 
+def test_postal_marks_the_seats_of_the_game_with_the_address_once(game, now):
+    """The one writer of seats marks every seat of the game at that address (in any case)
+    that is not marked yet, and says which it marked."""
+    Seat.objects.filter(game=game, position=1).update(email="Ann@Example.org")
+    other = postal.start_game(choice_game(3).pk, now=now, seed=SEED)
+    marked = postal.mark_email_failing(game.pk, "ann@example.org", "bounced: gone", now=now)
+    assert [seat.position for seat in marked] == [0, 1]
+    assert postal.mark_email_failing(game.pk, "ann@example.org", "bounced: again", now=now) == []
+    failing = Seat.objects.exclude(email_failing="").order_by("game_id", "position")
+    assert [(s.game_id, s.position, s.email_failing, s.email_failing_at) for s in failing] == [
+        (game.pk, 0, "bounced: gone", now),
+        (game.pk, 1, "bounced: gone", now),
+    ]
+    assert not other.seats.exclude(email_failing="").exists()
+
+
 def test_a_forged_tracking_signature_changes_nothing(game):
     row = report_to("cy")
     assert mailgun(mailgun_failed(row), key="forged") == 403
