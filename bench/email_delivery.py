@@ -9,10 +9,10 @@ postal.start_game, one report per seat in the outbox. For each number of workers
 are set pending again, the workers (``celery worker --queues mail --concurrency 1`` each,
 moderator.mail.smtp.EmailBackend: Django's SMTP backend, extended) are started and answer
 a ping, and the clock runs from
-moderator.mail.outbox.enqueue until the SMTP server (aiosmtpd, in a process of its own)
+moderator.mail.queueing.enqueue until the SMTP server (aiosmtpd, in a process of its own)
 has received every message. The workers send batches of MAIL_BATCH rows, each over one
 SMTP connection, so the limit is smtplib sending the messages the workers sent (built by
-outbox._message(row).message()) over one connection per process, from as many processes
+building.email_message(row).message()) over one connection per process, from as many processes
 as workers. smtplib with one connection per message (as ``EmailMessage.send()`` does, and
 as the workers did before batches) is measured too, for reference.
 
@@ -48,7 +48,7 @@ from django.utils import timezone  # noqa: E402
 
 from games import postal  # noqa: E402
 from moderator.celery import app  # noqa: E402
-from moderator.mail import outbox  # noqa: E402
+from moderator.mail import building, queueing  # noqa: E402
 from moderator.mail.models import OutboundEmail  # noqa: E402
 
 NAME = "email_delivery"
@@ -126,8 +126,8 @@ def make_reports(games: int, seats: int) -> list[int]:
     """Start ``games`` Choice games; returns the ids of their reports, one per seat."""
     gm, _ = get_user_model().objects.get_or_create(username="bench-gm")
     names = [f"p{n}" for n in range(seats)]
-    queued = outbox.enqueue
-    outbox.enqueue = lambda ids: None  # each run enqueues the rows itself
+    queued = queueing.enqueue
+    queueing.enqueue = lambda ids: None  # each run enqueues the rows itself
     try:
         for number in range(games):
             game = postal.create_game(
@@ -138,7 +138,7 @@ def make_reports(games: int, seats: int) -> list[int]:
             )
             postal.start_game(game.pk, now=timezone.now())
     finally:
-        outbox.enqueue = queued
+        queueing.enqueue = queued
     return list(
         OutboundEmail.objects.filter(kind="report").order_by("id").values_list("id", flat=True)
     )
@@ -190,7 +190,7 @@ def delivered_by_workers(
         name = start_workers(processes, workers, server.port)[0].partition("@")[0]
         already = server.received
         began = time.time()
-        outbox.enqueue(ids)
+        queueing.enqueue(ids)
         enqueued = time.time() - began
         last = server.wait_for(already + len(ids), timeout)
         # The last row is marked sent just after the server took its message.
@@ -211,14 +211,13 @@ def prepared(ids: list[int]) -> list[Prepared]:
     """The messages the workers sent, as Django's SMTP backend puts them on the wire."""
     messages = []
     for row in OutboundEmail.objects.filter(pk__in=ids).select_related("game").order_by("id"):
-        message = outbox._message(row)
+        message = building.email_message(row)
         encoding = message.encoding or settings.DEFAULT_CHARSET
         messages.append(
             (
                 sanitize_address(message.from_email, encoding),
                 [sanitize_address(address, encoding) for address in message.recipients()],
-                # Django's MIME classes take linesep; the stubs say email.message's as_bytes.
-                message.message().as_bytes(linesep="\r\n"),  # type: ignore[call-arg]
+                message.message().as_bytes(linesep="\r\n"),
             )
         )
     return messages
@@ -314,9 +313,9 @@ def main() -> None:
             "postal.start_game. Workers: `celery worker --queues mail --concurrency 1` "
             "each, moderator.mail.smtp.EmailBackend (Django's SMTP backend, extended), to "
             "aiosmtpd in a process of its own; timed from "
-            "outbox.enqueue of every row until the SMTP server received the last message; "
+            "queueing.enqueue of every row until the SMTP server received the last message; "
             "the workers send batches of MAIL_BATCH rows (default 50), each over one SMTP "
-            "connection. Limit: the same messages (outbox._message(row).message()) sent "
+            "connection. Limit: the same messages (building.email_message(row).message()) sent "
             "with smtplib over one connection per process, from as many processes as "
             "workers. smtplib with one connection per message (what the workers did before "
             "batches) is shown for reference."

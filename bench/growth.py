@@ -41,7 +41,7 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 
 from games import postal  # noqa: E402
 from games.models import DiceRoll, Event, Game, Seat, Step, new_public_id  # noqa: E402
-from moderator.mail import outbox  # noqa: E402
+from moderator.mail import queueing  # noqa: E402
 
 NAME = "growth"
 START = datetime(2026, 11, 23, 18, 0, tzinfo=UTC)
@@ -49,7 +49,7 @@ DUE = START + timedelta(hours=48)
 BATCH = 2000
 
 # The sweep's work ends when the outbox rows are committed; sending is measured elsewhere.
-outbox.enqueue = lambda ids: None
+queueing.enqueue = lambda ids: None
 
 
 def empty() -> None:

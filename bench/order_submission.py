@@ -48,7 +48,7 @@ from django.utils import timezone  # noqa: E402
 from games import access, postal  # noqa: E402
 from games.engines import registry  # noqa: E402
 from games.models import Game, Order, Seat  # noqa: E402
-from moderator.mail import outbox  # noqa: E402
+from moderator.mail import queueing  # noqa: E402
 
 NAME = "order_submission"
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
@@ -162,8 +162,8 @@ def make_games(count: int, seats: int) -> list[Game]:
     """``count`` running Choice games, early processing off, step 1 open for 48 hours."""
     gm, _ = get_user_model().objects.get_or_create(username="bench-gm")
     names = [f"p{n}" for n in range(seats)]
-    queued = outbox.enqueue
-    outbox.enqueue = lambda ids: None  # the start reports are not what is measured
+    queued = queueing.enqueue
+    queueing.enqueue = lambda ids: None  # the start reports are not what is measured
     try:
         return [
             postal.start_game(
@@ -179,7 +179,7 @@ def make_games(count: int, seats: int) -> list[Game]:
             for number in range(count)
         ]
     finally:
-        outbox.enqueue = queued
+        queueing.enqueue = queued
 
 
 def sign_in(port: int, number: int, game: Game) -> Post:

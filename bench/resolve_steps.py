@@ -57,11 +57,11 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 from games import postal  # noqa: E402
 from games.models import DiceRoll, Game, Order, Seat, SeatLink, Step  # noqa: E402
 from games.models import Event as EventRow  # noqa: E402
-from moderator.mail import outbox  # noqa: E402
+from moderator.mail import queueing  # noqa: E402
 from moderator.mail.models import OutboundEmail  # noqa: E402
 
 # The sweep's work ends when the outbox rows are committed; sending is measured elsewhere.
-outbox.enqueue = lambda ids: None
+queueing.enqueue = lambda ids: None
 
 # Games start 49 hours ago with 48-hour deadlines: every step is due, by the workers'
 # clocks too.

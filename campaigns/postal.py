@@ -35,7 +35,7 @@ from games.engines import registry
 from games.engines.base import OptionsError, competition_places
 from games.engines.first_player.rules import FirstPlayerEngine
 from games.models import Game
-from moderator.mail import outbox
+from moderator.mail import building, queueing
 
 FIRST_PLAYER = FirstPlayerEngine()
 NEW_MEMBER_DICE = 3
@@ -103,7 +103,7 @@ def _checked_options(kind: str, options: dict[str, Any]) -> dict[str, Any]:
 
 def _single_line(value: str, what: str) -> str:
     value = value.strip()
-    if not value or "\x00" in value or any(char in outbox.LINE_BREAKS for char in value):
+    if not value or "\x00" in value or any(char in building.LINE_BREAKS for char in value):
         raise CampaignError(f"{what} must be one line of text")
     return value
 
@@ -510,9 +510,9 @@ def league_standings(campaign: Campaign) -> tuple[list[LeagueGame], list[LeagueR
 def _email_league_standings(entry: LeagueGame, now: datetime) -> None:
     campaign = entry.campaign
     games, rows = league_standings(campaign)
-    outbox.queue_once(
+    queueing.queue_once(
         [
-            outbox.build(
+            building.build(
                 "league",
                 to=member.email,
                 dedupe_key=f"league:{entry.game_id}:{member.pk}",

@@ -41,13 +41,13 @@ from games.gm_forms import (
     first_error,
 )
 from games.models import Event, Game, Order, Seat, Step
-from moderator.mail import outbox
+from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
 
 # The game page lists this many of the game's emails, newest first; the admin has them all.
 MAIL_ROWS = 50
 MAIL_FIELDS = ("id", "kind", "to", "subject", "state", "attempts", "last_error", "created_at")
-# The states a human may send again (``outbox.send_again``).
+# The states a human may send again (``sending.send_again``).
 SENDABLE_AGAIN = (OutboundEmail.State.FAILED, OutboundEmail.State.UNKNOWN)
 
 
@@ -415,12 +415,12 @@ def act(request: HttpRequest, game_id: int, action: str) -> HttpResponse:
 @staff_member_required
 @require_POST
 def send_again(request: HttpRequest, game_id: int, email_id: int) -> HttpResponse:
-    """Send one failed or unknown email of the game again (``outbox.send_again``); an email
+    """Send one failed or unknown email of the game again (``sending.send_again``); an email
     of another game, or of a game the user does not run, answers 404."""
     game = _game(request, game_id)
     emails = OutboundEmail.objects.filter(game=game).only("id", "kind", "to", "state")
     email = get_object_or_404(emails, pk=email_id)
-    if outbox.send_again(email.pk):
+    if sending.send_again(email.pk):
         messages.success(
             request, f"The {email.kind} email to {email.to} is queued to be sent again."
         )

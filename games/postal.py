@@ -36,7 +36,7 @@ from games.engines.base import (
 from games.engines.dice import VerifiableDice, commitment, new_seed
 from games.models import DiceRoll, Game, Order, Seat, Step
 from games.models import Event as EventRow
-from moderator.mail import outbox
+from moderator.mail import building, queueing
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def _single_line(value: str, what: str) -> str:
     value = value.strip()
     if not value:
         raise PostalError(f"{what} is empty")
-    if "\x00" in value or any(char in outbox.LINE_BREAKS for char in value):
+    if "\x00" in value or any(char in building.LINE_BREAKS for char in value):
         raise PostalError(f"{what} must be a single line")
     return value
 
@@ -398,7 +398,7 @@ def _write_receipt_batch(now: datetime, size: int) -> int:
             # The seat's zone may be its game's: the game is at hand, not to be queried.
             order.seat.game = order.step.game
         tokens = access.mint_each([order.seat for _, order in receipted], now=now)
-        outbox.queue(
+        queueing.queue(
             [
                 reports.receipt_email(order.step.game, order.seat, order, token, results[key])
                 for (key, order), token in zip(receipted, tokens, strict=True)
@@ -722,7 +722,7 @@ def _queue_reports(
     now: datetime,
 ) -> None:
     tokens = access.mint(seats, now=now)
-    outbox.queue(reports.step_emails(game, seats, engine, state, events, step, tokens))
+    queueing.queue(reports.step_emails(game, seats, engine, state, events, step, tokens))
 
 
 def _count_failure(step_id: int, error: Exception) -> None:
@@ -760,7 +760,7 @@ def invite(game_id: int, *, now: datetime) -> int:
         seats = list(game.seats.order_by("position"))
         tokens = access.mint(seats, now=now)
         rows = [reports.invite_email(game, seat, tokens[seat.position], now) for seat in seats]
-        outbox.queue(rows)
+        queueing.queue(rows)
     return len(rows)
 
 
@@ -775,7 +775,7 @@ def extend_deadline(game_id: int, *, deadline: datetime, now: datetime) -> Step:
         step.save(update_fields=["deadline"])
         seats = list(game.seats.order_by("position"))
         tokens = access.mint(seats, now=now)
-        outbox.queue(
+        queueing.queue(
             [reports.deadline_email(game, seat, step, tokens[seat.position]) for seat in seats]
         )
     return step
@@ -816,7 +816,7 @@ def rotate_link(game_id: int, *, position: int, now: datetime) -> str:
         seat.link_version += 1
         seat.save(update_fields=["link_version"])
         token = access.mint([seat], now=now)[position]
-        outbox.queue([reports.link_email(game, seat, token)])
+        queueing.queue([reports.link_email(game, seat, token)])
     return token
 
 
@@ -850,7 +850,7 @@ def replace_player(game_id: int, *, position: int, name: str, email: str, now: d
             ]
         )
         token = access.mint([seat], now=now)[position]
-        outbox.queue([reports.link_email(game, seat, token)])
+        queueing.queue([reports.link_email(game, seat, token)])
     return seat
 
 
@@ -862,7 +862,7 @@ def resend_report(game_id: int, *, position: int, now: datetime) -> None:
         if game.state is None:
             raise PostalError("the game has not started; there is no report yet")
         token = access.mint([seat], now=now)[position]
-        outbox.queue([reports.current_report_email(game, seat, token, now)])
+        queueing.queue([reports.current_report_email(game, seat, token, now)])
 
 
 def _capability(game: Game, name: str, without: str) -> tuple[Engine[Any, Any, Any], Any]:
@@ -952,3 +952,15 @@ def clear_needs_gm(game_id: int) -> None:
         Step.objects.filter(game=game, status=Step.Status.OPEN).update(failures=0)
         game.needs_gm = ""
         game.save(update_fields=["needs_gm"])
+
+
+def mark_email_failing(game_id: int, address: str, reason: str, *, now: datetime) -> list[Seat]:
+    """The ESP reported ``address`` bouncing, complaining or rejected: every seat of the
+    game with that address not yet marked is marked with ``reason`` (the GM panel shows
+    it; replacing the address clears it). Returns the seats marked now, in the caller's
+    transaction."""
+    seats = list(Seat.objects.filter(game_id=game_id, email__iexact=address, email_failing=""))
+    Seat.objects.filter(pk__in=[seat.pk for seat in seats]).update(
+        email_failing=reason, email_failing_at=now
+    )
+    return seats

@@ -26,7 +26,7 @@ from django.db import transaction
 from games import access, reports, schedule
 from games.engines import registry
 from games.models import Game, Order, ReminderChoice, Seat, Step
-from moderator.mail import outbox
+from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
 
 
@@ -130,12 +130,12 @@ def _queue(todo: list[tuple[Step, int | float, int]], now: datetime) -> int:
             for step, window, position in todo
             if position in seats[step.game_id]
         ]
-        return len(outbox.queue_once(rows)) if rows else 0
+        return len(queueing.queue_once(rows)) if rows else 0
 
 
 def _reminder(step: Step, seat: Seat, hours: int | float, token: str) -> OutboundEmail:
     game = step.game
-    return outbox.build(
+    return building.build(
         "reminder",
         to=seat.email,
         dedupe_key=reminder_key(step, seat.position, hours),
@@ -201,7 +201,7 @@ def send_digests(now: datetime) -> int:
             owed = _owed_by_address(choice.email, now)
             if owed:
                 rows.append(_digest(choice, key, owed, now))
-        return len(outbox.queue_once(rows)) if rows else 0
+        return len(queueing.queue_once(rows)) if rows else 0
 
 
 def _owed_by_address(email: str, now: datetime) -> list[dict[str, Any]]:
@@ -245,7 +245,7 @@ def _digest(
         item["deadline"] = reports.local_time(step.deadline, seat.zone)
         item["prompts"] = [p for p in step.prompts if p["seat"] == seat.position]
         item["link"] = access.url(tokens[seat.pk][seat.position])
-    return outbox.build(
+    return building.build(
         "digest",
         to=owed[0]["seat"].email,
         dedupe_key=key,

@@ -24,7 +24,7 @@ from django.utils import timezone
 from games import access, postal
 from games.engines.base import OrderError, order_lines
 from games.models import Game, Order, Seat
-from moderator.mail import outbox, webhooks
+from moderator.mail import building, queueing, webhooks
 from moderator.mail.models import InboundMessage, OutboundEmail
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ def _answer(seat: Seat, row: InboundMessage, text: str, reason: str) -> None:
     game = seat.game
     with transaction.atomic():
         token = access.mint([seat], now=row.received_at)[seat.position]
-        email = outbox.build(
+        email = building.build(
             "refused",
             to=seat.email,
             dedupe_key=f"refused:{row.pk}",
@@ -110,7 +110,7 @@ def _answer(seat: Seat, row: InboundMessage, text: str, reason: str) -> None:
             thread=f"game-{game.pk}-seat-{seat.position}",
             reply_to=access.reply_address(seat) or game.gm.email or None,
         )
-        outbox.queue_once([email])
+        queueing.queue_once([email])
 
 
 def track(event: Any, esp: str, *, now: datetime) -> OutboundEmail | None:
@@ -127,16 +127,13 @@ def mark_failing(row: OutboundEmail, *, now: datetime) -> None:
         return
     with transaction.atomic():
         game = Game.objects.select_related("gm").get(pk=row.game_id)
-        seats = list(Seat.objects.filter(game=game, email__iexact=row.to, email_failing=""))
         reason = f"{row.delivery}: {row.delivery_detail}".rstrip(": ")
-        Seat.objects.filter(pk__in=[seat.pk for seat in seats]).update(
-            email_failing=reason, email_failing_at=now
-        )
+        seats = postal.mark_email_failing(game.pk, row.to, reason, now=now)
         if not game.gm.email:
             return
-        outbox.queue_once(
+        queueing.queue_once(
             [
-                outbox.build(
+                building.build(
                     "failing",
                     to=game.gm.email,
                     dedupe_key=f"failing:{seat.pk}:{row.pk}",

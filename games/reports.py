@@ -1,4 +1,4 @@
-"""What each seat is told, rendered through the one email builder (moderator.mail.outbox).
+"""What each seat is told, rendered through the one email builder (moderator.mail.building).
 
 Every email function returns unsaved ``OutboundEmail`` rows; the postal layer writes them
 in the same transaction as the change they report. ``seat_context`` is also what the
@@ -24,7 +24,7 @@ from games.engines.base import Engine, Event
 from games.models import Event as EventRow
 from games.models import Game, Order, Seat, Step
 from games.schedule import local_time
-from moderator.mail import outbox
+from moderator.mail import building
 from moderator.mail.models import OutboundEmail
 
 # The parts of a seat's view that templates include per engine, each with a default:
@@ -132,7 +132,7 @@ def _build(
     one thread, and a reply becomes an order (INBOUND_ADDRESS set) or reaches the GM."""
     reply_to = access.reply_address(seat)
     context = {**context, "reply_orders": reply_to is not None}
-    return outbox.build(
+    return building.build(
         kind,
         to=seat.email,
         dedupe_key=dedupe_key,
@@ -163,7 +163,7 @@ def events_parts(
     if key not in rendered:
         rendered[key] = {
             f"events_{extension}": Rendered(
-                outbox.render(
+                building.render(
                     f"emails/parts/events.{extension}",
                     {"events": events},
                     autoescape=extension == "html",
@@ -195,7 +195,7 @@ def shared_parts(
         for extension in ("txt", "html"):
             names = engine_templates(game.engine, part, extension)
             parts[f"{part}_{extension}"] = Rendered(
-                outbox.render(names, context, autoescape=extension == "html")
+                building.render(names, context, autoescape=extension == "html")
             )
     return parts
 

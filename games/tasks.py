@@ -9,7 +9,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from games import postal, reminders
-from moderator.mail import outbox
+from moderator.mail import queueing, sending
 
 
 @shared_task(name="games.sweep")
@@ -21,9 +21,9 @@ def sweep() -> dict[str, int]:
     steps = postal.due_step_ids(now)
     hand_out_steps(steps)
     lost = now - timedelta(seconds=settings.SWEEP_SECONDS)
-    mails = outbox.pending_ids(settings.SWEEP_BATCH, older_than=lost, now=now)
-    outbox.enqueue(mails)
-    unknown = outbox.mark_unknown(now)
+    mails = queueing.pending_ids(settings.SWEEP_BATCH, older_than=lost, now=now)
+    queueing.enqueue(mails)
+    unknown = sending.mark_unknown(now)
     reminded = reminders.send_reminders(now)
     digests = reminders.send_digests(now)
     return {
@@ -56,7 +56,7 @@ def resolve_steps(*, step_ids: list[int]) -> int:
     """Each step in its own transaction, one after another; how many this task resolved.
     Delivered again after a worker died, it skips the steps already resolved. The reports
     of all of them go to the mail workers together at the end."""
-    with outbox.enqueue_after():
+    with queueing.enqueue_after():
         return sum(postal.resolve_due_step(step_id, now=timezone.now()) for step_id in step_ids)
 
 

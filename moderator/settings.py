@@ -214,7 +214,7 @@ MAIL_MAX_ATTEMPTS = envint("MAIL_MAX_ATTEMPTS", 8, minimum=1)
 # A row handed to the backend and never confirmed for this long is "unknown": it may have
 # been delivered, so it is never sent again without a human asking.
 MAIL_SENDING_TIMEOUT_SECONDS = envint("MAIL_SENDING_TIMEOUT_SECONDS", 300, minimum=1)
-# How many rows one mail task sends over one connection (see moderator/mail/outbox.py).
+# How many rows one mail task sends over one connection (see moderator/mail/sending.py).
 MAIL_BATCH = envint("MAIL_BATCH", 50, minimum=1)
 # Within a batch, rows are claimed and recorded this many at a time: a worker killed
 # mid-batch leaves at most this many rows unknown; the batch's later rows stay pending.

@@ -7,4 +7,7 @@ class MailConfig(AppConfig):
     verbose_name = "Outgoing mail"
 
     def ready(self) -> None:
-        from moderator.mail import checks  # noqa: F401 - registers the system checks
+        from moderator.mail import (
+            checks,  # noqa: F401 - registers the system checks
+            tasks,  # noqa: F401 - registers the tasks queueing names
+        )

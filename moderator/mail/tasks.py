@@ -8,13 +8,14 @@ from collections import Counter
 from celery import shared_task
 from django.utils import timezone
 
-from moderator.mail import outbox
+from moderator.mail import sending
+from moderator.mail.queueing import SEND_EMAILS
 
 
-@shared_task(name="mail.send_emails", acks_late=True, reject_on_worker_lost=True)
+@shared_task(name=SEND_EMAILS, acks_late=True, reject_on_worker_lost=True)
 def send_emails(*, outbound_ids: list[int]) -> dict[str, int]:
     """A batch of rows over one connection; returns how many rows ended in each state."""
-    states = outbox.send_batch(outbound_ids, now=timezone.now())
+    states = sending.send_batch(outbound_ids, now=timezone.now())
     return dict(Counter(states.values()))
 
 
@@ -22,4 +23,4 @@ def send_emails(*, outbound_ids: list[int]) -> dict[str, int]:
 # while a release with batches rolls out.
 @shared_task(name="mail.send_email", acks_late=True, reject_on_worker_lost=True)
 def send_email(*, outbound_id: int) -> str:
-    return outbox.send(outbound_id, now=timezone.now())
+    return sending.send(outbound_id, now=timezone.now())

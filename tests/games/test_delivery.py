@@ -17,7 +17,7 @@ from django.test import Client
 
 from games import access, postal
 from games.models import Game, Seat
-from moderator.mail import outbox
+from moderator.mail import sending
 from moderator.mail.models import DeliveryEvent, OutboundEmail
 from tests.factories import choice_game, seat_page
 
@@ -142,7 +142,7 @@ def test_an_unknown_row_becomes_sent_when_the_esp_reports_it_and_is_not_sent_aga
     assert postmark(postmark_delivery(row)) == 200
     row.refresh_from_db()
     assert (row.state, row.delivery, row.attempts) == ("sent", "delivered", 1)
-    assert outbox.send(row.pk, now=now) == "sent"
+    assert sending.send(row.pk, now=now) == "sent"
     row.refresh_from_db()
     assert row.attempts == 1
 
@@ -195,6 +195,22 @@ def test_a_new_address_clears_the_failing_mark(game, now):
     postal.replace_player(game.pk, position=0, name="ann", email="ann@example.net", now=now)
     seat = Seat.objects.get(game=game, position=0)
     assert (seat.email_failing, seat.email_failing_at) == ("", None)
+
+
+def test_postal_marks_the_seats_of_the_game_with_the_address_once(game, now):
+    """The one writer of seats marks every seat of the game at that address (in any case)
+    that is not marked yet, and says which it marked."""
+    Seat.objects.filter(game=game, position=1).update(email="Ann@Example.org")
+    other = postal.start_game(choice_game(3).pk, now=now, seed=SEED)
+    marked = postal.mark_email_failing(game.pk, "ann@example.org", "bounced: gone", now=now)
+    assert [seat.position for seat in marked] == [0, 1]
+    assert postal.mark_email_failing(game.pk, "ann@example.org", "bounced: again", now=now) == []
+    failing = Seat.objects.exclude(email_failing="").order_by("game_id", "position")
+    assert [(s.game_id, s.position, s.email_failing, s.email_failing_at) for s in failing] == [
+        (game.pk, 0, "bounced: gone", now),
+        (game.pk, 1, "bounced: gone", now),
+    ]
+    assert not other.seats.exclude(email_failing="").exists()
 
 
 def test_a_forged_tracking_signature_changes_nothing(game):

@@ -19,7 +19,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from kombu.exceptions import OperationalError
 
-from moderator.mail import outbox, tasks
+from moderator.mail import building, queueing, sending, tasks
 from moderator.mail.models import OutboundEmail
 from tests.browser import serving_smtp
 from tests.factories import GMFactory, choice_game
@@ -88,7 +88,7 @@ def backend(settings: Any) -> Iterator[type[LoggingBackend]]:
 
 @pytest.fixture
 def fixed_jitter(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(outbox.random, "uniform", lambda low, high: 0.5)
+    monkeypatch.setattr(sending.random, "uniform", lambda low, high: 0.5)
 
 
 def states(emails: list[OutboundEmail]) -> list[tuple[str, str, int]]:
@@ -108,7 +108,7 @@ def test_a_batch_is_claimed_sent_over_one_connection_and_recorded_in_two_queries
 ):
     emails = rows("ann", "bob", "cy")
     with django_assert_num_queries(2):  # the claim (which loads the rows), the rows sent
-        result = outbox.send_batch([e.pk for e in emails], now=now)
+        result = sending.send_batch([e.pk for e in emails], now=now)
     assert result == {e.pk: "sent" for e in emails}
     assert backend.events == ["open", "ann", "bob", "cy", "close"]
     assert [m.extra_headers["Message-ID"] for m in mail.outbox] == [
@@ -160,7 +160,7 @@ def test_after_a_burst_the_claim_and_the_record_find_their_rows_by_primary_key(b
     sending) entry of outbox_due (3.5 ms instead of 0.3 ms per group with 1,000 pending)."""
     batch = burst[:10]
     with CaptureQueriesContext(connection) as queries:
-        assert outbox.send_batch([e.pk for e in batch], now=now) == {e.pk: "sent" for e in batch}
+        assert sending.send_batch([e.pk for e in batch], now=now) == {e.pk: "sent" for e in batch}
     updates = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
     assert len(updates) == 2  # the claim, the record
     for sql in updates:
@@ -175,7 +175,7 @@ def test_after_a_burst_rows_queued_once_are_found_by_their_dedupe_key(burst, pub
         for e in burst[:3]
     ]
     with CaptureQueriesContext(connection) as queries:
-        assert outbox.queue_once(again) == [e.pk for e in burst[:3]]
+        assert queueing.queue_once(again) == [e.pk for e in burst[:3]]
     (select,) = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
     assert "outbox_due" not in indexes_used(select, None)
     assert indexes_used(select, None) <= {
@@ -190,7 +190,7 @@ def test_a_batch_is_claimed_and_recorded_in_groups_of_mail_claim_over_one_connec
     settings.MAIL_CLAIM = 10
     emails = rows(*(f"p{n}" for n in range(25)))
     with django_assert_num_queries(6):  # three groups: their claim and record each
-        result = outbox.send_batch([e.pk for e in emails], now=now)
+        result = sending.send_batch([e.pk for e in emails], now=now)
     assert result == {e.pk: "sent" for e in emails}
     assert backend.events == ["open", *(f"p{n}" for n in range(25)), "close"]
 
@@ -207,7 +207,7 @@ def test_a_batch_stopped_by_a_kill_between_groups_leaves_its_later_groups_pendin
         pass
 
     groups: list[list[int]] = []
-    send_group = outbox._send_group
+    send_group = sending._send_group
 
     def killed_after_one(ids, *args):
         if groups:
@@ -215,9 +215,9 @@ def test_a_batch_stopped_by_a_kill_between_groups_leaves_its_later_groups_pendin
         groups.append(list(ids))
         return send_group(ids, *args)
 
-    monkeypatch.setattr(outbox, "_send_group", killed_after_one)
+    monkeypatch.setattr(sending, "_send_group", killed_after_one)
     with pytest.raises(Killed):
-        outbox.send_batch([e.pk for e in emails], now=now)
+        sending.send_batch([e.pk for e in emails], now=now)
     assert backend.events == ["open", "ann", "bob", "close"]
     assert states(emails) == [
         ("ann@example.org", "sent", 1),
@@ -234,7 +234,7 @@ def test_rows_written_without_a_message_id_get_one_in_one_more_query(
     settings.MAIL_DOMAIN = "games.example.org"
     emails = rows("ann", "bob", message_id="")
     with django_assert_num_queries(3):
-        outbox.send_batch([e.pk for e in emails], now=now)
+        sending.send_batch([e.pk for e in emails], now=now)
     stored = list(OutboundEmail.objects.filter(pk__in=[e.pk for e in emails]).order_by("id"))
     assert [m.extra_headers["Message-ID"] for m in mail.outbox] == [e.message_id for e in stored]
     assert len({e.message_id for e in stored}) == 2
@@ -245,8 +245,8 @@ def test_the_builder_mints_the_message_id_so_sending_writes_none(settings):
     settings.MAIL_DOMAIN = "games.example.org"
     game = choice_game(2)
     context = {"game": game, "email": row("ann"), "reason": "r"}
-    first = outbox.build("alert", to="gm@example.org", dedupe_key="a", context=context)
-    second = outbox.build("alert", to="gm@example.org", dedupe_key="b", context=context)
+    first = building.build("alert", to="gm@example.org", dedupe_key="a", context=context)
+    second = building.build("alert", to="gm@example.org", dedupe_key="b", context=context)
     assert first.message_id.endswith("@games.example.org>")
     assert first.message_id != second.message_id
 
@@ -257,7 +257,7 @@ def test_each_esp_message_id_is_recorded_on_its_row_in_the_same_query(
     emails = rows("ann", "bob", "cy")
     backend.esp_ids = {"ann@example.org": "esp-1", "cy@example.org": "esp-3"}
     with django_assert_num_queries(2):
-        outbox.send_batch([e.pk for e in emails], now=now)
+        sending.send_batch([e.pk for e in emails], now=now)
     recorded = OutboundEmail.objects.filter(pk__in=[e.pk for e in emails]).order_by("id")
     assert list(recorded.values_list("to", "state", "esp_message_id")) == [
         ("ann@example.org", "sent", "esp-1"),
@@ -269,7 +269,7 @@ def test_each_esp_message_id_is_recorded_on_its_row_in_the_same_query(
 def test_an_anymail_backend_sends_the_batch_and_each_row_keeps_its_esp_id(settings, now):
     settings.EMAIL_BACKEND = "anymail.backends.test.EmailBackend"
     emails = rows("ann", "bob")
-    assert outbox.send_batch([e.pk for e in emails], now=now) == {e.pk: "sent" for e in emails}
+    assert sending.send_batch([e.pk for e in emails], now=now) == {e.pk: "sent" for e in emails}
     recorded = OutboundEmail.objects.filter(pk__in=[e.pk for e in emails]).order_by("id")
     # anymail's test backend answers with the message's index in mail.outbox.
     assert list(recorded.values_list("esp_message_id", flat=True)) == ["0", "1"]
@@ -282,7 +282,7 @@ def test_a_row_claimed_by_another_worker_is_not_sent(backend, now):
     ann, bob, cy = rows("ann", "bob", "cy")
     other = now - timedelta(seconds=5)
     OutboundEmail.objects.filter(pk=bob.pk).update(state="sending", attempts=1, sending_since=other)
-    assert outbox.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
+    assert sending.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
         ann.pk: "sent",
         cy.pk: "sent",
     }
@@ -298,7 +298,7 @@ def test_rows_not_due_or_not_pending_are_left_alone_and_an_empty_batch_opens_not
     done = row("done", state="sent", attempts=1)
     unknown = row("unknown", state="unknown", attempts=1)
     with django_assert_num_queries(1):
-        assert outbox.send_batch([later.pk, done.pk, unknown.pk, 999999], now=now) == {}
+        assert sending.send_batch([later.pk, done.pk, unknown.pk, 999999], now=now) == {}
     assert backend.events == []
     assert states([later, done, unknown]) == [
         ("later@example.org", "pending", 0),
@@ -310,8 +310,8 @@ def test_rows_not_due_or_not_pending_are_left_alone_and_an_empty_batch_opens_not
 def test_a_batch_sent_twice_sends_each_row_once(backend, now):
     emails = rows("ann", "bob")
     ids = [e.pk for e in emails]
-    assert outbox.send_batch(ids, now=now) == {e.pk: "sent" for e in emails}
-    assert outbox.send_batch(ids, now=now + timedelta(seconds=1)) == {}
+    assert sending.send_batch(ids, now=now) == {e.pk: "sent" for e in emails}
+    assert sending.send_batch(ids, now=now + timedelta(seconds=1)) == {}
     assert sent_to() == ["ann@example.org", "bob@example.org"]
 
 
@@ -326,7 +326,7 @@ def test_two_workers_sending_the_same_rows_at_once_send_each_row_once(settings, 
     def worker(order: list[int]) -> None:
         try:
             start.wait()
-            results.append(outbox.send_batch(order, now=now))
+            results.append(sending.send_batch(order, now=now))
         finally:
             connection.close()
 
@@ -355,7 +355,7 @@ def test_a_transient_failure_in_the_middle_retries_that_row_and_sends_the_others
 ):
     ann, bob, cy = rows("ann", "bob", "cy")
     backend.failing["bob@example.org"] = smtplib.SMTPDataError(451, b"4.3.0 try again later")
-    assert outbox.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
+    assert sending.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
         ann.pk: "sent",
         bob.pk: "pending",
         cy.pk: "sent",
@@ -381,7 +381,7 @@ def test_a_permanent_failure_in_the_middle_fails_that_row_alerts_its_gm_and_send
     backend.failing["bob@example.org"] = smtplib.SMTPRecipientsRefused(
         {"bob@example.org": (550, b"5.1.1 no such mailbox")}
     )
-    assert outbox.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
+    assert sending.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
         ann.pk: "sent",
         bob.pk: "failed",
         cy.pk: "sent",
@@ -401,7 +401,7 @@ def test_a_permanent_failure_in_the_middle_fails_that_row_alerts_its_gm_and_send
 def test_a_row_that_cannot_be_built_fails_without_touching_the_connection(backend, now):
     ann, bob, cy = rows("ann", "bob", "cy")
     OutboundEmail.objects.filter(pk=bob.pk).update(subject="Step 1\r\nBcc: x@y.org")
-    assert outbox.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
+    assert sending.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
         ann.pk: "sent",
         bob.pk: "failed",
         cy.pk: "sent",
@@ -416,7 +416,7 @@ def test_a_server_that_cannot_be_reached_is_tried_once_and_every_row_retries(
 ):
     emails = rows("ann", "bob", "cy")
     backend.unreachable = ConnectionRefusedError(111, "Connection refused")
-    result = outbox.send_batch([e.pk for e in emails], now=now)
+    result = sending.send_batch([e.pk for e in emails], now=now)
     assert result == {e.pk: "pending" for e in emails}
     assert backend.events == ["open"]
     recorded = OutboundEmail.objects.filter(pk__in=[e.pk for e in emails])
@@ -439,11 +439,11 @@ def test_a_row_the_sweep_called_unknown_mid_batch_is_recorded_sent(
 
     def slow(self: LoggingBackend, messages: Any) -> int:
         if messages[0].to == ["ann@example.org"]:  # the sweep runs while ann is sent
-            assert outbox.mark_unknown(now + timedelta(seconds=2)) == 2
+            assert sending.mark_unknown(now + timedelta(seconds=2)) == 2
         return original(self, messages)
 
     monkeypatch.setattr(LoggingBackend, "send_messages", slow)
-    assert outbox.send_batch([ann.pk, bob.pk], now=now) == {ann.pk: "sent", bob.pk: "sent"}
+    assert sending.send_batch([ann.pk, bob.pk], now=now) == {ann.pk: "sent", bob.pk: "sent"}
     assert states([ann, bob]) == [("ann@example.org", "sent", 1), ("bob@example.org", "sent", 1)]
 
 
@@ -453,8 +453,8 @@ def test_rows_still_waiting_at_half_the_sending_timeout_are_handed_back_not_sent
     settings.MAIL_SENDING_TIMEOUT_SECONDS = 10
     clock = [1000.0]
     enqueued: list[list[int]] = []
-    monkeypatch.setattr(outbox, "monotonic", lambda: clock[0])
-    monkeypatch.setattr(outbox, "enqueue", enqueued.append)
+    monkeypatch.setattr(sending, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(sending, "enqueue", enqueued.append)
     original = LoggingBackend.send_messages
 
     def six_seconds(self: LoggingBackend, messages: Any) -> int:
@@ -463,7 +463,7 @@ def test_rows_still_waiting_at_half_the_sending_timeout_are_handed_back_not_sent
 
     monkeypatch.setattr(LoggingBackend, "send_messages", six_seconds)
     ann, bob, cy = rows("ann", "bob", "cy")
-    assert outbox.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
+    assert sending.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
         ann.pk: "sent",
         bob.pk: "pending",
         cy.pk: "pending",
@@ -524,7 +524,7 @@ def test_over_smtp_a_batch_uses_one_connection_and_a_new_one_after_each_refusal(
 ):
     emails = rows("ann", "bob", "cy", "dan", "eve")
     ann, bob, cy, dan, eve = emails
-    assert outbox.send_batch([e.pk for e in emails], now=now) == {
+    assert sending.send_batch([e.pk for e in emails], now=now) == {
         ann.pk: "sent",
         bob.pk: "failed",
         cy.pk: "sent",
@@ -552,7 +552,7 @@ def sent_tasks(published: Any) -> list[dict[str, Any]]:
 
 def test_enqueue_publishes_one_task_per_mail_batch_of_rows(settings, sent_tasks):
     settings.MAIL_BATCH = 2
-    outbox.enqueue([11, 12, 13, 14, 15])
+    queueing.enqueue([11, 12, 13, 14, 15])
     assert sent_tasks == [
         {"outbound_ids": [11, 12]},
         {"outbound_ids": [13, 14]},
@@ -561,7 +561,7 @@ def test_enqueue_publishes_one_task_per_mail_batch_of_rows(settings, sent_tasks)
 
 
 def test_enqueue_of_nothing_publishes_nothing(sent_tasks):
-    outbox.enqueue([])
+    queueing.enqueue([])
     assert sent_tasks == []
 
 
@@ -579,15 +579,15 @@ def test_with_the_broker_away_enqueue_warns_once_and_the_rows_stay_pending(
             raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
     monkeypatch.setattr(tasks.send_emails, "delay", delay)
-    with caplog.at_level(logging.WARNING, logger="moderator.mail.outbox"):
-        outbox.enqueue(ids)
+    with caplog.at_level(logging.WARNING, logger="moderator.mail.queueing"):
+        queueing.enqueue(ids)
     assert calls == [ids[:2], ids[2:4]]
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
         ("WARNING", f"could not enqueue outbox rows {ids[2:]}; the sweep will send them")
     ]
     assert set(OutboundEmail.objects.values_list("state", flat=True)) == {"pending"}
     later = now + timedelta(days=1)
-    assert outbox.pending_ids(10, older_than=later, now=later) == ids
+    assert queueing.pending_ids(10, older_than=later, now=later) == ids
 
 
 def test_the_batch_task_sends_its_rows_and_counts_their_states(backend, now):
@@ -611,9 +611,9 @@ def test_rows_queued_in_one_transaction_go_to_the_workers_in_batches(
     settings.MAIL_BATCH = 2
     game = choice_game(3)
     with django_capture_on_commit_callbacks(execute=True):
-        outbox.queue(
+        queueing.queue(
             [
-                outbox.build(
+                building.build(
                     "alert",
                     to=f"{name}@example.org",
                     dedupe_key=name,

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from moderator.mail import outbox
+from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
 
 pytestmark = pytest.mark.django_db
@@ -29,7 +29,7 @@ def test_a_batch_of_emails_is_one_insert_and_keeps_every_character():
         for n in range(3)
     ]
     with CaptureQueriesContext(connection) as queries:
-        outbox.queue(rows)
+        queueing.queue(rows)
     inserts = [q["sql"] for q in queries if q["sql"].startswith('INSERT INTO "mail_outboundemail"')]
     assert len(inserts) == 1
     stored = list(OutboundEmail.objects.order_by("dedupe_key").values_list("text", "html"))
@@ -52,5 +52,5 @@ def test_emails_write_numbers_as_they_are_whatever_the_locale_formats_say(settin
     settings.USE_THOUSAND_SEPARATOR = True
     context = {"n": 12345, "s": "a&b"}
     assert render_to_string("n.txt", context) == "12,345 <a&amp;b>"
-    assert outbox.render("n.txt", context) == "12345 <a&amp;b>"
-    assert outbox.render(["missing.txt", "n.txt"], context) == "12345 <a&amp;b>"
+    assert building.render("n.txt", context) == "12345 <a&amp;b>"
+    assert building.render(["missing.txt", "n.txt"], context) == "12345 <a&amp;b>"

@@ -19,8 +19,8 @@ from django.core.mail import BadHeaderError
 from urllib3 import HTTPConnectionPool
 from urllib3.exceptions import MaxRetryError, ProtocolError
 
-from moderator.mail import outbox
-from moderator.mail.outbox import Failure
+from moderator.mail import building, sending
+from moderator.mail.sending import Failure
 from moderator.mail.smtp import OutcomeUnknown
 
 TRANSIENT, PERMANENT, UNKNOWN = Failure.TRANSIENT, Failure.PERMANENT, Failure.UNKNOWN
@@ -98,20 +98,20 @@ def recipients(*codes: int) -> smtplib.SMTPRecipientsRefused:
         (esp_error(422), PERMANENT),
         (AnymailRecipientsRefused(), PERMANENT),
         (AnymailInvalidAddress("not an address"), PERMANENT),
-        (outbox.HeaderInjection("the subject must be a single line"), PERMANENT),
+        (building.HeaderInjection("the subject must be a single line"), PERMANENT),
         (BadHeaderError("Header values can't contain newlines"), PERMANENT),
         (ValueError("a bug"), PERMANENT),
     ],
     ids=lambda value: type(value).__name__ if isinstance(value, Exception) else value.value,
 )
 def test_each_failure_is_classified(error, failure):
-    assert outbox.classify(error) is failure
+    assert sending.classify(error) is failure
 
 
 def test_an_esp_error_that_cannot_describe_itself_is_still_described():
     # anymail's str() needs a response when there is a status code.
     error = AnymailAPIError("the ESP said no", status_code=503)
-    assert outbox.describe(error) == "AnymailAPIError: ('the ESP said no',)"
+    assert sending.describe(error) == "AnymailAPIError: ('the ESP said no',)"
 
 
 @pytest.mark.parametrize(
@@ -119,13 +119,13 @@ def test_an_esp_error_that_cannot_describe_itself_is_still_described():
     [(1, 30), (2, 60), (3, 120), (4, 240), (7, 1920), (8, 3600), (20, 3600)],
 )
 def test_the_backoff_doubles_up_to_the_cap(attempts, seconds):
-    assert outbox.retry_delay(attempts, jitter=1.0) == timedelta(seconds=seconds)
-    assert outbox.retry_delay(attempts, jitter=0.5) == timedelta(seconds=seconds / 2)
+    assert sending.retry_delay(attempts, jitter=1.0) == timedelta(seconds=seconds)
+    assert sending.retry_delay(attempts, jitter=0.5) == timedelta(seconds=seconds / 2)
 
 
 def test_the_backoff_follows_the_settings(settings):
     settings.MAIL_RETRY_BASE_SECONDS, settings.MAIL_RETRY_CAP_SECONDS = 1, 5
-    delays = [outbox.retry_delay(n, jitter=1.0).total_seconds() for n in range(1, 6)]
+    delays = [sending.retry_delay(n, jitter=1.0).total_seconds() for n in range(1, 6)]
     assert delays == [1, 2, 4, 5, 5]
 
 
@@ -136,6 +136,6 @@ def test_the_jitter_is_drawn_between_half_and_all_of_the_delay(monkeypatch):
         drawn.append((low, high))
         return 0.75
 
-    monkeypatch.setattr(outbox.random, "uniform", uniform)
-    assert outbox.retry_delay(2) == timedelta(seconds=45)
+    monkeypatch.setattr(sending.random, "uniform", uniform)
+    assert sending.retry_delay(2) == timedelta(seconds=45)
     assert drawn == [(0.5, 1.0)]

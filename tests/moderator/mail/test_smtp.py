@@ -1,67 +1,17 @@
-"""moderator.mail.smtp.EmailBackend: Django's SMTP backend with cheaper envelope
-addresses, which must put on the wire exactly what Django's puts there."""
+"""moderator.mail.smtp.EmailBackend: Django's SMTP backend with clients that tell an
+unknown outcome (tests/moderator/mail/test_unknown_outcome.py), which must put on the wire
+exactly what Django's puts there."""
 
 from __future__ import annotations
 
-import string
 from collections.abc import Iterator
 from email.utils import parseaddr
 from typing import Any
 
 import pytest
 from django.core.mail import EmailMessage, get_connection
-from django.core.mail.message import sanitize_address
-from hypothesis import example, given
-from hypothesis import strategies as st
 
-from moderator.mail.smtp import envelope_address
 from tests.browser import serving_smtp
-
-ADDRESSES = [
-    "ann@example.org",
-    "P.0+x@Example.ORG",
-    "a@b",
-    ".a..b.@c.org",
-    "o'neil{x}|y@sub-domain.example.org",
-    "Ann <ann@example.org>",
-    "Zoë Ünal <zoe@example.org>",
-    '"a b"@c.org',
-    "zoë@example.org",
-    "ann@exämple.org",
-    "ann@xn--exmple-cua.org",
-    "ann@" + "a" * 63 + ".org",
-]
-
-
-def django_or_error(address: str) -> str:
-    try:
-        return sanitize_address(address, "utf-8")
-    except Exception as error:  # the same error, whatever it is
-        return f"error: {type(error).__name__}"
-
-
-def ours_or_error(address: str) -> str:
-    try:
-        return envelope_address(address, "utf-8")
-    except Exception as error:  # the same error, whatever it is
-        return f"error: {type(error).__name__}"
-
-
-@pytest.mark.parametrize("address", ADDRESSES)
-def test_an_envelope_address_is_what_django_writes_for_it(address):
-    assert ours_or_error(address) == django_or_error(address)
-
-
-ADDRESS_CHARACTERS = string.ascii_letters + string.digits + "!#$%&'*+/=?^_`{|}~.-@ <>\"é"
-
-
-@given(st.text(alphabet=ADDRESS_CHARACTERS, min_size=1, max_size=40))
-@example("a@" + "b" * 64)
-@example("a@b..c")
-@example("a@.b")
-@example("a@b.")
-def test_any_envelope_address_is_what_django_writes_for_it_or_the_same_error(address):
-    assert ours_or_error(address) == django_or_error(address)
 
 
 class Recorder:

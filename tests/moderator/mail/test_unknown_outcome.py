@@ -18,7 +18,7 @@ from django.test import Client
 from django.urls import reverse
 
 from games import tasks as game_tasks
-from moderator.mail import outbox
+from moderator.mail import queueing, sending
 from moderator.mail.models import OutboundEmail
 from tests.browser import free_port, serving_smtp
 from tests.factories import GMFactory, choice_game
@@ -99,7 +99,7 @@ def test_a_connection_lost_after_the_message_leaves_it_unknown_and_the_rest_goes
     ann, bob = row("ann"), row("bob")
     smtp.faults = ["DATA"]
 
-    assert outbox.send_batch([ann.pk, bob.pk], now=now) == {ann.pk: "unknown", bob.pk: "sent"}
+    assert sending.send_batch([ann.pk, bob.pk], now=now) == {ann.pk: "unknown", bob.pk: "sent"}
 
     assert smtp.received == ["<ann@localhost>", "<bob@localhost>"]
     assert state_of(ann) == ("unknown", 1, NEVER_CONFIRMED)
@@ -111,7 +111,7 @@ def test_a_connection_lost_after_the_message_leaves_it_unknown_and_the_rest_goes
 def test_an_unreadable_reply_to_the_message_leaves_it_unknown(smtp, now):
     ann = row("ann")
     smtp.faults = ["GARBLED"]
-    assert outbox.send_batch([ann.pk], now=now) == {ann.pk: "unknown"}
+    assert sending.send_batch([ann.pk], now=now) == {ann.pk: "unknown"}
     assert smtp.received == ["<ann@localhost>"]
     assert state_of(ann) == (
         "unknown",
@@ -124,11 +124,11 @@ def test_an_unreadable_reply_to_the_message_leaves_it_unknown(smtp, now):
 def test_an_unknown_email_is_not_sent_again_by_the_sweep(smtp, now, time_machine):
     ann = row("ann")
     smtp.faults = ["DATA"]
-    assert outbox.send_batch([ann.pk], now=now) == {ann.pk: "unknown"}
+    assert sending.send_batch([ann.pk], now=now) == {ann.pk: "unknown"}
 
     later = now + LATER
-    assert outbox.pending_ids(100, older_than=later, now=later) == []
-    assert outbox.send_batch([ann.pk], now=later) == {}
+    assert queueing.pending_ids(100, older_than=later, now=later) == []
+    assert sending.send_batch([ann.pk], now=later) == {}
     time_machine.move_to(later, tick=False)
     assert game_tasks.sweep() == {
         "steps": 0,
@@ -149,7 +149,7 @@ def test_the_gm_sends_an_unknown_email_again_and_it_arrives_once_more(
     game = choice_game(3, gm=gm)
     ann = row("ann", game=game)
     smtp.faults = ["DATA"]
-    assert outbox.send_batch([ann.pk], now=now) == {ann.pk: "unknown"}
+    assert sending.send_batch([ann.pk], now=now) == {ann.pk: "unknown"}
     client = Client()
     client.force_login(gm)
     page = client.get(reverse("gm:game", args=[game.pk]))
@@ -172,11 +172,11 @@ def test_the_gm_sends_an_unknown_email_again_and_it_arrives_once_more(
 def test_a_connection_lost_before_the_message_is_retried_and_it_arrives_once(
     smtp, stage, now, monkeypatch
 ):
-    monkeypatch.setattr(outbox.random, "uniform", lambda low, high: 1.0)
+    monkeypatch.setattr(sending.random, "uniform", lambda low, high: 1.0)
     ann = row("ann")
     smtp.faults = [stage]
 
-    assert outbox.send_batch([ann.pk], now=now) == {ann.pk: "pending"}
+    assert sending.send_batch([ann.pk], now=now) == {ann.pk: "pending"}
     assert smtp.received == []
     ann.refresh_from_db()
     assert (ann.state, ann.attempts, ann.next_attempt_at) == (
@@ -187,8 +187,8 @@ def test_a_connection_lost_before_the_message_is_retried_and_it_arrives_once(
     assert ann.last_error == "SMTPServerDisconnected: Connection unexpectedly closed"
 
     later = now + LATER
-    assert outbox.pending_ids(100, older_than=later, now=later) == [ann.pk]
-    assert outbox.send_batch([ann.pk], now=later) == {ann.pk: "sent"}
+    assert queueing.pending_ids(100, older_than=later, now=later) == [ann.pk]
+    assert sending.send_batch([ann.pk], now=later) == {ann.pk: "sent"}
     assert smtp.received == ["<ann@localhost>"]
     assert state_of(ann) == ("sent", 2, "SMTPServerDisconnected: Connection unexpectedly closed")
 
@@ -280,9 +280,9 @@ def test_an_esp_request_sent_and_never_answered_leaves_the_email_unknown(
         ann = row("ann")
         later = now + LATER
 
-        assert outbox.send_batch([ann.pk], now=now) == {ann.pk: "unknown"}
-        assert outbox.pending_ids(100, older_than=later, now=later) == []
-        assert outbox.send_batch([ann.pk], now=later) == {}
+        assert sending.send_batch([ann.pk], now=now) == {ann.pk: "unknown"}
+        assert queueing.pending_ids(100, older_than=later, now=later) == []
+        assert sending.send_batch([ann.pk], now=later) == {}
     finally:
         api.close()
     assert api.requests == 1
@@ -295,10 +295,10 @@ def test_an_esp_request_sent_and_never_answered_leaves_the_email_unknown(
 
 
 def test_an_esp_that_cannot_be_reached_is_tried_again(settings, now, monkeypatch):
-    monkeypatch.setattr(outbox.random, "uniform", lambda low, high: 1.0)
+    monkeypatch.setattr(sending.random, "uniform", lambda low, high: 1.0)
     use_postmark(settings, free_port())  # nothing listens there
     ann = row("ann")
-    assert outbox.send_batch([ann.pk], now=now) == {ann.pk: "pending"}
+    assert sending.send_batch([ann.pk], now=now) == {ann.pk: "pending"}
     ann.refresh_from_db()
     assert (ann.state, ann.attempts, ann.next_attempt_at) == (
         "pending",

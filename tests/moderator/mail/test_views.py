@@ -8,7 +8,7 @@ import pytest
 from django.core.mail import EmailMultiAlternatives, get_connection
 from django.urls import include, path
 
-from moderator.mail import outbox
+from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
 from moderator.mail.views import linkify
 
@@ -86,7 +86,7 @@ def test_a_message_sent_through_the_outbox_shows_in_the_mailbox(client, mailbox,
     email = OutboundEmail.objects.create(
         dedupe_key="k", kind="report", to="ann@example.org", subject="Step 1", text="Hello"
     )
-    assert outbox.send(email.pk, now=now) == "sent"
+    assert sending.send(email.pk, now=now) == "sent"
     response = client.get("/mailbox/")
     (letter,) = response.context["letters"]
     assert (letter.subject, letter.to) == ("Step 1", "ann@example.org")
