@@ -132,63 +132,87 @@ def play_game(request: HttpRequest, game_id: int) -> HttpResponse:
 OUT_OF_DATE = "This form is out of date and nothing was recorded; here is the current one."
 
 
-def _posted_seat_refusal(request: HttpRequest, seat: Seat) -> str | None:
-    """Why a posted order form may not be taken for ``seat``, or None: the form carries
-    the seat it was rendered for, and an order is only ever taken for that seat."""
+def _posted_seat_refusal(request: HttpRequest, game_id: int, position: int) -> str | None:
+    """Why a posted order form may not be taken for the seat at ``position``, or None: the
+    form carries the seat it was rendered for, and an order is only ever taken for that
+    seat."""
     posted = request.POST.get("seat", "")
-    if posted == str(seat.position):
+    if posted == str(position):
         return None
-    other = (
-        Seat.objects.filter(game_id=seat.game_id, position=posted).first()
-        if (posted.isascii() and posted.isdigit() and len(posted) < 5)
-        else None
+    if not (posted.isascii() and posted.isdigit() and len(posted) < 5):
+        return OUT_OF_DATE
+    names = dict(
+        Seat.objects.filter(game_id=game_id, position__in=[int(posted), position]).values_list(
+            "position", "name"
+        )
     )
-    if other is None:
+    if int(posted) not in names:
         return OUT_OF_DATE
     return (
-        f"This order form was for {other.name}'s seat, but this page is {seat.name}'s: "
-        f"nothing was recorded. Send the order again from the right seat's page."
+        f"This order form was for {names[int(posted)]}'s seat, but this page is "
+        f"{names[position]}'s: nothing was recorded. Send the order again from the right "
+        f"seat's page."
     )
+
+
+def _held_seat_id(request: HttpRequest, game_id: int, position: int) -> int | None:
+    """The id of the seat at ``position`` if this browser holds it with a link that still
+    works: its key and link version only, not its game (an order post needs no more)."""
+    links = access.browser_links(request)
+    if not links:
+        return None
+    found = (
+        Seat.objects.filter(pk__in=list(links), game_id=game_id, position=position)
+        .values_list("pk", "link_version")
+        .first()
+    )
+    if found is None or links[found[0]] != found[1]:
+        return None
+    return int(found[0])
 
 
 @require_http_methods(["GET", "POST"])
 def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
+    refused: str | None = None
+    step_number: int | None = None
+    if request.method == "POST":
+        seat_id = _held_seat_id(request, game_id, position)
+        if seat_id is None:
+            return not_valid(request)
+        step_number = _posted_step(request)
+        wrong_seat = _posted_seat_refusal(request, game_id, position)
+        if step_number is None or wrong_seat is not None:
+            messages.error(request, wrong_seat or OUT_OF_DATE)
+            return HttpResponseRedirect(request.path)
+        # Counted only for a seat this browser holds: nobody spends another seat's posts.
+        if ratelimit.order_rate_limited(request, seat_id):
+            return ratelimit.too_many(request, "orders", back=request.path)
+        text = typed_order(request.POST)
+        if text is not None:
+            # A typed order needs nothing of the page: the postal layer checks the seat
+            # of this address against this browser's links under the game's lock, and an
+            # accepted order answers with a redirect. The page is built only to show why
+            # an order was refused.
+            try:
+                order = postal.accept_linked_order(
+                    game_id=game_id,
+                    position=position,
+                    links=access.browser_links(request),
+                    text=text,
+                    source=Order.Source.WEB,
+                    now=timezone.now(),
+                    step_number=step_number,
+                )
+            except postal.SeatNotFound:
+                return not_valid(request)
+            except postal.OrderRejected as error:
+                refused = error.message
+            else:
+                return _accepted(request, order)
     held = _browser_seats(request, game_id=game_id)
     seat = next((seat for seat in held if seat.position == position), None)
     if seat is None:
         return not_valid(request)
-    refused: str | None = None
-    step_number = _posted_step(request) if request.method == "POST" else None
-    if request.method == "POST":
-        wrong_seat = _posted_seat_refusal(request, seat)
-        if step_number is None or wrong_seat is not None:
-            messages.error(request, wrong_seat or OUT_OF_DATE)
-            return redirect(seat_page(seat))
-        # Counted only for a seat this browser holds: nobody spends another seat's posts.
-        if ratelimit.order_rate_limited(request, seat.pk):
-            return ratelimit.too_many(request, "orders", back=request.path)
-    text = typed_order(request.POST) if step_number is not None else None
-    if text is not None and step_number is not None:
-        # A typed order needs nothing of the page: the postal layer checks the seat of
-        # this address against this browser's links under the game's lock, and an
-        # accepted order answers with a redirect. The page is built only to show why an
-        # order was refused.
-        try:
-            order = postal.accept_linked_order(
-                game_id=game_id,
-                position=position,
-                links=access.browser_links(request),
-                text=text,
-                source=Order.Source.WEB,
-                now=timezone.now(),
-                step_number=step_number,
-            )
-        except postal.SeatNotFound:
-            return not_valid(request)
-        except postal.OrderRejected as error:
-            refused = error.message
-        else:
-            return _accepted(request, order)
     game = seat.game
     if game.state is None:
         return render(request, "games/play.html", {"game": game, "seat": seat, "waiting": True})
