@@ -167,7 +167,7 @@ def test_two_tables_play_apart_and_only_the_first_holds_the_reserve(now: datetim
     ],
 )
 def test_a_night_that_cannot_be_seated_is_refused_and_changes_nothing(
-    now: datetime, tables: list[list[str]] | list[Any], message: str
+    now: datetime, tables: list[list[str]], message: str
 ) -> None:
     campaign = campaign_of(3, now)
     with pytest.raises(postal.CampaignError) as refused:
@@ -296,7 +296,7 @@ def test_a_league_adds_points_per_place_and_emails_the_standings(now: datetime) 
     ],
 )
 def test_bad_campaign_options_are_refused(
-    now: datetime, kind: str, options: dict[str, str] | dict[str, Any], message: str
+    now: datetime, kind: str, options: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(postal.CampaignError) as refused:
         postal.create_campaign(

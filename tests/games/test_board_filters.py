@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from django.template import Context, Template
 
@@ -23,7 +21,7 @@ from games.templatetags.boards import dice_faces
     ],
 )
 def test_dice_faces_writes_six_sided_dice_as_unicode_faces_and_nothing_else(
-    values: list[int] | tuple[int, int] | list[Any] | str | None, written: str
+    values: list[int] | tuple[int, int] | str | None, written: str
 ) -> None:
     assert dice_faces(values) == written
 
