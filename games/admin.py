@@ -16,7 +16,7 @@ change page reads its seed on its own, to reveal it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin, messages
 from django.db.models import Model, QuerySet
@@ -53,7 +53,15 @@ class GameFilter(admin.RelatedOnlyFieldListFilter):
         return [(str(game.pk), str(game)) for game in games.order_by(*ordering)]
 
 
-class GameRecordAdmin(admin.ModelAdmin):
+if TYPE_CHECKING:
+    # The stubs' ModelAdmin is generic in its model (Django's class takes no parameters);
+    # the subclasses below span every model of the record.
+    ModelAdmin = admin.ModelAdmin[Any]
+else:
+    ModelAdmin = admin.ModelAdmin
+
+
+class GameRecordAdmin(ModelAdmin):
     """View-only admin of records that belong to a game, scoped to the user's games."""
 
     gm_lookup = "game__gm"

@@ -26,7 +26,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from games import access, postal, reports
+from games import access, postal, reports, schedule
 from games.engines import registry
 from games.engines.base import Engine
 from games.gm_forms import (
@@ -99,7 +99,7 @@ def overview(game: Game) -> Overview:
         answered = {order.seat_id for order in step.orders.all()}
         prompted = set(step.prompted_seats)
         owing = [s.name for s in seats if s.position in prompted and s.pk not in answered]
-        deadline = reports.local_time(step.deadline, game.time_zone)
+        deadline = schedule.local_time(step.deadline, game.time_zone)
     return Overview(
         game,
         step,
@@ -213,7 +213,7 @@ def seat_views(
     views = _ViewedOnce(engine)
     state = engine.state_from_json(game.state)
     step = _shown_step(game, status)
-    game._seat_names = {seat.position: seat.name for seat in seats}  # type: ignore[attr-defined]
+    game.seat_names = {seat.position: seat.name for seat in seats}
     public_context: dict[str, Any] = {
         "game": game,
         "engine": engine,
@@ -307,7 +307,7 @@ def _start(form: Any, now: datetime) -> str:
 
 def _extend(form: ExtendForm, now: datetime) -> str:
     step = postal.extend_deadline(form.game.pk, deadline=form.cleaned_data["deadline"], now=now)
-    when = reports.local_time(step.deadline, form.game.time_zone)
+    when = schedule.local_time(step.deadline, form.game.time_zone)
     return f"The deadline of step {step.number} is now {when}; every player is told."
 
 

@@ -63,6 +63,10 @@ class Game(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
+    # Not a column: seat names by position, kept on this instance by a caller that has the
+    # seats loaded already (a step's emails, the GM page), so standings read no seat again.
+    seat_names: dict[int, str] | None = None
+
     class Meta:
         ordering = ["-created_at"]
 

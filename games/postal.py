@@ -471,7 +471,7 @@ def _current_open_step(game: Game, seat: Seat, step_number: int | None, now: dat
     if step_number is not None and step_number != step.number:
         previous = game.steps.filter(number=step_number).first()
         when = (
-            f" at {reports.local_time(previous.closed_at, seat.zone)}"
+            f" at {schedule.local_time(previous.closed_at, seat.zone)}"
             if previous and previous.closed_at
             else ""
         )
@@ -489,7 +489,7 @@ def _current_open_step(game: Game, seat: Seat, step_number: int | None, now: dat
         )
     if step.status != Step.Status.OPEN or step.deadline <= now:
         raise OrderRejected(
-            f"too late: the deadline passed at {reports.local_time(step.deadline, seat.zone)}"
+            f"too late: the deadline passed at {schedule.local_time(step.deadline, seat.zone)}"
         )
     return step
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from django.db import transaction
 
-from games import access, reports, schedule
+from games import access, schedule
 from games.engines import registry
 from games.models import Game, Order, ReminderChoice, Seat, Step
 from moderator.mail import building, queueing
@@ -145,7 +145,7 @@ def _reminder(step: Step, seat: Seat, hours: int | float, token: str) -> Outboun
             "seat": seat,
             "step": step,
             "hours": hours,
-            "deadline": reports.local_time(step.deadline, seat.zone),
+            "deadline": schedule.local_time(step.deadline, seat.zone),
             "owed": [prompt for prompt in step.prompts if prompt["seat"] == seat.position],
             "link": access.url(token),
         },
@@ -242,7 +242,7 @@ def _digest(
     tokens = {item["seat"].pk: access.mint([item["seat"]], now=now) for item in owed}
     for item in owed:
         seat, step = item["seat"], item["step"]
-        item["deadline"] = reports.local_time(step.deadline, seat.zone)
+        item["deadline"] = schedule.local_time(step.deadline, seat.zone)
         item["prompts"] = [p for p in step.prompts if p["seat"] == seat.position]
         item["link"] = access.url(tokens[seat.pk][seat.position])
     return building.build(

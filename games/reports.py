@@ -43,11 +43,9 @@ def verify_url(game: Game) -> str:
 
 
 def game_seat_name(game: Game, position: int) -> str:
-    view_names = getattr(game, "_seat_names", None)
-    if view_names is None:
-        view_names = dict(game.seats.values_list("position", "name"))
-        game._seat_names = view_names  # type: ignore[attr-defined]
-    return str(view_names[position])
+    if game.seat_names is None:
+        game.seat_names = dict(game.seats.values_list("position", "name"))
+    return game.seat_names[position]
 
 
 def seat_context(
@@ -211,7 +209,7 @@ def step_emails(
 ) -> list[OutboundEmail]:
     """One email per seat: the report of a newly opened step, or the game-over email. The
     public parts are rendered once for all of them."""
-    game._seat_names = {seat.position: seat.name for seat in seats}  # type: ignore[attr-defined]
+    game.seat_names = {seat.position: seat.name for seat in seats}
     shared = shared_parts(game, engine, state, step)
     rendered_events: dict[tuple[str, ...], dict[str, Rendered]] = {}
     return [

@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from redis.exceptions import RedisError
 
-from games import access, archive, calendar, postal, reminders, reports
+from games import access, archive, calendar, postal, reminders, reports, schedule
 from games.forms import ReminderChoiceForm, form_class, form_templates, typed_order
 from games.gm_forms import first_error
 from games.models import Game, Order, Seat, Step
@@ -312,7 +312,7 @@ def _counting_order(step: Step | None, seat: Seat) -> dict[str, Any] | None:
     )
     if order is None:
         return None
-    return {"order": order, "received": reports.local_time(order.received_at, seat.zone)}
+    return {"order": order, "received": schedule.local_time(order.received_at, seat.zone)}
 
 
 def _accept(seat: Seat, text: str, step_number: int) -> Order:

@@ -14,7 +14,7 @@ app.autodiscover_tasks()
 
 @signals.task_prerun.connect
 @signals.task_postrun.connect
-def connections_as_in_a_request(sender: Task | None = None, **kwargs: Any) -> None:
+def connections_as_in_a_request(sender: Task[Any, Any] | None = None, **kwargs: Any) -> None:
     """Before and after each task, what Django does around each request: close database
     connections that are past CONN_MAX_AGE or unusable (an error was seen and the health
     check fails), keep the others (settings.CELERY_DB_REUSE_MAX stops Celery closing them

@@ -40,10 +40,10 @@ class SessionStore(cached_db.SessionStore):
             return None
 
     def load(self) -> dict[str, Any]:
-        data = self._cache_call("read", self._cache.get, self.cache_key)
+        data: dict[str, Any] | None = self._cache_call("read", self._cache.get, self.cache_key)
         if data is not None:
             return data
-        session = self._get_session_from_db()  # type: ignore[attr-defined]
+        session = self._get_session_from_db()  # type: ignore[attr-defined]  # not in the stubs
         if session is None:
             return {}
         data = self.decode(session.session_data)

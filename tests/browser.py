@@ -12,11 +12,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 from email.message import EmailMessage
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from pytest_django.fixtures import Settings
 
 from tests.services import missing
+
+if TYPE_CHECKING:
+    from aiosmtpd.smtp import Envelope
+    from playwright.sync_api import Browser
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -62,6 +67,13 @@ class Inbox:
             return [m for m in self.messages if m["To"] == address]
 
 
+def data_of(envelope: Envelope) -> bytes:
+    """The message a client sent, as the SMTP server received it: aiosmtpd keeps it as
+    bytes (``content`` is text only with ``decode_data``, which no server here sets)."""
+    assert isinstance(envelope.content, bytes)
+    return envelope.content
+
+
 def text_of(message: EmailMessage) -> str:
     part = message.get_body(preferencelist=("plain",))
     assert part is not None
@@ -69,7 +81,7 @@ def text_of(message: EmailMessage) -> str:
 
 
 @contextmanager
-def serving_smtp(handler: Any, settings: Any) -> Iterator[int]:
+def serving_smtp(handler: Any, settings: Settings) -> Iterator[int]:
     """aiosmtpd with ``handler`` on a free local port, which the outbox sends to through
     moderator.mail.smtp.EmailBackend (``settings``: pytest-django's fixture)."""
     from aiosmtpd.controller import Controller
@@ -117,7 +129,7 @@ def web_server(transactional_db: None) -> Iterator[str]:
 
 
 @pytest.fixture
-def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Browser]:
     path = chromium_path()
     if path is None:
         missing("Chromium (install the distribution's chromium package)")

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from time_machine import TimeMachineFixture
 
 from tests.services import missing
 
@@ -24,7 +25,7 @@ NOW = datetime(2026, 11, 23, 18, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def now(time_machine: Any) -> datetime:
+def now(time_machine: TimeMachineFixture) -> datetime:
     """A fixed moment, and the test's clock stopped at it: every date the code under test
     reads for itself (``auto_now_add`` fields, ``timezone.now()``, signed cookies'
     timestamps) agrees with the dates the test passes in, whatever the real date is. A

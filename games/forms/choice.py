@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
@@ -309,7 +309,9 @@ class ChoiceOrderForm(OrderForm):
         for number, _ in self.rounds:
             kind, value, *pair = (cleaned.get(name) or "" for name in self._names(number)[:6])
             card = cleaned.get(f"r{number}_card") or ""
-            kinds = self.fields[f"r{number}_kind"].choices  # type: ignore[attr-defined]
+            # A ChoiceField (_kind_field), whose choices Django keeps as a list of pairs.
+            kind_field = cast(forms.ChoiceField, self.fields[f"r{number}_kind"])
+            kinds = cast(list[tuple[str, str]], kind_field.choices)
             if not kind and len(kinds) == 1:
                 kind = kinds[0][0]
             if not value and not any(pair) and not card:

@@ -8,7 +8,7 @@ sealed seed, and no hand-written lookup reaches the database."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
 from django.db.models import Model, QuerySet
@@ -16,9 +16,15 @@ from django.http import Http404, HttpRequest
 
 from moderator.mail.models import OutboundEmail
 
+if TYPE_CHECKING:
+    # The stubs' ModelAdmin is generic in its model; Django's class takes no parameters.
+    ModelAdmin = admin.ModelAdmin[OutboundEmail]
+else:
+    ModelAdmin = admin.ModelAdmin
+
 
 @admin.register(OutboundEmail)
-class OutboundEmailAdmin(admin.ModelAdmin):
+class OutboundEmailAdmin(ModelAdmin):
     list_display = ["created_at", "kind", "to", "subject", "state", "attempts", "sent_at"]
     list_filter = ["state", "kind"]
     # The kind filter writes ``kind`` (every value of a field without choices); links

@@ -119,7 +119,11 @@ def render(names: str | list[str], context: Mapping[str, Any], *, autoescape: bo
     every ``{{ number }}``) would be most of the work of rendering a board. ``autoescape``
     off for a part of a plain-text email rendered on its own."""
     template = select_template([names] if isinstance(names, str) else names)
-    return template.template.render(Context(dict(context), autoescape=autoescape, use_l10n=False))
+    # The backend's template (``.template``) is untyped in the stubs; it renders a string.
+    rendered: str = template.template.render(
+        Context(dict(context), autoescape=autoescape, use_l10n=False)
+    )
+    return rendered
 
 
 def email_message(row: OutboundEmail) -> AnymailMessage:

@@ -5,9 +5,9 @@ round's transfers still apply."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 
 from games import postal
@@ -21,7 +21,7 @@ ENGINE = FirstPlayerEngine()
 SEED = bytes(range(32))
 
 
-def night(gm: Any, now: datetime) -> Game:
+def night(gm: User, now: datetime) -> Game:
     game = postal.create_game(
         gm=gm,
         engine_key="first-player",
@@ -32,8 +32,8 @@ def night(gm: Any, now: datetime) -> Game:
     return postal.start_game(game.pk, now=now, seed=SEED)
 
 
-def test_the_host_sets_the_order_and_the_round_resolves_with_its_transfers(now):
-    game = night(GMFactory(), now)
+def test_the_host_sets_the_order_and_the_round_resolves_with_its_transfers(now: datetime) -> None:
+    game = night(GMFactory.create(), now)
     postal.set_order(game.pk, names=["Cy", "ann", "bob"], now=now)
     game.refresh_from_db()
     state = ENGINE.state_from_json(game.state)
@@ -56,8 +56,10 @@ def test_the_host_sets_the_order_and_the_round_resolves_with_its_transfers(now):
         (["ann", "bob", "dee"], "'dee' is not a player of this game"),
     ],
 )
-def test_a_wrong_order_is_refused_and_changes_nothing(now, names, message):
-    game = night(GMFactory(), now)
+def test_a_wrong_order_is_refused_and_changes_nothing(
+    now: datetime, names: list[str], message: str
+) -> None:
+    game = night(GMFactory.create(), now)
     before = (game.state, game.step_number)
     with pytest.raises(postal.PostalError) as refused:
         postal.set_order(game.pk, names=names, now=now)
@@ -66,15 +68,15 @@ def test_a_wrong_order_is_refused_and_changes_nothing(now, names, message):
     assert (game.state, game.step_number) == before
 
 
-def test_only_first_player_games_have_an_order_to_set(now):
+def test_only_first_player_games_have_an_order_to_set(now: datetime) -> None:
     game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
     with pytest.raises(postal.PostalError) as refused:
         postal.set_order(game.pk, names=["ann", "bob"], now=now)
     assert refused.value.message == "Choice has no order for the host to set"
 
 
-def test_the_gm_sets_the_order_from_the_game_page(now):
-    gm: Any = GMFactory(is_staff=True)
+def test_the_gm_sets_the_order_from_the_game_page(now: datetime) -> None:
+    gm: User = GMFactory.create(is_staff=True)
     game = night(gm, now)
     client = Client()
     client.force_login(gm)

@@ -35,7 +35,7 @@ def players(count: int) -> list[games_postal.Player]:
 
 def campaign_of(count: int, now: datetime, **options: Any) -> Campaign:
     return postal.create_campaign(
-        host=GMFactory(),
+        host=GMFactory.create(),
         kind=Campaign.Kind.FIRST_PLAYER,
         name="Thursday group",
         members=players(count),
@@ -72,7 +72,7 @@ def assert_ledger_consistent(campaign: Campaign) -> None:
     assert sum(cached.values()) + campaign.reserve == brought
 
 
-def test_members_bring_three_dice_each_from_the_box(now):
+def test_members_bring_three_dice_each_from_the_box(now: datetime) -> None:
     campaign = campaign_of(3, now)
     assert list(campaign.members.values_list("name", "dice")) == [("ann", 3), ("bob", 3), ("cy", 3)]
     box = LedgerEntry.objects.filter(campaign=campaign, holder="box")
@@ -80,7 +80,7 @@ def test_members_bring_three_dice_each_from_the_box(now):
     assert_ledger_consistent(campaign)
 
 
-def test_a_night_at_one_table_is_played_and_written_to_the_ledger(now):
+def test_a_night_at_one_table_is_played_and_written_to_the_ledger(now: datetime) -> None:
     campaign = campaign_of(3, now)
     night = postal.open_night(
         campaign.pk, day=date(2026, 11, 26), tables=[ids(campaign, "ann", "bob", "cy")], now=now
@@ -113,7 +113,7 @@ def test_a_night_at_one_table_is_played_and_written_to_the_ledger(now):
     ]
 
 
-def test_an_absence_moves_a_die_to_the_reserve_and_the_tracker_notes_it(now):
+def test_an_absence_moves_a_die_to_the_reserve_and_the_tracker_notes_it(now: datetime) -> None:
     campaign = campaign_of(4, now)
     night = postal.open_night(
         campaign.pk, day=date(2026, 11, 26), tables=[ids(campaign, "ann", "bob", "cy")], now=now
@@ -132,7 +132,7 @@ def test_an_absence_moves_a_die_to_the_reserve_and_the_tracker_notes_it(now):
     assert_ledger_consistent(campaign)
 
 
-def test_two_tables_play_apart_and_only_the_first_holds_the_reserve(now):
+def test_two_tables_play_apart_and_only_the_first_holds_the_reserve(now: datetime) -> None:
     campaign = campaign_of(5, now)
     first = postal.open_night(
         campaign.pk, day=date(2026, 11, 19), tables=[ids(campaign, "ann", "bob", "cy")], now=now
@@ -166,7 +166,9 @@ def test_two_tables_play_apart_and_only_the_first_holds_the_reserve(now):
         ([], "seat the players at one table or more"),
     ],
 )
-def test_a_night_that_cannot_be_seated_is_refused_and_changes_nothing(now, tables, message):
+def test_a_night_that_cannot_be_seated_is_refused_and_changes_nothing(
+    now: datetime, tables: list[list[str]], message: str
+) -> None:
     campaign = campaign_of(3, now)
     with pytest.raises(postal.CampaignError) as refused:
         postal.open_night(
@@ -179,7 +181,7 @@ def test_a_night_that_cannot_be_seated_is_refused_and_changes_nothing(now, table
     assert (Night.objects.count(), Game.objects.count()) == (0, 0)
 
 
-def test_one_night_at_a_time(now):
+def test_one_night_at_a_time(now: datetime) -> None:
     campaign = campaign_of(3, now)
     postal.open_night(
         campaign.pk, day=date(2026, 11, 26), tables=[ids(campaign, "ann", "bob")], now=now
@@ -244,7 +246,7 @@ def random_nights(members: int, nights: int, choices: random.Random) -> None:
 
 def league_of(now: datetime) -> Campaign:
     return postal.create_campaign(
-        host=GMFactory(),
+        host=GMFactory.create(),
         kind=Campaign.Kind.LEAGUE,
         name="Winter league",
         members=players(3),
@@ -253,7 +255,7 @@ def league_of(now: datetime) -> Campaign:
     )
 
 
-def test_a_league_adds_points_per_place_and_emails_the_standings(now):
+def test_a_league_adds_points_per_place_and_emails_the_standings(now: datetime) -> None:
     league = league_of(now)
     entry = postal.start_league_game(league.pk, now=now, seed=bytes(range(32)))
     assert entry.game.title == "Winter league: game 1"
@@ -293,10 +295,17 @@ def test_a_league_adds_points_per_place_and_emails_the_standings(now):
         ("first-player", {"colour": "red"}, "unknown option 'colour'"),
     ],
 )
-def test_bad_campaign_options_are_refused(now, kind, options, message):
+def test_bad_campaign_options_are_refused(
+    now: datetime, kind: str, options: dict[str, Any], message: str
+) -> None:
     with pytest.raises(postal.CampaignError) as refused:
         postal.create_campaign(
-            host=GMFactory(), kind=kind, name="X", members=players(2), options=options, now=now
+            host=GMFactory.create(),
+            kind=kind,
+            name="X",
+            members=players(2),
+            options=options,
+            now=now,
         )
     assert refused.value.message.startswith(message)
     assert Campaign.objects.count() == 0

@@ -9,8 +9,10 @@ from datetime import datetime
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from django.utils.html import escape
+from time_machine import TimeMachineFixture
 
 from campaigns import postal
 from campaigns.models import Campaign, Night
@@ -22,17 +24,17 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def frozen(time_machine: Any, now: datetime) -> None:
+def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
     time_machine.move_to(now, tick=False)
 
 
 @pytest.fixture
-def host() -> Any:
-    return GMFactory(is_staff=True)
+def host() -> User:
+    return GMFactory.create(is_staff=True)
 
 
 @pytest.fixture
-def client_of(host: Any) -> Client:
+def client_of(host: User) -> Client:
     client = Client()
     client.force_login(host)
     return client
@@ -61,7 +63,7 @@ def finish(game: Game, now: datetime) -> None:
         games_postal.resolve_now(game.pk, now=now)
 
 
-def test_a_host_creates_a_campaign_and_reads_its_members(client_of, host):
+def test_a_host_creates_a_campaign_and_reads_its_members(client_of: Client, host: User) -> None:
     response = create(client_of)
     campaign = Campaign.objects.get()
     assert (campaign.host, campaign.kind) == (host, "first-player")
@@ -79,14 +81,18 @@ def test_a_host_creates_a_campaign_and_reads_its_members(client_of, host):
         ({"options": '{"order_mode": "sideways"}'}, "options: "),
     ],
 )
-def test_a_bad_campaign_form_says_what_is_wrong_and_creates_nothing(client_of, data, error):
+def test_a_bad_campaign_form_says_what_is_wrong_and_creates_nothing(
+    client_of: Client, data: dict[str, str], error: str
+) -> None:
     response = create(client_of, **data)
     assert response.status_code == 200
     assert escape(error) in response.content.decode()
     assert Campaign.objects.count() == 0
 
 
-def test_a_night_is_opened_from_the_seating_form_and_the_tracker_follows(client_of, now):
+def test_a_night_is_opened_from_the_seating_form_and_the_tracker_follows(
+    client_of: Client, now: datetime
+) -> None:
     create(client_of)
     campaign = Campaign.objects.get()
     added = client_of.post(
@@ -128,7 +134,7 @@ def test_a_night_is_opened_from_the_seating_form_and_the_tracker_follows(client_
     assert names == ["ann", "bob", "cy", "dee", "Reserved dice"]
 
 
-def test_a_seating_the_rules_refuse_is_reported_and_opens_nothing(client_of):
+def test_a_seating_the_rules_refuse_is_reported_and_opens_nothing(client_of: Client) -> None:
     create(client_of)
     campaign = Campaign.objects.get()
     form = {"date": "2026-11-26"} | {f"seat_{m.pk}": "absent" for m in campaign.members.all()}
@@ -140,7 +146,7 @@ def test_a_seating_the_rules_refuse_is_reported_and_opens_nothing(client_of):
     assert Night.objects.count() == 0
 
 
-def test_a_league_starts_its_games_from_its_page(client_of):
+def test_a_league_starts_its_games_from_its_page(client_of: Client) -> None:
     create(
         client_of,
         name="Winter league",
@@ -155,11 +161,11 @@ def test_a_league_starts_its_games_from_its_page(client_of):
     assert '<a href="/gm/' in page and ">G1</a>" in page
 
 
-def test_another_host_sees_nothing_of_a_campaign(client_of):
+def test_another_host_sees_nothing_of_a_campaign(client_of: Client) -> None:
     create(client_of)
     campaign = Campaign.objects.get()
     other = Client()
-    stranger: Any = GMFactory(is_staff=True)
+    stranger: Any = GMFactory.create(is_staff=True)
     other.force_login(stranger)
     for url in ("", "tracker.csv", "tracker.svg"):
         assert other.get(f"/gm/campaigns/{campaign.pk}/{url}").status_code == 404

@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from datetime import datetime
 from io import StringIO
 from pathlib import Path
-from typing import Any
 
 import pytest
 from django.core.management import call_command
 from django.test import Client
+from pytest_django.fixtures import Settings
 
 from games import access, archive, postal
 from games.engines import registry
@@ -32,7 +32,7 @@ HOME = Path(__file__).resolve().parent / "guess"
 
 
 @pytest.fixture(autouse=True)
-def guess_registered(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Iterator[None]:
+def guess_registered(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> Iterator[None]:
     """The registry line of docs/adding-a-game.md, and the game's template folder where
     Django finds templates; both gone after the test."""
     game = registry.Game(GuessEngine(), form="tests.games.guess.form.GuessOrderForm")
@@ -46,7 +46,7 @@ def guess_registered(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Iterator
 
 def started(now: datetime) -> Game:
     game = postal.create_game(
-        gm=GMFactory(),
+        gm=GMFactory.create(),
         engine_key="guess",
         title="Guessing",
         players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob")],
@@ -67,13 +67,15 @@ def post(client: Client, game: Game, seat: Seat, **fields: str) -> int:
     return client.post(seat_page(game, seat.position), data).status_code
 
 
-def test_the_registry_line_names_the_games_form_and_its_templates():
+def test_the_registry_line_names_the_games_form_and_its_templates() -> None:
     assert form_class("guess") is GuessOrderForm
     assert form_templates("guess") == ["games/guess/form.html", "games/default/form.html"]
     assert ("guess", "Guess the Die") in registry.choices()
 
 
-def test_the_game_is_played_by_post_through_its_form_its_reports_and_its_record(now, tmp_path):
+def test_the_game_is_played_by_post_through_its_form_its_reports_and_its_record(
+    now: datetime, tmp_path: Path
+) -> None:
     game = started(now)
     ann, bob = Seat.objects.filter(game=game).order_by("position")
     ann_browser, bob_browser = browser_of(ann, now), browser_of(bob, now)

@@ -5,6 +5,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
@@ -35,10 +36,11 @@ def game_of(record: Any) -> Game:
         return record.seat.game
     if isinstance(record, Order):
         return record.step.game
-    return record.game
+    game: Game = record.game
+    return game
 
 
-def played(gm: Any, now: datetime, title: str) -> Game:
+def played(gm: User, now: datetime, title: str) -> Game:
     """A started game with an order, an NMR step and an email of its own."""
     game = postal.start_game(choice_game(2, gm=gm, title=title).pk, now=now, seed=SEED)
     postal.resolve_now(game.pk, now=now)
@@ -52,7 +54,7 @@ def played(gm: Any, now: datetime, title: str) -> Game:
 
 @pytest.fixture
 def games(now: datetime) -> dict[str, Any]:
-    mine, theirs = GMFactory(is_staff=True), GMFactory(is_staff=True)
+    mine, theirs = GMFactory.create(is_staff=True), GMFactory.create(is_staff=True)
     return {
         "gm": mine,
         "mine": played(mine, now, "Mine"),
@@ -73,7 +75,9 @@ def changelist(client: Client, model: str) -> list[Any]:
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))
-def test_a_staff_gm_sees_only_the_records_of_their_own_games(games, model):
+def test_a_staff_gm_sees_only_the_records_of_their_own_games(
+    games: dict[str, Any], model: str
+) -> None:
     rows = changelist(logged_in(games["gm"]), model)
     assert rows
     assert {game_of(row).title for row in rows} == {"Mine"}
@@ -81,25 +85,27 @@ def test_a_staff_gm_sees_only_the_records_of_their_own_games(games, model):
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))
-def test_a_superuser_sees_every_record(games, model):
-    superuser = GMFactory(is_staff=True, is_superuser=True)
+def test_a_superuser_sees_every_record(games: dict[str, Any], model: str) -> None:
+    superuser = GMFactory.create(is_staff=True, is_superuser=True)
     rows = changelist(logged_in(superuser), model)
     assert len(rows) == MODELS[model].objects.count()
     assert {game_of(row).title for row in rows if game_of(row)} == {"Mine", "Theirs"}
 
 
-def test_emails_of_no_game_are_for_superusers_only(games):
+def test_emails_of_no_game_are_for_superusers_only(games: dict[str, Any]) -> None:
     OutboundEmail.objects.create(
         dedupe_key="alert:1", kind="alert", to="ops@example.org", subject="S", text="T"
     )
     gm_rows = changelist(logged_in(games["gm"]), "mail/outboundemail")
     assert "alert:1" not in [row.dedupe_key for row in gm_rows]
-    superuser = logged_in(GMFactory(is_staff=True, is_superuser=True))
+    superuser = logged_in(GMFactory.create(is_staff=True, is_superuser=True))
     assert "alert:1" in [row.dedupe_key for row in changelist(superuser, "mail/outboundemail")]
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))
-def test_another_gms_change_page_is_404_and_ones_own_is_200(games, model):
+def test_another_gms_change_page_is_404_and_ones_own_is_200(
+    games: dict[str, Any], model: str
+) -> None:
     client = logged_in(games["gm"])
     rows = [row for row in MODELS[model].objects.all() if game_of(row) is not None]
     theirs = next(row for row in rows if game_of(row).title == "Theirs")
@@ -111,8 +117,8 @@ def test_another_gms_change_page_is_404_and_ones_own_is_200(games, model):
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))
-def test_nobody_adds_or_deletes_records_in_the_admin(games, model):
-    superuser = logged_in(GMFactory(is_staff=True, is_superuser=True))
+def test_nobody_adds_or_deletes_records_in_the_admin(games: dict[str, Any], model: str) -> None:
+    superuser = logged_in(GMFactory.create(is_staff=True, is_superuser=True))
     mine = MODELS[model].objects.order_by("pk").first()
     admin_name = model.replace("/", "_")
     count = MODELS[model].objects.count()
@@ -121,21 +127,21 @@ def test_nobody_adds_or_deletes_records_in_the_admin(games, model):
     assert MODELS[model].objects.count() == count
 
 
-def test_a_staff_user_without_games_sees_the_panel_but_nothing_in_it(games):
-    client = logged_in(GMFactory(is_staff=True))
+def test_a_staff_user_without_games_sees_the_panel_but_nothing_in_it(games: dict[str, Any]) -> None:
+    client = logged_in(GMFactory.create(is_staff=True))
     assert client.get(reverse("admin:index")).status_code == 200
     for model in MODELS:
         assert changelist(client, model) == []
 
 
-def test_a_user_who_is_not_staff_gets_the_login_page(games):
-    client = logged_in(GMFactory(is_staff=False))
+def test_a_user_who_is_not_staff_gets_the_login_page(games: dict[str, Any]) -> None:
+    client = logged_in(GMFactory.create(is_staff=False))
     response = client.get(reverse("admin:games_game_changelist"))
     assert response.status_code == 302
     assert response["Location"].startswith(reverse("admin:login"))
 
 
-def test_the_game_change_page_writes_nothing(games):
+def test_the_game_change_page_writes_nothing(games: dict[str, Any]) -> None:
     client = logged_in(games["gm"])
     game = games["mine"]
     url = reverse("admin:games_game_change", args=[game.pk])
@@ -148,8 +154,8 @@ def test_the_game_change_page_writes_nothing(games):
     assert b'name="_save"' not in page.content
 
 
-def test_the_seed_is_sealed_in_the_admin_until_the_game_is_finished(now):
-    gm = GMFactory(is_staff=True)
+def test_the_seed_is_sealed_in_the_admin_until_the_game_is_finished(now: datetime) -> None:
+    gm = GMFactory.create(is_staff=True)
     game = postal.start_game(
         choice_game(1, gm=gm, options={"rolls_per_turn": 4, "round_cap": 10}).pk,
         now=now,
@@ -166,7 +172,7 @@ def test_the_seed_is_sealed_in_the_admin_until_the_game_is_finished(now):
     assert SEED.hex().encode() in client.get(url).content
 
 
-def test_admin_actions_call_postal_on_own_games_only(games):
+def test_admin_actions_call_postal_on_own_games_only(games: dict[str, Any]) -> None:
     client = logged_in(games["gm"])
     mine, theirs = games["mine"], games["theirs"]
     response = client.post(
@@ -191,8 +197,8 @@ def test_admin_actions_call_postal_on_own_games_only(games):
     assert Game.objects.get(pk=mine.pk).status == "running"
 
 
-def test_changelist_filters_and_searches(games, now):
-    superuser = logged_in(GMFactory(is_staff=True, is_superuser=True))
+def test_changelist_filters_and_searches(games: dict[str, Any], now: datetime) -> None:
+    superuser = logged_in(GMFactory.create(is_staff=True, is_superuser=True))
     choice_game(2, gm=games["gm"], title="Draft one")
 
     def titles(query: str) -> list[str]:
@@ -218,7 +224,7 @@ def test_changelist_filters_and_searches(games, now):
     assert {e.kind for e in rows("mail_outboundemail", "kind__exact=test")} == {"test"}
 
 
-def test_the_game_filter_lists_only_own_games(games):
+def test_the_game_filter_lists_only_own_games(games: dict[str, Any]) -> None:
     client = logged_in(games["gm"])
     response = client.get(reverse("admin:games_seat_changelist"))
     assert b"Theirs" not in response.content

@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl
 import pytest
 from django.apps import apps
 from django.contrib import admin
+from django.contrib.auth.models import User
 from django.db import connection
 from django.db.models import Model
 from django.http import HttpRequest
@@ -68,7 +69,7 @@ def as_user(user: Any) -> HttpRequest:
     return request
 
 
-def sealed_order_game(gm: Any, now: datetime, title: str) -> Game:
+def sealed_order_game(gm: User, now: datetime, title: str) -> Game:
     """A running game past one NMR step, whose open step holds a sealed order of seat 0, and
     an email of its own."""
     game = postal.start_game(choice_game(2, gm=gm, title=title).pk, now=now, seed=SEED)
@@ -85,12 +86,12 @@ def sealed_order_game(gm: Any, now: datetime, title: str) -> Game:
 
 
 @pytest.fixture
-def gm(now: datetime) -> Any:
+def gm(now: datetime) -> User:
     """A staff GM (not a superuser) running two games; another GM runs a third."""
-    mine = GMFactory(is_staff=True)
+    mine = GMFactory.create(is_staff=True)
     sealed_order_game(mine, now, "Mine")
     sealed_order_game(mine, now, "Mine too")
-    sealed_order_game(GMFactory(is_staff=True), now, "Theirs")
+    sealed_order_game(GMFactory.create(is_staff=True), now, "Theirs")
     return mine
 
 
@@ -149,7 +150,7 @@ def sidebar_links(client: Client, model: type[Model], game: Game) -> list[str]:
 
 
 @pytest.mark.parametrize("model", OURS, ids=lambda model: model._meta.label)
-def test_a_query_string_filters_by_the_sidebars_lookups_only(gm, model):
+def test_a_query_string_filters_by_the_sidebars_lookups_only(gm: User, model: type[Model]) -> None:
     """Each choice of each sidebar filter lists exactly the GM's records that match it.
     Any other lookup, on any field of the model (the seed, a state, a sealed order), is
     refused with 400 whatever its value: tried with the value of the GM's own newest record
@@ -180,7 +181,7 @@ def test_a_query_string_filters_by_the_sidebars_lookups_only(gm, model):
                 assert looked_up(client, url, wrong) == answered, right
 
 
-def test_the_seed_prefix_attack_of_the_issue_learns_nothing(gm):
+def test_the_seed_prefix_attack_of_the_issue_learns_nothing(gm: User) -> None:
     # Were one of these to lose its admin, the test above would pass without looking.
     assert set(OURS) >= {Game, Step, Order, OutboundEmail}
     client, url = logged_in(gm), changelist_url(Game)
@@ -193,7 +194,7 @@ def test_the_seed_prefix_attack_of_the_issue_learns_nothing(gm):
         assert looked_up(client, url, data)[0] == 400
 
 
-def test_a_search_does_not_look_into_orders(gm):
+def test_a_search_does_not_look_into_orders(gm: User) -> None:
     """The order admin's search finds seats and games, not the text of a sealed order."""
     sealed = Order.objects.get(step__game__title="Mine", step__status=Step.Status.OPEN)
     client = logged_in(gm)
@@ -221,7 +222,7 @@ BAD_VALUES: list[tuple[type[Model], dict[str, str], int]] = [
 ]
 
 
-def test_no_value_in_a_query_string_is_a_500(gm):
+def test_no_value_in_a_query_string_is_a_500(gm: User) -> None:
     client = logged_in(gm)
     answers = [looked_up(client, changelist_url(model), data)[0] for model, data, _ in BAD_VALUES]
     assert answers == [status for _, _, status in BAD_VALUES]
@@ -236,7 +237,7 @@ def seed_selects(client: Client, url: str) -> int:
 
 
 @pytest.mark.parametrize("model", OURS, ids=lambda model: model._meta.label)
-def test_no_admin_page_of_a_running_game_loads_the_seed(gm, model):
+def test_no_admin_page_of_a_running_game_loads_the_seed(gm: User, model: type[Model]) -> None:
     client = logged_in(gm)
     record = model_admin(model).get_queryset(as_user(gm)).order_by("-pk").first()
     opts = model._meta
@@ -245,7 +246,9 @@ def test_no_admin_page_of_a_running_game_loads_the_seed(gm, model):
     assert seed_selects(client, change) == 0
 
 
-def test_the_gm_panel_loads_a_seed_only_to_reveal_it_once_its_game_is_finished(gm, now):
+def test_the_gm_panel_loads_a_seed_only_to_reveal_it_once_its_game_is_finished(
+    gm: User, now: datetime
+) -> None:
     """The page of a running game that follows a finished one loads neither seed; the page
     of the finished game loads its own seed once, to reveal it, and not the next game's."""
     options = {"rolls_per_turn": 4, "round_cap": 10}
@@ -268,7 +271,7 @@ def test_the_gm_panel_loads_a_seed_only_to_reveal_it_once_its_game_is_finished(g
     assert [game.title for game in page.context["game"].next_games.all()] == ["Mine"]
 
 
-def test_the_admin_reveals_the_seed_of_a_finished_game_only(gm, now):
+def test_the_admin_reveals_the_seed_of_a_finished_game_only(gm: User, now: datetime) -> None:
     running = Game.objects.get(title="Mine")
     client = logged_in(gm)
     page = client.get(reverse("admin:games_game_change", args=[running.pk]))

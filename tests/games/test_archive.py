@@ -3,6 +3,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Collection
+from datetime import datetime
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -38,7 +39,7 @@ def play_to_the_end(game: Game, orders_from: Collection[int] = ()) -> Game:
             postal.resolve_due_step(step.pk, now=step.deadline)
 
 
-def test_a_finished_game_exports_its_seed_and_replays_to_the_same_standings(now):
+def test_a_finished_game_exports_its_seed_and_replays_to_the_same_standings(now: datetime) -> None:
     game = choice_game(3)
     postal.start_game(game.pk, now=now, seed=SEED)
     game = play_to_the_end(game, orders_from={0})
@@ -57,7 +58,7 @@ def test_a_finished_game_exports_its_seed_and_replays_to_the_same_standings(now)
     ]
 
 
-def test_a_running_game_exports_its_dice_not_its_seed(now):
+def test_a_running_game_exports_its_dice_not_its_seed(now: datetime) -> None:
     game = choice_game(2)
     postal.start_game(game.pk, now=now, seed=SEED)
     step = game.steps.get()
@@ -75,7 +76,9 @@ def test_a_running_game_exports_its_dice_not_its_seed(now):
     assert CHOICE.state_to_json(records.run(record).state) == game.state
 
 
-def test_verify_passes_for_an_honest_game_and_the_command_says_so(now, capsys):
+def test_verify_passes_for_an_honest_game_and_the_command_says_so(
+    now: datetime, capsys: pytest.CaptureFixture[str]
+) -> None:
     game = choice_game(2)
     postal.start_game(game.pk, now=now, seed=SEED)
     game = play_to_the_end(game)
@@ -85,7 +88,7 @@ def test_verify_passes_for_an_honest_game_and_the_command_says_so(now, capsys):
     assert capsys.readouterr().out.startswith(f"game {game.pk} verified: {game.dice_drawn} rolls")
 
 
-def test_verify_fails_loudly_on_a_changed_roll_or_commitment(now):
+def test_verify_fails_loudly_on_a_changed_roll_or_commitment(now: datetime) -> None:
     game = choice_game(2)
     postal.start_game(game.pk, now=now, seed=SEED)
     game = play_to_the_end(game)
@@ -104,7 +107,7 @@ def test_verify_fails_loudly_on_a_changed_roll_or_commitment(now):
     assert str(caught.value).startswith(f"game {game.pk} FAILED verification:")
 
 
-def test_verify_finds_a_single_altered_roll_and_nothing_else(now):
+def test_verify_finds_a_single_altered_roll_and_nothing_else(now: datetime) -> None:
     game = choice_game(2)
     postal.start_game(game.pk, now=now, seed=SEED)
     game = play_to_the_end(game)
@@ -120,7 +123,7 @@ def test_verify_finds_a_single_altered_roll_and_nothing_else(now):
     ]
 
 
-def test_verify_finds_a_commitment_changed_after_the_start(now):
+def test_verify_finds_a_commitment_changed_after_the_start(now: datetime) -> None:
     game = choice_game(2)
     postal.start_game(game.pk, now=now, seed=SEED)
     game = play_to_the_end(game)
@@ -131,7 +134,7 @@ def test_verify_finds_a_commitment_changed_after_the_start(now):
     ]
 
 
-def test_verify_refuses_a_running_game_and_an_unknown_one(now):
+def test_verify_refuses_a_running_game_and_an_unknown_one(now: datetime) -> None:
     game = choice_game(2)
     postal.start_game(game.pk, now=now, seed=SEED)
     with pytest.raises(CommandError, match="its seed is revealed only when it is finished"):
@@ -140,7 +143,7 @@ def test_verify_refuses_a_running_game_and_an_unknown_one(now):
         call_command("verify", "999999")
 
 
-def test_export_command_writes_json(now, capsys):
+def test_export_command_writes_json(now: datetime, capsys: pytest.CaptureFixture[str]) -> None:
     game = choice_game(1)
     postal.start_game(game.pk, now=now, seed=SEED)
     call_command("export", str(game.pk))

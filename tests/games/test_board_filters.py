@@ -20,16 +20,18 @@ from games.templatetags.boards import dice_faces
         ("12", ""),
     ],
 )
-def test_dice_faces_writes_six_sided_dice_as_unicode_faces_and_nothing_else(values, written):
+def test_dice_faces_writes_six_sided_dice_as_unicode_faces_and_nothing_else(
+    values: list[int] | tuple[int, int] | str | None, written: str
+) -> None:
     assert dice_faces(values) == written
 
 
-def test_a_board_template_shows_a_roll_as_numbers_and_faces():
+def test_a_board_template_shows_a_roll_as_numbers_and_faces() -> None:
     template = Template("{% load boards %}{{ roll|numbers }} | {{ roll|dice_faces }}")
     assert template.render(Context({"roll": [4, 4, 1]})) == "4 4 1 | ⚃ ⚃ ⚀"
 
 
-def test_columns_right_aligns_a_row_of_a_text_board():
+def test_columns_right_aligns_a_row_of_a_text_board() -> None:
     template = Template(
         '{% load boards %}[{{ counts|columns:3 }}] [{{ counts.values|columns:"4" }}]'
     )
@@ -37,7 +39,7 @@ def test_columns_right_aligns_a_row_of_a_text_board():
     assert rendered == "[  2  3 12] [   1   0  10]"
 
 
-def test_cells_write_one_escaped_cell_per_value_each_on_its_own_line():
+def test_cells_write_one_escaped_cell_per_value_each_on_its_own_line() -> None:
     template = Template(
         '{% load boards %}<tr>{{ names|th_cells:"text-align:left" }}{{ counts|td_cells }}</tr>'
     )

@@ -5,10 +5,12 @@ reminders that a player may choose instead of one email per game."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
+from pytest_django.fixtures import Settings
+from time_machine import TimeMachineFixture
 
 from games import access, calendar, postal, reminders
 from games.engines.choice.rules import ChoiceEngine
@@ -26,13 +28,13 @@ DAILY_18 = {"kind": "daily", "time": "18:00"}
 
 
 @pytest.fixture(autouse=True)
-def fresh_feeds(settings: Any) -> None:
+def fresh_feeds(settings: Settings) -> None:
     """These tests follow a feed as its game moves on: every request builds it afresh (the
     feeds' cache is tested in tests/moderator/test_rate_limits.py)."""
     settings.CALENDAR_CACHE_SECONDS = 0
 
 
-def berlin_game(gm: Any = None, title: str = "Berlin nights") -> Game:
+def berlin_game(gm: User | None = None, title: str = "Berlin nights") -> Game:
     game = choice_game(3, gm=gm, title=title, time_zone="Europe/Berlin", schedule_spec=DAILY_18)
     return postal.start_game(game.pk, now=SATURDAY, seed=SEED)
 
@@ -62,7 +64,9 @@ def feed(client: Client, seat: Seat) -> str:
     return response.content.decode()
 
 
-def test_the_seats_feed_holds_its_deadline_before_and_after_the_change(client, time_machine):
+def test_the_seats_feed_holds_its_deadline_before_and_after_the_change(
+    client: Client, time_machine: TimeMachineFixture
+) -> None:
     time_machine.move_to(SATURDAY, tick=False)
     game = berlin_game()
     ann = Seat.objects.get(game=game, position=0)
@@ -81,7 +85,7 @@ def test_the_seats_feed_holds_its_deadline_before_and_after_the_change(client, t
     assert sunday["UID"] != saturday["UID"]
 
 
-def test_each_report_carries_its_deadline_as_an_ics_file(time_machine):
+def test_each_report_carries_its_deadline_as_an_ics_file(time_machine: TimeMachineFixture) -> None:
     time_machine.move_to(SATURDAY, tick=False)
     game = berlin_game()
     report = OutboundEmail.objects.get(kind="report", to="bob@example.org", game=game)
@@ -96,7 +100,9 @@ def test_each_report_carries_its_deadline_as_an_ics_file(time_machine):
     assert f"your calendar feed of this game:\n  {access.calendar_url(bob)}\n" in report.text
 
 
-def test_a_finished_or_rotated_seat_has_no_feed_to_show(client, time_machine):
+def test_a_finished_or_rotated_seat_has_no_feed_to_show(
+    client: Client, time_machine: TimeMachineFixture
+) -> None:
     time_machine.move_to(SATURDAY, tick=False)
     game = berlin_game()
     ann = Seat.objects.get(game=game, position=0)
@@ -107,9 +113,11 @@ def test_a_finished_or_rotated_seat_has_no_feed_to_show(client, time_machine):
     assert client.get("/calendar/nonsense.ics").status_code == 404
 
 
-def test_the_gms_feed_lists_the_open_deadline_of_each_of_their_games(client, time_machine):
+def test_the_gms_feed_lists_the_open_deadline_of_each_of_their_games(
+    client: Client, time_machine: TimeMachineFixture
+) -> None:
     time_machine.move_to(SATURDAY, tick=False)
-    gm: Any = GMFactory()
+    gm = GMFactory.create()
     first = berlin_game(gm, "First")
     second = berlin_game(gm, "Second")
     berlin_game(title="Someone else's")
@@ -128,7 +136,7 @@ def test_the_gms_feed_lists_the_open_deadline_of_each_of_their_games(client, tim
     assert client.get(url).status_code == 404
 
 
-def test_long_lines_are_folded_at_75_octets_without_splitting_a_character():
+def test_long_lines_are_folded_at_75_octets_without_splitting_a_character() -> None:
     text = calendar.render(
         "ü" * 60,
         [
@@ -152,7 +160,9 @@ def owing_games(now: datetime) -> tuple[Game, Game]:
     return first, second
 
 
-def test_a_player_chooses_the_digest_on_their_page(client, now, time_machine):
+def test_a_player_chooses_the_digest_on_their_page(
+    client: Client, now: datetime, time_machine: TimeMachineFixture
+) -> None:
     time_machine.move_to(now, tick=False)
     first, _ = owing_games(now)
     ann = Seat.objects.get(game=first, position=0)
@@ -177,7 +187,7 @@ def test_a_player_chooses_the_digest_on_their_page(client, now, time_machine):
     assert reminders.choice_of(ann) == {"digest": "1", "hour": "7"}
 
 
-def test_the_digest_replaces_the_reminders_and_comes_once_a_day(now):
+def test_the_digest_replaces_the_reminders_and_comes_once_a_day(now: datetime) -> None:
     first, _ = owing_games(now)
     ann = Seat.objects.get(game=first, position=0)
     reminders.choose(ann, digest=True, hour=8)
@@ -197,7 +207,7 @@ def test_the_digest_replaces_the_reminders_and_comes_once_a_day(now):
     assert digest.text.count("/p/") == 2
 
 
-def test_a_digest_lists_only_what_is_still_owed(now):
+def test_a_digest_lists_only_what_is_still_owed(now: datetime) -> None:
     first, second = owing_games(now)
     ann = Seat.objects.get(game=first, position=0)
     reminders.choose(ann, digest=True, hour=8)

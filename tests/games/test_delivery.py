@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from pytest_django.fixtures import Settings
+from time_machine import TimeMachineFixture
 
 from games import access, postal
 from games.models import Game, Seat
@@ -29,7 +31,7 @@ SIGNING_KEY = "mailgun-signing-key"
 
 
 @pytest.fixture(autouse=True)
-def hooks(settings: Any, time_machine: Any, now: datetime) -> None:
+def hooks(settings: Settings, time_machine: TimeMachineFixture, now: datetime) -> None:
     time_machine.move_to(now, tick=False)
     settings.ANYMAIL = {"WEBHOOK_SECRET": [SECRET], "MAILGUN_WEBHOOK_SIGNING_KEY": SIGNING_KEY}
 
@@ -127,7 +129,7 @@ def mailgun_failed(row: OutboundEmail) -> dict[str, Any]:
     }
 
 
-def test_a_delivery_is_recorded_on_its_row_once(game):
+def test_a_delivery_is_recorded_on_its_row_once(game: Game) -> None:
     row = report_to("ann")
     assert postmark(postmark_delivery(row)) == 200
     assert postmark(postmark_delivery(row)) == 200
@@ -136,7 +138,9 @@ def test_a_delivery_is_recorded_on_its_row_once(game):
     assert DeliveryEvent.objects.filter(email=row).count() == 1
 
 
-def test_an_unknown_row_becomes_sent_when_the_esp_reports_it_and_is_not_sent_again(game, now):
+def test_an_unknown_row_becomes_sent_when_the_esp_reports_it_and_is_not_sent_again(
+    game: Game, now: datetime
+) -> None:
     row = report_to("bob")
     OutboundEmail.objects.filter(pk=row.pk).update(state="unknown", attempts=1)
     assert postmark(postmark_delivery(row)) == 200
@@ -147,7 +151,9 @@ def test_an_unknown_row_becomes_sent_when_the_esp_reports_it_and_is_not_sent_aga
     assert row.attempts == 1
 
 
-def test_a_bounce_marks_the_seat_failing_and_tells_the_gm_once(game, client, now):
+def test_a_bounce_marks_the_seat_failing_and_tells_the_gm_once(
+    game: Game, client: Client, now: datetime
+) -> None:
     row = report_to("cy")
     assert mailgun(mailgun_failed(row)) == 200
     assert mailgun(mailgun_failed(row)) == 200  # the same event again
@@ -174,7 +180,7 @@ def test_a_bounce_marks_the_seat_failing_and_tells_the_gm_once(game, client, now
     assert player.get(seat_page(game, 2)).status_code == 200
 
 
-def test_a_complaint_marks_the_seat_failing(game):
+def test_a_complaint_marks_the_seat_failing(game: Game) -> None:
     row = report_to("ann")
     assert postmark(postmark_bounce(row, "SpamComplaint")) == 200
     row.refresh_from_db()
@@ -182,7 +188,7 @@ def test_a_complaint_marks_the_seat_failing(game):
     assert Seat.objects.get(game=game, position=0).email_failing.startswith("complained: ")
 
 
-def test_a_delivered_after_a_bounce_keeps_the_bounce(game):
+def test_a_delivered_after_a_bounce_keeps_the_bounce(game: Game) -> None:
     row = report_to("ann")
     postmark(postmark_bounce(row))
     postmark(postmark_delivery(row))
@@ -190,14 +196,16 @@ def test_a_delivered_after_a_bounce_keeps_the_bounce(game):
     assert row.delivery == "bounced"
 
 
-def test_a_new_address_clears_the_failing_mark(game, now):
+def test_a_new_address_clears_the_failing_mark(game: Game, now: datetime) -> None:
     postmark(postmark_bounce(report_to("ann")))
     postal.replace_player(game.pk, position=0, name="ann", email="ann@example.net", now=now)
     seat = Seat.objects.get(game=game, position=0)
     assert (seat.email_failing, seat.email_failing_at) == ("", None)
 
 
-def test_postal_marks_the_seats_of_the_game_with_the_address_once(game, now):
+def test_postal_marks_the_seats_of_the_game_with_the_address_once(
+    game: Game, now: datetime
+) -> None:
     """The one writer of seats marks every seat of the game at that address (in any case)
     that is not marked yet, and says which it marked."""
     Seat.objects.filter(game=game, position=1).update(email="Ann@Example.org")
@@ -213,7 +221,7 @@ def test_postal_marks_the_seats_of_the_game_with_the_address_once(game, now):
     assert not other.seats.exclude(email_failing="").exists()
 
 
-def test_a_forged_tracking_signature_changes_nothing(game):
+def test_a_forged_tracking_signature_changes_nothing(game: Game) -> None:
     row = report_to("cy")
     assert mailgun(mailgun_failed(row), key="forged") == 403
     row.refresh_from_db()
@@ -221,7 +229,7 @@ def test_a_forged_tracking_signature_changes_nothing(game):
     assert DeliveryEvent.objects.count() == 0
 
 
-def test_events_of_mail_that_is_not_ours_are_kept_and_change_nothing(game):
+def test_events_of_mail_that_is_not_ours_are_kept_and_change_nothing(game: Game) -> None:
     record = postmark_delivery(report_to("ann"))
     record["Metadata"] = {}
     assert postmark(record) == 200

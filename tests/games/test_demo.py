@@ -5,6 +5,7 @@ import re
 import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
+from pytest_django.fixtures import Settings
 
 from games import access
 from games.models import Game
@@ -12,7 +13,9 @@ from games.models import Game
 pytestmark = pytest.mark.django_db
 
 
-def test_the_demo_is_created_once_and_prints_working_links(capsys, settings):
+def test_the_demo_is_created_once_and_prints_working_links(
+    capsys: pytest.CaptureFixture[str], settings: Settings
+) -> None:
     settings.DEBUG = True
     call_command("demo")
     call_command("demo")
@@ -31,7 +34,7 @@ def test_the_demo_is_created_once_and_prints_working_links(capsys, settings):
         assert seat is not None and seat.name == name and seat.game == game
 
 
-def test_the_demo_refuses_to_run_outside_the_embedded_default(settings):
+def test_the_demo_refuses_to_run_outside_the_embedded_default(settings: Settings) -> None:
     settings.DEBUG = False
     with pytest.raises(CommandError, match="the demo is for the embedded default"):
         call_command("demo")

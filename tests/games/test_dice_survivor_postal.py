@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from time_machine import TimeMachineFixture
 
 from games import postal, tasks
 from games.models import Event, Game, Order, Seat, Step
@@ -59,7 +60,7 @@ def public_view(game: Game) -> dict[str, Any]:
     return view
 
 
-def test_each_action_is_a_step_of_its_own_with_its_deadline(now):
+def test_each_action_is_a_step_of_its_own_with_its_deadline(now: datetime) -> None:
     game = survivor(now)
     first = current(game)
     (prompt,) = first.prompts
@@ -86,7 +87,9 @@ def test_each_action_is_a_step_of_its_own_with_its_deadline(now):
             assert line in report.text
 
 
-def test_a_defender_who_misses_the_rematch_deadline_accepts_by_default(now, time_machine):
+def test_a_defender_who_misses_the_rematch_deadline_accepts_by_default(
+    now: datetime, time_machine: TimeMachineFixture
+) -> None:
     game = survivor(now)
     question = until_a_rematch_question(game, now)
     (prompt,) = question.prompts

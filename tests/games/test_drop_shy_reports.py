@@ -24,7 +24,7 @@ ENGINE = DropShyEngine()
 def played(now: datetime, turns: int) -> Game:
     """A 3-player game after ``turns`` orders, each on the first legal cell."""
     game = postal.create_game(
-        gm=GMFactory(),
+        gm=GMFactory.create(),
         engine_key="drop-shy",
         title="Shy",
         players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
@@ -78,7 +78,7 @@ def html_table(html: str) -> dict[tuple[int, int], int]:
 
 
 @pytest.mark.parametrize("turns", [0, 4, 9])
-def test_the_text_grid_and_the_html_table_show_exactly_the_board(now, turns):
+def test_the_text_grid_and_the_html_table_show_exactly_the_board(now: datetime, turns: int) -> None:
     game = played(now, turns)
     board = board_of(game)
     assert (len(board) > 1) == (turns > 0)

@@ -21,11 +21,13 @@ LIMIT = 998
 
 @pytest.mark.parametrize("seed", [bytes([n]) * 32 for n in range(3)])
 @pytest.mark.parametrize("key", sorted(registry.ENGINES))
-def test_every_line_of_every_report_of_a_started_game_fits_an_email_line(key, seed):
+def test_every_line_of_every_report_of_a_started_game_fits_an_email_line(
+    key: str, seed: bytes
+) -> None:
     engine = registry.get(key)
     seats = max(engine.min_players, min(8, engine.max_players))
     game = postal.create_game(
-        gm=GMFactory(),
+        gm=GMFactory.create(),
         engine_key=key,
         title=f"Long lines {key}",
         players=[postal.Player(name, f"{name}@example.org") for name in NAMES[:seats]],

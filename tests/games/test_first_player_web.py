@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from time_machine import TimeMachineFixture
 
 from games import access, postal
 from games.engines.first_player.rules import FirstPlayerEngine, FirstPlayerState
@@ -32,14 +33,14 @@ SEED = bytes(range(32))
 
 
 @pytest.fixture(autouse=True)
-def frozen(time_machine: Any, now: datetime) -> None:
+def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
     time_machine.move_to(now, tick=False)
 
 
 def night(now: datetime, seed: bytes = SEED) -> Game:
     """A started night of one round, free order mode: the gift window is open."""
     game = postal.create_game(
-        gm=GMFactory(),
+        gm=GMFactory.create(),
         engine_key="first-player",
         title="Game night",
         players=[postal.Player(name, f"{name}@example.org") for name in NAMES],
@@ -49,7 +50,8 @@ def night(now: datetime, seed: bytes = SEED) -> Game:
 
 
 def state_of(game: Game) -> FirstPlayerState:
-    return ENGINE.state_from_json(Game.objects.get(pk=game.pk).state)
+    state: FirstPlayerState = ENGINE.state_from_json(Game.objects.get(pk=game.pk).state)
+    return state
 
 
 class SeatBrowser(Client):
@@ -120,7 +122,9 @@ def row_of(state: FirstPlayerState, seat: int) -> str:
     return numbers(die.value for die in state.cups[seat].row)
 
 
-def test_a_night_on_the_web_offers_the_legal_buttons_and_ends_with_the_reveal(now):
+def test_a_night_on_the_web_offers_the_legal_buttons_and_ends_with_the_reveal(
+    now: datetime,
+) -> None:
     game = night(now)
     ann, bob, cy = (browser_of(game, position, now) for position in range(3))
     for client in (ann, bob, cy):
@@ -212,7 +216,7 @@ def test_a_night_on_the_web_offers_the_legal_buttons_and_ends_with_the_reveal(no
         assert f"    {place}. {NAMES[seat]}: {row_of(state, seat)}\n" in final.text
 
 
-def test_an_illegal_pick_or_arrangement_is_refused_and_changes_nothing(now):
+def test_an_illegal_pick_or_arrangement_is_refused_and_changes_nothing(now: datetime) -> None:
     game = night(now)
     postal.resolve_now(game.pk, now=now)
     ann = browser_of(game, 0, now)
@@ -310,7 +314,7 @@ def rolled_unrevealed(now: datetime) -> tuple[Game, dict[int, list[str]]]:
     pytest.fail("no seed gave distinct rolls")
 
 
-def test_no_seat_reads_another_seats_dice_or_arrangement_before_the_reveal(now):
+def test_no_seat_reads_another_seats_dice_or_arrangement_before_the_reveal(now: datetime) -> None:
     game, secrets_of = rolled_unrevealed(now)
     assert state_of(game).phase == "commit"
     assert_secrets_stay_private(game, secrets_of, now)
@@ -339,7 +343,7 @@ def token_round(now: datetime) -> tuple[Game, int]:
     round 1 had no tie and the holder has a die that can take a token)."""
     for number in range(30):
         game = postal.create_game(
-            gm=GMFactory(),
+            gm=GMFactory.create(),
             engine_key="first-player",
             title="Token night",
             players=[postal.Player(name, f"{name}@example.org") for name in FOUR],
@@ -359,7 +363,7 @@ def token_round(now: datetime) -> tuple[Game, int]:
     pytest.fail("no seed gave a token holder a die that can take a token")
 
 
-def test_a_token_holder_is_offered_each_die_that_can_take_a_token(now):
+def test_a_token_holder_is_offered_each_die_that_can_take_a_token(now: datetime) -> None:
     game, holder = token_round(now)
     client = browser_of(game, holder, now)
     row = [die.value for die in state_of(game).cups[holder].row]

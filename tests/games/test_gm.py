@@ -3,17 +3,20 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 import time_machine
+from django.contrib.auth.models import User
 from django.core import mail
 from django.db import connection
 from django.template.loader import render_to_string
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 
 from games import gm_views, postal, reports
 from games.engines.base import OrderError
@@ -29,29 +32,29 @@ CHOICE = ChoiceEngine()
 
 
 @pytest.fixture(autouse=True)
-def clock(now: datetime) -> Any:
+def clock(now: datetime) -> Iterator[None]:
     """The views read the wall clock; it stands still at ``now``."""
     with time_machine.travel(now, tick=False):
         yield
 
 
-def staff_user(**kwargs: Any) -> Any:
+def staff_user(**kwargs: Any) -> User:
     return GMFactory.create(is_staff=True, **kwargs)
 
 
 @pytest.fixture
-def gm() -> Any:
+def gm() -> User:
     return staff_user()
 
 
 @pytest.fixture
-def client(gm: Any) -> Client:
+def client(gm: User) -> Client:
     client = Client()
     client.force_login(gm)
     return client
 
 
-def started(gm: Any, now: datetime, players: int = 3, **kwargs: Any) -> Game:
+def started(gm: User, now: datetime, players: int = 3, **kwargs: Any) -> Game:
     game = choice_game(players, gm=gm, **kwargs)
     return postal.start_game(game.pk, now=now, seed=SEED)
 
@@ -92,7 +95,7 @@ def act(client: Client, game: Game, action: str, **data: Any) -> list[str]:
 # --- access -------------------------------------------------------------------------------
 
 
-def test_anonymous_users_are_sent_to_the_admin_login(gm, now):
+def test_anonymous_users_are_sent_to_the_admin_login(gm: User, now: datetime) -> None:
     game = choice_game(2, gm=gm)
     anonymous = Client()
     for url in (
@@ -112,7 +115,7 @@ def test_anonymous_users_are_sent_to_the_admin_login(gm, now):
     assert snapshot(game) == before
 
 
-def test_a_user_who_is_not_staff_is_sent_to_the_login(now):
+def test_a_user_who_is_not_staff_is_sent_to_the_login(now: datetime) -> None:
     player = Client()
     player.force_login(GMFactory.create(is_staff=False))
     response = player.get(reverse("gm:dashboard"))
@@ -121,7 +124,9 @@ def test_a_user_who_is_not_staff_is_sent_to_the_login(now):
 
 
 @pytest.mark.parametrize("action", sorted(gm_views.ACTIONS))
-def test_another_gm_gets_404_for_every_action_and_nothing_changes(gm, now, action):
+def test_another_gm_gets_404_for_every_action_and_nothing_changes(
+    gm: User, now: datetime, action: str
+) -> None:
     game = started(gm, now)
     intruder = Client()
     intruder.force_login(staff_user())
@@ -133,7 +138,7 @@ def test_another_gm_gets_404_for_every_action_and_nothing_changes(gm, now, actio
     assert snapshot(game) == before
 
 
-def test_another_gm_gets_404_for_the_game_page(gm, now):
+def test_another_gm_gets_404_for_the_game_page(gm: User, now: datetime) -> None:
     game = started(gm, now)
     intruder = Client()
     intruder.force_login(staff_user())
@@ -141,14 +146,16 @@ def test_another_gm_gets_404_for_the_game_page(gm, now):
     assert intruder.get(reverse("gm:game", args=[game.pk + 1000])).status_code == 404
 
 
-def test_a_superuser_may_open_any_game(gm, now):
+def test_a_superuser_may_open_any_game(gm: User, now: datetime) -> None:
     game = started(gm, now)
     admin = Client()
     admin.force_login(staff_user(is_superuser=True))
     assert admin.get(reverse("gm:game", args=[game.pk])).status_code == 200
 
 
-def test_actions_answer_post_only_and_unknown_actions_are_404(client, gm, now):
+def test_actions_answer_post_only_and_unknown_actions_are_404(
+    client: Client, gm: User, now: datetime
+) -> None:
     game = started(gm, now)
     before = snapshot(game)
     assert client.get(reverse("gm:act", args=[game.pk, "pause"])).status_code == 405
@@ -156,7 +163,7 @@ def test_actions_answer_post_only_and_unknown_actions_are_404(client, gm, now):
     assert snapshot(game) == before
 
 
-def test_actions_need_the_csrf_token(gm, now):
+def test_actions_need_the_csrf_token(gm: User, now: datetime) -> None:
     game = started(gm, now)
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(gm)
@@ -168,7 +175,9 @@ def test_actions_need_the_csrf_token(gm, now):
 # --- the dashboard ------------------------------------------------------------------------
 
 
-def test_dashboard_shows_step_deadline_who_owes_nmrs_and_needs_gm(client, gm, now):
+def test_dashboard_shows_step_deadline_who_owes_nmrs_and_needs_gm(
+    client: Client, gm: User, now: datetime
+) -> None:
     game = started(gm, now, title="Mine", time_zone="Europe/Berlin")
     postal.resolve_now(game.pk, now=now)  # nobody ordered: one NMR each
     game.refresh_from_db()
@@ -176,7 +185,7 @@ def test_dashboard_shows_step_deadline_who_owes_nmrs_and_needs_gm(client, gm, no
     Seat.objects.filter(game=game, position=2).update(nmr_count=3)
     Game.objects.filter(pk=game.pk).update(needs_gm="step 2 failed 5 times: boom")
     choice_game(2, gm=gm, title="Waiting")
-    started(GMFactory(is_staff=True), now, title="Not mine")
+    started(GMFactory.create(is_staff=True), now, title="Not mine")
 
     response = client.get(reverse("gm:dashboard"))
 
@@ -193,7 +202,9 @@ def test_dashboard_shows_step_deadline_who_owes_nmrs_and_needs_gm(client, gm, no
     assert b"Wed 25 Nov 2026 19:00 CET (18:00 UTC)" in response.content
 
 
-def test_dashboard_queries_do_not_grow_with_games_or_seats(client, gm, now):
+def test_dashboard_queries_do_not_grow_with_games_or_seats(
+    client: Client, gm: User, now: datetime
+) -> None:
     def queries() -> int:
         with CaptureQueriesContext(connection) as captured:
             assert client.get(reverse("gm:dashboard")).status_code == 200
@@ -223,7 +234,9 @@ GOOD = {
 }
 
 
-def test_create_game_makes_the_game_and_its_seats_then_shows_its_page(client, gm):
+def test_create_game_makes_the_game_and_its_seats_then_shows_its_page(
+    client: Client, gm: User
+) -> None:
     response = client.post(reverse("gm:create"), GOOD, follow=True)
     game = Game.objects.get()
     assert response.redirect_chain == [(reverse("gm:game", args=[game.pk]), 302)]
@@ -248,7 +261,7 @@ def test_create_game_makes_the_game_and_its_seats_then_shows_its_page(client, gm
     ]
 
 
-def test_create_game_form_is_shown_with_the_engines(client):
+def test_create_game_form_is_shown_with_the_engines(client: Client) -> None:
     response = client.get(reverse("gm:create"))
     assert response.status_code == 200
     assert response.context["form"]["engine"].field.choices == [
@@ -322,15 +335,15 @@ def test_create_game_form_is_shown_with_the_engines(client):
     ],
 )
 def test_create_game_shows_the_message_next_to_the_field_and_writes_nothing(
-    client, field, value, message
-):
+    client: Client, field: str, value: str, message: str
+) -> None:
     response = client.post(reverse("gm:create"), GOOD | {field: value})
     assert response.status_code == 200
     assert response.context["form"].errors == {field: [message]}
     assert (Game.objects.count(), Seat.objects.count()) == (0, 0)
 
 
-def test_create_game_shows_postal_errors_above_the_form(client):
+def test_create_game_shows_postal_errors_above_the_form(client: Client) -> None:
     players = "\n".join(f"p{n} <p{n}@example.org>" for n in range(21))
     response = client.post(reverse("gm:create"), GOOD | {"players": players})
     assert response.status_code == 200
@@ -342,7 +355,9 @@ def test_create_game_shows_postal_errors_above_the_form(client):
 # --- the game page ------------------------------------------------------------------------
 
 
-def test_game_page_shows_seats_step_owing_every_seats_hidden_view_and_the_log(client, gm, now):
+def test_game_page_shows_seats_step_owing_every_seats_hidden_view_and_the_log(
+    client: Client, gm: User, now: datetime
+) -> None:
     game = started(gm, now, time_zone="Europe/Berlin")
     order = nmr_text(game, 0)
     postal.accept_order(game_id=game.pk, position=0, text=order, source="web", now=now)
@@ -372,7 +387,9 @@ def test_game_page_shows_seats_step_owing_every_seats_hidden_view_and_the_log(cl
     assert SEED.hex().encode() not in response.content
 
 
-def test_game_page_reveals_the_seed_once_the_game_is_finished(client, gm, now):
+def test_game_page_reveals_the_seed_once_the_game_is_finished(
+    client: Client, gm: User, now: datetime
+) -> None:
     game = started(gm, now, players=1, options={"rolls_per_turn": 4, "round_cap": 10})
     for _ in range(3):
         postal.resolve_now(game.pk, now=now)
@@ -442,8 +459,8 @@ def board_rows(view: dict[str, Any]) -> list[list[str]]:
 
 
 def test_game_page_shows_each_seats_private_block_and_board_as_the_player_page_does(
-    client, gm, now
-):
+    client: Client, gm: User, now: datetime
+) -> None:
     game = started(gm, now)
     postal.resolve_now(game.pk, now=now)  # the NMR defaults fill the sheets
     game.refresh_from_db()
@@ -487,7 +504,9 @@ def test_game_page_shows_each_seats_private_block_and_board_as_the_player_page_d
     assert sealed not in text(public)
 
 
-def test_game_page_keeps_the_raw_views_inside_collapsed_details(client, gm, now):
+def test_game_page_keeps_the_raw_views_inside_collapsed_details(
+    client: Client, gm: User, now: datetime
+) -> None:
     game = started(gm, now)
     state = CHOICE.state_from_json(game.state)
 
@@ -504,14 +523,16 @@ def test_game_page_keeps_the_raw_views_inside_collapsed_details(client, gm, now)
         assert "<pre>" not in outside_details(markup)
 
 
-def test_game_page_before_the_start_shows_no_views(client, gm):
+def test_game_page_before_the_start_shows_no_views(client: Client, gm: User) -> None:
     game = choice_game(2, gm=gm)
     response = client.get(reverse("gm:game", args=[game.pk]))
     assert (response.context["public"], response.context["hidden"]) == (None, [])
     assert b"What each seat sees" not in response.content
 
 
-def test_game_page_of_a_finished_game_shows_the_final_boards(client, gm, now):
+def test_game_page_of_a_finished_game_shows_the_final_boards(
+    client: Client, gm: User, now: datetime
+) -> None:
     game = started(gm, now, players=2, options={"rolls_per_turn": 4, "round_cap": 10})
     for _ in range(3):
         postal.resolve_now(game.pk, now=now)
@@ -525,7 +546,9 @@ def test_game_page_of_a_finished_game_shows_the_final_boards(client, gm, now):
         assert details_json(markup) == CHOICE.view(state, position)
 
 
-def test_needs_the_gm_is_shown_first_with_the_clear_action(client, gm, now):
+def test_needs_the_gm_is_shown_first_with_the_clear_action(
+    client: Client, gm: User, now: datetime
+) -> None:
     game = started(gm, now)
     page = reverse("gm:game", args=[game.pk])
     assert b'id="needs-gm"' not in client.get(page).content
@@ -564,7 +587,9 @@ def send_again(client: Client, game: Game, email: OutboundEmail) -> Any:
     return client.post(reverse("gm:send_again", args=[game.pk, email.pk]), follow=True)
 
 
-def test_game_page_lists_the_games_emails_newest_first(client, gm, now):
+def test_game_page_lists_the_games_emails_newest_first(
+    client: Client, gm: User, now: datetime
+) -> None:
     game = started(gm, now)
     other = started(gm, now)
     reports_sent = list(OutboundEmail.objects.filter(game=game).order_by("id"))
@@ -595,7 +620,7 @@ def test_game_page_lists_the_games_emails_newest_first(client, gm, now):
     assert b"Subject none" not in content
 
 
-def test_game_page_lists_the_newest_50_emails_only(client, gm, now):
+def test_game_page_lists_the_newest_50_emails_only(client: Client, gm: User, now: datetime) -> None:
     game = choice_game(2, gm=gm)
     OutboundEmail.objects.bulk_create(
         OutboundEmail(dedupe_key=f"k{n}", kind="invite", game=game, to="ann@example.org")
@@ -609,8 +634,11 @@ def test_game_page_lists_the_newest_50_emails_only(client, gm, now):
 
 
 def test_send_again_queues_a_failed_email_of_the_game(
-    client, gm, now, django_capture_on_commit_callbacks
-):
+    client: Client,
+    gm: User,
+    now: datetime,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
     game = started(gm, now)
     failed = email_of(game, "f", state="failed", attempts=5, last_error="boom")
     mail.outbox.clear()
@@ -630,7 +658,7 @@ def test_send_again_queues_a_failed_email_of_the_game(
     assert [(m.to, m.subject) for m in mail.outbox] == [(["ann@example.org"], "Subject f")]
 
 
-def test_send_again_works_for_an_unknown_email(client, gm, now):
+def test_send_again_works_for_an_unknown_email(client: Client, gm: User, now: datetime) -> None:
     game = started(gm, now)
     unknown = email_of(game, "u", state="unknown", attempts=1)
     response = send_again(client, game, unknown)
@@ -641,7 +669,9 @@ def test_send_again_works_for_an_unknown_email(client, gm, now):
     assert (unknown.state, unknown.attempts) == ("pending", 0)
 
 
-def test_send_again_answers_404_for_an_email_of_another_game_or_gm(client, gm, now):
+def test_send_again_answers_404_for_an_email_of_another_game_or_gm(
+    client: Client, gm: User, now: datetime
+) -> None:
     game = started(gm, now)
     mine_elsewhere = email_of(started(gm, now), "mine", state="failed")
     their_game = started(staff_user(), now)
@@ -662,8 +692,11 @@ def test_send_again_answers_404_for_an_email_of_another_game_or_gm(client, gm, n
 
 
 def test_send_again_refuses_an_email_that_was_sent(
-    client, gm, now, django_capture_on_commit_callbacks
-):
+    client: Client,
+    gm: User,
+    now: datetime,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
     game = started(gm, now)
     sent = email_of(game, "s", state="sent", attempts=1, sent_at=now)
     before = OutboundEmail.objects.filter(pk=sent.pk).values().get()
@@ -679,7 +712,7 @@ def test_send_again_refuses_an_email_that_was_sent(
     assert OutboundEmail.objects.filter(pk=sent.pk).values().get() == before
 
 
-def test_send_again_needs_the_csrf_token(gm, now):
+def test_send_again_needs_the_csrf_token(gm: User, now: datetime) -> None:
     game = started(gm, now)
     failed = email_of(game, "f", state="failed")
     strict = Client(enforce_csrf_checks=True)
@@ -693,7 +726,9 @@ def test_send_again_needs_the_csrf_token(gm, now):
 
 
 @pytest.mark.parametrize("finished", [False, True])
-def test_game_page_queries_do_not_grow_with_seats(client, gm, now, finished):
+def test_game_page_queries_do_not_grow_with_seats(
+    client: Client, gm: User, now: datetime, finished: bool
+) -> None:
     def game_with(players: int) -> Game:
         options = {"rolls_per_turn": 4, "round_cap": 10} if finished else {}
         game = started(gm, now, players=players, options=options)
@@ -723,13 +758,13 @@ def test_game_page_queries_do_not_grow_with_seats(client, gm, now, finished):
 # --- actions ------------------------------------------------------------------------------
 
 
-def test_invite_emails_every_seat(client, gm):
+def test_invite_emails_every_seat(client: Client, gm: User) -> None:
     game = choice_game(3, gm=gm)
     assert act(client, game, "invite") == ["Invitations are on their way to 3 players."]
     assert list(OutboundEmail.objects.values_list("kind", flat=True)) == ["invite"] * 3
 
 
-def test_start_opens_step_one_and_a_second_start_changes_nothing(client, gm):
+def test_start_opens_step_one_and_a_second_start_changes_nothing(client: Client, gm: User) -> None:
     game = choice_game(3, gm=gm)
     assert act(client, game, "start") == [
         "The game has started; the first reports are on their way."
@@ -744,7 +779,9 @@ def test_start_opens_step_one_and_a_second_start_changes_nothing(client, gm):
     assert snapshot(game) == before
 
 
-def test_extend_moves_the_deadline_typed_in_the_games_zone(client, gm, now):
+def test_extend_moves_the_deadline_typed_in_the_games_zone(
+    client: Client, gm: User, now: datetime
+) -> None:
     game = started(gm, now, time_zone="Europe/Berlin")
     messages = act(client, game, "extend", deadline="2026-11-27T20:00")
     assert messages == [
@@ -761,21 +798,23 @@ def test_extend_moves_the_deadline_typed_in_the_games_zone(client, gm, now):
         ("", "deadline: This field is required."),
     ],
 )
-def test_extend_with_a_bad_deadline_changes_nothing(client, gm, now, deadline, message):
+def test_extend_with_a_bad_deadline_changes_nothing(
+    client: Client, gm: User, now: datetime, deadline: str, message: str
+) -> None:
     game = started(gm, now, time_zone="Europe/Berlin")
     before = snapshot(game)
     assert act(client, game, "extend", deadline=deadline) == [message]
     assert snapshot(game) == before
 
 
-def test_extend_without_an_open_step_changes_nothing(client, gm):
+def test_extend_without_an_open_step_changes_nothing(client: Client, gm: User) -> None:
     game = choice_game(2, gm=gm)
     before = snapshot(game)
     assert act(client, game, "extend", deadline="2026-12-01T12:00") == ["the game has no open step"]
     assert snapshot(game) == before
 
 
-def test_pause_and_resume(client, gm, now):
+def test_pause_and_resume(client: Client, gm: User, now: datetime) -> None:
     game = started(gm, now)
     assert act(client, game, "pause") == ["The game is paused."]
     game.refresh_from_db()
@@ -794,7 +833,9 @@ def test_pause_and_resume(client, gm, now):
     assert snapshot(game) == before
 
 
-def test_resolve_now_plays_the_nmr_defaults_and_opens_the_next_step(client, gm, now):
+def test_resolve_now_plays_the_nmr_defaults_and_opens_the_next_step(
+    client: Client, gm: User, now: datetime
+) -> None:
     game = started(gm, now)
     assert act(client, game, "resolve") == [
         "The step is resolved; missing orders got their NMR defaults."
@@ -806,7 +847,7 @@ def test_resolve_now_plays_the_nmr_defaults_and_opens_the_next_step(client, gm, 
     assert list(game.seats.values_list("nmr_count", flat=True)) == [1, 1, 1]
 
 
-def test_the_gm_enters_a_postal_order(client, gm, now):
+def test_the_gm_enters_a_postal_order(client: Client, gm: User, now: datetime) -> None:
     game = started(gm, now)
     text = nmr_text(game, 1)
     assert act(client, game, "order", seat="1", text=text.upper()) == [
@@ -821,7 +862,9 @@ def test_the_gm_enters_a_postal_order(client, gm, now):
     )
 
 
-def test_an_order_the_engine_rejects_shows_its_message_and_changes_nothing(client, gm, now):
+def test_an_order_the_engine_rejects_shows_its_message_and_changes_nothing(
+    client: Client, gm: User, now: datetime
+) -> None:
     game = started(gm, now)
     state = CHOICE.state_from_json(game.state)
     with pytest.raises(OrderError) as caught:
@@ -840,7 +883,7 @@ def test_an_order_the_engine_rejects_shows_its_message_and_changes_nothing(clien
     assert snapshot(game) == before
 
 
-def test_replace_a_player(client, gm, now):
+def test_replace_a_player(client: Client, gm: User, now: datetime) -> None:
     game = started(gm, now)
     Seat.objects.filter(game=game, position=1).update(nmr_count=2)
     assert act(client, game, "replace", seat="1", name="bea", email="bea@example.org") == [
@@ -872,14 +915,16 @@ def test_replace_a_player(client, gm, now):
         ),
     ],
 )
-def test_a_bad_replacement_changes_nothing(client, gm, now, data, message):
+def test_a_bad_replacement_changes_nothing(
+    client: Client, gm: User, now: datetime, data: dict[str, str], message: str
+) -> None:
     game = started(gm, now)
     before = snapshot(game)
     assert act(client, game, "replace", **({"seat": "1"} | data)) == [message]
     assert snapshot(game) == before
 
 
-def test_rotate_a_seats_link(client, gm, now):
+def test_rotate_a_seats_link(client: Client, gm: User, now: datetime) -> None:
     game = started(gm, now)
     assert act(client, game, "rotate", seat="2") == [
         "cy has a new link; the old links no longer work."
@@ -893,7 +938,7 @@ def test_rotate_a_seats_link(client, gm, now):
     assert snapshot(game) == before
 
 
-def test_resend_a_seats_report(client, gm, now):
+def test_resend_a_seats_report(client: Client, gm: User, now: datetime) -> None:
     game = started(gm, now)
     emails = OutboundEmail.objects.count()
     assert act(client, game, "resend", seat="0") == ["The current report is sent to ann again."]
@@ -903,7 +948,7 @@ def test_resend_a_seats_report(client, gm, now):
     )
 
 
-def test_resend_before_the_start_changes_nothing(client, gm):
+def test_resend_before_the_start_changes_nothing(client: Client, gm: User) -> None:
     game = choice_game(2, gm=gm)
     before = snapshot(game)
     assert act(client, game, "resend", seat="0") == [
@@ -912,7 +957,7 @@ def test_resend_before_the_start_changes_nothing(client, gm):
     assert snapshot(game) == before
 
 
-def test_clear_needs_gm(client, gm, now):
+def test_clear_needs_gm(client: Client, gm: User, now: datetime) -> None:
     game = started(gm, now)
     Game.objects.filter(pk=game.pk).update(needs_gm="step 1 failed 5 times: boom")
     Step.objects.filter(game=game).update(failures=5)
@@ -921,7 +966,9 @@ def test_clear_needs_gm(client, gm, now):
     assert (game.needs_gm, game.steps.get().failures) == ("", 0)
 
 
-def test_the_deadline_input_is_read_in_the_zone_even_across_a_clock_change(client, gm, now):
+def test_the_deadline_input_is_read_in_the_zone_even_across_a_clock_change(
+    client: Client, gm: User, now: datetime
+) -> None:
     game = started(gm, now, time_zone="America/New_York")
     act(client, game, "extend", deadline="2027-03-14T12:00")  # EDT from 14 March 2027
     assert game.steps.get().deadline == datetime(2027, 3, 14, 16, 0, tzinfo=UTC)

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.test import Client
+from time_machine import TimeMachineFixture
 
 from games import access, postal
 from games.engines.choice.rules import ChoiceEngine, RoundLine, legal_choices, play_round
@@ -28,7 +29,7 @@ CHOICE = ChoiceEngine()
 
 
 @pytest.fixture(autouse=True)
-def frozen(time_machine: Any, now: datetime) -> None:
+def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
     time_machine.move_to(now, tick=False)
 
 
@@ -93,7 +94,7 @@ def distinct_orders(game: Game) -> dict[int, list[tuple[int, Any]]]:
     return orders
 
 
-def test_no_seat_reads_another_seats_sealed_order_before_the_step_resolves(now):
+def test_no_seat_reads_another_seats_sealed_order_before_the_step_resolves(now: datetime) -> None:
     game = choice_game(3, early_processing=False)
     game = postal.start_game(game.pk, now=now, seed=SEED)
     orders = distinct_orders(game)

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from time_machine import TimeMachineFixture
 
 from games import archive, postal, tasks
 from games.engines.liars_dice.rules import LiarsDiceEngine, behind
@@ -29,13 +30,13 @@ PROFILES: dict[str, tuple[dict[str, Any], int]] = {
 
 
 @pytest.fixture(autouse=True)
-def frozen(time_machine: Any, now: datetime) -> None:
+def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
     time_machine.move_to(now, tick=False)
 
 
 def start(now: datetime, options: dict[str, Any], players: int, seed: bytes) -> Game:
     game = postal.create_game(
-        gm=GMFactory(),
+        gm=GMFactory.create(),
         engine_key="liars-dice",
         title="Liars",
         players=[postal.Player(name, f"{name}@example.org") for name in NAMES[:players]],
@@ -76,7 +77,7 @@ def cup_secrets(state: Any, seat: int) -> list[str]:
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_no_seat_reads_a_cup_the_rules_do_not_show_it(now, profile):
+def test_no_seat_reads_a_cup_the_rules_do_not_show_it(now: datetime, profile: str) -> None:
     options, players = PROFILES[profile]
     # In Death Match each seat reads the sum of the other's cup: equal sums would read alike.
     game = with_distinct_cups(now, options, players, distinct_sums=profile == "genius_dm")
@@ -101,7 +102,7 @@ def test_no_seat_reads_a_cup_the_rules_do_not_show_it(now, profile):
             assert (line in seen[seat], line in seen[1 - seat]) == (True, False)
 
 
-def test_after_a_challenge_every_seat_reads_every_cup_of_the_round(now):
+def test_after_a_challenge_every_seat_reads_every_cup_of_the_round(now: datetime) -> None:
     game = with_distinct_cups(now, {}, 3)
     state = ENGINE.state_from_json(game.state)
     opener = state.turn
@@ -122,12 +123,14 @@ def due(game: Game) -> Step:
     return Step.objects.get(game=game, number=game.step_number)
 
 
-def sweep_after(step: Step, time_machine: Any) -> None:
+def sweep_after(step: Step, time_machine: TimeMachineFixture) -> None:
     time_machine.move_to(step.deadline + timedelta(seconds=1), tick=False)
     assert tasks.sweep()["steps"] == 1
 
 
-def test_a_missed_deadline_spends_the_reserve_and_a_second_loses_the_round(now, time_machine):
+def test_a_missed_deadline_spends_the_reserve_and_a_second_loses_the_round(
+    now: datetime, time_machine: TimeMachineFixture
+) -> None:
     game = start(now, {"profile": "genius_dm"}, 2, bytes(range(32)))
     first = due(game)
     (prompt,) = first.prompts
@@ -162,7 +165,9 @@ def test_a_missed_deadline_spends_the_reserve_and_a_second_loses_the_round(now, 
     assert Order.objects.filter(source="default", seat__position=seat).count() == 2
 
 
-def test_a_match_lost_on_deadlines_ends_with_its_seed_and_every_cup_verified(now, time_machine):
+def test_a_match_lost_on_deadlines_ends_with_its_seed_and_every_cup_verified(
+    now: datetime, time_machine: TimeMachineFixture
+) -> None:
     game = start(now, {"profile": "genius_dm", "max_dice": 5}, 2, bytes(range(32)))
     for _ in range(10):
         game.refresh_from_db()

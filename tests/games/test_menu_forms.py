@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from time_machine import TimeMachineFixture
 
 from games import access, postal
 from games.forms import legal_choices
@@ -22,13 +23,13 @@ SEED = bytes(range(32))
 
 
 @pytest.fixture(autouse=True)
-def frozen(time_machine: Any, now: datetime) -> None:
+def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
     time_machine.move_to(now, tick=False)
 
 
 def started(engine: str, now: datetime, options: dict[str, Any] | None = None) -> Game:
     game = postal.create_game(
-        gm=GMFactory(),
+        gm=GMFactory.create(),
         engine_key=engine,
         title=f"A game of {engine}",
         players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
@@ -64,7 +65,7 @@ def buttons_of(html: str) -> list[str]:
     return re.findall(r'<button type="submit" name="pick_button" value="([^"]*)"', html)
 
 
-def test_dice_survivor_offers_its_legal_actions_as_buttons_and_takes_one(now):
+def test_dice_survivor_offers_its_legal_actions_as_buttons_and_takes_one(now: datetime) -> None:
     game = started("dice-survivor", now)
     seat = on_turn(game)
     client = browser_of(seat, now)
@@ -85,7 +86,7 @@ def test_dice_survivor_offers_its_legal_actions_as_buttons_and_takes_one(now):
     assert (order.source, order.canonical) == ("web", "extra")
 
 
-def test_a_menu_order_that_is_not_legal_now_is_refused_and_changes_nothing(now):
+def test_a_menu_order_that_is_not_legal_now_is_refused_and_changes_nothing(now: datetime) -> None:
     game = started("dice-survivor", now)
     seat = on_turn(game)
     client = browser_of(seat, now)
@@ -101,7 +102,9 @@ def test_a_menu_order_that_is_not_legal_now_is_refused_and_changes_nothing(now):
     assert "Choose your order first." in empty.content.decode()
 
 
-def test_liars_dice_offers_exactly_the_legal_opening_bids_and_keeps_the_cup_private(now):
+def test_liars_dice_offers_exactly_the_legal_opening_bids_and_keeps_the_cup_private(
+    now: datetime,
+) -> None:
     game = started("liars-dice", now)
     seat = on_turn(game)
     page = browser_of(seat, now).get(seat_page(game, seat.position)).content.decode()
@@ -115,7 +118,9 @@ def test_liars_dice_offers_exactly_the_legal_opening_bids_and_keeps_the_cup_priv
     assert legal_choices(game.rules, state, (seat.position + 1) % 3) == []
 
 
-def test_liars_dice_takes_a_bid_from_the_select_and_offers_the_challenge_next(now):
+def test_liars_dice_takes_a_bid_from_the_select_and_offers_the_challenge_next(
+    now: datetime,
+) -> None:
     game = started("liars-dice", now)
     seat = on_turn(game)
     client = browser_of(seat, now)
@@ -129,7 +134,7 @@ def test_liars_dice_takes_a_bid_from_the_select_and_offers_the_challenge_next(no
     assert "bid 3 4" not in offered and "bid 3 5" in offered and "bid 2 6" not in offered
 
 
-def test_drop_shy_draws_the_board_with_a_button_over_each_legal_cell(now):
+def test_drop_shy_draws_the_board_with_a_button_over_each_legal_cell(now: datetime) -> None:
     game = started("drop-shy", now, {"dice_per_player": 4})
     seat = on_turn(game)
     client = browser_of(seat, now)

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 import pytest
 from django.db import connection
 from django.test import Client
+from pytest_django.fixtures import Settings
 
 from games import access, postal
 from games.engines.choice.rules import ChoiceEngine
@@ -56,7 +57,9 @@ def accept(game: Game, text: str, now: datetime) -> Order:
 
 
 @pytest.mark.django_db
-def test_the_order_that_counts_sent_again_records_nothing_and_owes_no_receipt(now):
+def test_the_order_that_counts_sent_again_records_nothing_and_owes_no_receipt(
+    now: datetime,
+) -> None:
     game = started(now)
     text = texts(game, 0)[0]
     first = accept(game, text, now)
@@ -73,7 +76,7 @@ def test_the_order_that_counts_sent_again_records_nothing_and_owes_no_receipt(no
 
 
 @pytest.mark.django_db
-def test_a_different_order_after_it_is_a_new_revision(now):
+def test_a_different_order_after_it_is_a_new_revision(now: datetime) -> None:
     game = started(now)
     first, second = texts(game, 0)
     accept(game, first, now)
@@ -88,7 +91,9 @@ def test_a_different_order_after_it_is_a_new_revision(now):
 
 
 @pytest.mark.django_db
-def test_receipts_are_coalesced_to_one_per_seat_and_step_in_the_window(now, settings):
+def test_receipts_are_coalesced_to_one_per_seat_and_step_in_the_window(
+    now: datetime, settings: Settings
+) -> None:
     settings.RECEIPT_WINDOW_SECONDS = 600
     game = started(now)
     first, second = texts(game, 0)
@@ -115,7 +120,7 @@ def test_receipts_are_coalesced_to_one_per_seat_and_step_in_the_window(now, sett
 
 
 @pytest.mark.django_db
-def test_the_page_says_a_repeated_order_is_already_the_one_that_counts(now):
+def test_the_page_says_a_repeated_order_is_already_the_one_that_counts(now: datetime) -> None:
     game = started(now)
     text = texts(game, 0)[0]
     client = Client(REMOTE_ADDR=f"10.{secrets.randbelow(256)}.{secrets.randbelow(256)}.9")
@@ -135,7 +140,7 @@ def test_the_page_says_a_repeated_order_is_already_the_one_that_counts(now):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_twenty_identical_posts_at_once_store_one_revision_and_one_receipt(now):
+def test_twenty_identical_posts_at_once_store_one_revision_and_one_receipt(now: datetime) -> None:
     game = started(now)
     text = texts(game, 0)[0]
     browser = Client(REMOTE_ADDR="10.20.20.20")

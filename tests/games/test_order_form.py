@@ -34,12 +34,12 @@ def by_the_form(data: QueryDict) -> str | None:
 
 
 @pytest.mark.parametrize("post", POSTS)
-def test_the_typed_order_is_what_the_form_takes(post):
+def test_the_typed_order_is_what_the_form_takes(post: str) -> None:
     data = QueryDict(post)
     assert typed_order(data) == by_the_form(data)
 
 
-def test_the_posts_cover_taken_and_refused_orders():
+def test_the_posts_cover_taken_and_refused_orders() -> None:
     taken = [typed_order(QueryDict(post)) for post in POSTS]
     assert taken[:2] == ["W1 12 34", "W1 12 34"]
     assert taken[12] == "W" * 5000

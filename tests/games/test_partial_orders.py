@@ -4,6 +4,8 @@ refused (rules/README.md: lines before the first invalid line stand)."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pytest
 
 from games import postal, tasks
@@ -16,9 +18,9 @@ pytestmark = pytest.mark.django_db
 SEED = bytes(range(32))
 
 
-def night(now) -> Game:
+def night(now: datetime) -> Game:
     game = postal.create_game(
-        gm=GMFactory(),
+        gm=GMFactory.create(),
         engine_key="first-player",
         title="Game night",
         players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
@@ -29,7 +31,7 @@ def night(now) -> Game:
     return Game.objects.get(pk=game.pk)
 
 
-def test_a_roll_stands_when_the_arrangement_after_it_is_refused(now):
+def test_a_roll_stands_when_the_arrangement_after_it_is_refused(now: datetime) -> None:
     game = night(now)
     rolling = Step.objects.get(game=game, number=game.step_number)
     assert {p["kind"] for p in rolling.prompts} == {"roll"}
@@ -62,7 +64,7 @@ def test_a_roll_stands_when_the_arrangement_after_it_is_refused(now):
     assert not OutboundEmail.objects.filter(kind="receipt").exists()
 
 
-def test_an_order_refused_before_any_die_is_drawn_changes_nothing(now):
+def test_an_order_refused_before_any_die_is_drawn_changes_nothing(now: datetime) -> None:
     game = night(now)
     before = (game.dice_drawn, game.step_number, Order.objects.count(), game.state)
     with pytest.raises(postal.OrderRejected):

@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
+from django.contrib.auth.models import User
+from django.test import Client
 
 from games import postal
 from games.engines.drop_shy.rules import DropShyEngine
@@ -21,11 +23,11 @@ ENGINE = DropShyEngine()
 
 
 @pytest.fixture
-def gm():
-    return GMFactory(is_staff=True)
+def gm() -> User:
+    return GMFactory.create(is_staff=True)
 
 
-def finished_game(gm, now: datetime) -> Game:
+def finished_game(gm: User, now: datetime) -> Game:
     game = postal.create_game(
         gm=gm,
         engine_key="drop-shy",
@@ -48,12 +50,14 @@ def finished_game(gm, now: datetime) -> Game:
     pytest.fail("the game did not end")
 
 
-def act(client, game: Game, action: str) -> list[str]:
+def act(client: Client, game: Game, action: str) -> list[str]:
     response = client.post(f"/gm/{game.pk}/{action}/", follow=True)
     return [str(message) for message in response.context["messages"]]
 
 
-def test_play_again_starts_the_next_game_with_the_loser_first(client, gm, now):
+def test_play_again_starts_the_next_game_with_the_loser_first(
+    client: Client, gm: User, now: datetime
+) -> None:
     game = finished_game(gm, now)
     standings = {
         game.seats.get(position=s.seat).name: s.place
@@ -88,7 +92,9 @@ def test_play_again_starts_the_next_game_with_the_loser_first(client, gm, now):
     )
 
 
-def test_play_again_waits_for_the_end_and_needs_a_game_that_has_one(client, gm, now):
+def test_play_again_waits_for_the_end_and_needs_a_game_that_has_one(
+    client: Client, gm: User, now: datetime
+) -> None:
     running = postal.create_game(
         gm=gm,
         engine_key="drop-shy",

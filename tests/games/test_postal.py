@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 from django.db import connection
+from pytest_django.fixtures import DjangoAssertNumQueries, Settings
 
 from games import postal
 from games.engines.choice.rules import ChoiceEngine, RoundLine, legal_choices, play_round
@@ -20,7 +21,7 @@ SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 
 
-def started(players: int = 3, now=None, **kwargs) -> Game:
+def started(players: int, now: datetime, **kwargs: Any) -> Game:
     game = choice_game(players, **kwargs)
     return postal.start_game(game.pk, now=now, seed=SEED)
 
@@ -31,7 +32,7 @@ def nmr_text(game: Game, position: int) -> str:
     return CHOICE.canonical(state, position, CHOICE.default(state, position))
 
 
-def snapshot(game: Game) -> tuple:
+def snapshot(game: Game) -> tuple[Any, ...]:
     game.refresh_from_db()
     return (
         game.state,
@@ -48,7 +49,7 @@ def snapshot(game: Game) -> tuple:
 # --- creating and starting ------------------------------------------------------------
 
 
-def test_start_commits_the_seed_rolls_turn_one_and_writes_a_report_per_seat(now):
+def test_start_commits_the_seed_rolls_turn_one_and_writes_a_report_per_seat(now: datetime) -> None:
     game = started(3, now)
     game.refresh_from_db()
     assert game.status == Game.Status.RUNNING
@@ -65,8 +66,8 @@ def test_start_commits_the_seed_rolls_turn_one_and_writes_a_report_per_seat(now)
     assert keys == [f"report:{game.pk}:1:{p}" for p in range(3)]
 
 
-def test_create_game_rejects_bad_input_and_writes_nothing():
-    gm = GMFactory()
+def test_create_game_rejects_bad_input_and_writes_nothing() -> None:
+    gm = GMFactory.create()
     bad: list[tuple[dict[str, Any], str]] = [
         ({"engine_key": "chess"}, "there is no game 'chess'; the games are choice"),
         ({"options": {"rolls_per_turn": "2"}}, "options: "),
@@ -98,7 +99,7 @@ def test_create_game_rejects_bad_input_and_writes_nothing():
     assert Seat.objects.count() == 0
 
 
-def test_a_game_starts_once(now):
+def test_a_game_starts_once(now: datetime) -> None:
     game = started(2, now)
     with pytest.raises(postal.PostalError, match="the game is running"):
         postal.start_game(game.pk, now=now)
@@ -107,7 +108,9 @@ def test_a_game_starts_once(now):
 # --- orders ----------------------------------------------------------------------------
 
 
-def test_a_valid_order_is_kept_with_its_canonical_form_and_sealed_in_the_state(now):
+def test_a_valid_order_is_kept_with_its_canonical_form_and_sealed_in_the_state(
+    now: datetime,
+) -> None:
     game = started(3, now)
     text = nmr_text(game, 0)
     order = postal.accept_order(
@@ -119,7 +122,7 @@ def test_a_valid_order_is_kept_with_its_canonical_form_and_sealed_in_the_state(n
     assert game.steps.get(number=1).status == Step.Status.OPEN
 
 
-def test_an_order_by_link_is_taken_for_the_seat_the_links_still_open(now):
+def test_an_order_by_link_is_taken_for_the_seat_the_links_still_open(now: datetime) -> None:
     game = started(3, now, early_processing=False)
     other = started(2, now)
     seats = {seat.position: seat for seat in game.seats.all()}
@@ -159,7 +162,7 @@ def test_an_order_by_link_is_taken_for_the_seat_the_links_still_open(now):
     ]
 
 
-def test_every_revision_is_kept_and_the_latest_counts(now):
+def test_every_revision_is_kept_and_the_latest_counts(now: datetime) -> None:
     game = started(2, now, early_processing=False)
     state = CHOICE.state_from_json(game.state)
     first = nmr_text(game, 0)
@@ -179,7 +182,7 @@ def test_every_revision_is_kept_and_the_latest_counts(now):
     assert CHOICE.state_from_json(game.state).orders[0] == CHOICE.parse(state, 0, second)
 
 
-def test_an_invalid_order_gets_the_engines_message_and_changes_nothing(now):
+def test_an_invalid_order_gets_the_engines_message_and_changes_nothing(now: datetime) -> None:
     game = started(3, now)
     before = snapshot(game)
     with pytest.raises(postal.OrderRejected) as caught:
@@ -188,7 +191,7 @@ def test_an_invalid_order_gets_the_engines_message_and_changes_nothing(now):
     assert snapshot(game) == before
 
 
-def test_a_late_order_is_rejected_and_changes_nothing(now):
+def test_a_late_order_is_rejected_and_changes_nothing(now: datetime) -> None:
     game = started(3, now)
     text = nmr_text(game, 0)
     before = snapshot(game)
@@ -199,14 +202,14 @@ def test_a_late_order_is_rejected_and_changes_nothing(now):
     assert snapshot(game) == before
 
 
-def test_an_order_one_second_before_the_deadline_counts(now):
+def test_an_order_one_second_before_the_deadline_counts(now: datetime) -> None:
     game = started(3, now)
     just = now + timedelta(hours=48) - timedelta(seconds=1)
     postal.accept_order(game_id=game.pk, position=2, text=nmr_text(game, 2), source="web", now=just)
     assert Order.objects.get().seat.position == 2
 
 
-def test_an_order_written_for_a_resolved_step_says_so(now):
+def test_an_order_written_for_a_resolved_step_says_so(now: datetime) -> None:
     game = started(1, now)
     postal.accept_order(game_id=game.pk, position=0, text=nmr_text(game, 0), source="web", now=now)
     game.refresh_from_db()
@@ -219,7 +222,7 @@ def test_an_order_written_for_a_resolved_step_says_so(now):
     )
 
 
-def test_the_deadline_is_shown_in_the_seats_time_zone(now):
+def test_the_deadline_is_shown_in_the_seats_time_zone(now: datetime) -> None:
     game = started(1, now, time_zone="Europe/Berlin")
     late = now + timedelta(days=3)
     with pytest.raises(postal.OrderRejected) as caught:
@@ -229,7 +232,7 @@ def test_the_deadline_is_shown_in_the_seats_time_zone(now):
     )
 
 
-def test_orders_to_a_game_not_running_are_refused(now):
+def test_orders_to_a_game_not_running_are_refused(now: datetime) -> None:
     game = choice_game(2)
     with pytest.raises(postal.OrderRejected, match="the game has not started"):
         postal.accept_order(game_id=game.pk, position=0, text="x", source="web", now=now)
@@ -240,7 +243,7 @@ def test_orders_to_a_game_not_running_are_refused(now):
 # --- resolving -------------------------------------------------------------------------
 
 
-def test_the_last_order_resolves_the_step_at_once_with_early_processing(now):
+def test_the_last_order_resolves_the_step_at_once_with_early_processing(now: datetime) -> None:
     game = started(2, now)
     for position in (0, 1):
         postal.accept_order(
@@ -257,7 +260,7 @@ def test_the_last_order_resolves_the_step_at_once_with_early_processing(now):
     assert Order.objects.filter(source=Order.Source.DEFAULT).count() == 0
 
 
-def test_without_early_processing_the_step_waits_for_its_deadline(now):
+def test_without_early_processing_the_step_waits_for_its_deadline(now: datetime) -> None:
     game = started(2, now, early_processing=False)
     for position in (0, 1):
         postal.accept_order(
@@ -274,7 +277,7 @@ def test_without_early_processing_the_step_waits_for_its_deadline(now):
     assert Order.objects.filter(source=Order.Source.DEFAULT).count() == 0
 
 
-def test_the_deadline_fills_missing_orders_with_the_nmr_default(now):
+def test_the_deadline_fills_missing_orders_with_the_nmr_default(now: datetime) -> None:
     game = started(3, now)
     postal.accept_order(game_id=game.pk, position=1, text=nmr_text(game, 1), source="web", now=now)
     game.refresh_from_db()
@@ -296,7 +299,7 @@ def test_the_deadline_fills_missing_orders_with_the_nmr_default(now):
     assert game.steps.count() == 2
 
 
-def test_a_step_not_yet_due_is_not_resolved_by_the_sweep(now):
+def test_a_step_not_yet_due_is_not_resolved_by_the_sweep(now: datetime) -> None:
     game = started(2, now)
     step = game.steps.get()
     assert postal.resolve_due_step(step.pk, now=now + timedelta(hours=47)) is False
@@ -304,11 +307,13 @@ def test_a_step_not_yet_due_is_not_resolved_by_the_sweep(now):
     assert step.status == Step.Status.OPEN
 
 
-def test_a_resolution_that_raises_leaves_the_step_open_with_nothing_written(now, monkeypatch):
+def test_a_resolution_that_raises_leaves_the_step_open_with_nothing_written(
+    now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
     game = started(2, now)
     before = snapshot(game)
 
-    def explode(*args, **kwargs):
+    def explode(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("disk on fire")
 
     # Fails after the dice for turn 2 were drawn and recorded: all of it must roll back.
@@ -326,7 +331,9 @@ def test_a_resolution_that_raises_leaves_the_step_open_with_nothing_written(now,
     assert postal.resolve_due_step(step.pk, now=step.deadline) is True
 
 
-def test_a_step_that_keeps_failing_needs_the_gm_and_leaves_the_sweep(now, monkeypatch, settings):
+def test_a_step_that_keeps_failing_needs_the_gm_and_leaves_the_sweep(
+    now: datetime, monkeypatch: pytest.MonkeyPatch, settings: Settings
+) -> None:
     settings.STEP_FAILURE_LIMIT = 2
     game = started(2, now)
     step = game.steps.get()
@@ -339,7 +346,7 @@ def test_a_step_that_keeps_failing_needs_the_gm_and_leaves_the_sweep(now, monkey
     assert postal.due_step_ids(step.deadline) == []
 
 
-def test_a_whole_game_runs_to_final_standings_and_reveals_its_seed(now):
+def test_a_whole_game_runs_to_final_standings_and_reveals_its_seed(now: datetime) -> None:
     game = started(3, now)
     clock = now
     while True:
@@ -364,8 +371,8 @@ def test_a_whole_game_runs_to_final_standings_and_reveals_its_seed(now):
 
 @pytest.mark.parametrize("seats", [3, 5, 8])
 def test_a_step_makes_the_same_number_of_queries_whatever_its_seats(
-    seats, now, django_assert_num_queries
-):
+    seats: int, now: datetime, django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
     game = started(seats, now)
     step = game.steps.get()
     # Inside the savepoint a test runs it in (a transaction in production): the game
@@ -381,8 +388,8 @@ def test_a_step_makes_the_same_number_of_queries_whatever_its_seats(
 
 @pytest.mark.parametrize("seats", [3, 5, 8])
 def test_the_order_that_resolves_its_step_makes_the_same_number_of_queries_whatever_the_seats(
-    seats, now, django_assert_num_queries
-):
+    seats: int, now: datetime, django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
     game = started(seats, now)
     for position in range(seats - 1):
         postal.accept_order(
@@ -402,7 +409,7 @@ def test_the_order_that_resolves_its_step_makes_the_same_number_of_queries_whate
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_two_sweeps_resolving_the_same_step_at_once_resolve_it_once(now):
+def test_two_sweeps_resolving_the_same_step_at_once_resolve_it_once(now: datetime) -> None:
     game = started(3, now)
     step = game.steps.get()
     barrier = threading.Barrier(2)

@@ -12,6 +12,7 @@ import psycopg
 import pytest
 from django.conf import settings
 from django.db import connection
+from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks, Settings
 
 from games import access, postal, tasks
 from games.engines.choice.rules import ChoiceEngine
@@ -53,7 +54,7 @@ def link_token(text: str) -> str:
     return found.group(1)
 
 
-def test_beat_has_the_workers_write_receipts_every_receipt_seconds():
+def test_beat_has_the_workers_write_receipts_every_receipt_seconds() -> None:
     assert settings.RECEIPT_SECONDS == 5
     assert settings.CELERY_BEAT_SCHEDULE["receipts"] == {
         "task": "games.write_receipts",
@@ -63,8 +64,8 @@ def test_beat_has_the_workers_write_receipts_every_receipt_seconds():
 
 
 def test_an_accepted_order_is_marked_and_nothing_is_written_or_published_for_it(
-    now, django_capture_on_commit_callbacks
-):
+    now: datetime, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks
+) -> None:
     game = berlin_game(now)
     before = OutboundEmail.objects.count()
     with django_capture_on_commit_callbacks() as after_commit:
@@ -75,8 +76,8 @@ def test_an_accepted_order_is_marked_and_nothing_is_written_or_published_for_it(
 
 
 def test_the_workers_write_the_receipt_of_a_sealed_order_once(
-    now, django_capture_on_commit_callbacks
-):
+    now: datetime, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks
+) -> None:
     game = berlin_game(now)
     canonical = nmr_text(game, 0)
     later = now + timedelta(minutes=1)
@@ -116,8 +117,10 @@ def test_the_workers_write_the_receipt_of_a_sealed_order_once(
 
 
 def test_a_run_writes_every_receipt_owed_each_with_its_own_link(
-    now, settings, django_capture_on_commit_callbacks
-):
+    now: datetime,
+    settings: Settings,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
     settings.MAIL_BATCH = 2
     games = [berlin_game(now) for _ in range(2)]
     orders = [accept(game, position, now) for game in games for position in (0, 1)]
@@ -139,7 +142,9 @@ def test_a_run_writes_every_receipt_owed_each_with_its_own_link(
     assert len({link_token(email.text) for email in written}) == 5
 
 
-def test_a_run_stops_after_sweep_batch_receipts_and_the_next_takes_the_rest(now, settings):
+def test_a_run_stops_after_sweep_batch_receipts_and_the_next_takes_the_rest(
+    now: datetime, settings: Settings
+) -> None:
     settings.MAIL_BATCH = 2
     settings.SWEEP_BATCH = 3
     game = berlin_game(now)
@@ -155,7 +160,7 @@ def survivor(now: datetime) -> Game:
     return survivor_game(now, SEED)
 
 
-def test_the_receipt_of_an_order_that_took_effect_at_once_says_what_it_did(now):
+def test_the_receipt_of_an_order_that_took_effect_at_once_says_what_it_did(now: datetime) -> None:
     game = survivor(now)
     step = Step.objects.get(game=game, number=game.step_number)
     (prompt,) = step.prompts
@@ -176,7 +181,7 @@ def test_the_receipt_of_an_order_that_took_effect_at_once_says_what_it_did(now):
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_an_order_another_run_holds_is_left_to_it(now):
+def test_an_order_another_run_holds_is_left_to_it(now: datetime) -> None:
     game = berlin_game(now)
     held, free = accept(game, 0, now), accept(game, 1, now)
     db = connection.settings_dict

@@ -14,7 +14,7 @@ from games import records
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def replay(record: object) -> dict:
+def replay(record: object) -> dict[str, Any]:
     return records.play(record)
 
 
@@ -24,7 +24,7 @@ def failure(record: object) -> tuple[int, str]:
     return caught.value.status, caught.value.message
 
 
-def solo(dice: list[int], moves: list[Any], **options: object) -> dict:
+def solo(dice: list[int], moves: list[Any], **options: object) -> dict[str, Any]:
     return {"game": "choice", "options": options, "players": ["ann"], "dice": dice, "moves": moves}
 
 
@@ -32,34 +32,34 @@ def solo(dice: list[int], moves: list[Any], **options: object) -> dict:
 SIXES = [6] * 5 * 40
 
 
-def test_a_solo_game_of_sixes_ends_when_six_is_stored_eight_times():
+def test_a_solo_game_of_sixes_ends_when_six_is_stored_eight_times() -> None:
     result = replay(solo(SIXES, [{"deadline": True}] * 8, rolls_per_turn=1))
     assert result["status"] == "finished"
     # Eight rounds of 6+6 twice: sum 12 counted 16 times, scored as 10: 5 x 100.
     assert result["standings"] == [{"player": "ann", "place": 1, "score": 500}]
 
 
-def test_orders_and_deadlines_replay_like_the_postal_game():
+def test_orders_and_deadlines_replay_like_the_postal_game() -> None:
     moves = [{"player": "ANN", "order": "W6 6+6 6+6"}] * 8
     result = replay(solo(SIXES, moves, rolls_per_turn=1))
     assert result["standings"] == [{"player": "ann", "place": 1, "score": 500}]
 
 
-def test_a_game_in_progress_is_running_and_says_who_owes_what():
+def test_a_game_in_progress_is_running_and_says_who_owes_what() -> None:
     result = replay(solo(SIXES, [{"deadline": True}], rolls_per_turn=1))
     assert result["status"] == "running"
     assert "standings" not in result
     assert [owed["player"] for owed in result["owed"]] == ["ann"]
 
 
-def test_an_illegal_move_names_its_number_and_player():
+def test_an_illegal_move_names_its_number_and_player() -> None:
     moves = [{"deadline": True}, {"player": "ann", "order": "W5 6+6 6+6"}]
     status, message = failure(solo(SIXES, moves, rolls_per_turn=1))
     assert status == 2
     assert message.startswith("move 2 (ann): round 2: ")
 
 
-def test_a_move_from_a_stranger_or_after_the_end_is_illegal():
+def test_a_move_from_a_stranger_or_after_the_end_is_illegal() -> None:
     assert failure(solo(SIXES, [{"player": "zed", "order": "W6 6+6 6+6"}])) == (
         2,
         "move 1 (zed): 'zed' is not a player of this game",
@@ -86,19 +86,19 @@ def test_a_move_from_a_stranger_or_after_the_end_is_illegal():
         ({"game": "choice", "players": [], "dice": SIXES}, "broken record: Choice takes"),
     ],
 )
-def test_a_broken_record_exits_3_with_what_is_wrong(record, message):
+def test_a_broken_record_exits_3_with_what_is_wrong(record: object, message: str) -> None:
     status, text = failure(record)
     assert status == 3
     assert text.startswith(message), text
 
 
-def test_too_few_dice_for_a_later_turn_is_a_broken_record():
+def test_too_few_dice_for_a_later_turn_is_a_broken_record() -> None:
     status, message = failure(solo([6] * 5, [{"deadline": True}], rolls_per_turn=1))
     assert status == 3
     assert message.startswith("broken record: move 1 (deadline): the record has too few dice")
 
 
-def test_a_seed_replays_the_same_dice_every_time():
+def test_a_seed_replays_the_same_dice_every_time() -> None:
     moves = [{"deadline": True}] * 3
     record = {"game": "choice", "players": ["ann", "bob"], "seed": "ab" * 32, "moves": moves}
     assert replay(record)["view"] == replay(record)["view"]
@@ -106,20 +106,22 @@ def test_a_seed_replays_the_same_dice_every_time():
     assert replay(record)["view"] != replay(record | {"game_id": 7})["view"]
 
 
-def test_email_quotes_and_signatures_are_dropped_from_orders():
+def test_email_quotes_and_signatures_are_dropped_from_orders() -> None:
     order = "> W5 1+1 1+1 quoted\nW6 6+6 6+6\n-- \nann, sent from my phone"
     result = replay(solo(SIXES, [{"player": "ann", "order": order}], rolls_per_turn=1))
     assert result["status"] == "running"
 
 
-def test_the_command_prints_json_and_reads_stdin(tmp_path, capsys):
+def test_the_command_prints_json_and_reads_stdin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "game.json"
     path.write_text(json.dumps(solo(SIXES, [{"deadline": True}] * 8, rolls_per_turn=1)))
     call_command("replay", str(path))
     assert json.loads(capsys.readouterr().out)["standings"][0]["score"] == 500
 
 
-def test_the_command_exits_2_for_an_illegal_move_and_3_for_a_broken_record(tmp_path):
+def test_the_command_exits_2_for_an_illegal_move_and_3_for_a_broken_record(tmp_path: Path) -> None:
     path = tmp_path / "game.json"
     path.write_text(json.dumps(solo(SIXES, [{"player": "ann", "order": "nonsense"}])))
     with pytest.raises(CommandError) as caught:
@@ -134,7 +136,7 @@ def test_the_command_exits_2_for_an_illegal_move_and_3_for_a_broken_record(tmp_p
     )
 
 
-def test_the_command_line_exit_statuses_are_real():
+def test_the_command_line_exit_statuses_are_real() -> None:
     def run(text: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "manage.py", "replay", "-"],

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 import time_machine
 from django.core import mail
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 
 from games import access, postal, reminders, tasks
 from games.engines.choice.rules import ChoiceEngine
@@ -21,13 +23,13 @@ CHOICE = ChoiceEngine()
 HOUR = timedelta(hours=1)
 
 
-def started(players: int = 3, now=None, **kwargs) -> Game:
+def started(players: int, now: datetime, **kwargs: Any) -> Game:
     """A running game whose step 1 opened at ``now`` with its deadline 48 hours later."""
     game = choice_game(players, **kwargs)
     return postal.start_game(game.pk, now=now, seed=SEED)
 
 
-def order(game: Game, position: int, now) -> None:
+def order(game: Game, position: int, now: datetime) -> None:
     game.refresh_from_db()
     state = CHOICE.state_from_json(game.state)
     text = CHOICE.canonical(state, position, CHOICE.default(state, position))
@@ -42,12 +44,12 @@ def reminded(game: Game) -> list[str]:
     )
 
 
-def keys(game: Game, positions: list[int], hours: int, deadline) -> list[str]:
+def keys(game: Game, positions: list[int], hours: int, deadline: datetime) -> list[str]:
     stamp = int(deadline.timestamp())
     return [f"reminder:{game.pk}:1:{p}:{hours}:{stamp}" for p in positions]
 
 
-def test_reminders_go_24_and_2_hours_before_to_the_seats_that_still_owe(now):
+def test_reminders_go_24_and_2_hours_before_to_the_seats_that_still_owe(now: datetime) -> None:
     game = started(3, now)
     deadline = now + 48 * HOUR
     order(game, 0, now + HOUR)
@@ -61,8 +63,8 @@ def test_reminders_go_24_and_2_hours_before_to_the_seats_that_still_owe(now):
 
 
 def test_each_reminder_is_sent_once_however_often_the_sweep_runs(
-    now, django_capture_on_commit_callbacks
-):
+    now: datetime, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks
+) -> None:
     game = started(3, now)
     order(game, 0, now + HOUR)
     for minutes in range(0, 120, 10):
@@ -77,7 +79,7 @@ def test_each_reminder_is_sent_once_however_often_the_sweep_runs(
     assert sorted(m.to[0] for m in reminder_mail) == ["bob@example.org", "cy@example.org"]
 
 
-def test_a_player_who_has_sent_every_order_gets_no_reminder(now):
+def test_a_player_who_has_sent_every_order_gets_no_reminder(now: datetime) -> None:
     game = started(2, now, early_processing=False)
     order(game, 0, now + HOUR)
     order(game, 1, now + HOUR)
@@ -85,7 +87,7 @@ def test_a_player_who_has_sent_every_order_gets_no_reminder(now):
     assert reminded(game) == []
 
 
-def test_an_extended_deadline_earns_fresh_reminders(now):
+def test_an_extended_deadline_earns_fresh_reminders(now: datetime) -> None:
     game = started(2, now)
     old = now + 48 * HOUR
     reminders.send_reminders(now + 25 * HOUR)
@@ -96,7 +98,7 @@ def test_an_extended_deadline_earns_fresh_reminders(now):
     assert reminded(game) == sorted(keys(game, [0, 1], 24, old) + keys(game, [0, 1], 24, new))
 
 
-def test_a_paused_or_finished_game_gets_no_reminders(now):
+def test_a_paused_or_finished_game_gets_no_reminders(now: datetime) -> None:
     paused = started(2, now)
     postal.pause(paused.pk, now=now + HOUR)
     finished = started(2, now)
@@ -110,21 +112,21 @@ def test_a_paused_or_finished_game_gets_no_reminders(now):
     assert OutboundEmail.objects.filter(kind="reminder").count() == 0
 
 
-def test_only_the_most_urgent_window_reminds(now):
+def test_only_the_most_urgent_window_reminds(now: datetime) -> None:
     game = started(2, now)
     # The sweep missed the 24-hour window: only the 2-hour reminder goes out.
     assert reminders.send_reminders(now + 47 * HOUR) == 2
     assert reminded(game) == keys(game, [0, 1], 2, now + 48 * HOUR)
 
 
-def test_a_window_that_began_before_the_step_opened_reminds_of_nothing(now):
+def test_a_window_that_began_before_the_step_opened_reminds_of_nothing(now: datetime) -> None:
     game = started(2, now, schedule_spec={"kind": "interval", "seconds": 10 * 3600})
     assert reminders.send_reminders(now + timedelta(minutes=1)) == 0
     assert reminders.send_reminders(now + 8 * HOUR) == 2
     assert reminded(game) == keys(game, [0, 1], 2, now + 10 * HOUR)
 
 
-def test_the_hours_come_from_the_game(now):
+def test_the_hours_come_from_the_game(now: datetime) -> None:
     game = started(2, now)
     Game.objects.filter(pk=game.pk).update(reminders=[6])
     assert reminders.send_reminders(now + 24 * HOUR) == 0
@@ -132,7 +134,9 @@ def test_the_hours_come_from_the_game(now):
     assert reminded(game) == keys(game, [0, 1], 6, now + 48 * HOUR)
 
 
-def test_the_reminder_says_the_deadline_what_is_owed_and_links_the_order_form(now):
+def test_the_reminder_says_the_deadline_what_is_owed_and_links_the_order_form(
+    now: datetime,
+) -> None:
     game = choice_game(2, time_zone="Europe/Berlin", title="Dice at Dawn")
     game = postal.start_game(game.pk, now=now, seed=SEED)
     reminders.send_reminders(now + 46 * HOUR)
@@ -164,7 +168,7 @@ def test_the_reminder_says_the_deadline_what_is_owed_and_links_the_order_form(no
     )
 
 
-def test_queries_do_not_grow_with_the_number_of_seats(now):
+def test_queries_do_not_grow_with_the_number_of_seats(now: datetime) -> None:
     counts = {}
     for seats in (2, 8):
         started(seats, now)

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from pytest_django.fixtures import Settings
+from time_machine import TimeMachineFixture
 
 from games import access, postal, tasks
 from games.engines.choice.rules import ChoiceEngine
@@ -32,7 +34,7 @@ MAILGUN_INBOUND = "/mail/webhooks/mailgun/inbound/"
 
 
 @pytest.fixture(autouse=True)
-def inbound(settings: Any, time_machine: Any, now: datetime) -> None:
+def inbound(settings: Settings, time_machine: TimeMachineFixture, now: datetime) -> None:
     time_machine.move_to(now, tick=False)
     settings.INBOUND_ADDRESS = "orders@in.example.org"
     settings.ANYMAIL = {
@@ -135,7 +137,7 @@ def refusals() -> list[OutboundEmail]:
     return list(OutboundEmail.objects.filter(kind="refused").order_by("id"))
 
 
-def test_the_reports_reply_to_is_the_seats_order_address(game):
+def test_the_reports_reply_to_is_the_seats_order_address(game: Game) -> None:
     report = OutboundEmail.objects.get(kind="report", to="ann@example.org")
     assert report.reply_to == access.reply_address(seat(game, 0))
     assert report.reply_to.startswith(f"orders+{game.pk}-0-")
@@ -143,7 +145,7 @@ def test_the_reports_reply_to_is_the_seats_order_address(game):
     assert "Or reply to this email: write your order above the quoted report." in report.text
 
 
-def test_a_reply_through_postmark_becomes_the_order_with_a_receipt(game):
+def test_a_reply_through_postmark_becomes_the_order_with_a_receipt(game: Game) -> None:
     text = order_text(game, 0)
     reply = (
         f"{text}\n\nOn Mon, 23 Nov 2026, Moderator wrote:\n> Postal turn: rounds 1-2\n> W5 1+3 3+4"
@@ -158,7 +160,7 @@ def test_a_reply_through_postmark_becomes_the_order_with_a_receipt(game):
     assert (message.state, message.order_id, message.esp) == ("order", order.pk, "Postmark")
 
 
-def test_the_same_message_delivered_twice_makes_one_order(game):
+def test_the_same_message_delivered_twice_makes_one_order(game: Game) -> None:
     payload = postmark_payload(reply_address(seat(game, 0)), order_text(game, 0))
     for _ in range(2):
         assert post_postmark(payload, **auth()).status_code == 200
@@ -168,27 +170,29 @@ def test_the_same_message_delivered_twice_makes_one_order(game):
     assert OutboundEmail.objects.filter(kind="receipt").count() == 1
 
 
-def test_either_of_the_rotating_secrets_is_taken(game):
+def test_either_of_the_rotating_secrets_is_taken(game: Game) -> None:
     payload = postmark_payload(reply_address(seat(game, 0)), order_text(game, 0))
     assert post_postmark(payload, **auth("hook:s3cret-two")).status_code == 200
     assert Order.objects.count() == 1
 
 
 @pytest.mark.parametrize("headers", [{}, auth("hook:wrong")], ids=["no secret", "wrong secret"])
-def test_a_webhook_without_the_secret_is_refused_and_changes_nothing(game, headers):
+def test_a_webhook_without_the_secret_is_refused_and_changes_nothing(
+    game: Game, headers: dict[str, Any]
+) -> None:
     payload = postmark_payload(reply_address(seat(game, 0)), order_text(game, 0))
     assert post_postmark(payload, **headers).status_code == 401
     assert (Order.objects.count(), InboundMessage.objects.count()) == (0, 0)
 
 
-def test_webhooks_are_off_until_a_secret_is_set(game, settings):
+def test_webhooks_are_off_until_a_secret_is_set(game: Game, settings: Settings) -> None:
     settings.ANYMAIL = {"MAILGUN_WEBHOOK_SIGNING_KEY": SIGNING_KEY}
     payload = postmark_payload(reply_address(seat(game, 0)), order_text(game, 0))
     assert post_postmark(payload, **auth()).status_code == 403
     assert (Order.objects.count(), InboundMessage.objects.count()) == (0, 0)
 
 
-def test_a_signed_mailgun_reply_becomes_the_order_from_its_stripped_text(game):
+def test_a_signed_mailgun_reply_becomes_the_order_from_its_stripped_text(game: Game) -> None:
     text = order_text(game, 1)
     body = f"{text}\n\nOn Mon, 23 Nov 2026, Moderator wrote:\n> W5 1+3 3+4"
     form = mailgun_form(reply_address(seat(game, 1)), body, "<mg-1@mail.example.net>")
@@ -198,13 +202,13 @@ def test_a_signed_mailgun_reply_becomes_the_order_from_its_stripped_text(game):
     assert (order.seat.position, order.source, order.canonical) == (1, "email", text)
 
 
-def test_a_forged_mailgun_signature_is_refused_and_changes_nothing(game):
+def test_a_forged_mailgun_signature_is_refused_and_changes_nothing(game: Game) -> None:
     form = mailgun_form(reply_address(seat(game, 1)), order_text(game, 1), "<mg-2@x>", key="forged")
     assert Client().post(MAILGUN_INBOUND, data=form, **auth()).status_code == 403
     assert (Order.objects.count(), InboundMessage.objects.count()) == (0, 0)
 
 
-def test_an_invalid_order_is_answered_with_the_line_and_the_engines_message(game):
+def test_an_invalid_order_is_answered_with_the_line_and_the_engines_message(game: Game) -> None:
     address = reply_address(seat(game, 0))
     response = post_postmark(postmark_payload(address, "W9 1+1 1+1\nthanks!"), **auth())
     assert response.status_code == 200
@@ -218,7 +222,7 @@ def test_an_invalid_order_is_answered_with_the_line_and_the_engines_message(game
     assert refused.reply_to == address
 
 
-def test_a_reply_with_no_order_above_the_quote_is_answered(game):
+def test_a_reply_with_no_order_above_the_quote_is_answered(game: Game) -> None:
     post_postmark(
         postmark_payload(reply_address(seat(game, 0)), "> W5 1+3 3+4\n-- \nann"), **auth()
     )
@@ -237,14 +241,16 @@ def test_a_reply_with_no_order_above_the_quote_is_answered(game):
     ],
     ids=["auto-submitted", "x-autoreply", "precedence", "bounce"],
 )
-def test_automatic_replies_make_no_order_and_get_no_answer(game, headers):
+def test_automatic_replies_make_no_order_and_get_no_answer(
+    game: Game, headers: dict[str, str]
+) -> None:
     payload = postmark_payload(reply_address(seat(game, 0)), order_text(game, 0), headers=headers)
     assert post_postmark(payload, **auth()).status_code == 200
     assert (Order.objects.count(), refusals()) == (0, [])
     assert InboundMessage.objects.get().state == "ignored"
 
 
-def test_an_out_of_office_subject_is_an_automatic_reply(game):
+def test_an_out_of_office_subject_is_an_automatic_reply(game: Game) -> None:
     payload = postmark_payload(
         reply_address(seat(game, 0)), "I am away until Monday.", Subject="Out of Office"
     )
@@ -252,7 +258,9 @@ def test_an_out_of_office_subject_is_an_automatic_reply(game):
     assert (Order.objects.count(), refusals()) == (0, [])
 
 
-def test_unknown_rotated_and_foreign_tokens_make_no_order_and_no_answer(game, now):
+def test_unknown_rotated_and_foreign_tokens_make_no_order_and_no_answer(
+    game: Game, now: datetime
+) -> None:
     other = postal.start_game(choice_game(3).pk, now=now, seed=SEED)
     ann = seat(game, 0)
     old_address = reply_address(ann)
@@ -273,7 +281,9 @@ def test_unknown_rotated_and_foreign_tokens_make_no_order_and_no_answer(game, no
     assert Order.objects.count() == 1
 
 
-def test_a_late_reply_is_answered_too_late_and_changes_nothing(game, time_machine, now):
+def test_a_late_reply_is_answered_too_late_and_changes_nothing(
+    game: Game, time_machine: TimeMachineFixture, now: datetime
+) -> None:
     step = game.steps.get(number=1)
     time_machine.move_to(step.deadline, tick=False)
     post_postmark(postmark_payload(reply_address(seat(game, 0)), order_text(game, 0)), **auth())
@@ -282,7 +292,7 @@ def test_a_late_reply_is_answered_too_late_and_changes_nothing(game, time_machin
     assert "too late: the deadline passed at" in refused.text
 
 
-def test_without_an_inbound_address_replies_go_to_the_gm(settings, now):
+def test_without_an_inbound_address_replies_go_to_the_gm(settings: Settings, now: datetime) -> None:
     settings.INBOUND_ADDRESS = ""
     game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
     report = OutboundEmail.objects.get(kind="report", to="ann@example.org", game=game)

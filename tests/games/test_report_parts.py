@@ -7,6 +7,7 @@ import pytest
 from django.utils import timezone
 
 from games import postal
+from games.models import Game
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory
 
@@ -15,9 +16,9 @@ pytestmark = pytest.mark.django_db
 NAME = 'Ann & "<Bob>"'
 
 
-def started_game():
+def started_game() -> Game:
     game = postal.create_game(
-        gm=GMFactory(),
+        gm=GMFactory.create(),
         engine_key="choice",
         title="Parts",
         players=[postal.Player(NAME, "ann@example.org"), postal.Player("cy", "cy@example.org")],
@@ -25,7 +26,7 @@ def started_game():
     return postal.start_game(game.pk, now=timezone.now())
 
 
-def test_a_name_with_markup_is_plain_in_the_text_board_and_escaped_in_the_html_board():
+def test_a_name_with_markup_is_plain_in_the_text_board_and_escaped_in_the_html_board() -> None:
     game = started_game()
     for email in OutboundEmail.objects.filter(game=game, kind="report"):
         board = email.text.split("THE BOARD", 1)[1].split("YOUR PRIVATE INFORMATION", 1)[0]
@@ -35,7 +36,7 @@ def test_a_name_with_markup_is_plain_in_the_text_board_and_escaped_in_the_html_b
         assert NAME not in email.html
 
 
-def test_seats_that_saw_the_same_events_get_the_same_what_happened_part():
+def test_seats_that_saw_the_same_events_get_the_same_what_happened_part() -> None:
     game = started_game()
     texts = {
         email.to: email.text.split("WHAT HAPPENED\n", 1)[1].split("THE BOARD", 1)[0]

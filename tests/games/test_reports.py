@@ -21,7 +21,8 @@ SITE = "http://127.0.0.1:8000"
 
 def state_of(game: Game) -> ChoiceState:
     game.refresh_from_db()
-    return CHOICE.state_from_json(game.state)
+    state: ChoiceState = CHOICE.state_from_json(game.state)
+    return state
 
 
 def nmr_text(game: Game, position: int) -> str:
@@ -60,7 +61,7 @@ def faces(roll: Any) -> str:
     return " ".join("⚀⚁⚂⚃⚄⚅"[value - 1] for value in roll)
 
 
-def test_a_step_report_shows_every_players_board_exactly_in_text_and_html(now):
+def test_a_step_report_shows_every_players_board_exactly_in_text_and_html(now: datetime) -> None:
     game = second_step(now)
     state = state_of(game)
     email = report(game, 2, 0)
@@ -94,7 +95,7 @@ def test_a_step_report_shows_every_players_board_exactly_in_text_and_html(now):
     ]
 
 
-def test_a_step_report_says_what_happened_what_is_owed_until_when_and_where(now):
+def test_a_step_report_says_what_happened_what_is_owed_until_when_and_where(now: datetime) -> None:
     game = second_step(now)
     state = state_of(game)
     ann, bob = report(game, 2, 0), report(game, 2, 1)
@@ -125,12 +126,12 @@ def test_a_step_report_says_what_happened_what_is_owed_until_when_and_where(now)
     assert "  You have sent no order for this step yet." in ann.text.splitlines()
 
 
-def test_the_private_block_shows_the_seats_own_sealed_order(now):
+def test_the_private_block_shows_the_seats_own_sealed_order(now: datetime) -> None:
     game = postal.start_game(choice_game(1).pk, now=now, seed=SEED)
     state = state_of(game)
     text = nmr_text(game, 0)
     order = CHOICE.parse(state, 0, text)
-    state, _ = CHOICE.submit(state, 0, order, dice=None)  # type: ignore[arg-type]
+    state, _ = CHOICE.submit(state, 0, order, dice=None)  # type: ignore[arg-type]  # submit draws no die
     seat = Seat.objects.get(game=game)
     email = reports._report(
         game, seat, CHOICE, state, [], game.steps.get(), "tok", key="private-test"
@@ -144,7 +145,7 @@ def test_the_private_block_shows_the_seats_own_sealed_order(now):
     )
 
 
-def test_the_start_report_greets_and_explains(now):
+def test_the_start_report_greets_and_explains(now: datetime) -> None:
     game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
     email = report(game, 1, 0)
     assert email.subject == "Test Choice has started, your order is due Wed 25 Nov 2026 18:00 UTC"
@@ -155,7 +156,7 @@ def test_the_start_report_greets_and_explains(now):
     assert "Welcome: the game has started" in email.html
 
 
-def test_html_emails_load_nothing_from_outside(now):
+def test_html_emails_load_nothing_from_outside(now: datetime) -> None:
     game = second_step(now)
     postal.extend_deadline(game.pk, deadline=now + timedelta(days=5), now=now)
     postal.rotate_link(game.pk, position=0, now=now)
@@ -166,7 +167,7 @@ def test_html_emails_load_nothing_from_outside(now):
             assert marker not in email.html, (email.kind, marker)
 
 
-def test_the_final_email_has_the_standings_and_the_revealed_seed(now):
+def test_the_final_email_has_the_standings_and_the_revealed_seed(now: datetime) -> None:
     game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
     while game.status != Game.Status.FINISHED:
         postal.resolve_now(game.pk, now=now)
@@ -192,13 +193,13 @@ def test_the_final_email_has_the_standings_and_the_revealed_seed(now):
         assert f">{SEED.hex()}</p>" in email.html
 
 
-def test_no_email_before_the_end_carries_the_seed(now):
+def test_no_email_before_the_end_carries_the_seed(now: datetime) -> None:
     second_step(now)
     for email in OutboundEmail.objects.all():
         assert SEED.hex() not in email.text + email.html
 
 
-def test_the_receipt_echoes_the_canonical_order_and_its_time(now):
+def test_the_receipt_echoes_the_canonical_order_and_its_time(now: datetime) -> None:
     game = postal.start_game(choice_game(1, time_zone="Europe/Berlin").pk, now=now, seed=SEED)
     canonical = nmr_text(game, 0)
     later = now + timedelta(minutes=1)
@@ -219,7 +220,7 @@ def test_the_receipt_echoes_the_canonical_order_and_its_time(now):
     assert "the deadline, Wed 25 Nov 2026 19:00 CET (18:00 UTC);" in email.text
 
 
-def test_invite_link_and_deadline_emails_carry_the_link_and_the_seats_time(now):
+def test_invite_link_and_deadline_emails_carry_the_link_and_the_seats_time(now: datetime) -> None:
     game = choice_game(2, time_zone="Europe/Berlin")
     Seat.objects.filter(game=game, position=1).update(time_zone="Asia/Tokyo")
     postal.invite(game.pk, now=now)
@@ -242,7 +243,7 @@ def test_invite_link_and_deadline_emails_carry_the_link_and_the_seats_time(now):
     assert f'<a href="{SITE}/p/{token}/">' in fresh.html
 
 
-def test_every_email_of_a_seat_is_one_thread_and_replies_reach_the_gm(now):
+def test_every_email_of_a_seat_is_one_thread_and_replies_reach_the_gm(now: datetime) -> None:
     game = second_step(now)
     postal.rotate_link(game.pk, position=1, now=now)
     emails = OutboundEmail.objects.filter(to="bob@example.org")

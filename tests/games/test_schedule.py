@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,7 @@ from games import schedule
         ("sunday, friday at 09:30", {"kind": "weekly", "days": ["fri", "sun"], "time": "09:30"}),
     ],
 )
-def test_the_gms_words_become_a_schedule(text, spec):
+def test_the_gms_words_become_a_schedule(text: str, spec: dict[str, Any]) -> None:
     assert schedule.parse(text) == spec
 
 
@@ -35,7 +36,7 @@ def test_the_gms_words_become_a_schedule(text, spec):
         ("every 0 hours", "an interval must be a whole number of seconds, at least 1"),
     ],
 )
-def test_a_schedule_that_is_not_one_says_what_would_be(text, message):
+def test_a_schedule_that_is_not_one_says_what_would_be(text: str, message: str) -> None:
     with pytest.raises(schedule.ScheduleError) as caught:
         schedule.parse(text)
     assert str(caught.value).startswith(message)
@@ -45,12 +46,12 @@ def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> date
     return datetime(year, month, day, hour, minute, tzinfo=UTC)
 
 
-def test_an_interval_counts_from_the_moment_the_step_opens():
+def test_an_interval_counts_from_the_moment_the_step_opens() -> None:
     spec = schedule.parse("every 48 hours")
     assert schedule.next_deadline(spec, "UTC", utc(2026, 11, 23, 18, 5)) == utc(2026, 11, 25, 18, 5)
 
 
-def test_daily_deadlines_follow_the_games_clock_across_daylight_saving():
+def test_daily_deadlines_follow_the_games_clock_across_daylight_saving() -> None:
     spec = schedule.parse("daily at 18:00")
     # Berlin: CET (UTC+1) before 29 March 2026, CEST (UTC+2) after.
     assert schedule.next_deadline(spec, "Europe/Berlin", utc(2026, 3, 28, 12)) == utc(
@@ -61,7 +62,7 @@ def test_daily_deadlines_follow_the_games_clock_across_daylight_saving():
     )
 
 
-def test_a_deadline_in_the_skipped_hour_falls_just_after_the_gap():
+def test_a_deadline_in_the_skipped_hour_falls_just_after_the_gap() -> None:
     spec = schedule.parse("daily at 02:30")
     # 02:30 does not exist in Berlin on 29 March 2026; 03:30 CEST is 01:30 UTC.
     assert schedule.next_deadline(spec, "Europe/Berlin", utc(2026, 3, 28, 12)) == utc(
@@ -69,7 +70,7 @@ def test_a_deadline_in_the_skipped_hour_falls_just_after_the_gap():
     )
 
 
-def test_a_deadline_in_the_repeated_hour_takes_its_first_instance():
+def test_a_deadline_in_the_repeated_hour_takes_its_first_instance() -> None:
     spec = schedule.parse("daily at 02:30")
     # 02:30 happens twice in Berlin on 25 October 2026; the first is CEST, 00:30 UTC.
     assert schedule.next_deadline(spec, "Europe/Berlin", utc(2026, 10, 24, 12)) == utc(
@@ -77,7 +78,7 @@ def test_a_deadline_in_the_repeated_hour_takes_its_first_instance():
     )
 
 
-def test_weekly_deadlines_take_the_next_named_day():
+def test_weekly_deadlines_take_the_next_named_day() -> None:
     spec = schedule.parse("mondays and thursdays at 20:00")
     # Sunday 22 November 2026, noon UTC, is 07:00 in New York: next is Monday 20:00 EST.
     assert schedule.next_deadline(spec, "America/New_York", utc(2026, 11, 22, 12)) == utc(
@@ -89,6 +90,6 @@ def test_weekly_deadlines_take_the_next_named_day():
     )
 
 
-def test_an_unknown_time_zone_is_refused():
+def test_an_unknown_time_zone_is_refused() -> None:
     with pytest.raises(schedule.ScheduleError, match="'Europe/Atlantis' is not a time zone"):
         schedule.next_deadline(schedule.parse("daily at 18:00"), "Europe/Atlantis", utc(2026, 1, 1))

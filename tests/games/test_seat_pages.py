@@ -66,7 +66,9 @@ def messages_of(client: Client, url: str) -> list[str]:
     return re.findall(r'<li class="[a-z ]*">(.*?)</li>', html.split('class="messages"')[1])
 
 
-def test_two_seats_in_one_browser_each_have_their_page_and_their_orders(client, now):
+def test_two_seats_in_one_browser_each_have_their_page_and_their_orders(
+    client: Client, now: datetime
+) -> None:
     game = started(now)
     open_link(client, game, 0, now)
     open_link(client, game, 1, now)
@@ -92,7 +94,9 @@ def test_two_seats_in_one_browser_each_have_their_page_and_their_orders(client, 
     assert orders(game) == [("ann", ann_text), ("bob", bob_text)]
 
 
-def test_a_form_of_one_seat_posted_to_another_seats_page_records_nothing(client, now):
+def test_a_form_of_one_seat_posted_to_another_seats_page_records_nothing(
+    client: Client, now: datetime
+) -> None:
     game = started(now)
     open_link(client, game, 0, now)
     open_link(client, game, 1, now)
@@ -108,7 +112,9 @@ def test_a_form_of_one_seat_posted_to_another_seats_page_records_nothing(client,
 
 
 @pytest.mark.parametrize("seat", [None, "", "x", "99", "²"])
-def test_a_post_without_the_seat_it_was_written_for_records_nothing(client, now, seat):
+def test_a_post_without_the_seat_it_was_written_for_records_nothing(
+    client: Client, now: datetime, seat: str | None
+) -> None:
     game = started(now)
     open_link(client, game, 0, now)
 
@@ -121,7 +127,9 @@ def test_a_post_without_the_seat_it_was_written_for_records_nothing(client, now,
     ]
 
 
-def test_a_seat_the_browser_does_not_hold_is_not_found_for_pages_posts_and_json(client, now):
+def test_a_seat_the_browser_does_not_hold_is_not_found_for_pages_posts_and_json(
+    client: Client, now: datetime
+) -> None:
     game = started(now)
     open_link(client, game, 0, now)
 
@@ -131,7 +139,9 @@ def test_a_seat_the_browser_does_not_hold_is_not_found_for_pages_posts_and_json(
     assert orders(game) == []
 
 
-def test_the_games_old_address_goes_to_the_one_seat_or_lets_the_browser_choose(client, now):
+def test_the_games_old_address_goes_to_the_one_seat_or_lets_the_browser_choose(
+    client: Client, now: datetime
+) -> None:
     game = started(now)
     open_link(client, game, 2, now)
     one = client.get(f"/play/{game.pk}/")
@@ -150,7 +160,7 @@ def test_the_games_old_address_goes_to_the_one_seat_or_lets_the_browser_choose(c
     assert "This form is out of date and nothing was recorded" in stale.content.decode()
 
 
-def test_your_games_lists_each_seat_by_name_and_game(client, now):
+def test_your_games_lists_each_seat_by_name_and_game(client: Client, now: datetime) -> None:
     first = started(now)
     second = started(now)
     open_link(client, first, 0, now)
@@ -166,7 +176,7 @@ def test_your_games_lists_each_seat_by_name_and_game(client, now):
     ]
 
 
-def test_view_json_answers_for_the_seat_in_its_address(client, now):
+def test_view_json_answers_for_the_seat_in_its_address(client: Client, now: datetime) -> None:
     game = started(now)
     open_link(client, game, 0, now)
     open_link(client, game, 1, now)

@@ -3,13 +3,15 @@ in its own transaction, and skips those already resolved."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from pytest_django.fixtures import Settings
 
 from games import postal, tasks
-from games.models import Step
+from games.models import Game, Step
 from moderator.mail.models import OutboundEmail
 from tests.factories import choice_game
 
@@ -17,11 +19,13 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def step_tasks(published: Any) -> list[dict[str, Any]]:
+def step_tasks(published: Callable[[Any], list[dict[str, Any]]]) -> list[dict[str, Any]]:
     return published(tasks.resolve_steps)
 
 
-def test_due_steps_go_out_step_batch_to_a_task(settings, step_tasks):
+def test_due_steps_go_out_step_batch_to_a_task(
+    settings: Settings, step_tasks: list[dict[str, Any]]
+) -> None:
     settings.STEP_BATCH = 4
     tasks.hand_out_steps(list(range(1, 11)))
     assert step_tasks == [
@@ -31,12 +35,14 @@ def test_due_steps_go_out_step_batch_to_a_task(settings, step_tasks):
     ]
 
 
-def test_no_due_step_publishes_nothing(step_tasks):
+def test_no_due_step_publishes_nothing(step_tasks: list[dict[str, Any]]) -> None:
     tasks.hand_out_steps([])
     assert step_tasks == []
 
 
-def test_the_sweep_hands_out_every_due_step_and_only_those(settings, step_tasks, now):
+def test_the_sweep_hands_out_every_due_step_and_only_those(
+    settings: Settings, step_tasks: list[dict[str, Any]], now: datetime
+) -> None:
     settings.STEP_BATCH = 2
     due = [postal.start_game(choice_game(2).pk, now=now - timedelta(days=3)) for _ in range(3)]
     postal.start_game(choice_game(2).pk, now=now)  # its deadline is two days away
@@ -45,7 +51,7 @@ def test_the_sweep_hands_out_every_due_step_and_only_those(settings, step_tasks,
     assert step_tasks == [{"step_ids": ids[:2]}, {"step_ids": ids[2:]}]
 
 
-def test_a_batch_resolves_each_due_step_once_even_when_delivered_twice(now):
+def test_a_batch_resolves_each_due_step_once_even_when_delivered_twice(now: datetime) -> None:
     games = [postal.start_game(choice_game(2).pk, now=now - timedelta(days=3)) for _ in range(3)]
     ids = [game.steps.get().pk for game in games]
     assert tasks.resolve_steps(step_ids=ids) == 3
@@ -54,12 +60,14 @@ def test_a_batch_resolves_each_due_step_once_even_when_delivered_twice(now):
     assert [game.steps.count() for game in games] == [2, 2, 2]
 
 
-def test_a_step_that_fails_does_not_keep_the_others_of_its_batch_from_resolving(now, monkeypatch):
+def test_a_step_that_fails_does_not_keep_the_others_of_its_batch_from_resolving(
+    now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
     games = [postal.start_game(choice_game(2).pk, now=now - timedelta(days=3)) for _ in range(3)]
     ids = [game.steps.get().pk for game in games]
     resolve = postal._resolve
 
-    def broken_for_the_second(game, step, *args, **kwargs):
+    def broken_for_the_second(game: Game, step: Step, *args: Any, **kwargs: Any) -> None:
         if step.pk == ids[1]:
             raise RuntimeError("the engine broke")
         return resolve(game, step, *args, **kwargs)
@@ -75,13 +83,13 @@ def test_a_step_that_fails_does_not_keep_the_others_of_its_batch_from_resolving(
 
 
 @pytest.fixture
-def mail_published(published: Any) -> list[dict[str, Any]]:
+def mail_published(published: Callable[[Any], list[dict[str, Any]]]) -> list[dict[str, Any]]:
     from moderator.mail import tasks as mail_tasks
 
     return published(mail_tasks.send_emails)
 
 
-def reports_of(games) -> list[int]:
+def reports_of(games: list[Game]) -> list[int]:
     return list(
         OutboundEmail.objects.filter(game__in=games, kind="report", dedupe_key__contains=":2:")
         .order_by("id")
@@ -91,8 +99,8 @@ def reports_of(games) -> list[int]:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_batch_hands_the_reports_of_all_its_steps_to_the_mail_workers_at_once(
-    now, mail_published
-):
+    now: datetime, mail_published: list[dict[str, Any]]
+) -> None:
     games = [postal.start_game(choice_game(2).pk, now=now - timedelta(days=3)) for _ in range(3)]
     mail_published.clear()  # the step-1 reports of start_game
     assert tasks.resolve_steps(step_ids=[game.steps.get().pk for game in games]) == 3
@@ -102,20 +110,20 @@ def test_a_batch_hands_the_reports_of_all_its_steps_to_the_mail_workers_at_once(
 
 @pytest.mark.django_db(transaction=True)
 def test_a_batch_that_breaks_off_still_hands_over_the_reports_of_the_steps_it_resolved(
-    now, mail_published, monkeypatch
-):
+    now: datetime, mail_published: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     games = [postal.start_game(choice_game(2).pk, now=now - timedelta(days=3)) for _ in range(3)]
     mail_published.clear()
     ids = [game.steps.get().pk for game in games]
     count_failure = postal._count_failure
     resolve = postal._resolve
 
-    def database_gone_for_the_third(game, step, *args, **kwargs):
+    def database_gone_for_the_third(game: Game, step: Step, *args: Any, **kwargs: Any) -> None:
         if step.pk == ids[2]:
             raise RuntimeError("the server closed the connection")
         return resolve(game, step, *args, **kwargs)
 
-    def cannot_count_either(step_id, error):
+    def cannot_count_either(step_id: int, error: Exception) -> None:
         raise RuntimeError("the server closed the connection")
 
     monkeypatch.setattr(postal, "_resolve", database_gone_for_the_third)

@@ -33,7 +33,8 @@ CHOICE = ChoiceEngine()
 
 def state_of(game: Game) -> ChoiceState:
     game.refresh_from_db()
-    return CHOICE.state_from_json(game.state)
+    state: ChoiceState = CHOICE.state_from_json(game.state)
+    return state
 
 
 def line_for(sheet: Sheet, number: int, roll: tuple[int, ...], card: Card | None) -> RoundLine:
@@ -89,7 +90,9 @@ def tally(lines: list[RoundLine | SkLine]) -> dict[int, int]:
     return dict(counts)
 
 
-def test_a_suppen_kasper_round_between_two_rounds_is_played_between_them_by_the_sweep(now):
+def test_a_suppen_kasper_round_between_two_rounds_is_played_between_them_by_the_sweep(
+    now: datetime,
+) -> None:
     game = choice_game(
         1, options={"variant": "suppenkasper", "rolls_per_turn": 2}, early_processing=False
     )

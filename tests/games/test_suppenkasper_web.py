@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from time_machine import TimeMachineFixture
 
 from games import access, postal
 from games.engines.base import OrderError
@@ -38,7 +39,7 @@ ALL_CARDS = ["flip", "half", "double", "refuse", "swap", "sk"]
 
 
 @pytest.fixture(autouse=True)
-def frozen(time_machine: Any, now: datetime) -> None:
+def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
     time_machine.move_to(now, tick=False)
 
 
@@ -56,7 +57,8 @@ def started(players: int, now: datetime, rolls_per_turn: int = 2) -> Game:
 
 def state_of(game: Game) -> ChoiceState:
     game.refresh_from_db()
-    return CHOICE.state_from_json(game.state)
+    state: ChoiceState = CHOICE.state_from_json(game.state)
+    return state
 
 
 def log_in(client: Client, game: Game, position: int, now: datetime) -> None:
@@ -168,14 +170,16 @@ def selected_of(markup: str, name: str) -> str:
 
 def engine_message(state: ChoiceState, position: int, text: str) -> str:
     with pytest.raises(OrderError) as caught:
-        CHOICE.submit(state, position, CHOICE.parse(state, position, text), dice=None)  # type: ignore[arg-type]
+        CHOICE.submit(state, position, CHOICE.parse(state, position, text), dice=None)  # type: ignore[arg-type]  # submit draws no die
     return caught.value.message
 
 
 # --- the board -------------------------------------------------------------------------
 
 
-def test_page_and_report_show_every_plate_cards_left_and_the_cards_played(client, now):
+def test_page_and_report_show_every_plate_cards_left_and_the_cards_played(
+    client: Client, now: datetime
+) -> None:
     game = started(2, now)
     state = state_of(game)
     ann = plan(state, 0, ["half", "double"])
@@ -221,7 +225,7 @@ def test_page_and_report_show_every_plate_cards_left_and_the_cards_played(client
     assert f"; {bob_plate} onto the plate\n" in email.text
 
 
-def test_the_sum_track_scrolls_sideways_on_a_narrow_screen(client, now):
+def test_the_sum_track_scrolls_sideways_on_a_narrow_screen(client: Client, now: datetime) -> None:
     game = started(1, now)
     log_in(client, game, 0, now)
     html = client.get(seat_page(game, 0)).content.decode()
@@ -239,7 +243,9 @@ def test_the_sum_track_scrolls_sideways_on_a_narrow_screen(client, now):
 # --- the order form --------------------------------------------------------------------
 
 
-def test_the_blocks_offer_the_unused_cards_and_no_suppen_kasper_block_without_a_plate(client, now):
+def test_the_blocks_offer_the_unused_cards_and_no_suppen_kasper_block_without_a_plate(
+    client: Client, now: datetime
+) -> None:
     game = started(1, now)
     log_in(client, game, 0, now)
     html = client.get(seat_page(game, 0)).content.decode()
@@ -259,7 +265,7 @@ def test_the_blocks_offer_the_unused_cards_and_no_suppen_kasper_block_without_a_
     assert 'id="suppen-kasper"' not in html
 
 
-def test_a_card_from_the_blocks_is_taken_in_canonical_form(client, now):
+def test_a_card_from_the_blocks_is_taken_in_canonical_form(client: Client, now: datetime) -> None:
     game = started(1, now)
     state = state_of(game)
     lines = plan(state, 0, [None, "double"])
@@ -273,7 +279,9 @@ def test_a_card_from_the_blocks_is_taken_in_canonical_form(client, now):
     assert order.source == "web"
 
 
-def test_a_suppen_kasper_block_is_taken_and_played_at_its_slot(client, now):
+def test_a_suppen_kasper_block_is_taken_and_played_at_its_slot(
+    client: Client, now: datetime
+) -> None:
     game = started(1, now, rolls_per_turn=3)
     state = state_of(game)
     lines = plan(state, 0, ["half", "double", "refuse"])
@@ -303,7 +311,9 @@ def test_a_suppen_kasper_block_is_taken_and_played_at_its_slot(client, now):
     assert 'id="suppen-kasper"' not in html  # the card is used
 
 
-def test_an_illegal_card_shows_the_engines_message_at_its_round_and_changes_nothing(client, now):
+def test_an_illegal_card_shows_the_engines_message_at_its_round_and_changes_nothing(
+    client: Client, now: datetime
+) -> None:
     game = started(1, now)
     state = state_of(game)
     lines = plan(state, 0, [None, None])
@@ -323,7 +333,7 @@ def test_an_illegal_card_shows_the_engines_message_at_its_round_and_changes_noth
     assert '<option value="flip" selected>' in section(html, "fieldset", "round-2")
 
 
-def test_a_card_already_played_is_refused_at_its_round(client, now):
+def test_a_card_already_played_is_refused_at_its_round(client: Client, now: datetime) -> None:
     game = started(1, now)
     state = state_of(game)
     lines = plan(state, 0, ["double", None])
@@ -340,7 +350,9 @@ def test_a_card_already_played_is_refused_at_its_round(client, now):
     assert snapshot(game) == before
 
 
-def test_a_suppen_kasper_error_shows_at_the_suppen_kasper_block(client, now):
+def test_a_suppen_kasper_error_shows_at_the_suppen_kasper_block(
+    client: Client, now: datetime
+) -> None:
     game = started(1, now, rolls_per_turn=3)
     state = state_of(game)
     lines = plan(state, 0, ["half", "double", "refuse"])
@@ -359,7 +371,9 @@ def test_a_suppen_kasper_error_shows_at_the_suppen_kasper_block(client, now):
     assert snapshot(game) == before
 
 
-def test_an_unfinished_card_or_suppen_kasper_block_is_named_and_nothing_is_sent(client, now):
+def test_an_unfinished_card_or_suppen_kasper_block_is_named_and_nothing_is_sent(
+    client: Client, now: datetime
+) -> None:
     game = started(1, now, rolls_per_turn=3)
     state = state_of(game)
     lines = plan(state, 0, [None, None, None])
@@ -378,7 +392,9 @@ def test_an_unfinished_card_or_suppen_kasper_block_is_named_and_nothing_is_sent(
     assert snapshot(game) == before
 
 
-def test_the_blocks_start_from_the_sealed_order_with_its_cards(client, now):
+def test_the_blocks_start_from_the_sealed_order_with_its_cards(
+    client: Client, now: datetime
+) -> None:
     game = started(2, now, rolls_per_turn=3)
     state = state_of(game)
     lines = plan(state, 0, ["half", "flip", "double"])

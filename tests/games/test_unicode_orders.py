@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from datetime import datetime
 from html import escape
-from typing import Any
 
 import pytest
 from django.test import Client
+from pytest_django.fixtures import Settings
 
 from games import postal
 from games.models import Game, Order, Seat
@@ -68,7 +68,7 @@ ORDERS = [
 
 
 @pytest.fixture(autouse=True)
-def inbound(settings: Any, now: datetime) -> None:
+def inbound(settings: Settings, now: datetime) -> None:
     """Replies come in through Postmark's webhook, as in tests/games/test_replies.py."""
     settings.INBOUND_ADDRESS = "orders@in.example.org"
     settings.ANYMAIL = {"WEBHOOK_SECRET": [SECRET], "MAILGUN_WEBHOOK_SIGNING_KEY": SIGNING_KEY}
@@ -76,7 +76,7 @@ def inbound(settings: Any, now: datetime) -> None:
 
 def started(engine: str, now: datetime) -> Game:
     game = postal.create_game(
-        gm=GMFactory(),
+        gm=GMFactory.create(),
         engine_key=engine,
         title="Odd numbers",
         players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],

@@ -29,7 +29,7 @@ def started(now: datetime) -> Game:
     return postal.start_game(choice_game(2).pk, now=now, seed=SEED)
 
 
-def test_every_game_has_its_own_random_public_id(now):
+def test_every_game_has_its_own_random_public_id(now: datetime) -> None:
     games = [choice_game(2) for _ in range(3)]
     ids = [game.public_id for game in games]
     assert len(set(ids)) == 3
@@ -37,7 +37,7 @@ def test_every_game_has_its_own_random_public_id(now):
     assert not any(public_id.isdigit() for public_id in (new_public_id() for _ in range(200)))
 
 
-def test_the_dice_check_answers_at_the_public_id_and_emails_link_there(now):
+def test_the_dice_check_answers_at_the_public_id_and_emails_link_there(now: datetime) -> None:
     game = started(now)
     url = f"/games/{game.public_id}/verify/"
 
@@ -48,7 +48,7 @@ def test_the_dice_check_answers_at_the_public_id_and_emails_link_there(now):
     assert reports.verify_url(game) == f"http://127.0.0.1:8000{url}"
 
 
-def test_counting_game_numbers_finds_nothing(now):
+def test_counting_game_numbers_finds_nothing(now: datetime) -> None:
     games = [started(now) for _ in range(3)]
     visitor = anyone()
     for game in games:
@@ -58,14 +58,16 @@ def test_counting_game_numbers_finds_nothing(now):
     assert visitor.get("/games/not-a-game-id/verify/").status_code == 404
 
 
-def test_the_numbered_address_opens_for_a_seat_of_the_game_and_its_gm(client, now):
+def test_the_numbered_address_opens_for_a_seat_of_the_game_and_its_gm(
+    client: Client, now: datetime
+) -> None:
     game = started(now)
     player = anyone()
     seat = Seat.objects.get(game=game, position=0)
     player.post(f"/p/{access.mint([seat], now=now)[0]}/")
     gm, other_gm = Client(), Client()
     gm.force_login(game.gm)
-    other_gm.force_login(User.objects.get(username=GMFactory(is_staff=True).username))
+    other_gm.force_login(User.objects.get(username=GMFactory.create(is_staff=True).username))
     game.gm.is_staff = True
     game.gm.save()
 
@@ -80,7 +82,7 @@ def test_the_numbered_address_opens_for_a_seat_of_the_game_and_its_gm(client, no
     assert player.get(f"/games/{other.pk}/verify/").status_code == 404
 
 
-def test_a_draft_game_has_no_dice_check(now):
+def test_a_draft_game_has_no_dice_check(now: datetime) -> None:
     draft = choice_game(2)
     Game.objects.filter(pk=draft.pk).update(status=Game.Status.DRAFT)
     assert anyone().get(f"/games/{draft.public_id}/verify/").status_code == 404

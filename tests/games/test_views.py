@@ -13,7 +13,9 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.sessions.models import Session
 from django.core import signing
 from django.http import HttpResponse
-from django.test import Client
+from django.test import Client, RequestFactory
+from pytest_django.fixtures import DjangoAssertNumQueries, DjangoCaptureOnCommitCallbacks, Settings
+from time_machine import TimeMachineFixture
 
 from games import access, postal, tasks
 from games.engines.base import OrderError
@@ -35,7 +37,7 @@ CHOICE = ChoiceEngine()
 
 
 @pytest.fixture(autouse=True)
-def frozen(time_machine: Any, now: datetime) -> None:
+def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
     """The views read the clock: hold it at the tests' ``now``."""
     time_machine.move_to(now, tick=False)
 
@@ -76,7 +78,8 @@ def log_in(client: Client, game: Game, position: int, now: datetime) -> None:
 
 def state_of(game: Game) -> ChoiceState:
     game.refresh_from_db()
-    return CHOICE.state_from_json(game.state)
+    state: ChoiceState = CHOICE.state_from_json(game.state)
+    return state
 
 
 def choices_for(game: Game, position: int, pick: int = 0) -> list[Any]:
@@ -159,7 +162,9 @@ def not_valid_body(client: Client) -> bytes:
 # --- magic links ---------------------------------------------------------------------------
 
 
-def test_get_on_a_link_shows_continue_and_writes_nothing(client, now, django_assert_num_queries):
+def test_get_on_a_link_shows_continue_and_writes_nothing(
+    client: Client, now: datetime, django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
     game = started(3, now)
     token = token_for(game, 1, now)
     before = (Session.objects.count(), SeatLink.objects.count(), snapshot(game))
@@ -174,7 +179,9 @@ def test_get_on_a_link_shows_continue_and_writes_nothing(client, now, django_ass
     assert "<p>“Test Choice”: you play as <strong>bob</strong>.</p>" in html
 
 
-def test_post_on_a_link_remembers_the_seat_and_redirects_to_the_token_free_page(client, now):
+def test_post_on_a_link_remembers_the_seat_and_redirects_to_the_token_free_page(
+    client: Client, now: datetime
+) -> None:
     game = started(3, now)
     token = token_for(game, 1, now)
     response = client.post(f"/p/{token}/")
@@ -196,7 +203,9 @@ def test_post_on_a_link_remembers_the_seat_and_redirects_to_the_token_free_page(
     assert token not in page.content.decode()
 
 
-def test_a_second_game_joins_the_first_in_the_session_and_the_list(client, now):
+def test_a_second_game_joins_the_first_in_the_session_and_the_list(
+    client: Client, now: datetime
+) -> None:
     first = started(2, now, title="First")
     second = started(2, now, title="Second")
     log_in(client, first, 0, now)
@@ -211,7 +220,9 @@ def test_a_second_game_joins_the_first_in_the_session_and_the_list(client, now):
     assert client.get(seat_page(second, 1)).status_code == 200
 
 
-def test_a_seats_cookie_tampered_with_or_too_old_opens_nothing(client, now, time_machine):
+def test_a_seats_cookie_tampered_with_or_too_old_opens_nothing(
+    client: Client, now: datetime, time_machine: TimeMachineFixture
+) -> None:
     game = started(2, now)
     log_in(client, game, 0, now)
     signed = client.cookies[access.SEATS_COOKIE].value
@@ -239,7 +250,9 @@ def test_a_seats_cookie_tampered_with_or_too_old_opens_nothing(client, now, time
     assert client.get(seat_page(game, 0)).status_code == 404
 
 
-def test_a_seats_cookie_reads_under_a_new_key_while_the_old_is_a_fallback(client, now, settings):
+def test_a_seats_cookie_reads_under_a_new_key_while_the_old_is_a_fallback(
+    client: Client, now: datetime, settings: Settings
+) -> None:
     game = started(1, now)
     settings.SECRET_KEY = "the key of last year " * 3
     log_in(client, game, 0, now)
@@ -250,7 +263,9 @@ def test_a_seats_cookie_reads_under_a_new_key_while_the_old_is_a_fallback(client
     assert client.get(seat_page(game, 0)).status_code == 404
 
 
-def test_a_browser_keeps_its_latest_seats_within_a_cookie(client, now, monkeypatch):
+def test_a_browser_keeps_its_latest_seats_within_a_cookie(
+    client: Client, now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(access, "SEATS_KEPT", 3)
     games = [started(1, now) for _ in range(4)]
     for game in games:
@@ -261,7 +276,7 @@ def test_a_browser_keeps_its_latest_seats_within_a_cookie(client, now, monkeypat
     assert client.get(seat_page(games[1], 0)).status_code == 200
 
 
-def test_the_most_seats_a_browser_keeps_fit_in_a_cookie(rf):
+def test_the_most_seats_a_browser_keeps_fit_in_a_cookie(rf: RequestFactory) -> None:
     """Browsers keep cookies of 4096 bytes, name and value: SEATS_KEPT of the largest ids
     and link versions must fit."""
     request = rf.get("/")
@@ -274,12 +289,15 @@ def test_the_most_seats_a_browser_keeps_fit_in_a_cookie(rf):
     assert len(access.SEATS_COOKIE) + 1 + len(value) < 4000
 
 
-def test_seats_a_session_held_before_the_cookie_still_open_their_pages(client, now):
+def test_seats_a_session_held_before_the_cookie_still_open_their_pages(
+    client: Client, now: datetime
+) -> None:
     """Browsers signed in before the seats cookie kept their seats in the session."""
     first, second = started(2, now), started(2, now)
     session = SessionStore()
     session["seats"] = [[seat_of(first, 0).pk, 0]]
     session.create()
+    assert session.session_key is not None
     client.cookies[settings.SESSION_COOKIE_NAME] = session.session_key
     assert client.get(seat_page(first, 0)).status_code == 200
     assert client.get(seat_page(second, 1)).status_code == 404
@@ -290,7 +308,9 @@ def test_seats_a_session_held_before_the_cookie_still_open_their_pages(client, n
     assert client.get(seat_page(second, 1)).status_code == 200
 
 
-def test_wrong_rotated_and_expired_links_answer_the_same_404_for_get_and_post(client, now):
+def test_wrong_rotated_and_expired_links_answer_the_same_404_for_get_and_post(
+    client: Client, now: datetime
+) -> None:
     game = started(3, now)
     expected = not_valid_body(client)
     assert b"This link is not valid" in expected
@@ -305,7 +325,7 @@ def test_wrong_rotated_and_expired_links_answer_the_same_404_for_get_and_post(cl
     assert Session.objects.count() == 0
 
 
-def test_a_rotated_link_also_closes_the_pages_it_opened(client, now):
+def test_a_rotated_link_also_closes_the_pages_it_opened(client: Client, now: datetime) -> None:
     game = started(2, now)
     log_in(client, game, 0, now)
     assert client.get(seat_page(game, 0)).status_code == 200
@@ -324,7 +344,7 @@ def test_a_rotated_link_also_closes_the_pages_it_opened(client, now):
     assert client.post(seat_page(game, 0), typed).status_code == 302
 
 
-def test_links_are_rate_limited_per_address_for_get_and_post(client, now):
+def test_links_are_rate_limited_per_address_for_get_and_post(client: Client, now: datetime) -> None:
     game = started(1, now)
     token = token_for(game, 0, now)
     for _ in range(15):
@@ -339,7 +359,7 @@ def test_links_are_rate_limited_per_address_for_get_and_post(client, now):
     assert other.get(f"/p/{token}/").status_code == 200
 
 
-def test_another_seats_game_and_a_missing_game_answer_404(client, now):
+def test_another_seats_game_and_a_missing_game_answer_404(client: Client, now: datetime) -> None:
     mine = started(2, now)
     theirs = started(2, now)
     log_in(client, mine, 0, now)
@@ -360,7 +380,7 @@ def test_another_seats_game_and_a_missing_game_answer_404(client, now):
     assert Order.objects.count() == 0
 
 
-def test_csrf_is_enforced_on_the_link_and_the_order_form(now):
+def test_csrf_is_enforced_on_the_link_and_the_order_form(now: datetime) -> None:
     game = started(2, now)
     token = token_for(game, 0, now)
     browser = Client(enforce_csrf_checks=True, REMOTE_ADDR=fresh_ip())
@@ -381,7 +401,9 @@ def test_csrf_is_enforced_on_the_link_and_the_order_form(now):
 # --- the order form --------------------------------------------------------------------
 
 
-def test_the_form_offers_one_block_per_round_with_the_roll_and_only_legal_values(client, now):
+def test_the_form_offers_one_block_per_round_with_the_roll_and_only_legal_values(
+    client: Client, now: datetime
+) -> None:
     game = started(2, now)
     log_in(client, game, 0, now)
     html = client.get(seat_page(game, 0)).content.decode()
@@ -400,7 +422,9 @@ def test_the_form_offers_one_block_per_round_with_the_roll_and_only_legal_values
         assert offered == [str(v) for v in sorted(set(round_.roll))]
 
 
-def test_a_valid_order_from_the_blocks_is_taken_in_canonical_form(client, now):
+def test_a_valid_order_from_the_blocks_is_taken_in_canonical_form(
+    client: Client, now: datetime
+) -> None:
     game = started(3, now)
     log_in(client, game, 0, now)
     picked = choices_for(game, 0)
@@ -420,7 +444,9 @@ def test_a_valid_order_from_the_blocks_is_taken_in_canonical_form(client, now):
     assert f"<pre>{canonical(picked)}</pre>" in counting
 
 
-def test_a_valid_order_from_the_quick_box_is_taken_in_canonical_form(client, now):
+def test_a_valid_order_from_the_quick_box_is_taken_in_canonical_form(
+    client: Client, now: datetime
+) -> None:
     game = started(3, now)
     log_in(client, game, 2, now)
     picked = choices_for(game, 2, pick=1)
@@ -434,7 +460,9 @@ def test_a_valid_order_from_the_quick_box_is_taken_in_canonical_form(client, now
     assert (order.source, order.text, order.canonical) == ("web", typed, canonical(picked))
 
 
-def test_an_invalid_order_shows_the_engines_message_at_its_round_and_changes_nothing(client, now):
+def test_an_invalid_order_shows_the_engines_message_at_its_round_and_changes_nothing(
+    client: Client, now: datetime
+) -> None:
     game = started(3, now)
     log_in(client, game, 0, now)
     picked = choices_for(game, 0)
@@ -448,7 +476,7 @@ def test_an_invalid_order_shows_the_engines_message_at_its_round_and_changes_not
         for n, _ in picked
     )
     with pytest.raises(OrderError) as caught:
-        CHOICE.submit(state, 0, CHOICE.parse(state, 0, wrong), dice=None)  # type: ignore[arg-type]
+        CHOICE.submit(state, 0, CHOICE.parse(state, 0, wrong), dice=None)  # type: ignore[arg-type]  # submit draws no die
     message = caught.value.message
     assert message.startswith(f"round {second}: the roll is ")
     before = snapshot(game)
@@ -464,7 +492,7 @@ def test_an_invalid_order_shows_the_engines_message_at_its_round_and_changes_not
     assert f'<option value="{data[f"r{second}_a"]}" selected>' in block
 
 
-def test_an_unfinished_block_is_named_and_nothing_is_sent(client, now):
+def test_an_unfinished_block_is_named_and_nothing_is_sent(client: Client, now: datetime) -> None:
     game = started(3, now)
     log_in(client, game, 0, now)
     picked = choices_for(game, 0)
@@ -479,7 +507,7 @@ def test_an_unfinished_block_is_named_and_nothing_is_sent(client, now):
     assert snapshot(game) == before
 
 
-def test_a_quick_box_error_is_shown_at_the_box(client, now):
+def test_a_quick_box_error_is_shown_at_the_box(client: Client, now: datetime) -> None:
     game = started(3, now)
     log_in(client, game, 1, now)
     before = snapshot(game)
@@ -493,7 +521,9 @@ def test_a_quick_box_error_is_shown_at_the_box(client, now):
     assert snapshot(game) == before
 
 
-def test_an_order_after_the_deadline_is_too_late_and_changes_nothing(client, now, time_machine):
+def test_an_order_after_the_deadline_is_too_late_and_changes_nothing(
+    client: Client, now: datetime, time_machine: TimeMachineFixture
+) -> None:
     game = started(3, now)
     log_in(client, game, 0, now)
     data = block_data(1, choices_for(game, 0), 0)
@@ -507,7 +537,7 @@ def test_an_order_after_the_deadline_is_too_late_and_changes_nothing(client, now
     assert snapshot(game) == before
 
 
-def test_an_order_from_a_page_of_a_resolved_step_is_too_late(client, now):
+def test_an_order_from_a_page_of_a_resolved_step_is_too_late(client: Client, now: datetime) -> None:
     game = started(2, now)
     log_in(client, game, 0, now)
     data = block_data(1, choices_for(game, 0), 0)
@@ -526,7 +556,9 @@ def text_errors(html: str) -> list[str]:
     return re.findall(r"<li>(.*?)</li>", found.group(1), re.S) if found else []
 
 
-def test_a_typed_order_after_the_deadline_is_too_late_at_the_box(client, now, time_machine):
+def test_a_typed_order_after_the_deadline_is_too_late_at_the_box(
+    client: Client, now: datetime, time_machine: TimeMachineFixture
+) -> None:
     game = started(3, now)
     log_in(client, game, 0, now)
     data = typed_data(0, canonical(choices_for(game, 0)))
@@ -540,7 +572,7 @@ def test_a_typed_order_after_the_deadline_is_too_late_at_the_box(client, now, ti
     assert snapshot(game) == before
 
 
-def test_a_typed_order_for_a_resolved_step_is_too_late(client, now):
+def test_a_typed_order_for_a_resolved_step_is_too_late(client: Client, now: datetime) -> None:
     game = started(2, now)
     log_in(client, game, 0, now)
     data = typed_data(0, canonical(choices_for(game, 0)))
@@ -554,10 +586,12 @@ def test_a_typed_order_for_a_resolved_step_is_too_late(client, now):
     assert snapshot(game) == before
 
 
-def test_a_typed_order_out_of_turn_is_refused_with_the_engines_message(client, now):
+def test_a_typed_order_out_of_turn_is_refused_with_the_engines_message(
+    client: Client, now: datetime
+) -> None:
     game = postal.start_game(
         postal.create_game(
-            gm=GMFactory(),
+            gm=GMFactory.create(),
             engine_key="dice-survivor",
             title="Survivors",
             players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
@@ -579,7 +613,9 @@ def test_a_typed_order_out_of_turn_is_refused_with_the_engines_message(client, n
     assert snapshot(game) == before
 
 
-def test_a_game_not_started_shows_the_waiting_page_and_takes_no_order(client, now):
+def test_a_game_not_started_shows_the_waiting_page_and_takes_no_order(
+    client: Client, now: datetime
+) -> None:
     game = choice_game(2)
     log_in(client, game, 0, now)
     typed = typed_data(0, "W5 1+3 3+4")
@@ -604,14 +640,14 @@ def test_a_game_not_started_shows_the_waiting_page_and_takes_no_order(client, no
     ],
 )
 def test_an_order_post_makes_a_fixed_number_of_queries(
-    engine,
-    client,
-    now,
-    settings,
-    django_capture_on_commit_callbacks,
-    django_assert_num_queries,
-    monkeypatch,
-):
+    engine: str,
+    client: Client,
+    now: datetime,
+    settings: Settings,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+    django_assert_num_queries: DjangoAssertNumQueries,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     settings.SESSION_ENGINE = engine
     game = started(3, now, early_processing=False)
     log_in(client, game, 0, now)
@@ -651,7 +687,9 @@ def test_an_order_post_makes_a_fixed_number_of_queries(
     assert tasks.write_receipts() == 2
 
 
-def test_a_revision_replaces_the_counting_order_and_the_page_says_so(client, now, time_machine):
+def test_a_revision_replaces_the_counting_order_and_the_page_says_so(
+    client: Client, now: datetime, time_machine: TimeMachineFixture
+) -> None:
     game = started(2, now, early_processing=False)
     log_in(client, game, 1, now)
     first, second = choices_for(game, 1, pick=0), choices_for(game, 1, pick=1)
@@ -681,7 +719,9 @@ def test_a_revision_replaces_the_counting_order_and_the_page_says_so(client, now
     )
 
 
-def test_the_page_shows_report_board_deadline_and_history_newest_first(client, now):
+def test_the_page_shows_report_board_deadline_and_history_newest_first(
+    client: Client, now: datetime
+) -> None:
     game = choice_game(2, time_zone="Europe/Berlin")
     Seat.objects.filter(game=game, position=1).update(time_zone="America/New_York")
     game = postal.start_game(game.pk, now=now, seed=SEED)
@@ -724,7 +764,9 @@ def test_the_page_shows_report_board_deadline_and_history_newest_first(client, n
     assert "postal turn 2, rounds 3-4: round 3 rolls " in report
 
 
-def test_pages_are_made_for_phones_and_work_without_javascript(client, now):
+def test_pages_are_made_for_phones_and_work_without_javascript(
+    client: Client, now: datetime
+) -> None:
     game = started(1, now)
     log_in(client, game, 0, now)
     html = client.get(seat_page(game, 0)).content.decode()

@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -100,7 +100,9 @@ def services(transactional_db: None, tmp_path: Path) -> Iterator[Services]:
             print(running.logs())
 
 
-def wait_for(condition, timeout: float, what: str, services: Services) -> None:
+def wait_for(
+    condition: Callable[[], object], timeout: float, what: str, services: Services
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():

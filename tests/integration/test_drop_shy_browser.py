@@ -4,23 +4,30 @@ taps a highlighted cell of the board, and the die is placed there."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import pytest
 from django.utils import timezone
+from pytest_django.fixtures import Settings
 
 from games import access, postal
 from games.models import Game, Order, Seat, Step
 from tests.factories import GMFactory, seat_page
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
 SEED = bytes(range(32))
 
 
-def test_a_tap_on_a_highlighted_cell_places_the_die_there(web_server, browser, settings):
+def test_a_tap_on_a_highlighted_cell_places_the_die_there(
+    web_server: str, browser: Browser, settings: Settings
+) -> None:
     settings.SITE_URL = web_server
     game = postal.create_game(
-        gm=GMFactory(),
+        gm=GMFactory.create(),
         engine_key="drop-shy",
         title="Shy by post",
         players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob")],

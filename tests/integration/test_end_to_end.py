@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import re
 import time
+from email.message import EmailMessage
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from django.utils import timezone
+from pytest_django.fixtures import Settings
 
 from games import postal
 from games.engines.choice.rules import ChoiceEngine
@@ -17,6 +21,9 @@ from tests.browser import Inbox, text_of
 from tests.factories import choice_game, seat_page
 from tests.integration.conftest import Services, wait_for
 
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.redis]
 
 CHOICE = ChoiceEngine()
@@ -24,8 +31,13 @@ DEADLINE_SECONDS = 25
 
 
 def test_a_player_orders_from_the_emailed_link_and_reads_the_result_in_the_next_report(
-    services: Services, smtp_server: Inbox, browser, web_server, settings, tmp_path
-):
+    services: Services,
+    smtp_server: Inbox,
+    browser: Browser,
+    web_server: str,
+    settings: Settings,
+    tmp_path: Path,
+) -> None:
     settings.SITE_URL = web_server
     services.env.update(
         EMAIL_BACKEND="moderator.mail.smtp.EmailBackend",
@@ -79,10 +91,13 @@ def test_a_player_orders_from_the_emailed_link_and_reads_the_result_in_the_next_
         1,
         2,
     ]
+
     # The next report arrives over SMTP with ann's order in what happened.
-    reports = lambda: [  # noqa: E731
-        m for m in smtp_server.to("ann@example.org") if "step 2" in str(m["Subject"]).lower()
-    ]
+    def reports() -> list[EmailMessage]:
+        return [
+            m for m in smtp_server.to("ann@example.org") if "step 2" in str(m["Subject"]).lower()
+        ]
+
     wait_for(lambda: len(reports()) == 1, 60, "ann's second report", services)
     second = text_of(reports()[0])
     for written in canonical.splitlines():

@@ -5,15 +5,19 @@ view naming them; after the last arrangement every page shows the reveal and the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from django.utils import timezone
+from pytest_django.fixtures import Settings
 
 from games import access, postal
 from games.engines.first_player.rules import FirstPlayerEngine, FirstPlayerState
 from games.models import Game, Order, Seat
 from tests.factories import GMFactory, seat_page
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
@@ -24,7 +28,8 @@ PHONE = {"width": 390, "height": 844}
 
 
 def state_of(game: Game) -> FirstPlayerState:
-    return ENGINE.state_from_json(Game.objects.get(pk=game.pk).state)
+    state: FirstPlayerState = ENGINE.state_from_json(Game.objects.get(pk=game.pk).state)
+    return state
 
 
 class Phone:
@@ -73,10 +78,12 @@ class Phone:
         return str(self.fresh().inner_text("#fp-waiting")).strip()
 
 
-def test_three_players_roll_and_arrange_by_tapping_on_their_phones(web_server, browser, settings):
+def test_three_players_roll_and_arrange_by_tapping_on_their_phones(
+    web_server: str, browser: Browser, settings: Settings
+) -> None:
     settings.SITE_URL = web_server
     game = postal.create_game(
-        gm=GMFactory(),
+        gm=GMFactory.create(),
         engine_key="first-player",
         title="Game night",
         players=[postal.Player(name, f"{name}@example.org") for name in NAMES],

@@ -93,12 +93,15 @@ def waiting_on(blocker: psycopg.Connection) -> list[int]:
 def gone(pids: list[int]) -> bool:
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", [pids])
-        return cursor.fetchone()[0] == 0
+        count: int = cursor.fetchone()[0]
+        return count == 0
 
 
 @pytest.mark.parametrize("where", TABLES)
 @pytest.mark.parametrize("victim", ["child", "worker"])
-def test_a_step_survives_a_worker_killed_mid_resolution(services: Services, where, victim):
+def test_a_step_survives_a_worker_killed_mid_resolution(
+    services: Services, where: str, victim: str
+) -> None:
     game = choice_game(3, schedule_spec={"kind": "interval", "seconds": 60})
     game = postal.start_game(game.pk, now=timezone.now() - timedelta(minutes=2), seed=SEED)
     # The start reports are sent before the lock is taken, so that only the step waits.

@@ -14,10 +14,12 @@ from email.message import Message
 
 import pytest
 from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import SMTP, Envelope, Session
 from django.utils import timezone
 
 from games import postal
 from moderator.mail.models import OutboundEmail
+from tests.browser import data_of
 from tests.factories import GMFactory, choice_game
 from tests.integration.conftest import Services, wait_for
 
@@ -36,14 +38,21 @@ class Mailserver:
         self.stalled = threading.Event()
         self.release = threading.Event()
 
-    async def handle_RCPT(self, server, session, envelope, address, rcpt_options) -> str:
+    async def handle_RCPT(
+        self,
+        server: SMTP,
+        session: Session,
+        envelope: Envelope,
+        address: str,
+        rcpt_options: list[str],
+    ) -> str:
         self.rcpt[address] += 1
         if address in self.refuse:
             return self.refuse[address]
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
-    async def handle_DATA(self, server, session, envelope) -> str:
+    async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
         (to,) = envelope.rcpt_tos
         if self.busy[to] > 0:
             self.busy[to] -= 1
@@ -52,7 +61,7 @@ class Mailserver:
             self.stalled.set()
             await asyncio.get_running_loop().run_in_executor(None, self.release.wait)
             return "451 4.3.0 the client has gone"
-        self.received.append(message_from_bytes(envelope.content))
+        self.received.append(message_from_bytes(data_of(envelope)))
         return "250 OK"
 
     def to(self, address: str) -> list[Message]:
@@ -87,7 +96,9 @@ def state(row: OutboundEmail) -> str:
     return row.state
 
 
-def test_transient_refusals_are_retried_and_each_report_arrives_once(services, smtp):
+def test_transient_refusals_are_retried_and_each_report_arrives_once(
+    services: Services, smtp: Mailserver
+) -> None:
     game = choice_game(3)
     players = ["ann@example.org", "bob@example.org", "cy@example.org"]
     for address in players:
@@ -118,8 +129,10 @@ def test_transient_refusals_are_retried_and_each_report_arrives_once(services, s
     )
 
 
-def test_a_permanent_refusal_fails_the_row_and_the_gm_hears_of_it(services, smtp):
-    game = choice_game(2, gm=GMFactory(username="gina"), title="Dice at Dawn")
+def test_a_permanent_refusal_fails_the_row_and_the_gm_hears_of_it(
+    services: Services, smtp: Mailserver
+) -> None:
+    game = choice_game(2, gm=GMFactory.create(username="gina"), title="Dice at Dawn")
     smtp.refuse["ann@example.org"] = "550 5.1.1 no such mailbox"
     services.worker()
     services.beat()
@@ -137,7 +150,11 @@ def test_a_permanent_refusal_fails_the_row_and_the_gm_hears_of_it(services, smtp
     )
     (alert,) = smtp.to("gina@example.org")
     assert alert["Subject"] == "Dice at Dawn: an email to ann@example.org could not be sent"
-    text = alert.get_payload()[0].get_payload(decode=True).decode()
+    text_part = alert.get_payload(0)  # the text, then the HTML
+    assert isinstance(text_part, Message)
+    payload = text_part.get_payload(decode=True)
+    assert isinstance(payload, bytes)
+    text = payload.decode()
     assert f"Why: {ann.last_error}" in text.splitlines()
     assert [m["To"] for m in smtp.received] == ["bob@example.org", "gina@example.org"]
     assert smtp.rcpt["ann@example.org"] == 1
@@ -151,7 +168,9 @@ def test_a_permanent_refusal_fails_the_row_and_the_gm_hears_of_it(services, smtp
     )
 
 
-def test_a_worker_killed_mid_batch_leaves_its_rows_unknown_and_none_is_sent_again(services, smtp):
+def test_a_worker_killed_mid_batch_leaves_its_rows_unknown_and_none_is_sent_again(
+    services: Services, smtp: Mailserver
+) -> None:
     game = choice_game(2)
     smtp.stall.add("ann@example.org")
     services.env["MAIL_SENDING_TIMEOUT_SECONDS"] = "3"

@@ -74,7 +74,7 @@ def assert_done_once(games: list[Game], smtp: Inbox) -> None:
 
 def test_two_beats_and_two_workers_do_every_piece_of_work_once(
     services: Services, smtp_server: Inbox, tmp_path: Path
-):
+) -> None:
     smtp_env(services, smtp_server)
     games = due_games(6)
     services.worker("worker-1")
@@ -193,7 +193,8 @@ class Browser:
 
     def get(self, path: str) -> str:
         with self.opener.open(self.base + path, timeout=60) as response:
-            return response.read().decode()
+            page: str = response.read().decode()
+            return page
 
     def post(self, path: str, data: dict[str, str]) -> tuple[int, str]:
         page = self.get(path)
@@ -217,7 +218,7 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 
 def test_redis_stopped_and_flushed_loses_no_order_and_does_everything_once_when_back(
     services: Services, smtp_server: Inbox, private_redis: PrivateRedis, tmp_path: Path
-):
+) -> None:
     smtp_env(services, smtp_server)
     services.env.update(REDIS_URL=private_redis.url, CELERY_BROKER_URL=private_redis.url)
     web = start_web(services, tmp_path)

@@ -22,12 +22,13 @@ pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.redis]
 def status(url: str) -> int:
     try:
         with urllib.request.urlopen(url, timeout=30) as response:
-            return response.status
+            code: int = response.status
+            return code
     except urllib.error.HTTPError as error:
         return error.code
 
 
-def test_two_web_processes_share_one_limit(services: Services, tmp_path: Path):
+def test_two_web_processes_share_one_limit(services: Services, tmp_path: Path) -> None:
     first = start_web(services, tmp_path / "one")
     second = start_web(services, tmp_path / "two", name="web-2")
     rate = settings.RATES["link"]

@@ -8,9 +8,11 @@ from __future__ import annotations
 import base64
 import json
 import urllib.request
+from email.message import EmailMessage
 
 import pytest
 from django.utils import timezone
+from pytest_django.fixtures import Settings
 
 from games import postal
 from games.engines.choice.rules import ChoiceEngine
@@ -27,8 +29,8 @@ SECRET = "postmark:inbound-secret"
 
 
 def test_a_reply_to_the_emailed_report_is_the_order_the_worker_resolves(
-    services: Services, smtp_server: Inbox, web_server: str, settings
-):
+    services: Services, smtp_server: Inbox, web_server: str, settings: Settings
+) -> None:
     settings.SITE_URL = web_server
     settings.INBOUND_ADDRESS = "orders@in.example.org"
     settings.ANYMAIL = {"WEBHOOK_SECRET": [SECRET]}
@@ -84,9 +86,11 @@ def test_a_reply_to_the_emailed_report_is_the_order_the_worker_resolves(
     sent = Order.objects.get(seat__position=0)
     assert (sent.source, sent.canonical) == ("email", order)
 
-    receipts = lambda: [  # noqa: E731
-        m for m in smtp_server.to("ann@example.org") if "received" in str(m["Subject"]).lower()
-    ]
+    def receipts() -> list[EmailMessage]:
+        return [
+            m for m in smtp_server.to("ann@example.org") if "received" in str(m["Subject"]).lower()
+        ]
+
     wait_for(lambda: len(receipts()) == 1, 60, "ann's receipt", services)
 
     def resolved() -> bool:
@@ -94,9 +98,12 @@ def test_a_reply_to_the_emailed_report_is_the_order_the_worker_resolves(
 
     wait_for(resolved, DEADLINE_SECONDS + 30, "the worker to resolve step 1", services)
     assert Step.objects.get(game=game, number=1).closed_by == "deadline"
-    reports = lambda: [  # noqa: E731
-        m for m in smtp_server.to("ann@example.org") if "step 2" in str(m["Subject"]).lower()
-    ]
+
+    def reports() -> list[EmailMessage]:
+        return [
+            m for m in smtp_server.to("ann@example.org") if "step 2" in str(m["Subject"]).lower()
+        ]
+
     wait_for(lambda: len(reports()) == 1, 60, "ann's second report", services)
     second = text_of(reports()[0])
     for written in order.splitlines():

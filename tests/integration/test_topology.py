@@ -39,7 +39,7 @@ def compose() -> dict[str, Any]:
     return data
 
 
-def test_the_compose_file_is_valid_and_has_the_topology():
+def test_the_compose_file_is_valid_and_has_the_topology() -> None:
     binary = shutil.which("docker-compose")
     if binary is None:
         missing("docker-compose (the distribution's package validates compose files)")
@@ -86,7 +86,7 @@ def run(services: Services, name: str, command: list[str], log: Path) -> None:
 
 def test_the_compose_commands_run_a_game_with_a_worker_per_queue(
     services: Services, tmp_path: Path
-):
+) -> None:
     port = free_port()
     definitions = compose()["services"]
     web = [

@@ -3,13 +3,19 @@ own seat's page, and each page orders for its own seat, in Chromium."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 from django.utils import timezone
+from pytest_django.fixtures import Settings
 
 from games import access, postal
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat
 from tests.factories import choice_game
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
@@ -23,8 +29,8 @@ def nmr_text(game: Game, position: int) -> str:
 
 
 def test_two_seats_of_one_game_order_each_for_their_own_in_one_browser(
-    web_server, browser, settings
-):
+    web_server: str, browser: Browser, settings: Settings
+) -> None:
     settings.SITE_URL = web_server
     game = postal.start_game(choice_game(3).pk, now=timezone.now(), seed=SEED)
     ann, bob = (Seat.objects.get(game=game, position=position) for position in (0, 1))

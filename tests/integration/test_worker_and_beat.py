@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from django.utils import timezone
@@ -11,14 +12,16 @@ from games.models import Game, Order, Step
 from moderator.mail.models import OutboundEmail
 from moderator.mail.views import read_mail_file
 from tests.factories import choice_game
-from tests.integration.conftest import wait_for
+from tests.integration.conftest import Services, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.redis]
 
 CHOICE = ChoiceEngine()
 
 
-def test_a_three_player_game_runs_to_final_standings_through_worker_and_beat(services, tmp_path):
+def test_a_three_player_game_runs_to_final_standings_through_worker_and_beat(
+    services: Services, tmp_path: Path
+) -> None:
     game = choice_game(
         3, options={"rolls_per_turn": 4}, schedule_spec={"kind": "interval", "seconds": 2}
     )

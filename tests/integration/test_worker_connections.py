@@ -13,7 +13,7 @@ from games import postal
 from games.models import Step
 from games.tasks import resolve_step
 from tests.factories import choice_game
-from tests.integration.conftest import wait_for
+from tests.integration.conftest import Services, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.redis]
 
@@ -28,7 +28,7 @@ def worker_backends() -> set[tuple[int, str]]:
         return set(cursor.fetchall())
 
 
-def test_a_worker_resolves_step_after_step_on_one_database_connection(services):
+def test_a_worker_resolves_step_after_step_on_one_database_connection(services: Services) -> None:
     started = timezone.now() - timedelta(days=3)
     steps = []
     for _ in range(4):
@@ -53,7 +53,7 @@ def test_a_worker_resolves_step_after_step_on_one_database_connection(services):
     assert seen == [seen[0]] * 4
 
 
-def test_a_connection_that_broke_is_replaced_before_the_next_task(services):
+def test_a_connection_that_broke_is_replaced_before_the_next_task(services: Services) -> None:
     started = timezone.now() - timedelta(days=3)
     steps = [postal.start_game(choice_game(3).pk, now=started).steps.get(number=1).pk]
     steps.append(postal.start_game(choice_game(3).pk, now=started).steps.get(number=1).pk)

@@ -14,7 +14,7 @@ from moderator.cache import RedisCache
 pytestmark = pytest.mark.redis
 
 
-def test_every_call_shares_one_client_per_connection_pool():
+def test_every_call_shares_one_client_per_connection_pool() -> None:
     cache = caches["default"]
     assert isinstance(cache, RedisCache)
     client = cache._cache.get_client()
@@ -27,7 +27,7 @@ def test_every_call_shares_one_client_per_connection_pool():
     assert cache.get(key) is None
 
 
-def test_threads_count_together_through_the_shared_client():
+def test_threads_count_together_through_the_shared_client() -> None:
     cache = caches["default"]
     key = f"test-cache-{secrets.token_hex(8)}"
     assert cache.add(key, 0, timeout=30)

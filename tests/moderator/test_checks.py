@@ -10,6 +10,7 @@ import pytest
 from django.core import checks
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
+from pytest_django.fixtures import Settings
 
 PRODUCTION = {
     "DEBUG": False,
@@ -30,17 +31,17 @@ def ours(found: list[checks.CheckMessage]) -> list[tuple[str | None, str]]:
 
 
 @pytest.fixture
-def production(settings):
+def production(settings: Settings) -> Settings:
     for name, value in PRODUCTION.items():
         setattr(settings, name, value)
     return settings
 
 
-def test_production_settings_raise_nothing(production):
+def test_production_settings_raise_nothing(production: Settings) -> None:
     assert ours(checks.run_checks(include_deployment_checks=True)) == []
 
 
-def test_the_embedded_defaults_in_production_are_deploy_errors(production):
+def test_the_embedded_defaults_in_production_are_deploy_errors(production: Settings) -> None:
     production.SITE_URL = "http://127.0.0.1:8000"
     production.EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
 
@@ -59,19 +60,21 @@ def test_the_embedded_defaults_in_production_are_deploy_errors(production):
 @pytest.mark.parametrize(
     "site", ["http://localhost:8000", "https://moderator.localhost", "http://[::1]:8000"]
 )
-def test_a_local_site_url_is_a_warning_at_start(production, site):
+def test_a_local_site_url_is_a_warning_at_start(production: Settings, site: str) -> None:
     production.SITE_URL = site
     assert [id_ for id_, _ in ours(checks.run_checks())] == ["moderator.W001"]
 
 
-def test_debug_on_is_the_embedded_default_and_warns_of_nothing(settings):
+def test_debug_on_is_the_embedded_default_and_warns_of_nothing(settings: Settings) -> None:
     settings.DEBUG = True
     settings.SITE_URL = "http://127.0.0.1:8000"
     settings.EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
     assert ours(checks.run_checks(include_deployment_checks=True)) == []
 
 
-def test_the_wsgi_application_warns_at_start(production, caplog):
+def test_the_wsgi_application_warns_at_start(
+    production: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
     production.EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
     sys.modules.pop("moderator.wsgi", None)
     logger = logging.getLogger("moderator")

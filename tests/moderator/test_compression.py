@@ -32,14 +32,14 @@ def compressions() -> dict[tuple[str, str], str]:
         return {(table, column): method for table, column, method in cursor.fetchall()}
 
 
-def test_the_large_columns_are_lz4_and_the_others_the_default():
+def test_the_large_columns_are_lz4_and_the_others_the_default() -> None:
     assert lz4_available(connection)
     methods = compressions()
     assert {key for key, method in methods.items() if method == "l"} == LZ4_COLUMNS
     assert {methods[key] for key in set(methods) - LZ4_COLUMNS} == {""}
 
 
-def test_a_report_written_to_an_lz4_column_is_stored_compressed_and_reads_back_whole():
+def test_a_report_written_to_an_lz4_column_is_stored_compressed_and_reads_back_whole() -> None:
     text = "".join(f"line {n}: the board as it stands\n" for n in range(2000))
     row = OutboundEmail.objects.create(
         dedupe_key="lz4:1", kind="report", to="ann@example.org", subject="s", text=text

@@ -17,6 +17,8 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.template import engines
 from django.test import Client, RequestFactory
+from pytest_django.fixtures import Settings
+from time_machine import TimeMachineFixture
 
 from games import access, postal
 from games.models import Seat
@@ -118,7 +120,7 @@ def test_the_policy_is_the_setting_with_a_fresh_nonce_per_response() -> None:
     assert nonce_of(first) != nonce_of(second)
 
 
-def test_an_empty_policy_sends_no_header(settings: Any) -> None:
+def test_an_empty_policy_sends_no_header(settings: Settings) -> None:
     settings.CONTENT_SECURITY_POLICY = ""
     response = ContentSecurityPolicyMiddleware(lambda request: HttpResponse("ok"))(
         RequestFactory().get("/")
@@ -128,7 +130,7 @@ def test_an_empty_policy_sends_no_header(settings: Any) -> None:
 
 @pytest.mark.django_db
 def test_the_player_page_the_gm_panel_and_the_admin_work_under_the_policy(
-    time_machine: Any, now: datetime
+    time_machine: TimeMachineFixture, now: datetime
 ) -> None:
     time_machine.move_to(now, tick=False)
     gm = GMFactory.create(is_staff=True)

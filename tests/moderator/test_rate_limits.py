@@ -14,10 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.cache.backends.base import BaseCache
 from django.test import Client, RequestFactory
 from django.urls import reverse
+from pytest_django.fixtures import Settings
 from redis.exceptions import ConnectionError as RedisConnectionError
+from time_machine import TimeMachineFixture
 
 from games import access, postal
 from games.models import Game, Seat
@@ -30,13 +33,13 @@ PASSWORD = "a long and good password"
 
 
 @pytest.fixture(autouse=True)
-def frozen(time_machine: Any, now: datetime) -> None:
+def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
     """Every hit of a test falls into one window of the counters."""
     time_machine.move_to(now, tick=False)
 
 
 @pytest.fixture(autouse=True)
-def own_cache(settings: Any) -> None:
+def own_cache(settings: Settings) -> None:
     """Counters and cached feeds of this test alone: a key prefix of its own in the shared
     cache, so that no earlier test or run (whose games had the same ids, so the same feed
     tokens) counts or is cached here."""
@@ -74,7 +77,7 @@ def started(now: datetime) -> Game:
     ],
 )
 def test_the_client_address_believes_x_forwarded_for_only_as_far_as_the_proxies_wrote_it(
-    settings: Any, proxies: int, remote: str, forwarded: str, client: str
+    settings: Settings, proxies: int, remote: str, forwarded: str, client: str
 ) -> None:
     settings.TRUSTED_PROXY_COUNT = proxies
     request = RequestFactory().get("/", REMOTE_ADDR=remote, HTTP_X_FORWARDED_FOR=forwarded)
@@ -119,7 +122,7 @@ def test_trusted_proxy_count_comes_from_the_environment_and_a_bad_value_stops_th
 
 
 @pytest.mark.django_db
-def test_behind_one_proxy_each_client_has_its_own_bucket(settings: Any) -> None:
+def test_behind_one_proxy_each_client_has_its_own_bucket(settings: Settings) -> None:
     settings.TRUSTED_PROXY_COUNT = 1
     settings.RATES = {**settings.RATES, "link": "3/m"}
     first, second = behind_proxy("198.51.100.1"), behind_proxy("198.51.100.2")
@@ -128,7 +131,7 @@ def test_behind_one_proxy_each_client_has_its_own_bucket(settings: Any) -> None:
 
 
 @pytest.mark.django_db
-def test_a_spoofed_entry_left_of_the_proxys_earns_no_fresh_bucket(settings: Any) -> None:
+def test_a_spoofed_entry_left_of_the_proxys_earns_no_fresh_bucket(settings: Settings) -> None:
     settings.TRUSTED_PROXY_COUNT = 1
     settings.RATES = {**settings.RATES, "link": "3/m"}
     codes = [
@@ -138,7 +141,7 @@ def test_a_spoofed_entry_left_of_the_proxys_earns_no_fresh_bucket(settings: Any)
 
 
 @pytest.mark.django_db
-def test_without_a_trusted_proxy_x_forwarded_for_is_ignored(settings: Any) -> None:
+def test_without_a_trusted_proxy_x_forwarded_for_is_ignored(settings: Settings) -> None:
     settings.TRUSTED_PROXY_COUNT = 0
     settings.RATES = {**settings.RATES, "link": "3/m"}
     codes = [behind_proxy(f"198.51.100.{n}").get("/p/wrong/").status_code for n in range(4)]
@@ -198,7 +201,7 @@ def order_post(address: str) -> Any:
     return RequestFactory().post("/play/1/0/", REMOTE_ADDR=address)
 
 
-def test_the_limits_are_the_documented_numbers(settings: Any) -> None:
+def test_the_limits_are_the_documented_numbers(settings: Settings) -> None:
     assert settings.RATES == {
         "link": "30/m",
         "calendar": "60/m",
@@ -209,7 +212,7 @@ def test_the_limits_are_the_documented_numbers(settings: Any) -> None:
     assert settings.CALENDAR_CACHE_SECONDS == 300
 
 
-def test_order_posts_are_counted_per_seat_from_every_address(settings: Any) -> None:
+def test_order_posts_are_counted_per_seat_from_every_address(settings: Settings) -> None:
     settings.RATES = {**settings.RATES, "order-seat": "3/m"}
     limited = [
         ratelimit.order_rate_limited(order_post(f"198.51.100.{n}"), seat_id=7) for n in range(4)
@@ -218,7 +221,7 @@ def test_order_posts_are_counted_per_seat_from_every_address(settings: Any) -> N
     assert ratelimit.order_rate_limited(order_post("198.51.100.9"), seat_id=8) is False
 
 
-def test_order_posts_are_counted_per_address_for_every_seat(settings: Any) -> None:
+def test_order_posts_are_counted_per_address_for_every_seat(settings: Settings) -> None:
     settings.RATES = {**settings.RATES, "order-address": "3/m"}
     limited = [
         ratelimit.order_rate_limited(order_post("198.51.100.30"), seat_id=seat)
@@ -259,7 +262,7 @@ class DownCache(BaseCache):
 
 @pytest.mark.django_db
 def test_with_the_cache_away_nothing_is_limited_and_feeds_are_built_afresh(
-    settings: Any, now: datetime, caplog: pytest.LogCaptureFixture
+    settings: Settings, now: datetime, caplog: pytest.LogCaptureFixture
 ) -> None:
     game = started(now)
     seat = Seat.objects.get(game=game, position=0)
@@ -283,7 +286,7 @@ def test_with_the_cache_away_nothing_is_limited_and_feeds_are_built_afresh(
 # --- admin and GM panel logins --------------------------------------------------------------
 
 
-def gm_named(username: str) -> Any:
+def gm_named(username: str) -> User:
     gm = GMFactory.create(username=username, is_staff=True)
     gm.set_password(PASSWORD)
     gm.save()
@@ -295,7 +298,7 @@ def log_in(client: Client, username: str, password: str = PASSWORD) -> Any:
 
 
 @pytest.mark.django_db
-def test_failed_logins_lock_one_username_at_one_address_and_nobody_else(settings: Any) -> None:
+def test_failed_logins_lock_one_username_at_one_address_and_nobody_else(settings: Settings) -> None:
     settings.TRUSTED_PROXY_COUNT = 1
     gm_named("alice")
     gm_named("bob")
@@ -317,7 +320,9 @@ def test_failed_logins_lock_one_username_at_one_address_and_nobody_else(settings
 
 
 @pytest.mark.django_db
-def test_a_locked_login_opens_again_after_fifteen_minutes(time_machine: Any, now: datetime) -> None:
+def test_a_locked_login_opens_again_after_fifteen_minutes(
+    time_machine: TimeMachineFixture, now: datetime
+) -> None:
     gm_named("carol")
     client = Client(REMOTE_ADDR="198.51.100.60")
     assert [log_in(client, "carol", "wrong").status_code for _ in range(10)] == [200] * 9 + [429]

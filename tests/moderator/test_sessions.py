@@ -11,15 +11,17 @@ import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.contrib.sessions.models import Session
 from django.core.cache import cache
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from pytest_django.fixtures import Settings
+from time_machine import TimeMachineFixture
 
 from games import access, postal
 from games.engines.choice.rules import ChoiceEngine
@@ -41,14 +43,14 @@ UNREACHABLE = {
 
 
 @pytest.fixture(autouse=True)
-def frozen(time_machine, now: datetime) -> None:
+def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
     time_machine.move_to(now, tick=False)
 
 
 PASSWORD = "a GM's password of some length"
 
 
-def staff() -> Any:
+def staff() -> User:
     gm = GMFactory.create(is_staff=True)  # GMs are staff users
     gm.set_password(PASSWORD)
     gm.save()
@@ -56,7 +58,7 @@ def staff() -> Any:
 
 
 @pytest.fixture
-def gm() -> Any:
+def gm() -> User:
     return staff()
 
 
@@ -64,7 +66,7 @@ def browser() -> Client:
     return Client(REMOTE_ADDR=f"10.{secrets.randbelow(256)}.{secrets.randbelow(256)}.7")
 
 
-def log_in(client: Client, gm: Any) -> str:
+def log_in(client: Client, gm: User) -> str:
     """The GM signs in as a browser does; returns the session key."""
     response = client.post("/admin/login/", {"username": gm.username, "password": PASSWORD})
     assert response.status_code == 302
@@ -75,12 +77,12 @@ def session_reads(queries: CaptureQueriesContext) -> int:
     return sum('FROM "django_session"' in query["sql"] for query in queries)
 
 
-def test_with_redis_sessions_are_read_through_the_cache():
+def test_with_redis_sessions_are_read_through_the_cache() -> None:
     assert settings.SESSION_ENGINE == "moderator.sessions"
     assert settings.SESSION_CACHE_SECONDS == 300
 
 
-def test_a_page_reads_its_session_from_the_cache_and_the_database_keeps_it(gm):
+def test_a_page_reads_its_session_from_the_cache_and_the_database_keeps_it(gm: User) -> None:
     client = browser()
     key = log_in(client, gm)
     assert Session.objects.filter(session_key=key).exists()
@@ -88,7 +90,7 @@ def test_a_page_reads_its_session_from_the_cache_and_the_database_keeps_it(gm):
         assert client.get("/gm/").status_code == 200
     assert session_reads(queries) == 0
     # At most SESSION_CACHE_SECONDS in the cache, though the session lives two weeks.
-    redis = cache._cache.get_client()  # type: ignore[attr-defined]
+    redis = cache._cache.get_client()  # type: ignore[attr-defined]  # Django's Redis client: not in the stubs
     ttl = redis.ttl(cache.make_key(SessionStore.cache_key_prefix + key))
     assert 290 <= ttl <= 300
     # Gone from the cache, the session is read from the database, and cached again.
@@ -100,7 +102,7 @@ def test_a_page_reads_its_session_from_the_cache_and_the_database_keeps_it(gm):
     assert cached["_auth_user_id"] == str(gm.pk)
 
 
-def test_a_session_replaced_at_login_is_gone_from_the_cache_and_the_database(gm):
+def test_a_session_replaced_at_login_is_gone_from_the_cache_and_the_database(gm: User) -> None:
     client = browser()
     first = log_in(client, staff())
     second = log_in(client, gm)  # another login in this browser: a new session key
@@ -113,7 +115,9 @@ def test_a_session_replaced_at_login_is_gone_from_the_cache_and_the_database(gm)
     assert client.get("/gm/").status_code == 200
 
 
-def test_without_an_answer_from_the_cache_the_database_does_it_all(gm, now, settings, caplog):
+def test_without_an_answer_from_the_cache_the_database_does_it_all(
+    gm: User, now: datetime, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
     settings.CACHES = UNREACHABLE
     caplog.set_level(logging.WARNING, logger="moderator.sessions")
     client = browser()

@@ -5,10 +5,10 @@ across both daylight-saving changes of a year resolves every step once, none ski
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from pytest_django.fixtures import Settings
 
 from games import postal
 from games.engines.choice.rules import ChoiceEngine
@@ -30,7 +30,7 @@ def order_text(game: Game, position: int) -> str:
 
 def test_an_order_a_second_early_counts_and_a_second_late_does_not_though_the_sweep_is_late(
     now: datetime,
-):
+) -> None:
     game = postal.start_game(choice_game(2, early_processing=False).pk, now=now, seed=SEED)
     step = Step.objects.get(game=game, number=1)
     text = order_text(game, 0)
@@ -66,8 +66,8 @@ def test_an_order_a_second_early_counts_and_a_second_late_does_not_though_the_sw
     ids=["spring", "autumn"],
 )
 def test_a_daily_game_swept_across_a_dst_change_resolves_each_step_once(
-    start: datetime, settings: Any
-):
+    start: datetime, settings: Settings
+) -> None:
     settings.STEP_FAILURE_LIMIT = 1
     game = choice_game(
         2,

@@ -10,7 +10,6 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Any
 
 import pytest
 from django.contrib.admin.sites import site
@@ -18,6 +17,7 @@ from django.test import Client
 from django.urls import reverse
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from time_machine import TimeMachineFixture
 
 from games import access, postal
 from games.admin import GameAdmin
@@ -103,7 +103,7 @@ def test_a_face_is_always_one_of_the_die(seed: bytes, game_id: int, index: int, 
 
 
 @pytest.fixture
-def frozen(time_machine: Any, now: datetime) -> None:
+def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
     time_machine.move_to(now, tick=False)
 
 

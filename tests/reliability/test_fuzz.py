@@ -24,6 +24,8 @@ import pytest
 from django.test import Client
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from pytest_django.fixtures import Settings
+from time_machine import TimeMachineFixture
 
 from campaigns import postal as campaigns_postal
 from campaigns.models import Campaign, Member
@@ -212,12 +214,12 @@ json_values = st.recursive(
 
 
 @pytest.fixture(autouse=True)
-def frozen(time_machine: Any, now: datetime) -> None:
+def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
     time_machine.move_to(now, tick=False)
 
 
 @pytest.fixture(autouse=True)
-def mail_settings(settings: Any) -> None:
+def mail_settings(settings: Settings) -> None:
     settings.ANYMAIL = {"WEBHOOK_SECRET": [SECRET], "MAILGUN_WEBHOOK_SIGNING_KEY": "k"}
     settings.INBOUND_ADDRESS = "orders@in.example.org"
 
@@ -258,7 +260,7 @@ def shown_again(response: Any) -> bool:
 
 def started(engine: str, now: datetime, options: dict[str, Any], players: int = 3) -> Game:
     game = postal.create_game(
-        gm=GMFactory(is_staff=True),
+        gm=GMFactory.create(is_staff=True),
         engine_key=engine,
         title=f"Fuzzed {engine}",
         players=[postal.Player(name, f"{name}@example.org") for name in NAMES[:players]],
@@ -687,7 +689,7 @@ def test_replace_player_refuses_a_line_break_in_a_name_or_address(brk: str, now:
 @pytest.mark.django_db
 def test_create_campaign_refuses_a_line_break_in_a_name_or_address(brk: str, now: datetime) -> None:
     injected = f"{brk}Bcc: x@y.org"
-    host = GMFactory(is_staff=True)
+    host = GMFactory.create(is_staff=True)
     before = world()
     for name, members, message in [
         (f"Thursdays{injected}", players(), "the name must be one line of text"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -35,7 +36,7 @@ def game(
     turn: int = 7,
     options: SurvivorOptions | None = None,
     rematches_used: Sequence[int] = (),
-    **changes: object,
+    **changes: Any,
 ) -> SurvivorState:
     """A game in the middle: seat i holds pp[i] PP (0: eliminated earlier)."""
     participants = []
@@ -57,7 +58,7 @@ def game(
         finals=finals,
         actions_done=3,
     )
-    return replace(state, **changes)  # type: ignore[arg-type]
+    return replace(state, **changes)
 
 
 def seat(name: str) -> int:

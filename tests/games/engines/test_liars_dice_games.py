@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -127,7 +127,7 @@ def play(options: dict[str, Any], players: int, seed: int) -> LiarsDiceState:
     replay = Replay(engine, names, dice, state, engine.prompts(state), log=list(events))
     rounds = [(state.round, sum(state.counts))]
     for _ in range(MOVE_LIMIT):
-        state = replay.state
+        state = cast(LiarsDiceState, replay.state)
         check_state(state)
         if rounds[-1][0] != state.round or state.finished:
             check_dice_change(state, rounds[-1][1])

@@ -6,11 +6,11 @@ from __future__ import annotations
 import logging
 import smtplib
 import threading
-from collections.abc import Iterator
-from datetime import timedelta
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime, timedelta
 from email import message_from_bytes
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from django.core import mail
@@ -18,11 +18,15 @@ from django.core.mail.backends.base import BaseEmailBackend
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from kombu.exceptions import OperationalError
+from pytest_django.fixtures import DjangoAssertNumQueries, DjangoCaptureOnCommitCallbacks, Settings
 
 from moderator.mail import building, queueing, sending, tasks
 from moderator.mail.models import OutboundEmail
-from tests.browser import serving_smtp
+from tests.browser import data_of, serving_smtp
 from tests.factories import GMFactory, choice_game
+
+if TYPE_CHECKING:
+    from aiosmtpd.smtp import SMTP, Envelope, Session
 
 pytestmark = pytest.mark.django_db
 
@@ -77,7 +81,7 @@ class LoggingBackend(BaseEmailBackend):
 
 
 @pytest.fixture
-def backend(settings: Any) -> Iterator[type[LoggingBackend]]:
+def backend(settings: Settings) -> Iterator[type[LoggingBackend]]:
     settings.EMAIL_BACKEND = BACKEND
     LoggingBackend.events, LoggingBackend.failing, LoggingBackend.esp_ids = [], {}, {}
     LoggingBackend.unreachable = None
@@ -88,7 +92,7 @@ def backend(settings: Any) -> Iterator[type[LoggingBackend]]:
 
 @pytest.fixture
 def fixed_jitter(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sending.random, "uniform", lambda low, high: 0.5)
+    monkeypatch.setattr("moderator.mail.sending.random.uniform", lambda low, high: 0.5)
 
 
 def states(emails: list[OutboundEmail]) -> list[tuple[str, str, int]]:
@@ -104,8 +108,8 @@ def sent_to() -> list[str]:
 
 
 def test_a_batch_is_claimed_sent_over_one_connection_and_recorded_in_two_queries(
-    backend, now, django_assert_num_queries
-):
+    backend: type[LoggingBackend], now: datetime, django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
     emails = rows("ann", "bob", "cy")
     with django_assert_num_queries(2):  # the claim (which loads the rows), the rows sent
         result = sending.send_batch([e.pk for e in emails], now=now)
@@ -155,7 +159,9 @@ def burst() -> list[OutboundEmail]:
 
 
 @pytest.mark.postgres
-def test_after_a_burst_the_claim_and_the_record_find_their_rows_by_primary_key(backend, now, burst):
+def test_after_a_burst_the_claim_and_the_record_find_their_rows_by_primary_key(
+    backend: type[LoggingBackend], now: datetime, burst: list[OutboundEmail]
+) -> None:
     """The claim and the record read ten rows by primary key, not every pending (or
     sending) entry of outbox_due (3.5 ms instead of 0.3 ms per group with 1,000 pending)."""
     batch = burst[:10]
@@ -168,7 +174,9 @@ def test_after_a_burst_the_claim_and_the_record_find_their_rows_by_primary_key(b
 
 
 @pytest.mark.postgres
-def test_after_a_burst_rows_queued_once_are_found_by_their_dedupe_key(burst, published):
+def test_after_a_burst_rows_queued_once_are_found_by_their_dedupe_key(
+    burst: list[OutboundEmail], published: Callable[[Any], list[dict[str, Any]]]
+) -> None:
     published(tasks.send_emails)
     again = [
         OutboundEmail(dedupe_key=e.dedupe_key, kind="report", to=e.to, subject="x", text="y")
@@ -185,8 +193,11 @@ def test_after_a_burst_rows_queued_once_are_found_by_their_dedupe_key(burst, pub
 
 
 def test_a_batch_is_claimed_and_recorded_in_groups_of_mail_claim_over_one_connection(
-    backend, settings, now, django_assert_num_queries
-):
+    backend: type[LoggingBackend],
+    settings: Settings,
+    now: datetime,
+    django_assert_num_queries: DjangoAssertNumQueries,
+) -> None:
     settings.MAIL_CLAIM = 10
     emails = rows(*(f"p{n}" for n in range(25)))
     with django_assert_num_queries(6):  # three groups: their claim and record each
@@ -196,8 +207,11 @@ def test_a_batch_is_claimed_and_recorded_in_groups_of_mail_claim_over_one_connec
 
 
 def test_a_batch_stopped_by_a_kill_between_groups_leaves_its_later_groups_pending(
-    backend, settings, now, monkeypatch
-):
+    backend: type[LoggingBackend],
+    settings: Settings,
+    now: datetime,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """What a SIGKILL after the first group leaves: the first group sent and recorded, the
     rest never claimed (pending, no attempt counted), for the next sweep."""
     settings.MAIL_CLAIM = 2
@@ -209,7 +223,7 @@ def test_a_batch_stopped_by_a_kill_between_groups_leaves_its_later_groups_pendin
     groups: list[list[int]] = []
     send_group = sending._send_group
 
-    def killed_after_one(ids, *args):
+    def killed_after_one(ids: Sequence[int], *args: Any) -> dict[int, str]:
         if groups:
             raise Killed
         groups.append(list(ids))
@@ -229,8 +243,11 @@ def test_a_batch_stopped_by_a_kill_between_groups_leaves_its_later_groups_pendin
 
 
 def test_rows_written_without_a_message_id_get_one_in_one_more_query(
-    backend, settings, now, django_assert_num_queries
-):
+    backend: type[LoggingBackend],
+    settings: Settings,
+    now: datetime,
+    django_assert_num_queries: DjangoAssertNumQueries,
+) -> None:
     settings.MAIL_DOMAIN = "games.example.org"
     emails = rows("ann", "bob", message_id="")
     with django_assert_num_queries(3):
@@ -241,7 +258,7 @@ def test_rows_written_without_a_message_id_get_one_in_one_more_query(
     assert all(e.message_id.endswith("@games.example.org>") for e in stored)
 
 
-def test_the_builder_mints_the_message_id_so_sending_writes_none(settings):
+def test_the_builder_mints_the_message_id_so_sending_writes_none(settings: Settings) -> None:
     settings.MAIL_DOMAIN = "games.example.org"
     game = choice_game(2)
     context = {"game": game, "email": row("ann"), "reason": "r"}
@@ -252,8 +269,8 @@ def test_the_builder_mints_the_message_id_so_sending_writes_none(settings):
 
 
 def test_each_esp_message_id_is_recorded_on_its_row_in_the_same_query(
-    backend, now, django_assert_num_queries
-):
+    backend: type[LoggingBackend], now: datetime, django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
     emails = rows("ann", "bob", "cy")
     backend.esp_ids = {"ann@example.org": "esp-1", "cy@example.org": "esp-3"}
     with django_assert_num_queries(2):
@@ -266,7 +283,9 @@ def test_each_esp_message_id_is_recorded_on_its_row_in_the_same_query(
     ]
 
 
-def test_an_anymail_backend_sends_the_batch_and_each_row_keeps_its_esp_id(settings, now):
+def test_an_anymail_backend_sends_the_batch_and_each_row_keeps_its_esp_id(
+    settings: Settings, now: datetime
+) -> None:
     settings.EMAIL_BACKEND = "anymail.backends.test.EmailBackend"
     emails = rows("ann", "bob")
     assert sending.send_batch([e.pk for e in emails], now=now) == {e.pk: "sent" for e in emails}
@@ -278,7 +297,9 @@ def test_an_anymail_backend_sends_the_batch_and_each_row_keeps_its_esp_id(settin
 # --- only the rows this batch claims ---------------------------------------------------------
 
 
-def test_a_row_claimed_by_another_worker_is_not_sent(backend, now):
+def test_a_row_claimed_by_another_worker_is_not_sent(
+    backend: type[LoggingBackend], now: datetime
+) -> None:
     ann, bob, cy = rows("ann", "bob", "cy")
     other = now - timedelta(seconds=5)
     OutboundEmail.objects.filter(pk=bob.pk).update(state="sending", attempts=1, sending_since=other)
@@ -292,8 +313,8 @@ def test_a_row_claimed_by_another_worker_is_not_sent(backend, now):
 
 
 def test_rows_not_due_or_not_pending_are_left_alone_and_an_empty_batch_opens_nothing(
-    backend, now, django_assert_num_queries
-):
+    backend: type[LoggingBackend], now: datetime, django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
     later = row("later", next_attempt_at=now + timedelta(seconds=1))
     done = row("done", state="sent", attempts=1)
     unknown = row("unknown", state="unknown", attempts=1)
@@ -307,7 +328,9 @@ def test_rows_not_due_or_not_pending_are_left_alone_and_an_empty_batch_opens_not
     ]
 
 
-def test_a_batch_sent_twice_sends_each_row_once(backend, now):
+def test_a_batch_sent_twice_sends_each_row_once(
+    backend: type[LoggingBackend], now: datetime
+) -> None:
     emails = rows("ann", "bob")
     ids = [e.pk for e in emails]
     assert sending.send_batch(ids, now=now) == {e.pk: "sent" for e in emails}
@@ -317,7 +340,9 @@ def test_a_batch_sent_twice_sends_each_row_once(backend, now):
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_two_workers_sending_the_same_rows_at_once_send_each_row_once(settings, now):
+def test_two_workers_sending_the_same_rows_at_once_send_each_row_once(
+    settings: Settings, now: datetime
+) -> None:
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     ids = [e.pk for e in rows(*(f"p{n}" for n in range(40)))]
     start = threading.Barrier(2)
@@ -351,8 +376,8 @@ def test_two_workers_sending_the_same_rows_at_once_send_each_row_once(settings, 
 
 
 def test_a_transient_failure_in_the_middle_retries_that_row_and_sends_the_others(
-    backend, fixed_jitter, now
-):
+    backend: type[LoggingBackend], fixed_jitter: None, now: datetime
+) -> None:
     ann, bob, cy = rows("ann", "bob", "cy")
     backend.failing["bob@example.org"] = smtplib.SMTPDataError(451, b"4.3.0 try again later")
     assert sending.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
@@ -374,9 +399,9 @@ def test_a_transient_failure_in_the_middle_retries_that_row_and_sends_the_others
 
 
 def test_a_permanent_failure_in_the_middle_fails_that_row_alerts_its_gm_and_sends_the_others(
-    backend, now
-):
-    game = choice_game(2, gm=GMFactory(username="gina"))
+    backend: type[LoggingBackend], now: datetime
+) -> None:
+    game = choice_game(2, gm=GMFactory.create(username="gina"))
     ann, bob, cy = rows("ann", "bob", "cy", game=game)
     backend.failing["bob@example.org"] = smtplib.SMTPRecipientsRefused(
         {"bob@example.org": (550, b"5.1.1 no such mailbox")}
@@ -398,7 +423,9 @@ def test_a_permanent_failure_in_the_middle_fails_that_row_alerts_its_gm_and_send
     assert states([ann, cy]) == [("ann@example.org", "sent", 1), ("cy@example.org", "sent", 1)]
 
 
-def test_a_row_that_cannot_be_built_fails_without_touching_the_connection(backend, now):
+def test_a_row_that_cannot_be_built_fails_without_touching_the_connection(
+    backend: type[LoggingBackend], now: datetime
+) -> None:
     ann, bob, cy = rows("ann", "bob", "cy")
     OutboundEmail.objects.filter(pk=bob.pk).update(subject="Step 1\r\nBcc: x@y.org")
     assert sending.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
@@ -412,8 +439,8 @@ def test_a_row_that_cannot_be_built_fails_without_touching_the_connection(backen
 
 
 def test_a_server_that_cannot_be_reached_is_tried_once_and_every_row_retries(
-    backend, fixed_jitter, now
-):
+    backend: type[LoggingBackend], fixed_jitter: None, now: datetime
+) -> None:
     emails = rows("ann", "bob", "cy")
     backend.unreachable = ConnectionRefusedError(111, "Connection refused")
     result = sending.send_batch([e.pk for e in emails], now=now)
@@ -431,8 +458,11 @@ def test_a_server_that_cannot_be_reached_is_tried_once_and_every_row_retries(
 
 
 def test_a_row_the_sweep_called_unknown_mid_batch_is_recorded_sent(
-    backend, settings, monkeypatch, now
-):
+    backend: type[LoggingBackend],
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    now: datetime,
+) -> None:
     settings.MAIL_SENDING_TIMEOUT_SECONDS = 1
     ann, bob = rows("ann", "bob")
     original = LoggingBackend.send_messages
@@ -448,8 +478,11 @@ def test_a_row_the_sweep_called_unknown_mid_batch_is_recorded_sent(
 
 
 def test_rows_still_waiting_at_half_the_sending_timeout_are_handed_back_not_sent(
-    backend, settings, monkeypatch, now
-):
+    backend: type[LoggingBackend],
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    now: datetime,
+) -> None:
     settings.MAIL_SENDING_TIMEOUT_SECONDS = 10
     clock = [1000.0]
     enqueued: list[list[int]] = []
@@ -498,30 +531,37 @@ class Server:
         self.sessions.append(session)
         return len(self.sessions) - 1
 
-    async def handle_RCPT(self, server, session, envelope, address, rcpt_options) -> str:
+    async def handle_RCPT(
+        self,
+        server: SMTP,
+        session: Session,
+        envelope: Envelope,
+        address: str,
+        rcpt_options: list[str],
+    ) -> str:
         self.seen.append((self._connection(session), address.partition("@")[0]))
         if address == "bob@example.org":
             return "550 5.1.1 no such mailbox"
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
-    async def handle_DATA(self, server, session, envelope) -> str:
+    async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
         if envelope.rcpt_tos == ["dan@example.org"]:
             return "451 4.3.0 try again later"
-        self.received.append(str(message_from_bytes(envelope.content)["Message-ID"]))
+        self.received.append(str(message_from_bytes(data_of(envelope))["Message-ID"]))
         return "250 OK"
 
 
 @pytest.fixture
-def smtp(settings: Any) -> Iterator[Server]:
+def smtp(settings: Settings) -> Iterator[Server]:
     server = Server()
     with serving_smtp(server, settings):
         yield server
 
 
 def test_over_smtp_a_batch_uses_one_connection_and_a_new_one_after_each_refusal(
-    smtp, fixed_jitter, now
-):
+    smtp: Server, fixed_jitter: None, now: datetime
+) -> None:
     emails = rows("ann", "bob", "cy", "dan", "eve")
     ann, bob, cy, dan, eve = emails
     assert sending.send_batch([e.pk for e in emails], now=now) == {
@@ -546,11 +586,13 @@ def test_over_smtp_a_batch_uses_one_connection_and_a_new_one_after_each_refusal(
 
 
 @pytest.fixture
-def sent_tasks(published: Any) -> list[dict[str, Any]]:
+def sent_tasks(published: Callable[[Any], list[dict[str, Any]]]) -> list[dict[str, Any]]:
     return published(tasks.send_emails)
 
 
-def test_enqueue_publishes_one_task_per_mail_batch_of_rows(settings, sent_tasks):
+def test_enqueue_publishes_one_task_per_mail_batch_of_rows(
+    settings: Settings, sent_tasks: list[dict[str, Any]]
+) -> None:
     settings.MAIL_BATCH = 2
     queueing.enqueue([11, 12, 13, 14, 15])
     assert sent_tasks == [
@@ -560,14 +602,17 @@ def test_enqueue_publishes_one_task_per_mail_batch_of_rows(settings, sent_tasks)
     ]
 
 
-def test_enqueue_of_nothing_publishes_nothing(sent_tasks):
+def test_enqueue_of_nothing_publishes_nothing(sent_tasks: list[dict[str, Any]]) -> None:
     queueing.enqueue([])
     assert sent_tasks == []
 
 
 def test_with_the_broker_away_enqueue_warns_once_and_the_rows_stay_pending(
-    settings, monkeypatch, caplog, now
-):
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    now: datetime,
+) -> None:
     settings.MAIL_BATCH = 2
     emails = rows("ann", "bob", "cy", "dan", "eve")
     ids = [e.pk for e in emails]
@@ -590,7 +635,9 @@ def test_with_the_broker_away_enqueue_warns_once_and_the_rows_stay_pending(
     assert queueing.pending_ids(10, older_than=later, now=later) == ids
 
 
-def test_the_batch_task_sends_its_rows_and_counts_their_states(backend, now):
+def test_the_batch_task_sends_its_rows_and_counts_their_states(
+    backend: type[LoggingBackend], now: datetime
+) -> None:
     ann, bob = rows("ann", "bob")
     backend.failing["bob@example.org"] = smtplib.SMTPRecipientsRefused(
         {"bob@example.org": (550, b"5.1.1 no such mailbox")}
@@ -599,15 +646,19 @@ def test_the_batch_task_sends_its_rows_and_counts_their_states(backend, now):
     assert result == {"sent": 1, "failed": 1}
 
 
-def test_a_single_row_task_left_in_the_broker_by_the_last_release_still_sends(backend):
+def test_a_single_row_task_left_in_the_broker_by_the_last_release_still_sends(
+    backend: type[LoggingBackend],
+) -> None:
     email = row("ann")
     assert tasks.send_email.delay(outbound_id=email.pk).get() == "sent"
     assert sent_to() == ["ann@example.org"]
 
 
 def test_rows_queued_in_one_transaction_go_to_the_workers_in_batches(
-    backend, settings, django_capture_on_commit_callbacks
-):
+    backend: type[LoggingBackend],
+    settings: Settings,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
     settings.MAIL_BATCH = 2
     game = choice_game(3)
     with django_capture_on_commit_callbacks(execute=True):

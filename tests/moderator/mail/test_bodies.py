@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from pytest_django.fixtures import Settings
 
 from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.django_db
 AWKWARD = "He said \"no\" \\ {a,b} 'quoted' ⚂ ⚀\nline two\t<b>&amp;</b>"
 
 
-def test_a_batch_of_emails_is_one_insert_and_keeps_every_character():
+def test_a_batch_of_emails_is_one_insert_and_keeps_every_character() -> None:
     rows = [
         OutboundEmail(
             dedupe_key=f"body:{n}",
@@ -36,7 +37,9 @@ def test_a_batch_of_emails_is_one_insert_and_keeps_every_character():
     assert stored == [(f"{AWKWARD} {n}", f"<p>{AWKWARD} {n}</p>") for n in range(3)]
 
 
-def test_emails_write_numbers_as_they_are_whatever_the_locale_formats_say(settings):
+def test_emails_write_numbers_as_they_are_whatever_the_locale_formats_say(
+    settings: Settings,
+) -> None:
     from django.template.loader import render_to_string
 
     settings.TEMPLATES = [

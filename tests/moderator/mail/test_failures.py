@@ -16,6 +16,7 @@ from anymail.exceptions import (
     AnymailRequestsAPIError,
 )
 from django.core.mail import BadHeaderError
+from pytest_django.fixtures import Settings
 from urllib3 import HTTPConnectionPool
 from urllib3.exceptions import MaxRetryError, ProtocolError
 
@@ -104,11 +105,11 @@ def recipients(*codes: int) -> smtplib.SMTPRecipientsRefused:
     ],
     ids=lambda value: type(value).__name__ if isinstance(value, Exception) else value.value,
 )
-def test_each_failure_is_classified(error, failure):
+def test_each_failure_is_classified(error: BaseException, failure: Failure) -> None:
     assert sending.classify(error) is failure
 
 
-def test_an_esp_error_that_cannot_describe_itself_is_still_described():
+def test_an_esp_error_that_cannot_describe_itself_is_still_described() -> None:
     # anymail's str() needs a response when there is a status code.
     error = AnymailAPIError("the ESP said no", status_code=503)
     assert sending.describe(error) == "AnymailAPIError: ('the ESP said no',)"
@@ -118,24 +119,26 @@ def test_an_esp_error_that_cannot_describe_itself_is_still_described():
     ("attempts", "seconds"),
     [(1, 30), (2, 60), (3, 120), (4, 240), (7, 1920), (8, 3600), (20, 3600)],
 )
-def test_the_backoff_doubles_up_to_the_cap(attempts, seconds):
+def test_the_backoff_doubles_up_to_the_cap(attempts: int, seconds: int) -> None:
     assert sending.retry_delay(attempts, jitter=1.0) == timedelta(seconds=seconds)
     assert sending.retry_delay(attempts, jitter=0.5) == timedelta(seconds=seconds / 2)
 
 
-def test_the_backoff_follows_the_settings(settings):
+def test_the_backoff_follows_the_settings(settings: Settings) -> None:
     settings.MAIL_RETRY_BASE_SECONDS, settings.MAIL_RETRY_CAP_SECONDS = 1, 5
     delays = [sending.retry_delay(n, jitter=1.0).total_seconds() for n in range(1, 6)]
     assert delays == [1, 2, 4, 5, 5]
 
 
-def test_the_jitter_is_drawn_between_half_and_all_of_the_delay(monkeypatch):
+def test_the_jitter_is_drawn_between_half_and_all_of_the_delay(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     drawn = []
 
     def uniform(low: float, high: float) -> float:
         drawn.append((low, high))
         return 0.75
 
-    monkeypatch.setattr(sending.random, "uniform", uniform)
+    monkeypatch.setattr("moderator.mail.sending.random.uniform", uniform)
     assert sending.retry_delay(2) == timedelta(seconds=45)
     assert drawn == [(0.5, 1.0)]

@@ -1,14 +1,16 @@
 from __future__ import annotations
 
 import smtplib
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from email import message_from_bytes, policy
 from typing import Any
 
 import pytest
 from django.core import mail
-from django.core.mail import EmailMultiAlternatives
+from django.core.mail import EmailMessage, EmailMultiAlternatives
 from django.core.mail.backends.base import BaseEmailBackend
+from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks, Settings
 
 from moderator.mail import building, queueing, sending
 from moderator.mail.models import OutboundEmail
@@ -19,7 +21,7 @@ pytestmark = pytest.mark.django_db
 BACKEND = "tests.moderator.mail.test_outbox.ScriptedBackend"
 
 
-def row(**kwargs) -> OutboundEmail:
+def row(**kwargs: Any) -> OutboundEmail:
     fields = {
         "dedupe_key": "test:1",
         "kind": "report",
@@ -38,7 +40,7 @@ class ScriptedBackend(BaseEmailBackend):
 
     script: list[Exception] = []
 
-    def send_messages(self, messages):
+    def send_messages(self, messages: Sequence[EmailMessage]) -> int:
         mail.outbox.extend(messages)
         if ScriptedBackend.script:
             raise ScriptedBackend.script.pop(0)
@@ -50,13 +52,13 @@ class SlowBackend(ScriptedBackend):
 
     sweep_at = datetime(2026, 1, 1, tzinfo=UTC)
 
-    def send_messages(self, messages):
+    def send_messages(self, messages: Sequence[EmailMessage]) -> int:
         assert sending.mark_unknown(SlowBackend.sweep_at) == 1
         return super().send_messages(messages)
 
 
 @pytest.fixture
-def scripted(settings):
+def scripted(settings: Settings) -> Iterator[list[Exception]]:
     settings.EMAIL_BACKEND = BACKEND
     ScriptedBackend.script = []
     yield ScriptedBackend.script
@@ -64,8 +66,8 @@ def scripted(settings):
 
 
 @pytest.fixture
-def fixed_jitter(monkeypatch):
-    monkeypatch.setattr(sending.random, "uniform", lambda low, high: 0.5)
+def fixed_jitter(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("moderator.mail.sending.random.uniform", lambda low, high: 0.5)
 
 
 def refused(code: int) -> smtplib.SMTPRecipientsRefused:
@@ -75,7 +77,7 @@ def refused(code: int) -> smtplib.SMTPRecipientsRefused:
 # --- sending ------------------------------------------------------------------------------
 
 
-def test_a_pending_row_is_sent_once_with_text_html_and_headers(now):
+def test_a_pending_row_is_sent_once_with_text_html_and_headers(now: datetime) -> None:
     email = row()
     assert sending.send(email.pk, now=now) == "sent"
     assert sending.send(email.pk, now=now) == "sent"
@@ -89,7 +91,7 @@ def test_a_pending_row_is_sent_once_with_text_html_and_headers(now):
     assert (email.state, email.attempts, email.sent_at) == ("sent", 1, now)
 
 
-def test_the_esp_message_id_is_recorded(settings, now):
+def test_the_esp_message_id_is_recorded(settings: Settings, now: datetime) -> None:
     settings.EMAIL_BACKEND = "anymail.backends.test.EmailBackend"
     email = row()
     assert sending.send(email.pk, now=now) == "sent"
@@ -98,7 +100,9 @@ def test_the_esp_message_id_is_recorded(settings, now):
     assert (email.state, email.esp_message_id) == ("sent", "0")
 
 
-def test_a_transient_failure_goes_back_to_pending_with_a_backoff(scripted, fixed_jitter, now):
+def test_a_transient_failure_goes_back_to_pending_with_a_backoff(
+    scripted: list[Exception], fixed_jitter: None, now: datetime
+) -> None:
     scripted.append(smtplib.SMTPServerDisconnected("Connection unexpectedly closed"))
     email = row()
     assert sending.send(email.pk, now=now) == "pending"
@@ -108,7 +112,9 @@ def test_a_transient_failure_goes_back_to_pending_with_a_backoff(scripted, fixed
     assert email.last_error == "SMTPServerDisconnected: Connection unexpectedly closed"
 
 
-def test_a_retry_waits_for_its_time_and_reuses_the_message_id(scripted, fixed_jitter, now):
+def test_a_retry_waits_for_its_time_and_reuses_the_message_id(
+    scripted: list[Exception], fixed_jitter: None, now: datetime
+) -> None:
     scripted.append(smtplib.SMTPDataError(451, b"4.3.0 try again later"))
     email = row()
     sending.send(email.pk, now=now)
@@ -129,9 +135,11 @@ def test_a_retry_waits_for_its_time_and_reuses_the_message_id(scripted, fixed_ji
     )
 
 
-def test_after_the_last_attempt_the_row_fails_and_the_gm_is_told(scripted, settings, now):
+def test_after_the_last_attempt_the_row_fails_and_the_gm_is_told(
+    scripted: list[Exception], settings: Settings, now: datetime
+) -> None:
     settings.MAIL_MAX_ATTEMPTS = 3
-    game = choice_game(2, gm=GMFactory(username="gina"))
+    game = choice_game(2, gm=GMFactory.create(username="gina"))
     email = row(game=game)
     scripted.extend(ConnectionRefusedError(111, "Connection refused") for _ in range(3))
     states = []
@@ -156,9 +164,11 @@ def test_after_the_last_attempt_the_row_fails_and_the_gm_is_told(scripted, setti
 
 
 def test_a_permanent_failure_fails_at_once_and_alerts_the_gm(
-    scripted, now, django_capture_on_commit_callbacks
-):
-    game = choice_game(2, gm=GMFactory(username="gina"), title="Dice at Dawn")
+    scripted: list[Exception],
+    now: datetime,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    game = choice_game(2, gm=GMFactory.create(username="gina"), title="Dice at Dawn")
     email = row(game=game, subject="Dice at Dawn: step 1")
     scripted.append(refused(550))
     with django_capture_on_commit_callbacks(execute=True):
@@ -179,7 +189,9 @@ def test_a_permanent_failure_fails_at_once_and_alerts_the_gm(
     ]
 
 
-def test_a_failure_without_a_game_or_of_an_alert_alerts_nobody(scripted, now):
+def test_a_failure_without_a_game_or_of_an_alert_alerts_nobody(
+    scripted: list[Exception], now: datetime
+) -> None:
     game = choice_game(2)
     plain = row(dedupe_key="plain")
     alert = row(dedupe_key="alert", kind="alert", game=game)
@@ -188,7 +200,7 @@ def test_a_failure_without_a_game_or_of_an_alert_alerts_nobody(scripted, now):
     assert OutboundEmail.objects.count() == 2
 
 
-def test_the_gm_is_alerted_once_per_row(scripted, now):
+def test_the_gm_is_alerted_once_per_row(scripted: list[Exception], now: datetime) -> None:
     email = row(game=choice_game(2))
     scripted.extend([refused(550), refused(550)])
     sending.send(email.pk, now=now)
@@ -200,7 +212,7 @@ def test_the_gm_is_alerted_once_per_row(scripted, now):
 # --- headers ------------------------------------------------------------------------------
 
 
-def test_headers_thread_a_game_and_name_its_list(settings, now):
+def test_headers_thread_a_game_and_name_its_list(settings: Settings, now: datetime) -> None:
     settings.MAIL_DOMAIN = "games.example.org"
     game = choice_game(2)
     email = building.build(
@@ -233,7 +245,7 @@ def test_headers_thread_a_game_and_name_its_list(settings, now):
     )
 
 
-def test_a_message_with_an_attachment_reads_back_whole(now):
+def test_a_message_with_an_attachment_reads_back_whole(now: datetime) -> None:
     email = row(
         attachments=[
             {"filename": "a.ics", "content": "BEGIN:VCALENDAR", "mimetype": "text/calendar"}
@@ -270,7 +282,9 @@ def test_a_message_with_an_attachment_reads_back_whole(now):
         ("message_id", "<a@b>\nBcc: b@example.org", "the Message-ID must be a single line"),
     ],
 )
-def test_a_stored_header_with_a_line_break_fails_and_nothing_is_sent(field, value, error, now):
+def test_a_stored_header_with_a_line_break_fails_and_nothing_is_sent(
+    field: str, value: str | dict[str, str], error: str, now: datetime
+) -> None:
     email = row(game=choice_game(2), **{field: value})
     assert sending.send(email.pk, now=now) == "failed"
     assert mail.outbox == []
@@ -290,8 +304,8 @@ def test_a_stored_header_with_a_line_break_fails_and_nothing_is_sent(field, valu
         ({"thread": "game 1"}, "the thread key must be letters, digits, '.', '_' or '-'"),
     ],
 )
-def test_the_builder_refuses_bad_headers_at_input(change, error):
-    kwargs = {"to": "a@example.org", "dedupe_key": "k", "context": {}} | change
+def test_the_builder_refuses_bad_headers_at_input(change: dict[str, Any], error: str) -> None:
+    kwargs: dict[str, Any] = {"to": "a@example.org", "dedupe_key": "k", "context": {}} | change
     with pytest.raises(building.HeaderInjection) as refused_:
         building.build("final", **kwargs)
     assert str(refused_.value) == error
@@ -304,7 +318,9 @@ BREAKS = ["\r\n", "\r", "\n", "\x0b", "\x0c", "\x1c", "\x1e", "\x85", "\u2028", 
 
 @pytest.mark.parametrize("field", ["subject", "to", "reply_to", "headers", "attachments"])
 @pytest.mark.parametrize("brk", BREAKS, ids=repr)
-def test_no_line_break_stored_in_a_row_reaches_a_message(field, brk, now):
+def test_no_line_break_stored_in_a_row_reaches_a_message(
+    field: str, brk: str, now: datetime
+) -> None:
     injected = f"{brk}Bcc: x@y.org"
     value = {
         "subject": f"Step 1{injected}",
@@ -328,7 +344,7 @@ def test_no_line_break_stored_in_a_row_reaches_a_message(field, brk, now):
 
 
 @pytest.mark.parametrize("char", ["\x01", "\x07", "\x1b", "\x7f"], ids=repr)
-def test_a_control_character_stored_in_a_header_fails_the_row(char, now):
+def test_a_control_character_stored_in_a_header_fails_the_row(char: str, now: datetime) -> None:
     email = row(headers={"X-Game": f"1{char}2"})
     assert sending.send(email.pk, now=now) == "failed"
     assert mail.outbox == []
@@ -337,7 +353,7 @@ def test_a_control_character_stored_in_a_header_fails_the_row(char, now):
 
 
 @pytest.mark.parametrize("brk", BREAKS, ids=repr)
-def test_the_builder_refuses_every_line_break_in_an_address_or_header(brk):
+def test_the_builder_refuses_every_line_break_in_an_address_or_header(brk: str) -> None:
     cases: list[tuple[dict[str, Any], str]] = [
         ({"to": f"a@example.org{brk}Bcc: x@y.org"}, "the address"),
         ({"reply_to": f"gm@example.org{brk}Bcc: x@y.org"}, "the reply address"),
@@ -351,7 +367,9 @@ def test_the_builder_refuses_every_line_break_in_an_address_or_header(brk):
 
 
 @pytest.mark.parametrize("brk", BREAKS, ids=repr)
-def test_a_title_with_a_line_break_stored_in_the_database_makes_a_one_line_subject(brk, now):
+def test_a_title_with_a_line_break_stored_in_the_database_makes_a_one_line_subject(
+    brk: str, now: datetime
+) -> None:
     game = choice_game(2)
     game.title = f"Friday{brk}Bcc: x@y.org"
     context = {"game": game, "email": row(), "reason": "refused"}
@@ -370,7 +388,9 @@ def test_a_title_with_a_line_break_stored_in_the_database_makes_a_one_line_subje
 # --- rows that were never confirmed ---------------------------------------------------------
 
 
-def test_a_row_sending_for_too_long_becomes_unknown_and_is_never_sent_again(settings, now):
+def test_a_row_sending_for_too_long_becomes_unknown_and_is_never_sent_again(
+    settings: Settings, now: datetime
+) -> None:
     settings.MAIL_SENDING_TIMEOUT_SECONDS = 300
     stale = row(
         dedupe_key="stale", state="sending", attempts=1, sending_since=now - timedelta(seconds=301)
@@ -393,8 +413,8 @@ def test_a_row_sending_for_too_long_becomes_unknown_and_is_never_sent_again(sett
 
 
 def test_a_send_that_finishes_after_the_sweep_called_it_unknown_is_recorded_sent(
-    scripted, settings, now
-):
+    scripted: list[Exception], settings: Settings, now: datetime
+) -> None:
     settings.MAIL_SENDING_TIMEOUT_SECONDS = 1
     settings.EMAIL_BACKEND = "tests.moderator.mail.test_outbox.SlowBackend"
     SlowBackend.sweep_at = now + timedelta(seconds=2)
@@ -405,8 +425,8 @@ def test_a_send_that_finishes_after_the_sweep_called_it_unknown_is_recorded_sent
 
 
 def test_send_again_moves_an_unknown_or_failed_row_back_to_pending(
-    now, django_capture_on_commit_callbacks
-):
+    now: datetime, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks
+) -> None:
     unknown = row(dedupe_key="u", state="unknown", attempts=8, message_id="<m1@localhost>")
     failed = row(dedupe_key="f", state="failed", attempts=1, message_id="<m2@localhost>")
     sent = row(dedupe_key="s", state="sent", attempts=1)
@@ -426,7 +446,7 @@ def test_send_again_moves_an_unknown_or_failed_row_back_to_pending(
 # --- what the sweep hands out ----------------------------------------------------------------
 
 
-def test_pending_ids_are_the_due_rows_only(now):
+def test_pending_ids_are_the_due_rows_only(now: datetime) -> None:
     fresh = row(dedupe_key="fresh")
     retry_due = row(dedupe_key="due", next_attempt_at=now - timedelta(seconds=1))
     row(dedupe_key="later", next_attempt_at=now + timedelta(seconds=1))

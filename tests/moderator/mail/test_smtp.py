@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.core.mail import EmailMessage, get_connection
+from pytest_django.fixtures import Settings
 
 from tests.browser import serving_smtp
 
@@ -24,7 +25,7 @@ class Recorder:
 
 
 @pytest.fixture
-def recorder(settings: Any) -> Iterator[Recorder]:
+def recorder(settings: Settings) -> Iterator[Recorder]:
     recorder = Recorder()
     with serving_smtp(recorder, settings):
         yield recorder
@@ -37,7 +38,9 @@ def recorder(settings: Any) -> Iterator[Recorder]:
         ("moderator@example.org", ["Zoë Ünal <zoe@example.org>", "o'neil@example.org"]),
     ],
 )
-def test_the_backend_sends_what_django_s_own_sends(recorder, sender, to):
+def test_the_backend_sends_what_django_s_own_sends(
+    recorder: Recorder, sender: str, to: list[str]
+) -> None:
     def message() -> EmailMessage:
         return EmailMessage(
             subject="Step 1 of Choice",
@@ -57,7 +60,7 @@ def test_the_backend_sends_what_django_s_own_sends(recorder, sender, to):
     assert ours[:2] == (parseaddr(sender)[1], [parseaddr(address)[1] for address in to])
 
 
-def test_a_message_without_recipients_is_not_sent(recorder):
+def test_a_message_without_recipients_is_not_sent(recorder: Recorder) -> None:
     backend = get_connection("moderator.mail.smtp.EmailBackend")
     assert backend.send_messages([EmailMessage(subject="x", body="y", to=[])]) == 0
     assert recorder.envelopes == []

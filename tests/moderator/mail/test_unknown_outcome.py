@@ -9,19 +9,24 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from email import message_from_bytes
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from django.test import Client
 from django.urls import reverse
+from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks, Settings
+from time_machine import TimeMachineFixture
 
 from games import tasks as game_tasks
 from moderator.mail import queueing, sending
 from moderator.mail.models import OutboundEmail
-from tests.browser import free_port, serving_smtp
+from tests.browser import data_of, free_port, serving_smtp
 from tests.factories import GMFactory, choice_game
+
+if TYPE_CHECKING:
+    from aiosmtpd.smtp import SMTP, Envelope, Session
 
 pytestmark = pytest.mark.django_db
 
@@ -50,6 +55,12 @@ def state_of(email: OutboundEmail) -> tuple[str, int, str]:
     return email.state, email.attempts, email.last_error
 
 
+def hang_up(server: SMTP) -> None:
+    """Close the client's connection from the server's side, without a reply."""
+    assert server.transport is not None
+    server.transport.close()
+
+
 class Server:
     """aiosmtpd that keeps every message it is given (``received``: their Message-IDs) and
     misbehaves once for each entry of ``faults``, in turn, one per message: "MAIL" and
@@ -67,35 +78,51 @@ class Server:
             return True
         return False
 
-    async def handle_MAIL(self, server, session, envelope, address, mail_options) -> str:
+    async def handle_MAIL(
+        self,
+        server: SMTP,
+        session: Session,
+        envelope: Envelope,
+        address: str,
+        mail_options: list[str],
+    ) -> str:
         if self._fault("MAIL"):
-            server.transport.close()
+            hang_up(server)
         envelope.mail_from = address
         return "250 OK"
 
-    async def handle_RCPT(self, server, session, envelope, address, rcpt_options) -> str:
+    async def handle_RCPT(
+        self,
+        server: SMTP,
+        session: Session,
+        envelope: Envelope,
+        address: str,
+        rcpt_options: list[str],
+    ) -> str:
         if self._fault("RCPT"):
-            server.transport.close()
+            hang_up(server)
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
-    async def handle_DATA(self, server, session, envelope) -> str:
-        self.received.append(str(message_from_bytes(envelope.content)["Message-ID"]))
+    async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
+        self.received.append(str(message_from_bytes(data_of(envelope))["Message-ID"]))
         if self._fault("DATA"):
-            server.transport.close()
+            hang_up(server)
         if self._fault("GARBLED"):
             return "OK, queued"
         return "250 OK"
 
 
 @pytest.fixture
-def smtp(settings: Any) -> Iterator[Server]:
+def smtp(settings: Settings) -> Iterator[Server]:
     server = Server()
     with serving_smtp(server, settings):
         yield server
 
 
-def test_a_connection_lost_after_the_message_leaves_it_unknown_and_the_rest_goes_on(smtp, now):
+def test_a_connection_lost_after_the_message_leaves_it_unknown_and_the_rest_goes_on(
+    smtp: Server, now: datetime
+) -> None:
     ann, bob = row("ann"), row("bob")
     smtp.faults = ["DATA"]
 
@@ -108,7 +135,7 @@ def test_a_connection_lost_after_the_message_leaves_it_unknown_and_the_rest_goes
     assert ann.next_attempt_at is None
 
 
-def test_an_unreadable_reply_to_the_message_leaves_it_unknown(smtp, now):
+def test_an_unreadable_reply_to_the_message_leaves_it_unknown(smtp: Server, now: datetime) -> None:
     ann = row("ann")
     smtp.faults = ["GARBLED"]
     assert sending.send_batch([ann.pk], now=now) == {ann.pk: "unknown"}
@@ -121,7 +148,9 @@ def test_an_unreadable_reply_to_the_message_leaves_it_unknown(smtp, now):
     )
 
 
-def test_an_unknown_email_is_not_sent_again_by_the_sweep(smtp, now, time_machine):
+def test_an_unknown_email_is_not_sent_again_by_the_sweep(
+    smtp: Server, now: datetime, time_machine: TimeMachineFixture
+) -> None:
     ann = row("ann")
     smtp.faults = ["DATA"]
     assert sending.send_batch([ann.pk], now=now) == {ann.pk: "unknown"}
@@ -143,8 +172,8 @@ def test_an_unknown_email_is_not_sent_again_by_the_sweep(smtp, now, time_machine
 
 
 def test_the_gm_sends_an_unknown_email_again_and_it_arrives_once_more(
-    smtp, now, django_capture_on_commit_callbacks
-):
+    smtp: Server, now: datetime, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks
+) -> None:
     gm = GMFactory.create(is_staff=True)
     game = choice_game(3, gm=gm)
     ann = row("ann", game=game)
@@ -170,9 +199,9 @@ def test_the_gm_sends_an_unknown_email_again_and_it_arrives_once_more(
 
 @pytest.mark.parametrize("stage", ["MAIL", "RCPT"])
 def test_a_connection_lost_before_the_message_is_retried_and_it_arrives_once(
-    smtp, stage, now, monkeypatch
-):
-    monkeypatch.setattr(sending.random, "uniform", lambda low, high: 1.0)
+    smtp: Server, stage: str, now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("moderator.mail.sending.random.uniform", lambda low, high: 1.0)
     ann = row("ann")
     smtp.faults = [stage]
 
@@ -246,7 +275,7 @@ class Api:
         self.listener.close()
 
 
-def use_postmark(settings: Any, port: int) -> None:
+def use_postmark(settings: Settings, port: int) -> None:
     settings.EMAIL_BACKEND = "anymail.backends.postmark.EmailBackend"
     settings.ANYMAIL = {
         "POSTMARK_SERVER_TOKEN": "server-token",
@@ -272,8 +301,8 @@ def use_postmark(settings: Any, port: int) -> None:
     ids=["dropped", "never answered"],
 )
 def test_an_esp_request_sent_and_never_answered_leaves_the_email_unknown(
-    settings, fault, reason, now
-):
+    settings: Settings, fault: str, reason: str, now: datetime
+) -> None:
     api = Api(fault)
     try:
         use_postmark(settings, api.port)
@@ -294,8 +323,10 @@ def test_an_esp_request_sent_and_never_answered_leaves_the_email_unknown(
     )
 
 
-def test_an_esp_that_cannot_be_reached_is_tried_again(settings, now, monkeypatch):
-    monkeypatch.setattr(sending.random, "uniform", lambda low, high: 1.0)
+def test_an_esp_that_cannot_be_reached_is_tried_again(
+    settings: Settings, now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("moderator.mail.sending.random.uniform", lambda low, high: 1.0)
     use_postmark(settings, free_port())  # nothing listens there
     ann = row("ann")
     assert sending.send_batch([ann.pk], now=now) == {ann.pk: "pending"}

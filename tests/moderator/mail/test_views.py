@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+from datetime import datetime
+from pathlib import Path
 
 import pytest
 from django.core.mail import EmailMultiAlternatives, get_connection
+from django.test import Client
 from django.urls import include, path
+from pytest_django.fixtures import Settings
 
 from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
@@ -21,7 +25,7 @@ FILE_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
 
 
 @pytest.fixture
-def mailbox(settings, tmp_path):
+def mailbox(settings: Settings, tmp_path: Path) -> Path:
     settings.DEBUG = True
     settings.EMAIL_BACKEND = FILE_BACKEND
     settings.EMAIL_FILE_PATH = tmp_path
@@ -35,7 +39,7 @@ def message(subject: str, to: str, text: str, html: str = "") -> EmailMultiAlter
     return email
 
 
-def write(directory, name: str, *messages: EmailMultiAlternatives, mtime: int) -> None:
+def write(directory: Path, name: str, *messages: EmailMultiAlternatives, mtime: int) -> None:
     """Messages written by the file backend over one connection, renamed to ``name``."""
     before = set(directory.iterdir())
     get_connection(FILE_BACKEND, file_path=str(directory)).send_messages(list(messages))
@@ -44,7 +48,9 @@ def write(directory, name: str, *messages: EmailMultiAlternatives, mtime: int) -
     os.utime(directory / name, (mtime, mtime))
 
 
-def test_the_mailbox_lists_every_message_in_the_files_newest_first(client, mailbox):
+def test_the_mailbox_lists_every_message_in_the_files_newest_first(
+    client: Client, mailbox: Path
+) -> None:
     write(mailbox, "old.log", message("First", "ann@example.org", "one"), mtime=1_000)
     write(
         mailbox,
@@ -64,7 +70,9 @@ def test_the_mailbox_lists_every_message_in_the_files_newest_first(client, mailb
     assert '<a href="/mailbox/files/new.log/1/">Third</a>' in response.text
 
 
-def test_a_message_page_links_its_urls_and_sandboxes_its_html(client, mailbox):
+def test_a_message_page_links_its_urls_and_sandboxes_its_html(
+    client: Client, mailbox: Path
+) -> None:
     text = "Your order form: http://127.0.0.1:8000/p/abc/.\n<script>alert(1)</script>"
     html = '<p>Hi & "bye"</p><script>alert(2)</script>'
     write(mailbox, "a.log", message("Step 1", "ann@example.org", text, html), mtime=1_000)
@@ -82,7 +90,9 @@ def test_a_message_page_links_its_urls_and_sandboxes_its_html(client, mailbox):
     assert "<script>" not in response.text
 
 
-def test_a_message_sent_through_the_outbox_shows_in_the_mailbox(client, mailbox, now):
+def test_a_message_sent_through_the_outbox_shows_in_the_mailbox(
+    client: Client, mailbox: Path, now: datetime
+) -> None:
     email = OutboundEmail.objects.create(
         dedupe_key="k", kind="report", to="ann@example.org", subject="Step 1", text="Hello"
     )
@@ -104,14 +114,16 @@ def test_a_message_sent_through_the_outbox_shows_in_the_mailbox(client, mailbox,
         "/mailbox/outbox/999999/",
     ],
 )
-def test_an_unknown_message_is_not_found(client, mailbox, url):
+def test_an_unknown_message_is_not_found(client: Client, mailbox: Path, url: str) -> None:
     (mailbox / "inner").mkdir()
     write(mailbox / "inner", "a.log", message("S", "ann@example.org", "t"), mtime=1_000)
     write(mailbox, "a.log", message("S", "ann@example.org", "t"), mtime=1_000)
     assert client.get(url).status_code == 404
 
 
-def test_with_another_backend_the_mailbox_lists_the_outbox(client, settings):
+def test_with_another_backend_the_mailbox_lists_the_outbox(
+    client: Client, settings: Settings
+) -> None:
     settings.DEBUG = True
     settings.EMAIL_BACKEND = "anymail.backends.test.EmailBackend"
     first = OutboundEmail.objects.create(
@@ -130,12 +142,14 @@ def test_with_another_backend_the_mailbox_lists_the_outbox(client, settings):
     assert "<iframe" not in page.text
 
 
-def test_the_mailbox_is_not_there_without_debug(client, mailbox, settings):
+def test_the_mailbox_is_not_there_without_debug(
+    client: Client, mailbox: Path, settings: Settings
+) -> None:
     settings.DEBUG = False
     assert client.get("/mailbox/").status_code == 404
 
 
-def test_only_http_and_https_urls_become_links():
+def test_only_http_and_https_urls_become_links() -> None:
     text = 'javascript:alert(1) ftp://x.org (https://a.org/?q=1&r=2) http://b.org/"x'
     assert str(linkify(text)) == (
         "javascript:alert(1) ftp://x.org "

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from pytest_django.fixtures import Settings
 
 from moderator.mail.models import DeliveryEvent, InboundMessage
 
@@ -31,7 +32,7 @@ Post = dict[str, Any]
 
 
 @pytest.fixture(autouse=True)
-def secrets(settings: Any) -> None:
+def secrets(settings: Settings) -> None:
     settings.ANYMAIL = {
         "WEBHOOK_SECRET": [SECRET, "hook:s3cret-two"],
         "MAILGUN_WEBHOOK_SIGNING_KEY": SIGNING_KEY,
@@ -159,7 +160,7 @@ def kept_one(name: str) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("name", URLS)
-def test_with_the_secret_each_url_takes_its_post(name):
+def test_with_the_secret_each_url_takes_its_post(name: str) -> None:
     url, body = URLS[name]
     response = post(url, body(), **auth())
     assert response.status_code == 200
@@ -177,7 +178,9 @@ def test_with_the_secret_each_url_takes_its_post(name):
     ],
     ids=["no secret", "wrong secret", "not basic", "unreadable"],
 )
-def test_a_post_without_the_secret_answers_401_with_a_challenge_and_stores_nothing(name, headers):
+def test_a_post_without_the_secret_answers_401_with_a_challenge_and_stores_nothing(
+    name: str, headers: dict[str, str]
+) -> None:
     url, body = URLS[name]
     response = post(url, body(), **headers)
     assert (response.status_code, response["WWW-Authenticate"]) == (401, CHALLENGE)
@@ -186,7 +189,7 @@ def test_a_post_without_the_secret_answers_401_with_a_challenge_and_stores_nothi
 
 
 @pytest.mark.parametrize("name", URLS)
-def test_every_url_is_off_until_a_secret_is_set(name, settings):
+def test_every_url_is_off_until_a_secret_is_set(name: str, settings: Settings) -> None:
     settings.ANYMAIL = {"MAILGUN_WEBHOOK_SIGNING_KEY": SIGNING_KEY}
     url, body = URLS[name]
     response = post(url, body(), **auth())
@@ -216,7 +219,9 @@ def without_signature(body: Post) -> Post:
         "mailgun tracking unsigned",
     ],
 )
-def test_the_secret_with_a_signature_that_does_not_hold_answers_403_and_stores_nothing(url, body):
+def test_the_secret_with_a_signature_that_does_not_hold_answers_403_and_stores_nothing(
+    url: str, body: Post
+) -> None:
     response = post(url, body, **auth())
     assert response.status_code == 403
     assert response.content == b"the ESP's signature of this post does not hold"
@@ -235,7 +240,9 @@ def unreadable(name: str) -> Post:
 
 
 @pytest.mark.parametrize("name", URLS)
-def test_the_secret_with_a_payload_that_cannot_be_read_answers_400_and_stores_nothing(name):
+def test_the_secret_with_a_payload_that_cannot_be_read_answers_400_and_stores_nothing(
+    name: str,
+) -> None:
     url, _ = URLS[name]
     response = post(url, unreadable(name), **auth())
     assert response.status_code == 400
