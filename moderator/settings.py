@@ -149,8 +149,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = envstr("REDIS_URL")
 if REDIS_URL:
-    # Django's Redis cache, one client per connection pool (moderator/cache.py).
-    CACHES = {"default": {"BACKEND": "moderator.cache.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    }
     # Sessions stay in the database and are read through Redis (moderator/sessions.py):
     # a player's page then reads no session row. Without Redis: the database alone.
     SESSION_ENGINE = "moderator.sessions"

@@ -101,7 +101,7 @@ def typed_order(data: Any) -> str | None:
 
 
 class _ProbeLimit(Exception):
-    pass
+    """A probed order drew more dice than the probe lends: accepted as far as it went."""
 
 
 class _ProbeDice:
@@ -132,7 +132,7 @@ def legal_choices(engine: Any, state: Any, position: int) -> list[tuple[str, str
         except OrderError:
             continue
         except _ProbeLimit:
-            pass
+            pass  # it drew a few hundred dice without a refusal: legal
         found.append((text, label))
     return found
 

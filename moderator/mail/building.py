@@ -32,7 +32,8 @@ THREAD_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 class HeaderInjection(ValueError):
-    pass
+    """A header value (subject, address, thread key) holding a line break or a control
+    character: refused before it can reach a message."""
 
 
 # Every character str.splitlines() breaks at: some mail libraries and ESP APIs fold or

@@ -66,11 +66,11 @@ class _NotesTheGoAhead(smtplib.SMTP):
 
 
 class SMTP(_NotesTheGoAhead):
-    pass
+    """smtplib's client over plain TCP (or STARTTLS) that tells an unknown outcome."""
 
 
 class SMTP_SSL(_NotesTheGoAhead, smtplib.SMTP_SSL):
-    pass
+    """The same over implicit TLS (EMAIL_USE_SSL)."""
 
 
 class EmailBackend(smtp.EmailBackend):

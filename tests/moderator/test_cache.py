@@ -1,5 +1,5 @@
-"""The Redis cache (moderator/cache.py) is Django's with one client per connection pool:
-every call and every thread shares it, and the cache behaves as Django's does."""
+"""The cache in production is Django's Redis cache: every web process and thread counts
+together in it (rate limits)."""
 
 from __future__ import annotations
 
@@ -9,25 +9,10 @@ import threading
 import pytest
 from django.core.cache import caches
 
-from moderator.cache import RedisCache
-
 pytestmark = pytest.mark.redis
 
 
-def test_every_call_shares_one_client_per_connection_pool() -> None:
-    cache = caches["default"]
-    assert isinstance(cache, RedisCache)
-    client = cache._cache.get_client()
-    assert cache._cache.get_client("key", write=True) is client
-    key = f"test-cache-{secrets.token_hex(8)}"
-    cache.set(key, {"seats": [[1, 0]]}, timeout=30)
-    assert cache.get(key) == {"seats": [[1, 0]]}
-    assert cache._cache.get_client() is client
-    cache.delete(key)
-    assert cache.get(key) is None
-
-
-def test_threads_count_together_through_the_shared_client() -> None:
+def test_threads_count_together_in_the_cache() -> None:
     cache = caches["default"]
     key = f"test-cache-{secrets.token_hex(8)}"
     assert cache.add(key, 0, timeout=30)
