@@ -470,7 +470,7 @@ def reminder_choice(request: HttpRequest) -> HttpResponse:
             messages.success(
                 request,
                 f"Reminders for {seat.email} now come as one digest a day at {hour:02d}:00 "
-                f"({seat.zone}), for all your games. Reports still come at once.",
+                f"({seat.zone}), for all your games.",
             )
         else:
             messages.success(request, f"Reminders for {seat.email} come one email at a time.")
