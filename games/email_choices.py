@@ -26,8 +26,8 @@ EVERY, OWED, DIGEST = Reports.EVERY.value, Reports.OWED.value, Reports.DIGEST.va
 # The choice in an email's footer: "You get email about this game ...".
 YOU_GET = {
     EVERY: "every step",
-    OWED: "only when you owe an order, with what happened since your last email",
-    DIGEST: "in one daily digest of what happened in your games",
+    OWED: "only when you owe an order, with what happened since",
+    DIGEST: "in one daily digest",
 }
 
 # The scopes a player may apply a choice to, from the seat's page.

@@ -505,4 +505,4 @@ def email_choice(request: HttpRequest, game_id: int, position: int) -> HttpRespo
         )
     else:
         messages.success(request, f"Done: you now get this game's reports {you_get}.")
-    return redirect(f"{seat_page(seat)}#email")
+    return redirect(seat_page(seat))

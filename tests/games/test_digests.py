@@ -118,11 +118,11 @@ def test_the_digest_lists_each_game_with_what_happened_since_and_what_is_owed(
         "  Your page and order form: http://127.0.0.1:8000/p/TOKEN/\n"
         "\n"
         "HOW OFTEN YOU GET EMAIL\n"
-        "  You chose one daily digest, at 08:00 (UTC), for these games. Each game's page lets\n"
-        "  you change that, and always shows every report. Whatever you choose, the first\n"
-        "  report, the final standings, order receipts and reminders before a deadline you\n"
-        "  owe still come by email. If nothing arrives by a deadline, the game's default\n"
-        "  order is played for you.\n"
+        "  You chose one daily digest for these games, at 08:00 (UTC).\n"
+        "  Each game's page lets you change that, and always shows every report. Whatever\n"
+        "  you choose, the first report, the final standings, order receipts and reminders\n"
+        "  before a deadline you owe still come by email. If nothing arrives by a deadline,\n"
+        "  the game's default order is played for you.\n"
     )
     assert digest.html.count('class="game"') == 2
 
