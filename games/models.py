@@ -24,6 +24,16 @@ def new_public_id() -> str:
     return public_id
 
 
+class Reports(models.TextChoices):
+    """How often a seat is emailed its step reports (games.email_choices). Whatever the
+    choice, the first report, the final standings and every email that is not a step
+    report (invitations, links, receipts, refusals, reminders) are sent."""
+
+    EVERY = "every", "every step"
+    OWED = "owed", "only when I owe an order, with what happened since"
+    DIGEST = "digest", "a daily digest of what happened"
+
+
 class Game(models.Model):
     class Status(models.TextChoices):
         DRAFT = "draft"
@@ -121,6 +131,11 @@ class Seat(models.Model):
     # sees it; the player keeps the web page. Cleared when the address changes.
     email_failing = models.TextField(blank=True)
     email_failing_at = models.DateTimeField(null=True, blank=True)
+    # How often the seat gets its step reports ("": the game's default, from its engine;
+    # games.email_choices), and the latest event an email has told it of: a report sent
+    # when it owes an order, a daily digest or the final standings tell every event since.
+    reports = models.CharField(max_length=10, choices=Reports.choices, blank=True)
+    reported_through = models.PositiveBigIntegerField(default=0)
 
     class Meta:
         ordering = ["game", "position"]
@@ -273,15 +288,21 @@ class Event(models.Model):
         return self.audience is None or (position is not None and position in self.audience)
 
 
-class ReminderChoice(models.Model):
-    """How a player (an email address, across all their games) wants reminders: one email
-    per game and deadline, or one daily digest at ``hour`` in ``time_zone``. Reports are
-    always sent at once."""
+class EmailPreference(models.Model):
+    """How a player (an email address, normalised: ``email_choices.normalise``, across
+    all their games) wants email: reminders one per game and deadline, or in one daily
+    digest at ``hour`` in ``time_zone``; and ``reports``, the choice new seats of the
+    address start with ("": each game's own default). A later account owns this row.
+
+    ``digest_day``: the local day of the latest daily digest of reports, claimed by the
+    task that writes it (``email_choices.send_daily_digests``)."""
 
     email = models.EmailField(unique=True)
     digest = models.BooleanField(default=False)
     hour = models.PositiveSmallIntegerField(default=8)
     time_zone = models.CharField(max_length=64, default="UTC")
+    reports = models.CharField(max_length=10, choices=Reports.choices, blank=True)
+    digest_day = models.DateField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -20,9 +20,9 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef
+from django.db.models import Exists, F, Max, OuterRef
 
-from games import access, reports, schedule, signals
+from games import access, email_choices, reports, schedule, signals
 from games.engines import registry
 from games.engines.base import (
     Engine,
@@ -34,7 +34,7 @@ from games.engines.base import (
     encoder,
 )
 from games.engines.dice import VerifiableDice, commitment, new_seed
-from games.models import DiceRoll, Game, Order, Seat, Step
+from games.models import DiceRoll, Game, Order, Reports, Seat, Step
 from games.models import Event as EventRow
 from moderator.mail import building, queueing
 
@@ -129,6 +129,7 @@ def create_game(
         spec = schedule.validate(schedule_spec or {"kind": "interval", "seconds": 48 * 3600})
     except schedule.ScheduleError as error:
         raise PostalError(f"schedule: {error}") from None
+    chosen = email_choices.defaults(player.email for player in players)
     with transaction.atomic():
         game = Game.objects.create(
             engine=engine.key,
@@ -147,6 +148,7 @@ def create_game(
                 name=player.name.strip(),
                 email=player.email.strip(),
                 time_zone=player.time_zone,
+                reports=chosen.get(email_choices.normalise(player.email), ""),
             )
             for position, player in enumerate(players)
         )
@@ -721,8 +723,33 @@ def _queue_reports(
     step: Step | None,
     now: datetime,
 ) -> None:
-    tokens = access.mint(seats, now=now)
-    queueing.queue(reports.step_emails(game, seats, engine, state, events, step, tokens))
+    """Each seat's report of the new step (or the final standings), as often as the seat
+    chose (``email_choices``). A seat that does not get every step's report is told every
+    event since its last email, and its mark moves on to the latest (one query each, only
+    when there are such seats)."""
+    mailed = [seat for seat in seats if email_choices.sends_report(seat, engine, step)]
+    told = [seat for seat in mailed if email_choices.tells_since(seat, engine)]
+    since, latest = reports.events_since(game, told)
+    tokens = access.mint(mailed, now=now)
+    queueing.queue(reports.step_emails(game, seats, engine, state, events, step, tokens, since))
+    if latest:
+        _mark_told([seat.pk for seat in told], latest)
+
+
+def _mark_told(seat_ids: list[int], latest: int) -> None:
+    Seat.objects.filter(pk__in=seat_ids, reported_through__lt=latest).update(
+        reported_through=latest
+    )
+
+
+def mark_told(told: Mapping[int, int]) -> None:
+    """Seat id -> the latest event an email (a daily digest) has now told the seat of, in
+    the caller's transaction."""
+    by_latest: dict[int, list[int]] = {}
+    for seat_id, latest in told.items():
+        by_latest.setdefault(latest, []).append(seat_id)
+    for latest, seat_ids in by_latest.items():
+        _mark_told(seat_ids, latest)
 
 
 def _count_failure(step_id: int, error: Exception) -> None:
@@ -735,6 +762,53 @@ def _count_failure(step_id: int, error: Exception) -> None:
             Game.objects.filter(pk=step.game_id).update(
                 needs_gm=f"step {step.number} failed {step.failures} times: {step.last_error}"
             )
+
+
+# --- a player's choices ----------------------------------------------------------------
+
+
+def choose_reports(game_id: int, *, position: int, choice: str, everywhere: bool) -> list[Seat]:
+    """How often the seat gets its step reports (``games.email_choices``): for this seat,
+    or (``everywhere``) for every seat of its address in every game, and as its player's
+    default for the seats the address gets later. Returns the seats chosen for.
+
+    A seat that got every step's report until now is marked told of every event so far:
+    from now on its emails tell what happens from now. PostalError for a choice that does
+    not exist, and nothing changes."""
+    if choice not in Reports.values:
+        known = "; ".join(f"{value!r} ({label})" for value, label in Reports.choices)
+        raise PostalError(f"{choice!r} is not a choice of how often to email; the choices: {known}")
+    with transaction.atomic():
+        try:
+            seat = Seat.objects.select_related("game").get(game_id=game_id, position=position)
+        except Seat.DoesNotExist:
+            raise SeatNotFound("there is no such seat in this game") from None
+        if everywhere:
+            email_choices.set_default(seat.email, choice, time_zone=seat.zone)
+            chosen = Seat.objects.filter(email__iexact=seat.email)
+        else:
+            if choice == email_choices.DIGEST:
+                email_choices.preference_of(seat.email, time_zone=seat.zone)
+            chosen = Seat.objects.filter(pk=seat.pk)
+        seats = list(chosen.select_related("game").select_for_update(of=("self",)).order_by("pk"))
+        latest = dict(
+            EventRow.objects.filter(game_id__in={seat.game_id for seat in seats})
+            .order_by()
+            .values("game_id")
+            .annotate(latest=Max("id"))
+            .values_list("game_id", "latest")
+        )
+        for seat in seats:
+            engine = registry.get(seat.game.engine)
+            if not email_choices.tells_since(seat, engine):
+                seat.reported_through = latest.get(seat.game_id, 0)
+            seat.reports = choice
+        Seat.objects.bulk_update(seats, ["reports", "reported_through"])
+    return seats
+
+
+def _latest_event(game: Game) -> int:
+    return game.events.order_by("-id").values_list("id", flat=True).first() or 0
 
 
 # --- the GM's actions ---------------------------------------------------------------------
@@ -773,7 +847,13 @@ def extend_deadline(game_id: int, *, deadline: datetime, now: datetime) -> Step:
             raise PostalError("the new deadline must be in the future")
         step.deadline = deadline
         step.save(update_fields=["deadline"])
-        seats = list(game.seats.order_by("position"))
+        # Told to the seats that get every step's report, and to every seat that owes.
+        engine = registry.get(game.engine)
+        seats = [
+            seat
+            for seat in game.seats.order_by("position")
+            if seat.position in step.prompted_seats or not email_choices.tells_since(seat, engine)
+        ]
         tokens = access.mint(seats, now=now)
         queueing.queue(
             [reports.deadline_email(game, seat, step, tokens[seat.position]) for seat in seats]
@@ -836,6 +916,9 @@ def replace_player(game_id: int, *, position: int, name: str, email: str, now: d
             raise PostalError(f"another player is already called {name!r}")
         if seat.email.lower() != email.lower():
             seat.email_failing, seat.email_failing_at = "", None
+            # The new person's own default, else the game's; told from now on.
+            seat.reports = email_choices.defaults([email]).get(email_choices.normalise(email), "")
+            seat.reported_through = _latest_event(game)
         seat.name, seat.email = name, email
         seat.link_version += 1
         seat.nmr_count = 0
@@ -847,6 +930,8 @@ def replace_player(game_id: int, *, position: int, name: str, email: str, now: d
                 "nmr_count",
                 "email_failing",
                 "email_failing_at",
+                "reports",
+                "reported_through",
             ]
         )
         token = access.mint([seat], now=now)[position]

@@ -10,7 +10,7 @@ Only the most urgent window reminds (after a missed 24-hour window, the 2-hour o
 matters), and a window that began before the step opened reminds of nothing: the step's
 report, just sent, already says the deadline.
 
-A player (an address) may choose one daily digest instead (``ReminderChoice``): their seats
+A player (an address) may choose one daily digest instead (``EmailPreference``): their seats
 get no reminder of their own, and once a day, at the chosen hour of their zone, one email
 lists every order their address still owes, in every game.
 """
@@ -25,7 +25,7 @@ from django.db import transaction
 
 from games import access, schedule
 from games.engines import registry
-from games.models import Game, Order, ReminderChoice, Seat, Step
+from games.models import EmailPreference, Game, Order, Seat, Step
 from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
 
@@ -93,7 +93,7 @@ def send_reminders(now: datetime) -> int:
 
 
 def _digest_addresses() -> set[str]:
-    return set(ReminderChoice.objects.filter(digest=True).values_list("email", flat=True))
+    return set(EmailPreference.objects.filter(digest=True).values_list("email", flat=True))
 
 
 def _owed(due: dict[int, tuple[Step, int | float]]) -> dict[int, set[int]]:
@@ -161,14 +161,14 @@ def _reminder(step: Step, seat: Seat, hours: int | float, token: str) -> Outboun
 
 def choice_of(seat: Seat) -> dict[str, str]:
     """The seat's address's current choice, as the form's initial data."""
-    choice = ReminderChoice.objects.filter(email=seat.email.lower()).first()
+    choice = EmailPreference.objects.filter(email=seat.email.lower()).first()
     if choice is None:
         return {"digest": "0", "hour": "8"}
     return {"digest": "1" if choice.digest else "0", "hour": str(choice.hour)}
 
 
-def choose(seat: Seat, *, digest: bool, hour: int) -> ReminderChoice:
-    choice, _ = ReminderChoice.objects.update_or_create(
+def choose(seat: Seat, *, digest: bool, hour: int) -> EmailPreference:
+    choice, _ = EmailPreference.objects.update_or_create(
         email=seat.email.lower(),
         defaults={"digest": digest, "hour": hour, "time_zone": seat.zone},
     )
@@ -182,7 +182,7 @@ def digest_key(email: str, day: str) -> str:
 def send_digests(now: datetime) -> int:
     """Queue today's digest of every address whose hour has come; returns how many. A
     digest lists only orders still owed; with none owed, nothing is sent that day."""
-    choices = list(ReminderChoice.objects.filter(digest=True))
+    choices = list(EmailPreference.objects.filter(digest=True))
     due = {}
     for choice in choices:
         local = now.astimezone(schedule.zone(choice.time_zone))
@@ -237,7 +237,7 @@ def _owed_by_address(email: str, now: datetime) -> list[dict[str, Any]]:
 
 
 def _digest(
-    choice: ReminderChoice, key: str, owed: list[dict[str, Any]], now: datetime
+    choice: EmailPreference, key: str, owed: list[dict[str, Any]], now: datetime
 ) -> OutboundEmail:
     tokens = {item["seat"].pk: access.mint([item["seat"]], now=now) for item in owed}
     for item in owed:

@@ -19,7 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.urls import reverse
 
-from games import access, calendar
+from games import access, calendar, email_choices
 from games.engines import registry
 from games.engines.base import Engine, Event
 from games.models import Event as EventRow
@@ -108,10 +108,12 @@ def _report(
     key: str | None = None,
     shared: dict[str, Rendered] | None = None,
     rendered_events: dict[tuple[str, ...], dict[str, Rendered]] | None = None,
+    since: list[dict[str, Any]] | None = None,
 ) -> OutboundEmail:
     context = seat_context(game, seat, engine, state, step)
     context.update(link=access.url(token), events=events, **(shared or {}))
     context.update(events_parts(events, {} if rendered_events is None else rendered_events))
+    context.update(email_choice(seat, engine), since=since)
     attachments = []
     if step is None:
         kind, dedupe = "final", f"final:{game.pk}:{seat.position}"
@@ -120,6 +122,11 @@ def _report(
         attachments.append(calendar.step_attachment(game, seat, step, now=step.opened_at))
     context["calendar_url"] = access.calendar_url(seat)
     return _build(kind, game, seat, key or dedupe, context, attachments)
+
+
+def email_choice(seat: Seat, engine: Engine[Any, Any, Any]) -> dict[str, Any]:
+    """How often the seat gets its reports, for an email's footer."""
+    return {"you_get": email_choices.YOU_GET[email_choices.effective(seat, engine)]}
 
 
 def _build(
@@ -210,12 +217,19 @@ def step_emails(
     events: list[Event],
     step: Step | None,
     tokens: dict[int, str],
+    since: dict[int, list[dict[str, Any]]] | None = None,
 ) -> list[OutboundEmail]:
-    """One email per seat: the report of a newly opened step, or the game-over email. The
-    public parts are rendered once for all of them."""
+    """The report of a newly opened step, or the game-over email, to each seat that has a
+    token (``games.email_choices.sends_report``); ``seats``: all of the game's. The public
+    parts are rendered once for all of them.
+
+    ``since``: position -> what happened since the seat's last email (``events_since``),
+    for the seats that do not get every step's report; they are told that instead of the
+    step's events."""
     game.seat_names = {seat.position: seat.name for seat in seats}
     shared = shared_parts(game, engine, state, step)
     rendered_events: dict[tuple[str, ...], dict[str, Rendered]] = {}
+    since = since or {}
     return [
         _report(
             game,
@@ -227,9 +241,37 @@ def step_emails(
             tokens[seat.position],
             shared=shared,
             rendered_events=rendered_events,
+            since=since.get(seat.position),
         )
         for seat in seats
+        if seat.position in tokens
     ]
+
+
+def events_since(game: Game, seats: list[Seat]) -> tuple[dict[int, list[dict[str, Any]]], int]:
+    """What happened since each seat's last email (``Seat.reported_through``): position ->
+    the events it may see, by step, oldest first; and the latest event of the game (0 when
+    none is newer than every seat's mark). One query, whatever the seats."""
+    if not seats:
+        return {}, 0
+    rows = list(
+        EventRow.objects.filter(game=game, pk__gt=min(seat.reported_through for seat in seats))
+        .order_by("id")
+        .values_list("id", "step__number", "text", "audience")
+    )
+    told: dict[int, list[dict[str, Any]]] = {}
+    for seat in seats:
+        groups: list[dict[str, Any]] = []
+        for pk, number, text, audience in rows:
+            if pk <= seat.reported_through:
+                continue
+            if audience is not None and seat.position not in audience:
+                continue
+            if not groups or groups[-1]["step"] != number:
+                groups.append({"step": number, "events": []})
+            groups[-1]["events"].append(text)
+        told[seat.position] = groups
+    return told, max((row[0] for row in rows), default=0)
 
 
 def report_events(game: Game, position: int) -> list[str]:

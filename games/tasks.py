@@ -8,7 +8,7 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from games import postal, reminders
+from games import digests, postal, reminders
 from moderator.mail import queueing, sending
 
 
@@ -16,7 +16,8 @@ from moderator.mail import queueing, sending
 def sweep() -> dict[str, int]:
     """What the database says is due, handed to the workers (beat, every SWEEP_SECONDS):
     due steps, due email (first attempts whose enqueue was lost, and retries), email never
-    confirmed (marked unknown, not sent again) and reminders."""
+    confirmed (marked unknown, not sent again), reminders, and the daily digests (of
+    reminders, and of reports) whose hour has come."""
     now = timezone.now()
     steps = postal.due_step_ids(now)
     hand_out_steps(steps)
@@ -25,13 +26,15 @@ def sweep() -> dict[str, int]:
     queueing.enqueue(mails)
     unknown = sending.mark_unknown(now)
     reminded = reminders.send_reminders(now)
-    digests = reminders.send_digests(now)
+    reminder_digests = reminders.send_digests(now)
+    daily = digests.send_daily_digests(now)
     return {
         "steps": len(steps),
         "mails": len(mails),
         "unknown": unknown,
         "reminders": reminded,
-        "digests": digests,
+        "digests": reminder_digests,
+        "daily": daily,
     }
 
 

@@ -14,6 +14,7 @@ urlpatterns = [
     path("play/<int:game_id>/view.json", views.play_game_json, name="play_json"),
     path("play/<int:game_id>/<int:position>/", views.play, name="seat"),
     path("play/<int:game_id>/<int:position>/view.json", views.play_json, name="seat_json"),
+    path("play/<int:game_id>/<int:position>/email/", views.email_choice, name="email_choice"),
     path("play/reminders/", views.reminder_choice, name="reminders"),
     path("calendar/gm/<str:token>.ics", views.gm_calendar, name="gm_calendar"),
     path("calendar/<str:token>.ics", views.seat_calendar, name="calendar"),

@@ -20,13 +20,20 @@ from django.contrib import messages
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from redis.exceptions import RedisError
 
-from games import access, archive, calendar, postal, reminders, reports, schedule
-from games.forms import ReminderChoiceForm, form_class, form_templates, typed_order
+from games import access, archive, calendar, email_choices, postal, reminders, reports, schedule
+from games.forms import (
+    EmailChoiceForm,
+    ReminderChoiceForm,
+    form_class,
+    form_templates,
+    typed_order,
+)
 from games.gm_forms import first_error
 from games.models import Game, Order, Seat, Step
 from moderator import ratelimit
@@ -244,9 +251,22 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
         counting=_counting_order(step, seat),
         calendar_url=access.calendar_url(seat),
         reminder_form=ReminderChoiceForm(initial=reminders.choice_of(seat)),
+        **_email_choice_context(seat, engine),
         other_seats=[other for other in held if other.pk != seat.pk],
     )
     return render(request, "games/play.html", context)
+
+
+def _email_choice_context(seat: Seat, engine: Any) -> dict[str, Any]:
+    """The seat's choice of how often it gets email, and the form to change it."""
+    choice = email_choices.effective(seat, engine)
+    return {
+        "email_form": EmailChoiceForm(initial={"reports": choice}),
+        "email_choice": email_choices.YOU_GET[choice],
+        "email_default": not seat.reports,
+        "game_default": email_choices.YOU_GET[email_choices.game_default(engine)],
+        "digest_time": email_choices.digest_time(seat),
+    }
 
 
 @require_GET
@@ -450,8 +470,39 @@ def reminder_choice(request: HttpRequest) -> HttpResponse:
             messages.success(
                 request,
                 f"Reminders for {seat.email} now come as one digest a day at {hour:02d}:00 "
-                f"({seat.zone}), for all your games. Reports still come at once.",
+                f"({seat.zone}), for all your games.",
             )
         else:
             messages.success(request, f"Reminders for {seat.email} come one email at a time.")
+    return redirect(seat_page(seat))
+
+
+@require_POST
+def email_choice(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
+    """The player chooses how often they get this game's reports by email: for this seat,
+    or for all the seats of their address and as their default. A choice that is not one
+    of the form's changes nothing and says why."""
+    seats = _browser_seats(request, game_id=game_id, position=position)
+    if not seats:
+        return not_valid(request)
+    seat = seats[0]
+    form = EmailChoiceForm(request.POST)
+    if not form.is_valid():
+        first = next(iter(form.errors.values()))[0]
+        messages.error(request, f"{first} Nothing was changed.")
+        return redirect(seat_page(seat))
+    everywhere = form.cleaned_data["scope"] == email_choices.ALL_SEATS
+    chosen = postal.choose_reports(
+        game_id, position=position, choice=form.cleaned_data["reports"], everywhere=everywhere
+    )
+    you_get = email_choices.YOU_GET[form.cleaned_data["reports"]]
+    if everywhere:
+        games = len({other.game_id for other in chosen})
+        messages.success(
+            request,
+            f"Done: {seat.email} now gets the reports of its {games} game{pluralize(games)}, "
+            f"and of the games it joins later, {you_get}.",
+        )
+    else:
+        messages.success(request, f"Done: you now get this game's reports {you_get}.")
     return redirect(seat_page(seat))

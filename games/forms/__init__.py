@@ -16,8 +16,10 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.module_loading import import_string
 
+from games import email_choices
 from games.engines import registry
 from games.engines.base import Engine, OrderError
+from games.models import Reports
 
 BLOCKS = "blocks"
 TEXT = "text"
@@ -234,4 +236,32 @@ class ReminderChoiceForm(forms.Form):
         choices=[(str(hour), f"{hour:02d}:00") for hour in range(24)],
         coerce=int,
         initial="8",
+    )
+
+
+class EmailChoiceForm(forms.Form):
+    """How often a seat gets its step reports (``games.email_choices``), for this seat or
+    for every seat of the player's address."""
+
+    reports = forms.ChoiceField(
+        label="Email me this game's reports",
+        choices=Reports.choices,
+        widget=forms.RadioSelect,
+        error_messages={
+            "required": "Choose how often you want email about this game.",
+            "invalid_choice": "Choose one of the three ways to get email about this game.",
+        },
+    )
+    scope = forms.ChoiceField(
+        label="For",
+        choices=[
+            (email_choices.THIS_SEAT, "this seat only"),
+            (email_choices.ALL_SEATS, "all my seats, in every game, and the games I join later"),
+        ],
+        initial=email_choices.THIS_SEAT,
+        widget=forms.RadioSelect,
+        error_messages={
+            "required": "Choose whether this is for this seat only or for all your seats.",
+            "invalid_choice": "Choose whether this is for this seat only or for all your seats.",
+        },
     )

@@ -48,8 +48,11 @@ def board_of(game: Game) -> dict[tuple[int, int], int]:
 
 
 def latest_report(game: Game) -> OutboundEmail:
+    """The report of the step to the seat that owes it (the others get Drop-Shy's reports
+    by default only when they owe an order)."""
     step = Step.objects.get(game=game, number=game.step_number)
-    return OutboundEmail.objects.get(dedupe_key=f"report:{game.pk}:{step.number}:0")
+    (position,) = step.prompted_seats
+    return OutboundEmail.objects.get(dedupe_key=f"report:{game.pk}:{step.number}:{position}")
 
 
 def text_grid(text: str) -> dict[tuple[int, int], int]:

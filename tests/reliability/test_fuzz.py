@@ -35,7 +35,7 @@ from games.engines.base import Engine, OrderError
 from games.engines.dice import VerifiableDice
 from games.engines.registry import ENGINES
 from games.forms.options import PREFIX
-from games.models import DiceRoll, Game, Order, ReminderChoice, Seat, Step
+from games.models import DiceRoll, EmailPreference, Game, Order, Seat, Step
 from moderator.mail.models import DeliveryEvent, InboundMessage, OutboundEmail
 from tests.factories import GMFactory, seat_page
 
@@ -241,7 +241,7 @@ def world() -> tuple[Any, ...]:
         list(Order.objects.order_by("pk").values_list("pk", "text")),
         DiceRoll.objects.count(),
         list(OutboundEmail.objects.order_by("pk").values_list("pk", "state", "to", "subject")),
-        list(ReminderChoice.objects.order_by("pk").values_list("pk", "digest", "hour")),
+        list(EmailPreference.objects.order_by("pk").values_list("pk", "digest", "hour")),
         list(Campaign.objects.order_by("pk").values_list("pk", "name")),
         list(Member.objects.order_by("pk").values_list("pk", "name", "email")),
         list(InboundMessage.objects.order_by("pk").values_list("pk", "state")),
@@ -539,7 +539,7 @@ def test_the_reminder_form_takes_a_valid_choice_and_nothing_else(now: datetime) 
         if response.status_code == 404 or levels(response) != ["success"]:
             assert world() == before
         else:
-            choice = ReminderChoice.objects.get()
+            choice = EmailPreference.objects.get()
             assert (str(int(choice.digest)), str(choice.hour)) == (
                 fields["digest"],
                 fields.get("hour", str(choice.hour)),

@@ -828,6 +828,9 @@ class ChoiceEngine(JsonCodec):
     title = "Choice"
     min_players = 1
     max_players = 20
+    # Every player orders in the same step: every step owes something of every
+    # seat, so a seat's reports come by default every step.
+    sequential = False
 
     State = ChoiceState
     Order = ChoiceOrder

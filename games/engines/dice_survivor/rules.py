@@ -422,6 +422,9 @@ class DiceSurvivorEngine(JsonCodec):
     title = "Dice Survivor"
     min_players = 3
     max_players = 8
+    # One player acts at a time: most steps owe nothing of most seats, so a seat's
+    # reports come by default only when it owes an order.
+    sequential = True
 
     State = SurvivorState
     Order = SurvivorOrder

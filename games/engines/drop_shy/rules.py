@@ -474,6 +474,9 @@ class DropShyEngine(JsonCodec):
     title = "Drop-Shy"
     min_players = 2
     max_players = 20
+    # One player places at a time: most steps owe nothing of most seats, so a seat's
+    # reports come by default only when it owes an order.
+    sequential = True
 
     State = DropShyState
     Order = DropShyOrder

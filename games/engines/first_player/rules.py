@@ -531,6 +531,9 @@ class FirstPlayerEngine(JsonCodec):
     title = "The First Player"
     min_players = MIN_PLAYERS
     max_players = MAX_PLAYERS
+    # Every player gifts, rolls and plays tokens in the same windows: every step owes
+    # something of every seat, so a seat's reports come by default every step.
+    sequential = False
 
     State = FirstPlayerState
     Order = FirstPlayerOrder

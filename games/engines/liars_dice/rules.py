@@ -629,6 +629,9 @@ class LiarsDiceEngine(JsonCodec):
     title = "Liar's Dice"
     min_players = 2
     max_players = 6
+    # One player bids at a time: most steps owe nothing of most seats, so a seat's
+    # reports come by default only when it owes an order.
+    sequential = True
 
     State = LiarsDiceState
     Order = LiarsDiceOrder

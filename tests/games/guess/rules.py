@@ -69,6 +69,7 @@ class GuessEngine(JsonCodec):
     title = "Guess the Die"
     min_players = 2
     max_players = 6
+    sequential = False
     State = GuessState
     Order = Guess
 

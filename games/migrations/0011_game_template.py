@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('games', '0009_game_public_id'),
+        ('games', '0010_email_preferences'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,0 +1,103 @@
+"""How often a player is emailed their step reports: every step, only when they owe an
+order (with every event since their last email, so nothing is lost), or in one daily digest.
+
+A seat's choice is ``Seat.reports``; blank, the game's default holds, from its engine: only
+when it owes in a game where one seat at a time owes (``engine.sequential``), every step
+otherwise. A player's default is ``EmailPreference.reports``, keyed by the normalised
+address (a later account owns the row): a new seat of the address starts with it, and
+choosing "all my seats" sets it together with every seat of the address
+(``postal.choose_reports``).
+
+Always sent, whatever the choice, because they are not step reports or because a player
+must not miss them: the first report (the game has started), the final standings,
+invitations, new links, order receipts and refusals, reminders before a deadline the seat
+owes, and the GM's messages. The seat's page always shows every report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from games.models import EmailPreference, Reports, Seat, Step
+
+EVERY, OWED, DIGEST = Reports.EVERY.value, Reports.OWED.value, Reports.DIGEST.value
+
+# The choice in an email's footer: "You get email about this game ...".
+YOU_GET = {
+    EVERY: "every step",
+    OWED: "only when you owe an order, with what happened since",
+    DIGEST: "in one daily digest",
+}
+
+# The scopes a player may apply a choice to, from the seat's page.
+THIS_SEAT, ALL_SEATS = "seat", "all"
+
+
+def normalise(address: str) -> str:
+    """The key of an address's preferences: the same person whatever the case."""
+    return address.strip().lower()
+
+
+def game_default(engine: Any) -> str:
+    return OWED if engine.sequential else EVERY
+
+
+def effective(seat: Seat, engine: Any) -> str:
+    """The seat's choice, or its game's default."""
+    return seat.reports or game_default(engine)
+
+
+def sends_report(seat: Seat, engine: Any, step: Step | None) -> bool:
+    """Whether the report of ``step`` (None: the final standings) goes to ``seat`` now."""
+    if step is None or step.number == 1:
+        return True
+    choice = effective(seat, engine)
+    return choice == EVERY or (choice == OWED and seat.position in step.prompted_seats)
+
+
+def tells_since(seat: Seat, engine: Any) -> bool:
+    """Whether the seat's reports list every event since its last email (it does not get
+    every step's report), rather than the step's own."""
+    return effective(seat, engine) != EVERY
+
+
+def defaults(addresses: Iterable[str]) -> dict[str, str]:
+    """The players' defaults for new seats: normalised address -> choice (one query;
+    addresses without a default are left out)."""
+    wanted = {normalise(address) for address in addresses}
+    return dict(
+        EmailPreference.objects.filter(email__in=wanted)
+        .exclude(reports="")
+        .values_list("email", "reports")
+    )
+
+
+def set_default(address: str, choice: str, *, time_zone: str) -> EmailPreference:
+    """The address's default for new seats ("": each game's own). A new row takes
+    ``time_zone`` for its digests; an existing one keeps its own."""
+    preference, _ = EmailPreference.objects.get_or_create(
+        email=normalise(address), defaults={"time_zone": time_zone}
+    )
+    if preference.reports != choice:
+        preference.reports = choice
+        preference.save(update_fields=["reports", "updated_at"])
+    return preference
+
+
+def preference_of(address: str, *, time_zone: str) -> EmailPreference:
+    """The address's row, made with its defaults when it has none: a seat choosing the
+    digest needs one, whose hour and zone its digest follows and which the digest task
+    claims."""
+    preference, _ = EmailPreference.objects.get_or_create(
+        email=normalise(address), defaults={"time_zone": time_zone}
+    )
+    return preference
+
+
+def digest_time(seat: Seat) -> str:
+    """When the seat's address gets its daily digest, in words ("08:00 (Europe/Paris)")."""
+    preference = EmailPreference.objects.filter(email=normalise(seat.email)).first()
+    if preference is None:
+        return f"{8:02d}:00 ({seat.zone})"
+    return f"{preference.hour:02d}:00 ({preference.time_zone})"
