@@ -4,10 +4,12 @@ import re
 import secrets
 from datetime import datetime, timedelta
 from html import escape
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.conf import settings
+from django.contrib.staticfiles import finders
 from django.contrib.sessions.backends.base import SessionBase
 from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.sessions.models import Session
@@ -772,4 +774,7 @@ def test_pages_are_made_for_phones_and_work_without_javascript(
     html = client.get(seat_page(game, 0)).content.decode()
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
     assert "<script" not in html
-    assert "min-height: 44px" in html
+    assert '<link rel="stylesheet" href="/static/moderator/site.css">' in html
+    stylesheet = finders.find("moderator/site.css")
+    assert isinstance(stylesheet, str)
+    assert "min-height: 44px" in Path(stylesheet).read_text()
