@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 from django.conf import settings
-from django.contrib.staticfiles import finders
 from django.contrib.sessions.backends.base import SessionBase
 from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.sessions.models import Session
+from django.contrib.staticfiles import finders
 from django.core import signing
 from django.http import HttpResponse
 from django.test import Client, RequestFactory
@@ -758,9 +758,7 @@ def test_the_page_shows_report_board_deadline_and_history_newest_first(
     visible = [e.text for e in events if e.visible_to(1)]
     assert any(text.startswith("order received") for text in visible)
     step1 = history.split("<h3>Step 1, resolved</h3>")[1]
-    assert re.findall(r"<li>(.*?)</li>", step1, re.S) == [
-        escape(text) for text in visible
-    ]
+    assert re.findall(r"<li>(.*?)</li>", step1, re.S) == [escape(text) for text in visible]
     report = section(html, "section", "report")
     assert "bob, round 1: " in report
     assert "postal turn 2, rounds 3-4: round 3 rolls " in report
