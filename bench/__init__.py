@@ -50,15 +50,27 @@ def configure(suffix: str, redis_db: int) -> None:
 
 def fresh_database() -> None:
     """Drop and create the benchmark's database and migrate it."""
+    import psycopg
     from django.core.management import call_command
     from django.db import connection
 
-    name = connection.settings_dict["NAME"]
+    settings = connection.settings_dict
+    name = settings["NAME"]
     connection.close()
-    with connection._nodb_cursor() as cursor:
+    server = {
+        key: value
+        for key, value in {
+            "host": settings["HOST"],
+            "port": settings["PORT"],
+            "user": settings["USER"],
+            "password": settings["PASSWORD"],
+        }.items()
+        if value
+    }
+    with psycopg.connect(dbname="postgres", autocommit=True, **server) as maintenance:
         # FORCE: a process left over from an interrupted run must not keep it alive.
-        cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        cursor.execute(f'CREATE DATABASE "{name}"')
+        maintenance.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        maintenance.execute(f'CREATE DATABASE "{name}"')
     call_command("migrate", verbosity=0)
 
 

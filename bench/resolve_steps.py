@@ -50,10 +50,10 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
-from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
+import bench  # noqa: E402
 from games import postal  # noqa: E402
 from games.models import DiceRoll, Game, Order, Seat, SeatLink, Step  # noqa: E402
 from games.models import Event as EventRow  # noqa: E402
@@ -67,14 +67,6 @@ queueing.enqueue = lambda ids: None
 # clocks too.
 START = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=49)
 DUE = START + timedelta(hours=48)
-
-
-def fresh_database() -> None:
-    name = connection.settings_dict["NAME"]
-    with connection._nodb_cursor() as cursor:
-        cursor.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        cursor.execute(f'CREATE DATABASE "{name}"')
-    call_command("migrate", verbosity=0)
 
 
 def make_games(count: int, seats: int) -> list[int]:
@@ -313,7 +305,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.games, args.seats = 20, [5]
-    fresh_database()
+    bench.fresh_database()
     results = []
     print(f"{'seats':>5} {'how':>10} {'steps':>6} {'seconds':>8} {'steps/s':>8} "
           f"{'seats/s':>8} {'queries':>8} {'vs raw':>7}")  # fmt: skip

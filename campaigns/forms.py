@@ -3,50 +3,101 @@ one ``campaigns.postal`` function; the rules are checked there."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
 
 from campaigns.models import Campaign, Member
-from games.gm_forms import parse_player
+from campaigns.postal import DEFAULT_NIGHT_SCHEDULE, DEFAULT_POINTS, FIRST_PLAYER_KEYS
+from games import schedule
+from games.engines.first_player.rules import FirstPlayerEngine
+from games.forms.options import OptionsFields
+from games.gm_forms import PLAYERS_HELP, parse_player
+
+FIRST_PLAYER_KEY = FirstPlayerEngine.key
 
 MAX_TABLES = 4
 ABSENT = "absent"
 
 
 class CampaignForm(forms.Form):
+    """A new campaign: a First Player campaign (``game`` None) or a league of one game and
+    profile. The options are the game's fields (``games.forms.options``); the rhythm of
+    its games is written in words, as on the new-game form."""
+
     name = forms.CharField(max_length=200)
-    kind = forms.ChoiceField(choices=Campaign.Kind.choices)
     members = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 5}),
-        help_text="One member per line: name <email> or name, email.",
-    )
-    options = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 3}),
-        required=False,
-        initial="{}",
-        help_text=(
-            'First Player: {"order_mode": "free", "tokens": true, "rounds": 2}. '
-            'League: {"engine": "choice", "game_options": {}, "points": [10, 6, 4, 3, 2, 1]}. '
-            'Both: "schedule" (e.g. {"kind": "interval", "seconds": 3600}) and "time_zone".'
+        widget=forms.Textarea(
+            attrs={"rows": 5, "placeholder": "Ann <ann@example.org>\nBob, bob@example.org"}
         ),
+        help_text=PLAYERS_HELP,
     )
+    schedule = forms.CharField(
+        max_length=200,
+        label="Schedule",
+        help_text="Of each game: 'every 1 hour', 'daily at 18:00' or 'mondays at 20:00'.",
+    )
+    time_zone = forms.CharField(max_length=64, initial="UTC")
+
+    def __init__(self, *args: Any, game: str | None, profile: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.kind = Campaign.Kind.LEAGUE if game else Campaign.Kind.FIRST_PLAYER
+        if game is None:
+            self.option_fields = OptionsFields(FIRST_PLAYER_KEY, "", only=FIRST_PLAYER_KEYS)
+            self.fields["schedule"].initial = schedule.describe(DEFAULT_NIGHT_SCHEDULE)
+        else:
+            self.option_fields = OptionsFields(game, profile)
+            self.fields["schedule"].initial = "every 48 hours"
+            self.fields["points"] = forms.CharField(
+                max_length=200,
+                initial=", ".join(str(p) for p in DEFAULT_POINTS),
+                label="Points per place",
+                help_text="First place first, separated by commas; places below get none.",
+            )
+        self.option_fields.add_to(self)
+
+    def option_boxes(self) -> list[forms.BoundField]:
+        return self.option_fields.bound(self)
 
     def clean_members(self) -> list[Any]:
         lines = [line for line in self.cleaned_data["members"].splitlines() if line.strip()]
         return [parse_player(line, number) for number, line in enumerate(lines, start=1)]
 
-    def clean_options(self) -> dict[str, Any]:
-        text = self.cleaned_data["options"].strip() or "{}"
+    def clean_schedule(self) -> dict[str, Any]:
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ValidationError(f"not JSON: {error.msg} (line {error.lineno})") from None
-        if not isinstance(value, dict):
-            raise ValidationError("write the options as a JSON object: {...}")
-        return value
+            return schedule.parse(self.cleaned_data["schedule"])
+        except schedule.ScheduleError as error:
+            raise ValidationError(str(error)) from None
+
+    def clean_time_zone(self) -> str:
+        name: str = self.cleaned_data["time_zone"].strip()
+        try:
+            schedule.zone(name)
+        except schedule.ScheduleError as error:
+            raise ValidationError(str(error)) from None
+        return name
+
+    def clean_points(self) -> list[int]:
+        words = self.cleaned_data["points"].replace(",", " ").split()
+        if not words or not all(word.isascii() and word.isdigit() for word in words):
+            raise ValidationError("write whole numbers separated by commas, e.g. 10, 6, 4")
+        return [int(word) for word in words]
+
+    def clean(self) -> dict[str, Any] | None:
+        data = super().clean()
+        options = self.option_fields.data(self)
+        if data is None or options is None or not self.option_fields.check(self, options):
+            return data
+        rhythm = {key: data[key] for key in ("schedule", "time_zone") if key in data}
+        if self.kind == Campaign.Kind.LEAGUE:
+            options = {
+                "engine": self.option_fields.game,
+                "game_options": options,
+                "points": data.get("points"),
+            }
+        data["options"] = {**options, **rhythm}
+        return data
 
 
 class MemberForm(forms.Form):

@@ -6,6 +6,9 @@ app_name = "campaigns"
 
 urlpatterns = [
     path("", views.campaign_list, name="list"),
+    path("new/first-player/", views.new_campaign, name="new_first_player"),
+    path("new/league/<slug:game>/", views.new_campaign, name="new_league"),
+    path("new/league/<slug:game>/<slug:profile>/", views.new_campaign, name="new_league_profile"),
     path("<int:campaign_id>/", views.campaign_page, name="campaign"),
     path("<int:campaign_id>/members/", views.add_member, name="add_member"),
     path("<int:campaign_id>/nights/", views.open_night, name="open_night"),

@@ -7,14 +7,17 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from campaigns import chart, postal
-from campaigns.forms import CampaignForm, MemberForm, NightForm
+from campaigns.forms import FIRST_PLAYER_KEY, CampaignForm, MemberForm, NightForm
 from campaigns.models import Campaign, Night
+from games import schedule
+from games.engines import registry
 from games.gm_forms import first_error
 
 
@@ -31,13 +34,60 @@ def _campaign(request: HttpRequest, campaign_id: int) -> Campaign:
 
 @staff_member_required
 def campaign_list(request: HttpRequest) -> HttpResponse:
-    form = CampaignForm(request.POST or None)
+    """The host's campaigns, and the kinds of campaign to start: a First Player campaign or
+    a league of any other game and profile."""
+    campaigns = campaigns_of(request).filter(host_id=request.user.pk)
+    leagues = [
+        (profile, _league_url(key, profile.key))
+        for key, profile in registry.profiles()
+        if key != FIRST_PLAYER_KEY
+    ]
+    return render(request, "campaigns/list.html", {"campaigns": campaigns, "leagues": leagues})
+
+
+def rules_of(campaign: Campaign) -> tuple[str, list[tuple[str, str]]]:
+    """The campaign's game and options in words: what its page shows instead of JSON."""
+    options = campaign.options
+    rhythm = [
+        ("Deadlines", schedule.describe(options.get("schedule", postal.DEFAULT_NIGHT_SCHEDULE))),
+        ("Time zone", options.get("time_zone", "UTC")),
+    ]
+    if campaign.kind == Campaign.Kind.FIRST_PLAYER:
+        mine = {key: options[key] for key in postal.FIRST_PLAYER_KEYS if key in options}
+        title, words = registry.describe(FIRST_PLAYER_KEY, mine)
+        labels = {o.label for o in registry.settings(FIRST_PLAYER_KEY).options if o.key in mine}
+        return title, [(label, w) for label, w in words if label in labels] + rhythm
+    title, words = registry.describe(options["engine"], options.get("game_options", {}))
+    points = ", ".join(str(p) for p in options.get("points", postal.DEFAULT_POINTS))
+    return title, [*words, ("Points per place", points), *rhythm]
+
+
+def _league_url(game: str, profile: str) -> str:
+    if profile:
+        return reverse("campaigns:new_league_profile", args=[game, profile])
+    return reverse("campaigns:new_league", args=[game])
+
+
+@staff_member_required
+def new_campaign(request: HttpRequest, game: str | None = None, profile: str = "") -> HttpResponse:
+    """The form of a new First Player campaign (``game`` None) or league of ``game``."""
+    title = "A First Player campaign"
+    if game is not None:
+        try:
+            settings = registry.settings(game)
+            chosen = settings.profile(profile) if profile else settings.profiles[0]
+        except KeyError:
+            raise Http404("no such game") from None
+        if game == FIRST_PLAYER_KEY:
+            raise Http404("The First Player is a campaign of its own")
+        title = f"A league of {chosen.title}"
+    form = CampaignForm(request.POST or None, game=game, profile=profile)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
             campaign = postal.create_campaign(
                 host=request.user,
-                kind=data["kind"],
+                kind=form.kind,
                 name=data["name"],
                 members=data["members"],
                 options=data["options"],
@@ -48,8 +98,7 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, f"{campaign.name} is created.")
             return redirect("campaigns:campaign", campaign.pk)
-    campaigns = campaigns_of(request).filter(host_id=request.user.pk)
-    return render(request, "campaigns/list.html", {"campaigns": campaigns, "form": form})
+    return render(request, "campaigns/new.html", {"form": form, "title": title})
 
 
 @staff_member_required
@@ -60,6 +109,7 @@ def campaign_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "campaign": campaign,
         "members": members,
         "member_form": MemberForm(),
+        "rules": rules_of(campaign),
     }
     if campaign.kind == Campaign.Kind.FIRST_PLAYER:
         sheet = postal.tracker(campaign)

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -13,9 +12,11 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 from games import postal, schedule
-from games.engines import registry
+from games.forms.options import OptionsFields
 from games.models import Game, Seat
 
 DATETIME_LOCAL = "%Y-%m-%dT%H:%M"
@@ -51,44 +52,69 @@ def parse_player(line: str, number: int) -> postal.Player:
     return postal.Player(name=name, email=email)
 
 
+PLAYERS_HELP = format_html(
+    "One player per line, name and email address: {} or {}.",
+    mark_safe("<code>Ann &lt;ann@example.org&gt;</code>"),
+    mark_safe("<code>Ann, ann@example.org</code>"),
+)
+
+
 class CreateGameForm(forms.Form):
+    """A new game of one game and profile: its title, the profile's options as fields
+    (``games.forms.options``), its rhythm and its players."""
+
     title = forms.CharField(max_length=Game._meta.get_field("title").max_length or 200)
-    engine = forms.ChoiceField(choices=registry.choices)
-    options = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 4}),
-        required=False,
-        initial="{}",
-        help_text='A JSON object of option keys, e.g. {"rolls_per_turn": 1}; {} for defaults.',
+    time_zone = forms.CharField(
+        max_length=64,
+        initial="UTC",
+        help_text="The zone deadlines are set in, e.g. Europe/Berlin or America/New_York.",
     )
-    time_zone = forms.CharField(max_length=64, initial="UTC")
     schedule = forms.CharField(
         max_length=200,
         initial="every 48 hours",
-        help_text="'every 48 hours', 'daily at 18:00' or 'mondays and thursdays at 20:00'",
+        label="Schedule",
+        help_text="'every 48 hours', 'daily at 18:00' or 'mondays and thursdays at 20:00'.",
     )
     early_processing = forms.BooleanField(
-        required=False, initial=True, help_text="Resolve as soon as every order is in."
+        required=False,
+        initial=True,
+        label="Resolve early",
+        help_text="Resolve a step as soon as every order is in, before the deadline.",
     )
     players = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 6}),
-        help_text="One per line: 'name <email>' or 'name, email'.",
+        widget=forms.Textarea(
+            attrs={"rows": 6, "placeholder": "Ann <ann@example.org>\nBob, bob@example.org"}
+        ),
+        help_text=PLAYERS_HELP,
     )
+
+    def __init__(
+        self,
+        *args: Any,
+        game: str,
+        profile: str,
+        chosen: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.game = game
+        self.option_fields = OptionsFields(game, profile)
+        self.option_fields.add_to(self, chosen)
+
+    def option_boxes(self) -> list[forms.BoundField]:
+        return self.option_fields.bound(self)
+
+    def main_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in ("title", "players")]
+
+    def rhythm_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in ("schedule", "time_zone", "early_processing")]
 
     def clean_title(self) -> str:
         title: str = self.cleaned_data["title"]
         if not _control_free(title):
             raise ValidationError("the title must be a single line")
         return title
-
-    def clean_options(self) -> dict[str, Any]:
-        text = self.cleaned_data["options"].strip() or "{}"
-        try:
-            options = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ValidationError(f"not JSON: {error.msg} (line {error.lineno})") from None
-        if not isinstance(options, dict):
-            raise ValidationError("options must be a JSON object, e.g. {}")
-        return options
 
     def clean_time_zone(self) -> str:
         name: str = self.cleaned_data["time_zone"].strip()
@@ -121,11 +147,9 @@ class CreateGameForm(forms.Form):
 
     def clean(self) -> dict[str, Any] | None:
         data = super().clean()
-        if data is not None and "engine" in data and "options" in data:
-            try:
-                postal.check_options(data["engine"], data["options"])
-            except postal.PostalError as error:
-                self.add_error("options", error.message)
+        options = self.option_fields.data(self)
+        if data is not None and options is not None and self.option_fields.check(self, options):
+            data["options"] = options
         return data
 
 
@@ -135,6 +159,10 @@ class GameForm(forms.Form):
     def __init__(self, *args: Any, game: Game, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.game = game
+
+
+class TemplateForm(GameForm):
+    name = forms.CharField(max_length=200, label="Template name")
 
 
 class SeatForm(GameForm):

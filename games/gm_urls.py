@@ -7,6 +7,10 @@ app_name = "gm"
 urlpatterns = [
     path("", gm_views.dashboard, name="dashboard"),
     path("new/", gm_views.create, name="create"),
+    path("new/from/<int:template_id>/", gm_views.create_from, name="create_from"),
+    path("new/<slug:game>/", gm_views.create_game, name="create_game"),
+    path("new/<slug:game>/<slug:profile>/", gm_views.create_game, name="create_profile"),
+    path("templates/<int:template_id>/delete/", gm_views.delete_template, name="delete_template"),
     path("<int:game_id>/", gm_views.game_page, name="game"),
     path("<int:game_id>/<slug:action>/", gm_views.act, name="act"),
     path(

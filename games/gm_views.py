@@ -26,9 +26,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from games import access, postal, reports, schedule
+from games import access, game_templates, postal, reports, schedule
 from games.engines import registry
-from games.engines.base import Engine
+from games.engines.base import Engine, Profile
 from games.gm_forms import (
     DATETIME_LOCAL,
     CreateGameForm,
@@ -38,9 +38,10 @@ from games.gm_forms import (
     ReplaceForm,
     SeatForm,
     SetOrderForm,
+    TemplateForm,
     first_error,
 )
-from games.models import Event, Game, Order, Seat, Step
+from games.models import Event, Game, GameTemplate, Order, Seat, Step
 from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
 
@@ -128,15 +129,84 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     )
 
 
+@dataclass(frozen=True)
+class Way:
+    """One way to play on the new-game page: a game's profile and where its form is."""
+
+    profile: Profile
+    url: str
+    engine: Engine[Any, Any, Any]
+
+
+def _form_url(game: str, profile: str) -> str:
+    if profile:
+        return reverse("gm:create_profile", args=[game, profile])
+    return reverse("gm:create_game", args=[game])
+
+
 @staff_member_required
 def create(request: HttpRequest) -> HttpResponse:
-    form = CreateGameForm(request.POST or None)
+    """Pick what to play: every game and profile by name, and the GM's saved templates."""
+    ways = [
+        Way(profile, _form_url(key, profile.key), registry.get(key))
+        for key, profile in registry.profiles()
+    ]
+    templates = [
+        (
+            template,
+            *registry.describe(template.engine, template.options),
+            schedule.describe(template.schedule),
+        )
+        for template in GameTemplate.objects.filter(gm_id=request.user.pk)
+        if template.engine in registry.ENGINES
+    ]
+    return render(request, "games/gm/choose.html", {"ways": ways, "templates": templates})
+
+
+@staff_member_required
+def create_game(request: HttpRequest, game: str, profile: str = "") -> HttpResponse:
+    """The new-game form of one game and profile."""
+    try:
+        settings = registry.settings(game)
+        chosen = settings.profile(profile) if profile else settings.profiles[0]
+    except KeyError:
+        raise Http404("no such game") from None
+    return _create(request, game, chosen, None)
+
+
+@staff_member_required
+def create_from(request: HttpRequest, template_id: int) -> HttpResponse:
+    """The new-game form filled in from one of the GM's templates."""
+    template = get_object_or_404(GameTemplate, gm_id=request.user.pk, pk=template_id)
+    if template.engine not in registry.ENGINES:
+        raise Http404("no such game")
+    profile = registry.settings(template.engine).profile_of(template.options)
+    return _create(request, template.engine, profile, template)
+
+
+def _create(
+    request: HttpRequest, game: str, profile: Profile, template: GameTemplate | None
+) -> HttpResponse:
+    initial: dict[str, Any] = {}
+    if template is not None:
+        initial = {
+            "time_zone": template.time_zone,
+            "schedule": schedule.describe(template.schedule),
+            "early_processing": template.early_processing,
+        }
+    form = CreateGameForm(
+        request.POST or None,
+        game=game,
+        profile=profile.key,
+        chosen=None if template is None else template.options,
+        initial=initial,
+    )
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            game = postal.create_game(
+            new = postal.create_game(
                 gm=request.user,
-                engine_key=data["engine"],
+                engine_key=game,
                 title=data["title"],
                 players=data["players"],
                 options=data["options"],
@@ -147,10 +217,15 @@ def create(request: HttpRequest) -> HttpResponse:
         except postal.PostalError as error:
             form.add_error(None, error.message)
         else:
-            messages.success(request, f"{game.title} is created; invite the players next.")
-            return redirect("gm:game", game.pk)
-    engines = list(registry.ENGINES.values())
-    return render(request, "games/gm/create.html", {"form": form, "engines": engines})
+            messages.success(request, f"{new.title} is created; invite the players next.")
+            return redirect("gm:game", new.pk)
+    context = {
+        "form": form,
+        "profile": profile,
+        "engine": registry.get(game),
+        "template": template,
+    }
+    return render(request, "games/gm/create.html", context)
 
 
 @dataclass(frozen=True)
@@ -273,7 +348,10 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "status": status,
         "seats": seats,
         "engine": registry.get(game.engine),
-        "can_play_again": hasattr(registry.get(game.engine), "follow_up"),
+        "rules": registry.describe(game.engine, game.options),
+        "rhythm": schedule.describe(game.schedule),
+        "follows_rules": hasattr(registry.get(game.engine), "follow_up"),
+        "template_form": TemplateForm(game=game, initial={"name": game.title}),
         "can_set_order": hasattr(registry.get(game.engine), "host_order"),
         "set_order_form": SetOrderForm(game=game, auto_id="set_order_%s"),
         "public": public,
@@ -363,8 +441,15 @@ def _resend(form: SeatForm, now: datetime) -> str:
 
 def _again(form: Any, now: datetime) -> str:
     new = postal.play_again(form.game.pk, now=now)
+    if not hasattr(registry.get(new.engine), "follow_up"):
+        return f"{new.title} has started with the same players."
     first = new.seats.get(position=0).name
     return f"{new.title} has started with the same players; {first} places first."
+
+
+def _save_template(form: TemplateForm, now: datetime) -> str:
+    template = game_templates.save_from(form.game, name=form.cleaned_data["name"])
+    return f"Saved as the template {template.name!r}: pick it on the new-game page."
 
 
 def _set_order(form: SetOrderForm, now: datetime) -> str:
@@ -390,6 +475,7 @@ ACTIONS: dict[str, tuple[type[GameForm], Callable[[Any, datetime], str]]] = {
     "resend": (SeatForm, _resend),
     "clear": (GameForm, _clear),
     "again": (GameForm, _again),
+    "save-template": (TemplateForm, _save_template),
     "set-order": (SetOrderForm, _set_order),
 }
 
@@ -409,9 +495,19 @@ def act(request: HttpRequest, game_id: int, action: str) -> HttpResponse:
     else:
         try:
             messages.success(request, run(form, timezone.now()))
-        except postal.PostalError as error:
+        except (postal.PostalError, game_templates.TemplateError) as error:
             messages.error(request, error.message)
     return redirect("gm:game", game.pk)
+
+
+@staff_member_required
+@require_POST
+def delete_template(request: HttpRequest, template_id: int) -> HttpResponse:
+    name = game_templates.delete(request.user, template_id)
+    if name is None:
+        raise Http404("no such template")
+    messages.success(request, f"The template {name!r} is deleted.")
+    return redirect("gm:create")
 
 
 @staff_member_required

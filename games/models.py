@@ -78,6 +78,31 @@ class Game(models.Model):
         return registry.get(self.engine)
 
 
+class GameTemplate(models.Model):
+    """A game's settings saved by its GM for later games: the game, its options, its rhythm.
+    The new-game form starts from it; players and title are typed each time."""
+
+    gm = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="game_templates"
+    )
+    name = models.CharField(max_length=200)
+    engine = models.CharField(max_length=40, choices=registry.choices)
+    options = models.JSONField(default=dict, blank=True)
+    time_zone = models.CharField(max_length=64, default="UTC")
+    schedule = models.JSONField(default=dict)
+    early_processing = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["gm", "name"], name="game_template_name_unique")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Seat(models.Model):
     class Status(models.TextChoices):
         ACTIVE = "active"

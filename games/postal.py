@@ -916,18 +916,23 @@ def _next_title(title: str) -> str:
 
 
 def play_again(game_id: int, *, now: datetime) -> Game:
-    """The next game with the same players, started at once, for games whose rules say how
-    it follows this one (``engine.follow_up``: Drop-Shy's loser places first and the
-    instigator is rolled for the winner). Same schedule, zone and reminders."""
+    """The next game with the same players and options, started at once, once the game is
+    finished. Where the game's rules say how a game follows another (``engine.follow_up``:
+    Drop-Shy's loser places first and the instigator is rolled for the winner), they set the
+    seats and options; else the seats keep their order. Same schedule, zone and reminders."""
     with transaction.atomic():
         game = _locked(game_id)
-        engine, follow_up = _capability(game, "follow_up", "has no next game with the same players")
+        engine = registry.get(game.engine)
         if game.status != Game.Status.FINISHED:
             raise PostalError("the game is not over yet; the next game follows the final standings")
         if game.next_games.exists():
             raise PostalError(f"the next game, {game.next_games.get().title}, has already started")
-        names, options = follow_up(engine.state_from_json(game.state))
-        seats = {seat.name: seat for seat in game.seats.all()}
+        seats = {seat.name: seat for seat in game.seats.order_by("position")}
+        follow_up = getattr(engine, "follow_up", None)
+        if follow_up is not None:
+            names, options = follow_up(engine.state_from_json(game.state))
+        else:
+            names, options = list(seats), game.options
         new = create_game(
             gm=game.gm,
             engine_key=game.engine,

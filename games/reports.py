@@ -13,6 +13,7 @@ adds templates, not code.
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -63,6 +64,8 @@ def seat_context(
         "step": step,
         "verify_url": verify_url(game),
         "finished": step is None,
+        # The profile and options in words, worked out only where a template shows them.
+        "rules": partial(registry.describe, game.engine, game.options),
     }
     for part in ENGINE_PARTS:
         context[f"{part}_txt"] = engine_templates(game.engine, part, "txt")
@@ -89,6 +92,7 @@ def _context(game: Game, seat: Seat, token: str, **extra: Any) -> dict[str, Any]
         "engine": registry.get(game.engine),
         "link": access.url(token),
         "verify_url": verify_url(game),
+        "rules": partial(registry.describe, game.engine, game.options),
         **extra,
     }
 

@@ -22,6 +22,8 @@ _DAY_WORDS = {
     "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3,
     "friday": 4, "saturday": 5, "sunday": 6,
 }  # fmt: skip
+_DAY_ABBREVIATIONS = {name[:3]: name for name in _DAY_WORDS}
+_DAY_NAMES = ("Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays")
 MIN_INTERVAL = 1
 
 
@@ -58,9 +60,9 @@ def _clock(text: str) -> time:
 def parse(text: str) -> dict[str, Any]:
     """The schedule in the GM's words, as JSON data; ScheduleError with what would be legal."""
     words = " ".join(text.lower().replace(",", " ").split())
-    match = re.fullmatch(r"every (\d+) (hour|hours|minute|minutes|day|days)", words)
+    match = re.fullmatch(r"every (\d+) (days?|hours?|minutes?|seconds?)", words)
     if match:
-        unit = {"hour": 3600, "minute": 60, "day": 86400}[match[2].rstrip("s")]
+        unit = {"day": 86400, "hour": 3600, "minute": 60, "second": 1}[match[2].rstrip("s")]
         return validate({"kind": "interval", "seconds": int(match[1]) * unit})
     match = re.fullmatch(r"daily at (\S+)", words)
     if match:
@@ -69,7 +71,7 @@ def parse(text: str) -> dict[str, Any]:
     if match:
         days: list[str] = []
         for word in match[1].replace(" and ", " ").split():
-            day = _DAY_WORDS.get(word.rstrip("s"))
+            day = _DAY_WORDS.get(_DAY_ABBREVIATIONS.get(word, word.rstrip("s")))
             if day is None:
                 raise ScheduleError(f"{word!r} is not a day of the week")
             days.append(WEEKDAYS[day])
@@ -105,14 +107,22 @@ def validate(schedule: Any) -> dict[str, Any]:
 
 
 def describe(schedule: dict[str, Any]) -> str:
+    """The schedule in the GM's words, as ``parse`` reads them back: "every 48 hours",
+    "daily at 18:00", "Mondays and Thursdays at 20:00"."""
     if schedule["kind"] == "interval":
         seconds = schedule["seconds"]
-        if seconds % 3600 == 0:
-            return f"every {seconds // 3600} hours"
-        return f"every {seconds // 60} minutes" if seconds % 60 == 0 else f"every {seconds} s"
+        # Hours up to three days (GMs say "every 48 hours"), whole days beyond.
+        long = seconds > 3 * 86400 and seconds % 86400 == 0
+        for unit, size in (("day", 86400 if long else 0), ("hour", 3600), ("minute", 60)):
+            if size and seconds % size == 0:
+                count = seconds // size
+                return f"every {count} {unit}{'' if count == 1 else 's'}"
+        return f"every {seconds} second{'' if seconds == 1 else 's'}"
     if schedule["kind"] == "daily":
         return f"daily at {schedule['time']}"
-    return f"{' and '.join(schedule['days'])} at {schedule['time']}"
+    names = [_DAY_NAMES[WEEKDAYS.index(day)] for day in schedule["days"]]
+    days = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    return f"{days} at {schedule['time']}"
 
 
 def _local(day: datetime, clock: time, tz: ZoneInfo) -> datetime:

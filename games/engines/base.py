@@ -146,6 +146,95 @@ class Engine(Protocol[OptionsT, StateT, OrderT]):
     def order_from_json(self, data: JSON) -> OrderT: ...
 
 
+# --- the options a GM sets -----------------------------------------------------------------
+# Each game describes its options once, in its home: the GM's new-game form and the options
+# in words on every page derive from these. ``options()`` stays the judge of a value.
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option as a GM sets it.
+
+    ``kind``: "int" (``low``-``high``), "choice" (one of ``choices``), "flag", "multi" (any of
+    ``choices``), "name" (a player's name or nothing), "names" (players' names) or
+    "name_counts" (a number per player). ``choices`` pairs a value with its words.
+    ``profiles``: the profiles it belongs to, () for every profile of the game."""
+
+    key: str
+    label: str
+    help: str = ""
+    kind: str = "int"
+    low: int = 0
+    high: int = 0
+    choices: tuple[tuple[JSON, str], ...] = ()
+    profiles: tuple[str, ...] = ()
+
+    def words(self, value: JSON) -> str:
+        """``value`` (as the options dataclass holds it) in the GM's and players' words."""
+        named = {str(choice): words for choice, words in self.choices}
+        if self.kind == "flag":
+            return "yes" if value else "no"
+        if self.kind == "choice":
+            return named.get(str(value), str(value))
+        if self.kind == "multi":
+            return ", ".join(named.get(str(item), str(item)) for item in value) or "none"
+        if self.kind == "name":
+            return str(value) if value else "none"
+        if self.kind == "names":
+            return ", ".join(str(item) for item in value) or "none"
+        if self.kind == "name_counts":
+            return ", ".join(f"{name} {count}" for name, count in value) or "none listed"
+        return str(value)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A way to play the game that GMs pick by name (Choice: Suppenkasper). ``key`` is the
+    value of the game's profile option, "" for a game with one way to play."""
+
+    key: str
+    title: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a GM chooses about a game before it starts: its profiles (``profile_key``
+    names the option that holds the profile) and the options of each."""
+
+    profiles: tuple[Profile, ...]
+    options: tuple[Option, ...] = ()
+    profile_key: str = ""
+
+    def profile(self, key: str) -> Profile:
+        """The profile ``key``; KeyError if the game has none of that name."""
+        for profile in self.profiles:
+            if profile.key == key:
+                return profile
+        raise KeyError(key)
+
+    def profile_of(self, data: Mapping[str, JSON]) -> Profile:
+        """The profile the options ``data`` choose (the first when they name none)."""
+        if self.profile_key and self.profile_key in data:
+            return self.profile(str(data[self.profile_key]))
+        return self.profiles[0]
+
+    def options_of(self, profile: str) -> tuple[Option, ...]:
+        """The options a GM sets for ``profile``, in the order the form shows them."""
+        return tuple(o for o in self.options if not o.profiles or profile in o.profiles)
+
+    def describe(self, data: Mapping[str, JSON], parsed: Any) -> list[tuple[str, str]]:
+        """(label, words) for each option of the profile ``data`` chose, with the values of
+        ``parsed`` (the engine's options dataclass, defaults filled in)."""
+        profile = self.profile_of(data)
+        return [(o.label, o.words(getattr(parsed, o.key))) for o in self.options_of(profile.key)]
+
+
+def single_profile(title: str, summary: str, *options: Option) -> Settings:
+    """The settings of a game with one way to play."""
+    return Settings(profiles=(Profile("", title, summary),), options=options)
+
+
 # --- option values --------------------------------------------------------------------------
 # What every engine's options() checks: the messages a GM sees for a bad value.
 

@@ -1,8 +1,9 @@
 """The one list of games: key -> engine. Model choices, forms and docs derive from it.
 
-A registry line names the game's engine and, by dotted path, the order form of its web side
-when it has one of its own (a path keeps this module free of Django). Its templates are found
-by key: ``templates/games/<key>/``.
+A registry line names the game's engine, the settings a GM chooses (its profiles and options,
+from which the new-game form and the options in words derive) and, by dotted path, the order
+form of its web side when it has one of its own (a path keeps this module free of Django).
+Its templates are found by key: ``templates/games/<key>/``.
 """
 
 from __future__ import annotations
@@ -10,34 +11,37 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from games.engines.base import Engine
-from games.engines.choice.rules import ChoiceEngine
-from games.engines.dice_survivor.rules import DiceSurvivorEngine
-from games.engines.drop_shy.rules import DropShyEngine
-from games.engines.first_player.rules import FirstPlayerEngine
-from games.engines.liars_dice.rules import LiarsDiceEngine
+from games.engines.base import Engine, Profile, Settings
+from games.engines.choice import rules as choice
+from games.engines.dice_survivor import rules as dice_survivor
+from games.engines.drop_shy import rules as drop_shy
+from games.engines.first_player import rules as first_player
+from games.engines.liars_dice import rules as liars_dice
 
 
 @dataclass(frozen=True)
 class Game:
-    """One game: its engine, and the dotted path of its order form ("" for the shared form:
-    a menu of the legal orders when the engine has ``candidates``, else the typed order)."""
+    """One game: its engine, the settings a GM chooses, and the dotted path of its order form
+    ("" for the shared form: a menu of the legal orders when the engine has ``candidates``,
+    else the typed order)."""
 
     engine: Engine[Any, Any, Any]
+    settings: Settings
     form: str = ""
 
 
 # One line per game; the order is the order GMs see them in.
 _GAMES: list[Game] = [
-    Game(ChoiceEngine(), form="games.forms.choice.ChoiceOrderForm"),
-    Game(DiceSurvivorEngine()),
-    Game(DropShyEngine(), form="games.forms.drop_shy.DropShyOrderForm"),
-    Game(LiarsDiceEngine()),
-    Game(FirstPlayerEngine()),
+    Game(choice.ChoiceEngine(), choice.SETTINGS, form="games.forms.choice.ChoiceOrderForm"),
+    Game(dice_survivor.DiceSurvivorEngine(), dice_survivor.SETTINGS),
+    Game(drop_shy.DropShyEngine(), drop_shy.SETTINGS, form="games.forms.drop_shy.DropShyOrderForm"),
+    Game(liars_dice.LiarsDiceEngine(), liars_dice.SETTINGS),
+    Game(first_player.FirstPlayerEngine(), first_player.SETTINGS),
 ]
 
 ENGINES: dict[str, Engine[Any, Any, Any]] = {game.engine.key: game.engine for game in _GAMES}
 FORMS: dict[str, str] = {game.engine.key: game.form for game in _GAMES if game.form}
+SETTINGS: dict[str, Settings] = {game.engine.key: game.settings for game in _GAMES}
 
 
 def get(key: str) -> Engine[Any, Any, Any]:
@@ -47,3 +51,21 @@ def get(key: str) -> Engine[Any, Any, Any]:
 
 def choices() -> list[tuple[str, str]]:
     return [(key, engine.title) for key, engine in ENGINES.items()]
+
+
+def settings(key: str) -> Settings:
+    """The settings of game ``key``; KeyError if no game has that key."""
+    return SETTINGS[key]
+
+
+def profiles() -> list[tuple[str, Profile]]:
+    """(game key, profile) for every way to play, in the order GMs see them."""
+    return [(key, profile) for key, entry in SETTINGS.items() for profile in entry.profiles]
+
+
+def describe(key: str, options: dict[str, Any]) -> tuple[str, list[tuple[str, str]]]:
+    """The title of the profile ``options`` choose and each option in words, defaults filled
+    in: what a game's pages and emails show instead of its options' JSON."""
+    entry = SETTINGS[key]
+    parsed = ENGINES[key].options(options)
+    return entry.profile_of(options).title, entry.describe(options, parsed)

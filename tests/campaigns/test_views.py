@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
-from django.utils.html import escape
 from time_machine import TimeMachineFixture
 
 from campaigns import postal
@@ -44,15 +43,17 @@ def messages_of(response: Any) -> list[str]:
     return [str(message) for message in response.context["messages"]]
 
 
-def create(client: Client, **data: str) -> Any:
-    form = {
+def create(client: Client, url: str = "/gm/campaigns/new/first-player/", **data: Any) -> Any:
+    """The new-campaign form as the host fills it in: its defaults, then ``data``."""
+    shown = client.get(url).context["form"]
+    defaults = {f.html_name: f.value() for f in shown if f.value() not in (None, False)}
+    form = defaults | {
         "name": "Thursday group",
-        "kind": "first-player",
         "members": "ann <ann@example.org>\nbob, bob@example.org\ncy <cy@example.org>",
-        "options": '{"order_mode": "free"}',
+        "option_order_mode": "free",
         **data,
     }
-    return client.post("/gm/campaigns/", form, follow=True)
+    return client.post(url, form, follow=True)
 
 
 def finish(game: Game, now: datetime) -> None:
@@ -73,20 +74,88 @@ def test_a_host_creates_a_campaign_and_reads_its_members(client_of: Client, host
     assert "<tr><td>Reserve</td><td></td><td>0</td></tr>" in page
 
 
+def test_a_first_player_campaign_keeps_its_options_and_shows_them_in_words(
+    client_of: Client,
+) -> None:
+    response = create(client_of, option_rounds="2", option_tokens="on", schedule="daily at 21:00")
+    campaign = Campaign.objects.get()
+    assert campaign.options == {
+        "order_mode": "free",
+        "rounds": 2,
+        "tokens": True,
+        "reserve_to_second_last": False,
+        "schedule": {"kind": "daily", "time": "21:00"},
+        "time_zone": "UTC",
+    }
+    assert response.context["rules"] == (
+        "The First Player",
+        [
+            ("The real game's order", "by the full ranking"),
+            ("Real games tonight", "2"),
+            ("+1 tokens", "yes"),
+            ("Reserve die to the second-to-last", "no"),
+            ("Deadlines", "daily at 21:00"),
+            ("Time zone", "UTC"),
+        ],
+    )
+    assert "{&#x27;" not in response.content.decode()
+
+
+def test_the_campaigns_page_offers_a_first_player_campaign_and_a_league_of_each_game(
+    client_of: Client,
+) -> None:
+    page = client_of.get("/gm/campaigns/")
+    assert [(profile.title, url) for profile, url in page.context["leagues"]] == [
+        ("Choice", "/gm/campaigns/new/league/choice/standard/"),
+        ("Choice: Suppenkasper", "/gm/campaigns/new/league/choice/suppenkasper/"),
+        ("Dice Survivor", "/gm/campaigns/new/league/dice-survivor/"),
+        ("Drop-Shy", "/gm/campaigns/new/league/drop-shy/"),
+        ("Liar's Dice: classic", "/gm/campaigns/new/league/liars-dice/classic/"),
+        ("Liar's Dice: Death Match", "/gm/campaigns/new/league/liars-dice/genius_dm/"),
+        ("Liar's Dice: team", "/gm/campaigns/new/league/liars-dice/genius_team/"),
+    ]
+    for _, url in page.context["leagues"]:
+        assert client_of.get(url).status_code == 200
+    assert client_of.get("/gm/campaigns/new/league/first-player/").status_code == 404
+    assert client_of.get("/gm/campaigns/new/league/chess/").status_code == 404
+
+
 @pytest.mark.parametrize(
-    ("data", "error"),
+    ("data", "errors"),
     [
-        ({"members": "ann ann@example.org"}, "line 1: write 'name <email>' or 'name, email'"),
-        ({"options": "{nope"}, "not JSON"),
-        ({"options": '{"order_mode": "sideways"}'}, "options: "),
+        (
+            {"members": "ann ann@example.org"},
+            {
+                "members": [
+                    "line 1: write 'name <email>' or 'name, email', not 'ann ann@example.org'"
+                ]
+            },
+        ),
+        (
+            {"option_order_mode": "sideways"},
+            {
+                "option_order_mode": [
+                    "Select a valid choice. sideways is not one of the available choices."
+                ]
+            },
+        ),
+        (
+            {"schedule": '{"kind": "interval", "seconds": 3600}'},
+            {
+                "schedule": [
+                    '\'{"kind": "interval", "seconds": 3600}\' is not a schedule; write '
+                    "e.g. 'every 48 hours', 'daily at 18:00' or 'mondays and thursdays at 20:00'"
+                ]
+            },
+        ),
     ],
 )
 def test_a_bad_campaign_form_says_what_is_wrong_and_creates_nothing(
-    client_of: Client, data: dict[str, str], error: str
+    client_of: Client, data: dict[str, str], errors: dict[str, list[str]]
 ) -> None:
     response = create(client_of, **data)
     assert response.status_code == 200
-    assert escape(error) in response.content.decode()
+    assert response.context["form"].errors == errors
     assert Campaign.objects.count() == 0
 
 
@@ -149,11 +218,29 @@ def test_a_seating_the_rules_refuse_is_reported_and_opens_nothing(client_of: Cli
 def test_a_league_starts_its_games_from_its_page(client_of: Client) -> None:
     create(
         client_of,
+        "/gm/campaigns/new/league/choice/standard/",
         name="Winter league",
-        kind="league",
-        options='{"engine": "choice", "points": [5, 3, 1]}',
+        points="5, 3, 1",
+        option_rolls_per_turn="1",
     )
     campaign = Campaign.objects.get()
+    assert campaign.options == {
+        "engine": "choice",
+        "game_options": {
+            "variant": "standard",
+            "rolls_per_turn": 1,
+            "end_threshold": 8,
+            "tiebreak": "shared",
+            "round_cap": 200,
+        },
+        "points": [5, 3, 1],
+        "schedule": {"kind": "interval", "seconds": 48 * 3600},
+        "time_zone": "UTC",
+    }
+    bad = create(client_of, "/gm/campaigns/new/league/choice/standard/", points="ten")
+    assert bad.context["form"].errors == {
+        "points": ["write whole numbers separated by commas, e.g. 10, 6, 4"]
+    }
     response = client_of.post(f"/gm/campaigns/{campaign.pk}/games/", follow=True)
     assert messages_of(response) == ["Winter league: game 1 has started."]
     assert campaign.games.get().game.status == Game.Status.RUNNING

@@ -23,7 +23,7 @@ from games.models import Game, Order, Seat
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, seat_page
 from tests.games.guess.form import GuessOrderForm
-from tests.games.guess.rules import GuessEngine
+from tests.games.guess.rules import SETTINGS, GuessEngine
 
 pytestmark = pytest.mark.django_db
 
@@ -35,9 +35,10 @@ HOME = Path(__file__).resolve().parent / "guess"
 def guess_registered(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> Iterator[None]:
     """The registry line of docs/adding-a-game.md, and the game's template folder where
     Django finds templates; both gone after the test."""
-    game = registry.Game(GuessEngine(), form="tests.games.guess.form.GuessOrderForm")
+    game = registry.Game(GuessEngine(), SETTINGS, form="tests.games.guess.form.GuessOrderForm")
     monkeypatch.setitem(registry.ENGINES, game.engine.key, game.engine)
     monkeypatch.setitem(registry.FORMS, game.engine.key, game.form)
+    monkeypatch.setitem(registry.SETTINGS, game.engine.key, game.settings)
     settings.TEMPLATES = [
         {**settings.TEMPLATES[0], "DIRS": [*settings.TEMPLATES[0]["DIRS"], HOME / "templates"]}
     ]
@@ -140,3 +141,27 @@ def test_the_game_is_played_by_post_through_its_form_its_reports_and_its_record(
         {"player": state.players[s.seat], "place": s.place, "score": s.score}
         for s in game.rules.standings(state) or []
     ]
+
+
+def test_the_gm_creates_the_game_from_the_new_game_page_with_its_options(
+    now: datetime,
+) -> None:
+    gm = GMFactory.create(is_staff=True)
+    client = Client()
+    client.force_login(gm)
+    ways = client.get("/gm/new/").context["ways"]
+    assert [(way.profile.title, way.url) for way in ways][-1] == ("Guess the Die", "/gm/new/guess/")
+    form = client.get("/gm/new/guess/").context["form"]
+    assert [(f.label, f.initial) for f in form.option_boxes()] == [("Rounds", 2)]
+    fields = {
+        "title": "Guessing",
+        "option_rounds": "3",
+        "schedule": "every 24 hours",
+        "time_zone": "UTC",
+        "players": "ann <ann@example.org>\nbob <bob@example.org>",
+    }
+    assert client.post("/gm/new/guess/", fields).status_code == 302
+    game = Game.objects.get()
+    assert (game.engine, game.options) == ("guess", {"rounds": 3})
+    page = client.get(f"/gm/{game.pk}/")
+    assert page.context["rules"] == ("Guess the Die", [("Rounds", "3")])

@@ -21,7 +21,7 @@ from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 from games import gm_views, postal, reports
 from games.engines.base import OrderError
 from games.engines.choice.rules import ChoiceEngine
-from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
+from games.models import DiceRoll, Event, Game, GameTemplate, Order, Seat, SeatLink, Step
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game
 
@@ -226,18 +226,21 @@ def test_dashboard_queries_do_not_grow_with_games_or_seats(
 
 GOOD = {
     "title": "Autumn Choice",
-    "engine": "choice",
-    "options": '{"rolls_per_turn": 1}',
+    "option_rolls_per_turn": "1",
+    "option_end_threshold": "8",
+    "option_tiebreak": "shared",
+    "option_round_cap": "200",
     "time_zone": "Europe/Berlin",
     "schedule": "Mondays and Thursdays at 20:00",
     "players": "ann <ann@example.org>\r\nbob, bob@example.org\r\n\r\n",
 }
+CHOICE_FORM = "/gm/new/choice/standard/"
 
 
 def test_create_game_makes_the_game_and_its_seats_then_shows_its_page(
     client: Client, gm: User
 ) -> None:
-    response = client.post(reverse("gm:create"), GOOD, follow=True)
+    response = client.post(CHOICE_FORM, GOOD, follow=True)
     game = Game.objects.get()
     assert response.redirect_chain == [(reverse("gm:game", args=[game.pk]), 302)]
     assert [str(m) for m in response.context["messages"]] == [
@@ -250,7 +253,13 @@ def test_create_game_makes_the_game_and_its_seats_then_shows_its_page(
         "recruiting",
     )
     assert (game.options, game.time_zone, game.early_processing) == (
-        {"rolls_per_turn": 1},
+        {
+            "variant": "standard",
+            "rolls_per_turn": 1,
+            "end_threshold": 8,
+            "tiebreak": "shared",
+            "round_cap": 200,
+        },
         "Europe/Berlin",
         False,
     )
@@ -261,35 +270,184 @@ def test_create_game_makes_the_game_and_its_seats_then_shows_its_page(
     ]
 
 
-def test_create_game_form_is_shown_with_the_engines(client: Client) -> None:
+def test_the_new_game_page_offers_every_game_and_profile_by_name(client: Client) -> None:
     response = client.get(reverse("gm:create"))
     assert response.status_code == 200
-    assert response.context["form"]["engine"].field.choices == [
-        ("choice", "Choice"),
-        ("dice-survivor", "Dice Survivor"),
-        ("drop-shy", "Drop-Shy"),
-        ("liars-dice", "Liar's Dice"),
-        ("first-player", "The First Player"),
+    assert [(way.profile.title, way.url) for way in response.context["ways"]] == [
+        ("Choice", "/gm/new/choice/standard/"),
+        ("Choice: Suppenkasper", "/gm/new/choice/suppenkasper/"),
+        ("Dice Survivor", "/gm/new/dice-survivor/"),
+        ("Drop-Shy", "/gm/new/drop-shy/"),
+        ("Liar's Dice: classic", "/gm/new/liars-dice/classic/"),
+        ("Liar's Dice: Death Match", "/gm/new/liars-dice/genius_dm/"),
+        ("Liar's Dice: team", "/gm/new/liars-dice/genius_team/"),
+        ("The First Player", "/gm/new/first-player/"),
     ]
+    for way in response.context["ways"]:
+        assert client.get(way.url).status_code == 200
+
+
+@pytest.mark.parametrize("url", ["/gm/new/chess/", "/gm/new/choice/chess/", "/gm/new/choice/x/y/"])
+def test_a_game_or_profile_that_does_not_exist_is_404(client: Client, url: str) -> None:
+    assert client.get(url).status_code == 404
+
+
+def test_each_option_is_a_labelled_field_with_its_profiles_default(client: Client) -> None:
+    form = client.get("/gm/new/liars-dice/genius_dm/").context["form"]
+    fields = [(f.name, f.label, f.initial) for f in form.option_boxes()]
+    assert fields == [
+        ("option_dice_per_player", "Dice per player", 4),
+        ("option_max_dice", "Most dice", 10),
+        ("option_reserve", "Round reserve", True),
+        ("option_cheat", "Anomaly: Cheat", False),
+        ("option_double_face", "Anomaly: Double-Face", False),
+        ("option_fresh_start", "Anomaly: Fresh Start", False),
+        ("option_mulligan", "Anomaly: Mulligan", False),
+        ("option_oracle", "Anomaly: Oracle", False),
+        ("option_revelation", "Anomaly: Revelation", False),
+        ("option_summation", "Anomaly: Summation", False),
+    ]
+    page = client.get("/gm/new/choice/suppenkasper/").content.decode()
+    assert '<input type="number" name="option_end_threshold" value="7"' in page
+    assert page.count('name="option_cards"') == 6
+    assert (
+        "One player per line, name and email address: <code>Ann &lt;ann@example.org&gt;</code>"
+        " or <code>Ann, ann@example.org</code>."
+    ) in page
+
+
+def test_a_death_match_with_anomalies_is_created_from_the_form(client: Client) -> None:
+    fields = {
+        "title": "Duel",
+        "option_dice_per_player": "3",
+        "option_max_dice": "6",
+        "option_reserve": "on",
+        "option_oracle": "on",
+        "option_revelation": "on",
+        "time_zone": "UTC",
+        "schedule": "every 24 hours",
+        "early_processing": "on",
+        "players": "ann <ann@example.org>\nbob <bob@example.org>",
+    }
+    assert client.post("/gm/new/liars-dice/genius_dm/", fields).status_code == 302
+    assert Game.objects.get().options == {
+        "profile": "genius_dm",
+        "dice_per_player": 3,
+        "max_dice": 6,
+        "reserve": True,
+        "cheat": False,
+        "double_face": False,
+        "fresh_start": False,
+        "mulligan": False,
+        "oracle": True,
+        "revelation": True,
+        "summation": False,
+    }
+
+
+def test_suppenkasper_cards_and_first_player_lists_are_read_from_their_fields(
+    client: Client,
+) -> None:
+    fields = GOOD | {
+        "option_end_threshold": "7",
+        "option_cards": ["sk", "half"],
+        "option_free_ride_to_plate": "on",
+    }
+    assert client.post("/gm/new/choice/suppenkasper/", fields).status_code == 302
+    game = Game.objects.get()
+    assert (game.options["variant"], game.options["cards"], game.options["free_ride_to_plate"]) == (
+        "suppenkasper",
+        ["half", "sk"],
+        True,
+    )
+    night = {
+        "title": "Thursday night",
+        "option_order_mode": "free",
+        "option_rounds": "2",
+        "option_dice": "ann 5\r\nbob 0\r\n",
+        "option_reserve": "3",
+        "option_absent": "cy, dee",
+        "option_campaign": "on",
+        "time_zone": "UTC",
+        "schedule": "every 1 hour",
+        "players": "ann <ann@example.org>\nbob <bob@example.org>",
+    }
+    assert client.post("/gm/new/first-player/", night).status_code == 302
+    assert Game.objects.get(title="Thursday night").options == {
+        "order_mode": "free",
+        "rounds": 2,
+        "tokens": False,
+        "reserve_to_second_last": False,
+        "dice": {"ann": 5, "bob": 0},
+        "reserve": 3,
+        "absent": ["cy", "dee"],
+        "campaign": True,
+    }
+
+
+@pytest.mark.parametrize(
+    ("url", "fields", "errors"),
+    [
+        (
+            CHOICE_FORM,
+            {"option_round_cap": "5"},
+            {"option_round_cap": ["Ensure this value is greater than or equal to 10."]},
+        ),
+        (
+            CHOICE_FORM,
+            {"option_rolls_per_turn": "7"},
+            {
+                "option_rolls_per_turn": [
+                    "Select a valid choice. 7 is not one of the available choices."
+                ]
+            },
+        ),
+        (
+            "/gm/new/dice-survivor/",
+            {"option_turn_cap": "7"},
+            {"option_turn_cap": ["“Turn cap” must be 0 (off) or a whole number 20-5000, not 7"]},
+        ),
+        (
+            "/gm/new/liars-dice/genius_dm/",
+            {"option_dice_per_player": "5", "option_max_dice": "4"},
+            {"option_dice_per_player": ["“Dice per player” (5) must not be above “Most dice” (4)"]},
+        ),
+        (
+            "/gm/new/first-player/",
+            {"option_dice": "ann four"},
+            {"option_dice": ["line 1: write a name and a number, e.g. “Ann 4”"]},
+        ),
+        (
+            "/gm/new/first-player/",
+            {"option_dice": "ann 31"},
+            {"option_dice": ["“Dice at the start” of ann must be 0-30, not 31"]},
+        ),
+        (
+            "/gm/new/drop-shy/",
+            {"option_previous_winner": "ann", "option_previous_loser": "ANN"},
+            {
+                "option_previous_winner": [
+                    "“Previous game's winner” and “Previous game's loser” are both 'ann'"
+                ]
+            },
+        ),
+    ],
+)
+def test_a_bad_option_is_shown_on_its_field_in_words_and_writes_nothing(
+    client: Client, url: str, fields: dict[str, str], errors: dict[str, list[str]]
+) -> None:
+    base = {k: v for k, v in GOOD.items() if not k.startswith("option_")}
+    defaults = {f.html_name: f.value() for f in client.get(url).context["form"].option_boxes()}
+    sent = base | {k: v for k, v in defaults.items() if v is not False and v != ""} | fields
+    response = client.post(url, sent)
+    assert response.status_code == 200
+    assert response.context["form"].errors == errors
+    assert (Game.objects.count(), Seat.objects.count()) == (0, 0)
 
 
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        (
-            "options",
-            "{rolls: 1}",
-            "not JSON: Expecting property name enclosed in double quotes (line 1)",
-        ),
-        ("options", "[1]", "options must be a JSON object, e.g. {}"),
-        (
-            "options",
-            '{"colour": "red"}',
-            "options: unknown option 'colour' (Choice options: variant, rolls_per_turn, "
-            "end_threshold, cards, free_ride_to_plate, tiebreak, round_cap)",
-        ),
-        ("options", '{"round_cap": 5}', "options: option round_cap must be 10-500, not 5"),
-        ("engine", "chess", "Select a valid choice. chess is not one of the available choices."),
         (
             "time_zone",
             "Mars/Olympus",
@@ -337,7 +495,7 @@ def test_create_game_form_is_shown_with_the_engines(client: Client) -> None:
 def test_create_game_shows_the_message_next_to_the_field_and_writes_nothing(
     client: Client, field: str, value: str, message: str
 ) -> None:
-    response = client.post(reverse("gm:create"), GOOD | {field: value})
+    response = client.post(CHOICE_FORM, GOOD | {field: value})
     assert response.status_code == 200
     assert response.context["form"].errors == {field: [message]}
     assert (Game.objects.count(), Seat.objects.count()) == (0, 0)
@@ -345,11 +503,71 @@ def test_create_game_shows_the_message_next_to_the_field_and_writes_nothing(
 
 def test_create_game_shows_postal_errors_above_the_form(client: Client) -> None:
     players = "\n".join(f"p{n} <p{n}@example.org>" for n in range(21))
-    response = client.post(reverse("gm:create"), GOOD | {"players": players})
+    response = client.post(CHOICE_FORM, GOOD | {"players": players})
     assert response.status_code == 200
     assert response.context["form"].errors == {"__all__": ["Choice takes 1 to 20 players, not 21"]}
     assert b"Choice takes 1 to 20 players, not 21" in response.content
     assert Game.objects.count() == 0
+
+
+# --- templates ----------------------------------------------------------------------------
+
+
+def test_a_games_settings_saved_as_a_template_fill_in_the_next_new_game(
+    client: Client, gm: User
+) -> None:
+    options = {"variant": "suppenkasper", "cards": ["sk"], "round_cap": 50}
+    game = choice_game(2, gm=gm, options=options, time_zone="Europe/Paris", early_processing=False)
+    assert act(client, game, "save-template", name="  Soup   nights ") == [
+        "Saved as the template 'Soup nights': pick it on the new-game page."
+    ]
+    template = GameTemplate.objects.get()
+    assert (template.gm, template.engine, template.options, template.time_zone) == (
+        gm,
+        "choice",
+        options,
+        "Europe/Paris",
+    )
+    assert act(client, game, "save-template", name="soup NIGHTS") == [
+        "you already have a template called 'Soup nights'"
+    ]
+    assert act(client, game, "save-template", name="   ") == [
+        "Template name: This field is required."
+    ]
+    assert GameTemplate.objects.count() == 1
+
+    chooser = client.get(reverse("gm:create"))
+    assert [(t.name, title, rhythm) for t, title, _, rhythm in chooser.context["templates"]] == [
+        ("Soup nights", "Choice: Suppenkasper", "every 48 hours"),
+    ]
+    form = client.get(reverse("gm:create_from", args=[template.pk])).context["form"]
+    assert {f.name: f.initial for f in form.option_boxes()} == {
+        "option_rolls_per_turn": "2",
+        "option_end_threshold": 7,
+        "option_cards": ["sk"],
+        "option_free_ride_to_plate": False,
+        "option_tiebreak": "shared",
+        "option_round_cap": 50,
+    }
+    assert (form["schedule"].initial, form["time_zone"].initial) == (
+        "every 48 hours",
+        "Europe/Paris",
+    )
+    assert form["early_processing"].initial is False
+
+
+def test_a_template_is_its_gms_alone_and_can_be_deleted(client: Client, gm: User) -> None:
+    game = choice_game(2, gm=gm)
+    act(client, game, "save-template", name="Mine")
+    template = GameTemplate.objects.get()
+    other = Client()
+    other.force_login(staff_user())
+    assert other.get(reverse("gm:create_from", args=[template.pk])).status_code == 404
+    assert other.post(reverse("gm:delete_template", args=[template.pk])).status_code == 404
+    assert other.get(reverse("gm:create")).context["templates"] == []
+    response = client.post(reverse("gm:delete_template", args=[template.pk]), follow=True)
+    assert [str(m) for m in response.context["messages"]] == ["The template 'Mine' is deleted."]
+    assert GameTemplate.objects.count() == 0
 
 
 # --- the game page ------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-"""'Play again' from the GM panel: the next Drop-Shy game with the same players, where the
-previous loser places first and the instigator is recorded as rolled for the previous
-winner (rules/drop-shy.md 4.1)."""
+"""'Play again' from the GM panel: the next game with the same players and options; in
+Drop-Shy the previous loser places first and the instigator is recorded as rolled for the
+previous winner (rules/drop-shy.md 4.1)."""
 
 from __future__ import annotations
 
@@ -92,9 +92,34 @@ def test_play_again_starts_the_next_game_with_the_loser_first(
     )
 
 
-def test_play_again_waits_for_the_end_and_needs_a_game_that_has_one(
+def test_any_finished_game_plays_again_with_the_same_seats_options_and_rhythm(
     client: Client, gm: User, now: datetime
 ) -> None:
+    options = {"rolls_per_turn": 4, "round_cap": 10}
+    game = choice_game(2, gm=gm, options=options, time_zone="Europe/Berlin", title="Quick")
+    game = postal.start_game(game.pk, now=now, seed=SEED)
+    while game.status != Game.Status.FINISHED:
+        postal.resolve_now(game.pk, now=now)
+        game.refresh_from_db()
+    client.force_login(gm)
+    assert "Play again with the same players" in client.get(f"/gm/{game.pk}/").content.decode()
+
+    assert act(client, game, "again") == ["Quick, game 2 has started with the same players."]
+    new = Game.objects.get(previous=game)
+    assert (new.engine, new.options, new.status, new.time_zone, new.schedule) == (
+        "choice",
+        options,
+        Game.Status.RUNNING,
+        "Europe/Berlin",
+        {"kind": "interval", "seconds": 48 * 3600},
+    )
+    assert list(new.seats.order_by("position").values_list("name", "email")) == [
+        ("ann", "ann@example.org"),
+        ("bob", "bob@example.org"),
+    ]
+
+
+def test_play_again_waits_for_the_end(client: Client, gm: User, now: datetime) -> None:
     running = postal.create_game(
         gm=gm,
         engine_key="drop-shy",
@@ -107,6 +132,8 @@ def test_play_again_waits_for_the_end_and_needs_a_game_that_has_one(
     assert act(client, running, "again") == [
         "the game is not over yet; the next game follows the final standings"
     ]
-    assert act(client, choice, "again") == ["Choice has no next game with the same players"]
+    assert act(client, choice, "again") == [
+        "the game is not over yet; the next game follows the final standings"
+    ]
     assert "Play again" not in client.get(f"/gm/{choice.pk}/").content.decode()
     assert Game.objects.filter(previous__isnull=False).count() == 0

@@ -5,12 +5,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from django.test import Client
 
 from games import access, postal, reports, tasks
 from games.engines.choice.rules import ChoiceEngine, ChoiceState
 from games.models import Game, Seat
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game
+from tests.factories import GMFactory, choice_game, seat_page
 
 pytestmark = pytest.mark.django_db
 
@@ -241,6 +242,42 @@ def test_invite_link_and_deadline_emails_carry_the_link_and_the_seats_time(now: 
     fresh = OutboundEmail.objects.get(kind="link")
     assert f"\n{SITE}/p/{token}/\n" in fresh.text
     assert f'<a href="{SITE}/p/{token}/">' in fresh.html
+
+
+def test_the_invitation_and_the_seat_page_say_the_rules_in_words(now: datetime) -> None:
+    game = postal.create_game(
+        gm=GMFactory.create(username="gwen"),
+        engine_key="liars-dice",
+        title="Duel",
+        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob")],
+        options={"profile": "genius_dm", "oracle": True, "max_dice": 6},
+    )
+    postal.invite(game.pk, now=now)
+    invite = OutboundEmail.objects.get(kind="invite", to="bob@example.org")
+    assert (
+        'gwen invites you to play Liar\'s Dice: Death Match by post in "Duel".\n\n'
+        "The rules in play:\n"
+        "  Dice per player: 4\n"
+        "  Most dice: 6\n"
+        "  Round reserve: yes\n"
+        "  Anomaly: Cheat: no\n"
+        "  Anomaly: Double-Face: no\n"
+        "  Anomaly: Fresh Start: no\n"
+        "  Anomaly: Mulligan: no\n"
+        "  Anomaly: Oracle: yes\n"
+        "  Anomaly: Revelation: no\n"
+        "  Anomaly: Summation: no\n"
+    ) in invite.text
+    assert "<li>Anomaly: Oracle: yes</li>" in invite.html
+    postal.start_game(game.pk, now=now, seed=SEED)
+    seat = Seat.objects.get(game=game, position=0)
+    browser = Client()
+    assert browser.post(f"/p/{access.mint([seat], now=now)[0]}/").status_code == 302
+    page = browser.get(seat_page(game, 0)).content.decode()
+    assert (
+        '<details class="rules" id="rules"><summary>Rules in play: Liar&#x27;s Dice: Death Match'
+        "</summary>\n<dl><dt>Dice per player</dt><dd>4</dd><dt>Most dice</dt><dd>6</dd>"
+    ) in page
 
 
 def test_every_email_of_a_seat_is_one_thread_and_replies_reach_the_gm(now: datetime) -> None:

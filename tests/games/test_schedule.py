@@ -28,6 +28,37 @@ def test_the_gms_words_become_a_schedule(text: str, spec: dict[str, Any]) -> Non
 
 
 @pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        ({"kind": "interval", "seconds": 172800}, "every 48 hours"),
+        ({"kind": "interval", "seconds": 3600}, "every 1 hour"),
+        ({"kind": "interval", "seconds": 5400}, "every 90 minutes"),
+        ({"kind": "interval", "seconds": 7 * 86400}, "every 7 days"),
+        ({"kind": "interval", "seconds": 30}, "every 30 seconds"),
+        ({"kind": "daily", "time": "07:05"}, "daily at 07:05"),
+        ({"kind": "weekly", "days": ["mon"], "time": "20:00"}, "Mondays at 20:00"),
+        (
+            {"kind": "weekly", "days": ["mon", "thu", "sun"], "time": "20:00"},
+            "Mondays, Thursdays and Sundays at 20:00",
+        ),
+    ],
+)
+def test_a_schedule_in_words_reads_back_as_the_same_schedule(
+    spec: dict[str, Any], words: str
+) -> None:
+    assert schedule.describe(spec) == words
+    assert schedule.parse(words) == spec
+
+
+def test_short_day_names_are_read() -> None:
+    assert schedule.parse("mon, wed and fri at 8:00") == {
+        "kind": "weekly",
+        "days": ["mon", "wed", "fri"],
+        "time": "08:00",
+    }
+
+
+@pytest.mark.parametrize(
     ("text", "message"),
     [
         ("whenever", "'whenever' is not a schedule; write e.g. 'every 48 hours'"),

@@ -133,6 +133,11 @@ def test_the_gm_pages_fit_a_phone_and_name_the_place(
     pages = {
         "/gm/": ["GM panel", "Your games"],
         "/gm/new/": ["GM panel", "New game"],
+        "/gm/new/choice/suppenkasper/": ["GM panel", "New game", "Choice: Suppenkasper"],
+        "/gm/new/liars-dice/genius_team/": ["GM panel", "New game", "Liar's Dice: team"],
+        "/gm/new/first-player/": ["GM panel", "New game", "The First Player"],
+        "/gm/campaigns/new/first-player/": ["GM panel", "Campaigns", "New campaign"],
+        "/gm/campaigns/new/league/dice-survivor/": ["GM panel", "Campaigns", "New campaign"],
         "/gm/campaigns/": ["GM panel", "Campaigns"],
         f"/gm/campaigns/{night.pk}/": ["GM panel", "Campaigns", "Thursday group"],
         f"/gm/campaigns/{league.pk}/": ["GM panel", "Campaigns", "Winter league"],

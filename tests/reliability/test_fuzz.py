@@ -30,9 +30,11 @@ from time_machine import TimeMachineFixture
 from campaigns import postal as campaigns_postal
 from campaigns.models import Campaign, Member
 from games import access, postal
+from games.engines import registry
 from games.engines.base import Engine, OrderError
 from games.engines.dice import VerifiableDice
 from games.engines.registry import ENGINES
+from games.forms.options import PREFIX
 from games.models import DiceRoll, Game, Order, ReminderChoice, Seat, Step
 from moderator.mail.models import DeliveryEvent, InboundMessage, OutboundEmail
 from tests.factories import GMFactory, seat_page
@@ -420,35 +422,46 @@ option_texts = (
 )
 
 
+NEW_GAME_FORMS = [
+    (url, [PREFIX + o.key for o in registry.settings(key).options_of(profile.key)])
+    for key, profile in registry.profiles()
+    for url in [f"/gm/new/{key}/{profile.key}/" if profile.key else f"/gm/new/{key}/"]
+]
+option_values = st.sampled_from(["", "on", "0", "1", "3", "20", "decreasing", "free", "sk"]) | junk
+
+
 @pytest.mark.django_db
-def test_the_create_game_form_creates_or_shows_errors_and_writes_nothing(now: datetime) -> None:
+def test_the_new_game_forms_create_or_show_errors_and_write_nothing(now: datetime) -> None:
     client = Client()
     client.force_login(GMFactory.create(is_staff=True))
 
     @ENDPOINT_SETTINGS
     @given(
+        form=st.sampled_from(NEW_GAME_FORMS),
+        options=st.dictionaries(st.integers(0, 20), option_values | st.lists(junk, max_size=3)),
         fields=st.fixed_dictionaries(
             {},
             optional={
                 "title": st.sampled_from(["Friday", "a\r\nBcc: x@y"]) | junk,
-                "engine": st.sampled_from([*ENGINES, ""]) | junk,
-                "options": option_texts,
                 "time_zone": st.sampled_from(["UTC", "Europe/Berlin", "Mars/Base"]) | junk,
                 "schedule": st.sampled_from(["every 48 hours", "daily at 18:00"]) | junk,
                 "early_processing": st.sampled_from(["on", ""]) | junk,
                 "players": st.just(PLAYERS_BOX) | player_lines,
             },
-        )
+        ),
     )
-    def fuzz(fields: dict[str, str]) -> None:
-        FUZZED["endpoint POST /gm/new/"] += 1
+    def fuzz(form: tuple[str, list[str]], options: dict[int, Any], fields: dict[str, Any]) -> None:
+        url, names = form
+        FUZZED["endpoint POST /gm/new/<game>/"] += 1
         before = world()
-        response = client.post("/gm/new/", fields)
+        chosen = {names[i % len(names)]: value for i, value in options.items() if names}
+        response = client.post(url, fields | chosen)
         assert response.status_code in (200, 302)
         if response.status_code == 302:
             game = Game.objects.latest("pk")
             assert response["Location"] == f"/gm/{game.pk}/"
             assert "\n" not in game.title and "\r" not in game.title
+            registry.get(game.engine).options(game.options)
         else:
             assert shown_again(response)
             assert world() == before
@@ -463,22 +476,32 @@ def test_the_create_campaign_form_creates_or_shows_errors_and_writes_nothing(
     client = Client()
     client.force_login(GMFactory.create(is_staff=True))
 
+    forms = [("/gm/campaigns/new/first-player/", ["option_order_mode", "option_rounds"])] + [
+        (url.replace("/gm/new/", "/gm/campaigns/new/league/"), [*names, "points"])
+        for url, names in NEW_GAME_FORMS
+        if "first-player" not in url
+    ]
+
     @ENDPOINT_SETTINGS
     @given(
+        form=st.sampled_from(forms),
+        options=st.dictionaries(st.integers(0, 20), option_values | st.lists(junk, max_size=3)),
         fields=st.fixed_dictionaries(
             {},
             optional={
                 "name": st.sampled_from(["Thursdays", "a\r\nBcc: x@y"]) | junk,
-                "kind": st.sampled_from(["first-player", "league", ""]) | junk,
                 "members": st.just(PLAYERS_BOX) | player_lines,
-                "options": option_texts,
+                "schedule": st.sampled_from(["every 1 hour", "daily at 18:00"]) | junk,
+                "time_zone": st.sampled_from(["UTC", "Mars/Base"]) | junk,
             },
-        )
+        ),
     )
-    def fuzz(fields: dict[str, str]) -> None:
-        FUZZED["endpoint POST /gm/campaigns/"] += 1
+    def fuzz(form: tuple[str, list[str]], options: dict[int, Any], fields: dict[str, Any]) -> None:
+        url, names = form
+        FUZZED["endpoint POST /gm/campaigns/new/..."] += 1
         before = world()
-        response = client.post("/gm/campaigns/", fields)
+        chosen = {names[i % len(names)]: value for i, value in options.items()}
+        response = client.post(url, fields | chosen)
         assert response.status_code in (200, 302)
         if response.status_code == 302:
             campaign = Campaign.objects.latest("pk")

@@ -26,9 +26,12 @@ from games.engines.base import (
     Event,
     GameError,
     JsonCodec,
+    Option,
     OptionsError,
     OrderError,
+    Profile,
     Prompt,
+    Settings,
     Standing,
     check_option_keys,
     check_players,
@@ -127,6 +130,38 @@ def parse_options(data: Mapping[str, JSON]) -> ChoiceOptions:
     if "round_cap" in data:
         fields["round_cap"] = option_int("round_cap", data["round_cap"], 10, 500)
     return ChoiceOptions(**fields)
+
+
+SETTINGS = Settings(
+    profile_key="variant",
+    profiles=(
+        Profile("standard", "Choice", "Sid Sackson's game: pick pairs of dice, fill the score "
+                "sheet, keep the fifth die from running out. 1 to 20 players."),
+        Profile("suppenkasper", "Choice: Suppenkasper", "Choice with one-use cards and a "
+                "leftovers plate to eat from. 1 to 20 players."),
+    ),
+    options=(
+        Option("rolls_per_turn", "Rounds per postal turn", "2 is the usual way to play; "
+               "decreasing gives 4 rounds in turns 1-3, 3 in 4-6, 2 in 7-9, then 1.",
+               kind="choice", choices=((1, "1"), (2, "2"), (3, "3"), (4, "4"),
+                                       ("decreasing", "decreasing: 4, 3, 2, then 1"))),
+        Option("end_threshold", "Fifth-die count that ends a sheet", "A player's game ends "
+               "when any of their fifth-die values has been stored this many times.",
+               low=3, high=8),
+        Option("cards", "Cards in play", "Every player holds each of these once.",
+               kind="multi", profiles=("suppenkasper",),
+               choices=(("flip", "Flip"), ("half", "Half Portion"), ("double", "Double Portion"),
+                        ("refuse", "Refuse"), ("swap", "Swap"), ("sk", "Suppenkasper"))),
+        Option("free_ride_to_plate", "Free rides feed the plate", "House rule: the die "
+               "discarded on a free ride goes onto the plate.", kind="flag",
+               profiles=("suppenkasper",)),
+        Option("tiebreak", "Equal scores", kind="choice",
+               choices=(("shared", "share the place"),
+                        ("fewer_rounds", "fewer numbered rounds ranks higher"))),
+        Option("round_cap", "Round cap", "Safety cap: after this round every player still "
+               "active is scored.", low=10, high=500),
+    ),
+)  # fmt: skip
 
 
 def rounds_in_turn(options: ChoiceOptions, turn: int) -> int:

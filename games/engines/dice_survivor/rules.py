@@ -23,6 +23,7 @@ from games.engines.base import (
     Event,
     GameError,
     JsonCodec,
+    Option,
     OptionsError,
     OrderError,
     Prompt,
@@ -35,6 +36,7 @@ from games.engines.base import (
     option_int,
     option_one_of,
     order_lines,
+    single_profile,
     to_json,
 )
 
@@ -90,6 +92,25 @@ def parse_options(data: Mapping[str, JSON]) -> SurvivorOptions:
         finals_add_pp=finals_add_pp,
         turn_cap=_turn_cap(data.get("turn_cap", defaults.turn_cap)),
     )
+
+
+SETTINGS = single_profile(
+    "Dice Survivor",
+    "Challenge, knock out and outlast the others with play points; the last three meet in "
+    "the Finals. 3 to 8 players.",
+    Option("start_pp", "Play points at the start", low=1, high=20),
+    Option("rematches", "Rematches per player", "Rematches each player may call per game.",
+           low=0, high=10),
+    Option("ko_half", "A failed KO costs", kind="choice",
+           choices=(("floor", "half the play points, rounded down (at least 1)"),
+                    ("ceil", "half the play points, rounded up"))),
+    Option("ko_defender", "The KO defender's die", kind="choice",
+           choices=(("lower", "the lower of d12 and d8"), ("higher", "the higher of d12 and d8"))),
+    Option("finals_add_pp", "Finals add play points", "Play points are added to the rolls in "
+           "a Finals challenge.", kind="flag"),
+    Option("turn_cap", "Turn cap", "Safety cap on turns: 0 for none, else 20-5000.",
+           low=0, high=5000),
+)  # fmt: skip
 
 
 def rematches_left(options: SurvivorOptions, participant: Participant) -> int:

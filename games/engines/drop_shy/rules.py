@@ -24,6 +24,7 @@ from games.engines.base import (
     Event,
     GameError,
     JsonCodec,
+    Option,
     OptionsError,
     OrderError,
     Prompt,
@@ -34,6 +35,7 @@ from games.engines.base import (
     option_int,
     order_lines,
     order_number,
+    single_profile,
     to_json,
 )
 
@@ -114,6 +116,24 @@ def parse_options(data: Mapping[str, JSON]) -> DropShyOptions:
         previous_winner=winner,
         previous_loser=loser,
     )
+
+
+SETTINGS = single_profile(
+    "Drop-Shy",
+    "Place your dice on a shared table next to a die one pip away; the first to place "
+    "them all wins. 2 to 20 players.",
+    Option("dice_per_player", "Dice per player", "Dice each player starts with.", low=1, high=30),
+    Option("selection", "Which die to play", kind="choice",
+           choices=(("strict_queue", "always the front of your line"),
+                    ("two_candidate", "the rightmost or the closest die, your choice"))),
+    Option("auto_single", "Place forced dice automatically", "When the die to play has exactly "
+           "one legal cell, it is placed without asking.", kind="flag"),
+    Option("turn_cap", "Turn cap", "Safety cap on the number of turns.", low=50, high=5000),
+    Option("previous_winner", "Previous game's winner", "Optional, for a rematch: the "
+           "instigator is rolled for this player.", kind="name"),
+    Option("previous_loser", "Previous game's loser", "Optional, for a rematch: this player "
+           "sits in seat 1 and places first.", kind="name"),
+)  # fmt: skip
 
 
 # --- orders --------------------------------------------------------------------------------

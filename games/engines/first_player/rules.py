@@ -29,6 +29,7 @@ from games.engines.base import (
     Event,
     GameError,
     JsonCodec,
+    Option,
     OptionsError,
     OrderError,
     Prompt,
@@ -38,6 +39,7 @@ from games.engines.base import (
     option_int,
     order_lines,
     order_number,
+    single_profile,
 )
 
 ORDER_MODES = ("seating", "free")
@@ -159,6 +161,29 @@ def parse_options(data: Mapping[str, JSON]) -> FirstPlayerOptions:
         absent=_absent_option(data.get("absent", [])),
         campaign=option_flag("campaign", data.get("campaign", True)),
     )
+
+
+SETTINGS = single_profile(
+    "The First Player",
+    "A quick dice game before the real one decides who starts it; dice counts carry over "
+    "from night to night. 2 to 20 players.",
+    Option("order_mode", "The real game's order", kind="choice",
+           choices=(("seating", "by seats, starting from the winner"),
+                    ("free", "by the full ranking"))),
+    Option("rounds", "Real games tonight", "One round of The First Player per real game.",
+           low=1, high=MAX_ROUNDS),
+    Option("tokens", "+1 tokens", "The token variant: add 1 to one of your dice.", kind="flag"),
+    Option("reserve_to_second_last", "Reserve die to the second-to-last", "With 4 or 5 "
+           "players, a reserve die goes to the second-to-last player instead of a token.",
+           kind="flag"),
+    Option("dice", "Dice at the start", "One player per line: name and count, e.g. \"Ann 4\"; "
+           "anyone not listed starts with 3.", kind="name_counts", high=MAX_DICE),
+    Option("reserve", "Dice in the reserve", low=0, high=MAX_RESERVE),
+    Option("absent", "Absent members", "Members missing tonight, separated by commas; each "
+           "with a die moves one to the reserve.", kind="names"),
+    Option("campaign", "Campaign mode", "Counts and reserve carry over to the next night.",
+           kind="flag"),
+)  # fmt: skip
 
 
 # --- orders --------------------------------------------------------------------------------

@@ -24,9 +24,12 @@ from games.engines.base import (
     Event,
     GameError,
     JsonCodec,
+    Option,
     OptionsError,
     OrderError,
+    Profile,
     Prompt,
+    Settings,
     Standing,
     check_option_keys,
     option_flag,
@@ -136,6 +139,51 @@ def parse_options(data: Mapping[str, JSON]) -> LiarsDiceOptions:
     if profile == TEAM:
         fields["team_seating"] = seating
     return LiarsDiceOptions(**fields)
+
+
+SETTINGS = Settings(
+    profile_key="profile",
+    profiles=(
+        Profile(CLASSIC, "Liar's Dice: classic", "The pub game (Perudo): bid on all the dice "
+                "under the cups, call liar, wild ones and palifico. 2 to 6 players."),
+        Profile(DEATH_MATCH, "Liar's Dice: Death Match", "The Genius's duel: the loser of a "
+                "round gains a die, with optional anomalies. 2 players."),
+        Profile(TEAM, "Liar's Dice: team", "Two teams of two; nobody sees their own dice, only "
+                "the hand of the player behind them. 4 players."),
+    ),
+    options=(
+        Option("dice_per_player", "Dice per player", "Dice each player starts with.",
+               low=1, high=10),
+        Option("wild_ones", "Wild ones", "Ones count as any face.", kind="flag",
+               profiles=(CLASSIC,)),
+        Option("palifico", "Palifico", "A special round after a player first drops to one die.",
+               kind="flag", profiles=(CLASSIC,)),
+        Option("calza", "Spot call (calza)", "Players may call a bid exactly right.",
+               kind="flag", profiles=(CLASSIC,)),
+        Option("max_dice", "Most dice", "A player who holds more dice than this loses the match.",
+               low=2, high=20, profiles=(DEATH_MATCH,)),
+        Option("reserve", "Round reserve", "A player's first missed bidding deadline in a round "
+               "spends the reserve instead of losing the round.", kind="flag",
+               profiles=(DEATH_MATCH,)),
+        Option("cheat", "Anomaly: Cheat", "Twice a match a player may secretly see the "
+               "opponent's dice; accuse becomes a move.", kind="flag", profiles=(DEATH_MATCH,)),
+        Option("double_face", "Anomaly: Double-Face", "Three announced faces come up twice as "
+               "often each round.", kind="flag", profiles=(DEATH_MATCH,)),
+        Option("fresh_start", "Anomaly: Fresh Start", "Both players start with one die.",
+               kind="flag", profiles=(DEATH_MATCH,)),
+        Option("mulligan", "Anomaly: Mulligan", "Each round a player may secretly reroll up to "
+               "five of their dice once.", kind="flag", profiles=(DEATH_MATCH,)),
+        Option("oracle", "Anomaly: Oracle", "After each of your claims you privately learn "
+               "whether it is true.", kind="flag", profiles=(DEATH_MATCH,)),
+        Option("revelation", "Anomaly: Revelation", "With each claim the claimant shows the "
+               "opponent one of their own dice.", kind="flag", profiles=(DEATH_MATCH,)),
+        Option("summation", "Anomaly: Summation", "Each player learns the sum of the opponent's "
+               "dice.", kind="flag", profiles=(DEATH_MATCH,)),
+        Option("team_seating", "Teams", kind="choice", profiles=(TEAM,),
+               choices=(("alternate", "seats 1 and 3 against 2 and 4"),
+                        ("adjacent", "seats 1 and 2 against 3 and 4"))),
+    ),
+)  # fmt: skip
 
 
 # --- orders --------------------------------------------------------------------------------

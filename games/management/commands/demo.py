@@ -9,22 +9,26 @@ from django.db import transaction
 from django.utils import timezone
 
 from games import access, postal
+from games.engines import registry
+from games.engines.base import Profile
 from games.models import Game
 
-DEMO_TITLE = "Demo: Choice for three"
 PLAYERS = [("ann", "ann@example.org"), ("bob", "bob@example.org"), ("cy", "cy@example.org")]
 
 
 class Command(BaseCommand):
     help = (
         "Embedded default only: create, once, a demo GM (gm / gm) and a running 3-player "
-        "Choice game, and print the URLs of the GM panel and of each demo player."
+        "game (the first game of the registry), and print the URLs of the GM panel and of "
+        "each demo player."
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not settings.DEBUG:
             raise CommandError("the demo is for the embedded default (DEBUG on) only")
         now = timezone.now()
+        key, profile = demo_game()
+        title = f"Demo: {profile.title} for three"
         with transaction.atomic():
             gm, created = get_user_model().objects.get_or_create(
                 username="gm",
@@ -33,12 +37,13 @@ class Command(BaseCommand):
             if created:
                 gm.set_password("gm")
                 gm.save()
-            game = Game.objects.filter(gm=gm, title=DEMO_TITLE).first()
+            game = Game.objects.filter(gm=gm, title=title).first()
             if game is None:
                 game = postal.create_game(
                     gm=gm,
-                    engine_key="choice",
-                    title=DEMO_TITLE,
+                    engine_key=key,
+                    title=title,
+                    options=profile_options(key, profile),
                     players=[postal.Player(name, email) for name, email in PLAYERS],
                     time_zone="UTC",
                     schedule_spec={"kind": "interval", "seconds": 24 * 3600},
@@ -55,3 +60,17 @@ class Command(BaseCommand):
         for seat in game.seats.order_by("position"):
             self.stdout.write(f"  {seat.name:<6} {access.url(tokens[seat.position])}\n")
         self.stdout.write("\n")
+
+
+def demo_game() -> tuple[str, Profile]:
+    """The first game of the registry that three players can play, in its first profile."""
+    for key, profile in registry.profiles():
+        engine = registry.get(key)
+        if engine.min_players <= len(PLAYERS) <= engine.max_players:
+            return key, profile
+    raise CommandError("no registered game takes three players")
+
+
+def profile_options(key: str, profile: Profile) -> dict[str, Any]:
+    profile_key = registry.settings(key).profile_key
+    return {profile_key: profile.key} if profile_key else {}

@@ -15,6 +15,7 @@ from games.engines.base import (
     Dice,
     Event,
     JsonCodec,
+    Option,
     OrderError,
     Prompt,
     Standing,
@@ -24,6 +25,7 @@ from games.engines.base import (
     option_int,
     order_lines,
     order_number,
+    single_profile,
 )
 
 FACES = range(1, 7)
@@ -32,6 +34,14 @@ FACES = range(1, 7)
 @dataclass(frozen=True)
 class GuessOptions:
     rounds: int = 2
+
+
+# What the GM sets on the new-game form, and reads in words on every page.
+SETTINGS = single_profile(
+    "Guess the Die",
+    "Guess the face of the next die; a point for every right guess. 2 to 6 players.",
+    Option("rounds", "Rounds", "Rounds to play.", low=1, high=5),
+)
 
 
 @dataclass(frozen=True)
