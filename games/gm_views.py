@@ -360,6 +360,8 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "emails": emails,
         "older_emails": older_emails,
         "sendable_again": SENDABLE_AGAIN,
+        # The mail section opens by itself when an email waits to be sent again.
+        "mail_trouble": any(email.state in SENDABLE_AGAIN for email in emails),
         "rotate_form": SeatForm(game=game, auto_id="rotate_%s"),
         "resend_form": SeatForm(game=game, auto_id="resend_%s"),
         "order_form": OrderForm(game=game, auto_id="order_%s"),

@@ -172,6 +172,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+# The site's one stylesheet (moderator/ is the project, not an app with a static folder).
+STATICFILES_DIRS = [BASE_DIR / "moderator" / "static"]
 if DEBUG:
     # The embedded default serves what the apps ship; production runs collectstatic.
     STATIC_ROOT.mkdir(parents=True, exist_ok=True)

@@ -113,10 +113,13 @@ def smtp_server() -> Iterator[Inbox]:
 @pytest.fixture
 def web_server(transactional_db: None) -> Iterator[str]:
     """Django served on a free local port for this test only (pytest-django's live_server
-    lives for the whole session and keeps a database connection past its teardown)."""
-    from django.test.testcases import LiveServerThread, _StaticFilesHandler
+    lives for the whole session and keeps a database connection past its teardown). Static
+    files are served from the apps' folders, as StaticLiveServerTestCase does: the tests
+    run no collectstatic."""
+    from django.contrib.staticfiles.handlers import StaticFilesHandler
+    from django.test.testcases import LiveServerThread
 
-    thread = LiveServerThread("localhost", _StaticFilesHandler, port=0)
+    thread = LiveServerThread("localhost", StaticFilesHandler, port=0)
     thread.daemon = True
     thread.start()
     thread.is_ready.wait()
