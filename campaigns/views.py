@@ -81,6 +81,7 @@ def new_campaign(request: HttpRequest, game: str | None = None, profile: str = "
         if game == FIRST_PLAYER_KEY:
             raise Http404("The First Player is a campaign of its own")
         title = f"A league of {chosen.title}"
+        profile = chosen.key
     form = CampaignForm(request.POST or None, game=game, profile=profile)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

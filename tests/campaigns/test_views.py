@@ -116,6 +116,9 @@ def test_the_campaigns_page_offers_a_first_player_campaign_and_a_league_of_each_
     ]
     for _, url in page.context["leagues"]:
         assert client_of.get(url).status_code == 200
+    assert client_of.get("/gm/campaigns/new/league/choice/").context["title"] == (
+        "A league of Choice"
+    )
     assert client_of.get("/gm/campaigns/new/league/first-player/").status_code == 404
     assert client_of.get("/gm/campaigns/new/league/chess/").status_code == 404
 
