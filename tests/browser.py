@@ -21,7 +21,7 @@ from tests.services import missing
 
 if TYPE_CHECKING:
     from aiosmtpd.smtp import Envelope
-    from playwright.sync_api import Browser
+    from playwright.sync_api import Browser, Page
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -154,3 +154,65 @@ def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Browser]:
             from django.db import connections
 
             connections.close_all()
+
+
+@pytest.fixture(scope="module")
+def module_server(django_db_setup: None, django_db_blocker: Any) -> Iterator[str]:
+    """Django served on a free local port for every test of one module (each test still
+    asks for ``transactional_db``): the browser tests of a module share it rather than
+    start a server each. Stopped, and its database connections closed, after the module."""
+    from django.contrib.staticfiles.handlers import StaticFilesHandler
+    from django.test.testcases import LiveServerThread
+
+    with django_db_blocker.unblock():
+        thread = LiveServerThread("localhost", StaticFilesHandler, port=0)
+        thread.daemon = True
+        thread.start()
+        thread.is_ready.wait()
+    if thread.error:
+        raise thread.error
+    try:
+        yield f"http://localhost:{thread.port}"
+    finally:
+        thread.terminate()
+
+
+@pytest.fixture(scope="module")
+def module_browser() -> Iterator[Browser]:
+    """One Chromium for every test of a module (``browser``, for one module)."""
+    path = chromium_path()
+    if path is None:
+        missing("Chromium (install the distribution's chromium package)")
+    from playwright.sync_api import sync_playwright
+
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        launched = playwright.chromium.launch(
+            executable_path=path, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+            from django.db import connections
+
+            connections.close_all()
+
+
+# The impacts of axe-core's findings that fail a page (docs/accessibility.md).
+FAILING_IMPACTS = ("serious", "critical")
+
+
+def axe_violations(page: Page, impacts: tuple[str, ...] = FAILING_IMPACTS) -> list[str]:
+    """axe-core's violations on the page as it stands, of the given impacts, one readable
+    line each (rule, impact, what it means, the elements): [] is a page that passes. Every
+    rule axe runs by default (WCAG 2.0-2.2 A and AA, and its best practices)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    found = Axe().run(page).response["violations"]
+    return [
+        f"{page.url}: {violation['id']} ({violation['impact']}) {violation['help']}: "
+        + "; ".join(" ".join(node["target"]) for node in violation["nodes"])
+        for violation in found
+        if violation["impact"] in impacts
+    ]

@@ -86,6 +86,18 @@ def _die_field(label: str, initial: Any, invalid: str) -> forms.ChoiceField:
     )
 
 
+def _named_die_field(label: str, initial: Any, invalid: str) -> forms.ChoiceField:
+    """A die of a pair, or a number eaten: the form shows these in a row after one word
+    ("Pair 1", "Eat"), so each select carries its own name for screen readers."""
+    field = _die_field(label, initial, invalid)
+    field.widget.attrs["aria-label"] = label
+    return field
+
+
+def _pair_label(letter: str) -> str:
+    return f"Pair {1 if letter in 'ab' else 2}, {'first' if letter in 'ac' else 'second'} die"
+
+
 def _kind_field(
     kinds: set[str], initial: str | None, where: str, plain: set[str]
 ) -> forms.ChoiceField:
@@ -185,8 +197,8 @@ class ChoiceOrderForm(OrderForm):
         )
         pair_dice = (*choice.first, *choice.second) if choice else (None,) * 4
         for letter, initial in zip(PAIR_LETTERS, pair_dice, strict=True):
-            self.fields[f"r{number}_{letter}"] = _die_field(
-                f"Pair {1 if letter in 'ab' else 2}",
+            self.fields[f"r{number}_{letter}"] = _named_die_field(
+                _pair_label(letter),
                 initial,
                 f"{where}: %(value)s is not a die number",
             )
@@ -233,8 +245,8 @@ class ChoiceOrderForm(OrderForm):
         )
         eaten = sk.eat if sk else (None,) * SK_EATS
         for index, initial in enumerate(eaten, start=1):
-            self.fields[f"sk_eat{index}"] = _die_field(
-                f"Number {index}", initial, "Suppen-Kasper: %(value)s is not a die number"
+            self.fields[f"sk_eat{index}"] = _named_die_field(
+                f"Eat, number {index}", initial, "Suppen-Kasper: %(value)s is not a die number"
             )
         choice = sk.choice if sk else None
         self.fields["sk_kind"] = _kind_field(
@@ -245,8 +257,8 @@ class ChoiceOrderForm(OrderForm):
         )
         pair_dice = (*choice.first, *choice.second) if choice else (None,) * 4
         for letter, initial in zip(PAIR_LETTERS, pair_dice, strict=True):
-            self.fields[f"sk_{letter}"] = _die_field(
-                f"Pair {1 if letter in 'ab' else 2}",
+            self.fields[f"sk_{letter}"] = _named_die_field(
+                _pair_label(letter),
                 initial,
                 "Suppen-Kasper: %(value)s is not a die number",
             )

@@ -52,6 +52,10 @@ def _position(xs: list[int], rows: list[dict[str, Any]], x: int, y: int) -> tupl
     return AXIS + column * CELL, AXIS + row * CELL
 
 
+# The drawing's name; not an id, as a page may draw the board twice (its board and its form).
+TITLE = "The board: every die placed, and the cells where the die in play may go"
+
+
 def board_drawing(view: dict[str, Any], menu: list[tuple[str, str]] | None = None) -> SafeString:
     """The board as SVG: every die with its pips and coordinates, the cells where the die in
     play may go highlighted; given the form's menu, a submit button over each legal cell."""
@@ -59,10 +63,9 @@ def board_drawing(view: dict[str, Any], menu: list[tuple[str, str]] | None = Non
     width, height = AXIS + len(xs) * CELL, AXIS + len(rows) * CELL
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-labelledby="board-title" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{TITLE}" '
         'style="display:block">',
-        '<title id="board-title">The board: every die placed, and the cells where the die '
-        "in play may go</title>",
+        f"<title>{TITLE}</title>",
     ]
     for column, x in enumerate(xs):
         parts.append(

@@ -226,16 +226,19 @@ def test_page_and_report_show_every_plate_cards_left_and_the_cards_played(
 
 
 def test_the_sum_track_scrolls_sideways_on_a_narrow_screen(client: Client, now: datetime) -> None:
+    """Each table in a box that scrolls, which the keyboard reaches and which is named."""
     game = started(1, now)
     log_in(client, game, 0, now)
     html = client.get(seat_page(game, 0)).content.decode()
     email = OutboundEmail.objects.get(dedupe_key=f"report:{game.pk}:1:0")
+    box = '<div style="overflow-x:auto;max-width:100%" tabindex="0" role="group" aria-label="{}">'
     for markup in (html, email.html):
         assert re.search(
-            r'<div style="overflow-x:auto;max-width:100%">\s*<table id="board"', markup
+            re.escape(box.format("Sum tracks, Wurfels and scores")) + r'\s*<table id="board"',
+            markup,
         )
         assert re.search(
-            r'<div style="overflow-x:auto;max-width:100%">\s*<table id="plates"', markup
+            re.escape(box.format("Plates and cards")) + r'\s*<table id="plates"', markup
         )
         assert len(table(markup, "board")[0]) == 14  # Player, sums 2-12, Wurfels, Score
 

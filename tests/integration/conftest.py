@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import browser, smtp_server, web_server  # noqa: F401 - fixtures for these tests
+from tests.browser import (  # noqa: F401 - fixtures for these tests
+    browser,
+    module_browser,
+    module_server,
+    smtp_server,
+    web_server,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,0 +1,232 @@
+"""axe-core, run by Playwright in Chromium, on every page type at phone (390 px) and desktop
+(1280 px) widths, with every collapsed section opened: no serious or critical violation
+(docs/accessibility.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import date, datetime
+from typing import TYPE_CHECKING
+
+import pytest
+from django.core.cache import cache
+from django.urls import include, path
+from django.utils import timezone
+from pytest_django.fixtures import Settings
+
+from campaigns import postal as campaigns_postal
+from campaigns.models import Campaign
+from games import access, postal
+from games.models import Game
+from tests.browser import axe_violations
+from tests.factories import NAMES, seat_page
+from tests.integration.every_game import (
+    GAMES,
+    SEED,
+    WIDTHS,
+    gm_user,
+    open_link,
+    owing,
+    sign_in,
+    started,
+)
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
+pytestmark = [pytest.mark.integration, pytest.mark.postgres]
+
+# The site's URLs with the local mailbox, which moderator.urls mounts only when DEBUG is on
+# at import.
+urlpatterns = [
+    path("mailbox/", include("moderator.mail.urls")),
+    path("", include("moderator.urls")),
+]
+
+
+@pytest.fixture(params=list(WIDTHS))
+def page(request: pytest.FixtureRequest, module_browser: Browser) -> Iterator[Page]:
+    cache.clear()  # rate-limit counters of earlier tests
+    context = module_browser.new_context(viewport=WIDTHS[request.param])
+    yield context.new_page()
+    context.close()
+
+
+def checked(page: Page, url: str) -> list[str]:
+    """The page at ``url`` with every <details> open, then axe's serious and critical
+    findings."""
+    page.goto(url)
+    page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+    return axe_violations(page)
+
+
+def every(page: Page, base: str, urls: list[str]) -> list[str]:
+    return [line for url in urls for line in checked(page, base + url)]
+
+
+def report(violations: list[str]) -> str:
+    return "axe found:\n" + "\n".join(violations)
+
+
+def finish(game: Game) -> None:
+    for _ in range(100):
+        if Game.objects.get(pk=game.pk).status == Game.Status.FINISHED:
+            return
+        postal.resolve_now(game.pk, now=timezone.now())
+    pytest.fail(f"{game.title} did not finish")
+
+
+def test_the_gm_pages_have_no_serious_violations(
+    transactional_db: None, now: datetime, module_server: str, page: Page, settings: Settings
+) -> None:
+    settings.SITE_URL = module_server
+    gm = gm_user()
+    games = [started(gm, *spec) for spec in GAMES]
+    night = Campaign.objects.get(
+        pk=campaigns_postal.create_campaign(
+            host=gm,
+            kind="first-player",
+            name="Thursday group",
+            members=[postal.Player(name, f"{name}@example.org") for name in NAMES[:4]],
+            now=now,
+        ).pk
+    )
+    members = list(night.members.order_by("id").values_list("id", flat=True))
+    table_game = (
+        campaigns_postal.open_night(
+            night.pk, day=date(2026, 11, 26), tables=[members[:3]], now=now, seed=SEED
+        )
+        .tables.get()
+        .game
+    )
+    finish(table_game)
+    fresh_night = campaigns_postal.create_campaign(
+        host=gm,
+        kind="first-player",
+        name="Friday group",
+        members=[postal.Player(name, f"{name}@example.org") for name in NAMES[:3]],
+        now=now,
+    )
+    league = campaigns_postal.create_campaign(
+        host=gm,
+        kind="league",
+        name="Winter league",
+        members=[postal.Player(name, f"{name}@example.org") for name in NAMES[:3]],
+        options={"engine": "choice"},
+        now=now,
+    )
+    campaigns_postal.start_league_game(league.pk, now=now, seed=SEED)
+    draft = postal.create_game(
+        gm=gm,
+        engine_key="choice",
+        title="Not started yet",
+        players=[postal.Player(name, f"{name}@example.org") for name in NAMES[:3]],
+    )
+    sign_in(page, module_server)
+
+    found = every(
+        page,
+        module_server,
+        [
+            "/gm/",
+            "/gm/new/",
+            "/gm/new/choice/",
+            "/gm/new/choice/suppenkasper/",
+            "/gm/new/liars-dice/",
+            "/gm/new/liars-dice/genius_dm/",
+            "/gm/new/liars-dice/genius_team/",
+            "/gm/new/drop-shy/",
+            "/gm/new/dice-survivor/",
+            "/gm/new/first-player/",
+            "/gm/campaigns/",
+            "/gm/campaigns/new/first-player/",
+            "/gm/campaigns/new/league/choice/",
+            f"/gm/campaigns/{night.pk}/",
+            f"/gm/campaigns/{fresh_night.pk}/",
+            f"/gm/campaigns/{league.pk}/",
+            f"/gm/{table_game.pk}/",
+            f"/gm/{draft.pk}/",
+            *(f"/gm/{game.pk}/" for game in games),
+        ],
+    )
+    # A form that comes back with its errors.
+    page.goto(f"{module_server}/gm/new/choice/")
+    page.click("main button[type=submit]")
+    found += axe_violations(page)
+
+    assert found == [], report(found)
+
+
+def test_the_players_pages_have_no_serious_violations(
+    transactional_db: None, now: datetime, module_server: str, page: Page, settings: Settings
+) -> None:
+    settings.SITE_URL = module_server
+    gm = gm_user()
+    games = [started(gm, *spec) for spec in GAMES]
+    choice = games[0]
+    token = access.mint([choice.seats.get(position=0)], now=now)[0]
+    found = checked(page, f"{module_server}/p/{token}/")
+    seats = [owing(game) for game in games]
+    for seat in seats:
+        open_link(page, module_server, seat)
+    open_link(page, module_server, choice.seats.get(position=1))
+    finished = started(gm, *GAMES[2])
+    finish(finished)
+    open_link(page, module_server, finished.seats.get(position=0))
+
+    found += every(
+        page,
+        module_server,
+        [
+            "/",
+            "/play/",
+            f"/play/{choice.pk}/",
+            f"/games/{choice.public_id}/verify/",
+            f"/games/{finished.public_id}/verify/",
+            seat_page(finished, 0),
+            *(seat_page(seat.game, seat.position) for seat in seats),
+        ],
+    )
+    # An order refused: the page comes back with the message by the field.
+    page.goto(f"{module_server}{seat_page(choice, 0)}")
+    page.fill("#text-form textarea", "not an order")
+    page.click("#text-form button[type=submit]")
+    found += axe_violations(page)
+
+    assert found == [], report(found)
+
+
+def test_the_refusal_pages_have_no_serious_violations(
+    transactional_db: None, now: datetime, module_server: str, page: Page, settings: Settings
+) -> None:
+    gm_user()
+    found = checked(page, f"{module_server}/p/not-a-link/")
+    settings.AXES_FAILURE_LIMIT = 1
+    page.goto(f"{module_server}/admin/login/")
+    page.fill("#id_username", "host")
+    page.fill("#id_password", "wrong")
+    page.click("input[type=submit]")
+    assert page.locator("h1").inner_text() == "Login paused"
+    found += axe_violations(page)
+    settings.RATES = {**settings.RATES, "link": "1/m"}
+    page.goto(f"{module_server}/p/not-a-link/")
+    page.goto(f"{module_server}/p/not-a-link/")
+    assert page.locator("h1").inner_text() == "Too many requests"
+    found += axe_violations(page)
+
+    assert found == [], report(found)
+
+
+def test_the_mailbox_has_no_serious_violations(
+    transactional_db: None, now: datetime, module_server: str, page: Page, settings: Settings
+) -> None:
+    settings.SITE_URL = module_server
+    settings.DEBUG = True
+    settings.ROOT_URLCONF = __name__
+    started(gm_user(), *GAMES[0])
+
+    found = checked(page, f"{module_server}/mailbox/")
+    page.click("main table a >> nth=0")
+    found += axe_violations(page)
+
+    assert found == [], report(found)
