@@ -10,6 +10,7 @@ mail, where a failed email or one of unknown outcome can be sent again."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,6 +25,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
 from games import access, game_templates, postal, reports, schedule
@@ -239,11 +241,24 @@ class SeatView:
     raw: str
 
 
+_ID = re.compile(r'(?<=\s)id="([^"]*)"')
+
+
+def own_ids(html: str, prefix: str) -> SafeString:
+    """Rendered blocks with every id prefixed: the game page shows the blocks of every seat
+    one after the other, and an id names one element of a page."""
+    return mark_safe(_ID.sub(lambda match: f'id="{prefix}{match[1]}"', html))  # ids only
+
+
 def _rendered(context: dict[str, Any], seat: Seat | None, raw: dict[str, Any]) -> SeatView:
+    board = render_to_string(context["boards_html"], context)
+    if seat is None:
+        return SeatView(seat=None, board=board, private="", raw=json.dumps(raw, indent=2))
+    prefix = f"seat-{seat.position}-"
     return SeatView(
         seat=seat,
-        board=render_to_string(context["boards_html"], context),
-        private="" if seat is None else render_to_string(context["private_html"], context),
+        board=own_ids(board, prefix),
+        private=own_ids(render_to_string(context["private_html"], context), prefix),
         raw=json.dumps(raw, indent=2),
     )
 

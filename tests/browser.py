@@ -216,3 +216,19 @@ def axe_violations(page: Page, impacts: tuple[str, ...] = FAILING_IMPACTS) -> li
         for violation in found
         if violation["impact"] in impacts
     ]
+
+
+def duplicate_ids(page: Page) -> list[str]:
+    """Every id the page gives to more than one element, one line each: axe-core no longer
+    checks this (its duplicate-id rules are retired), and a label or an aria reference to a
+    repeated id finds the wrong element."""
+    repeated: list[str] = page.evaluate(
+        """() => {
+            const seen = new Map();
+            for (const e of document.querySelectorAll('[id]')) {
+                seen.set(e.id, (seen.get(e.id) || 0) + 1);
+            }
+            return [...seen].filter(([, n]) => n > 1).map(([id, n]) => `${id} (${n} times)`);
+        }"""
+    )
+    return [f"{page.url}: duplicate id {line}" for line in repeated]

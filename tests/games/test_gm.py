@@ -640,7 +640,8 @@ def table_rows(markup: str, table_id: str) -> list[list[str]]:
 
 
 def private_block(markup: str) -> str:
-    found = re.search(r'<div id="private".*?</div>', markup, re.S)
+    """The private block of a seat's section (its ids are the seat's own: ``seat-0-private``)."""
+    found = re.search(r'<div id="seat-\d+-private".*?</div>', markup, re.S)
     assert found is not None, "no private block"
     return text(found[0])
 
@@ -702,8 +703,8 @@ def test_game_page_shows_each_seats_private_block_and_board_as_the_player_page_d
         markup = section(content, f"seat-{seat.position}")
         view = CHOICE.view(state, seat.position)
         assert text(markup).startswith(f"Seat {seat.position + 1}: {seat.name} ")
-        assert table_rows(markup, "board") == board_rows(view)
-        assert table_rows(markup, "rolls") == [
+        assert table_rows(markup, f"seat-{seat.position}-board") == board_rows(view)
+        assert table_rows(markup, f"seat-{seat.position}-rolls") == [
             [
                 f"Round {r['round']}",
                 " ".join(map(str, r["roll"])),
@@ -711,11 +712,13 @@ def test_game_page_shows_each_seats_private_block_and_board_as_the_player_page_d
             ]
             for r in view["rounds"]
         ]
-        # The very blocks the player's page renders, through the engine's templates.
+        # The very blocks the player's page renders, through the engine's templates, with
+        # ids of the seat's own (the page shows every seat's).
         context = reports.seat_context(game, seat, CHOICE, state, step)
         for part in ("boards", "private"):
             templates = reports.engine_templates("choice", part, "html")
-            assert render_to_string(templates, context) in markup
+            blocks = render_to_string(templates, context)
+            assert gm_views.own_ids(blocks, f"seat-{seat.position}-") in markup
     public = section(content, "public-view")
     assert table_rows(public, "board") == board_rows(CHOICE.view(state, None))
     assert "Only you see this" not in public
@@ -760,7 +763,9 @@ def test_game_page_of_a_finished_game_shows_the_final_boards(
     content = client.get(reverse("gm:game", args=[game.pk])).content
     for position in range(2):
         markup = section(content, f"seat-{position}")
-        assert table_rows(markup, "board") == board_rows(CHOICE.view(state, position))
+        assert table_rows(markup, f"seat-{position}-board") == board_rows(
+            CHOICE.view(state, position)
+        )
         assert details_json(markup) == CHOICE.view(state, position)
 
 

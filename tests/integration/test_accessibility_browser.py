@@ -18,7 +18,7 @@ from campaigns import postal as campaigns_postal
 from campaigns.models import Campaign
 from games import access, postal
 from games.models import Game
-from tests.browser import axe_violations
+from tests.browser import axe_violations, duplicate_ids
 from tests.factories import NAMES, seat_page
 from tests.integration.every_game import (
     GAMES,
@@ -52,12 +52,16 @@ def page(request: pytest.FixtureRequest, module_browser: Browser) -> Iterator[Pa
     context.close()
 
 
+def problems(page: Page) -> list[str]:
+    """axe's serious and critical findings on the page as it stands, and its repeated ids."""
+    return axe_violations(page) + duplicate_ids(page)
+
+
 def checked(page: Page, url: str) -> list[str]:
-    """The page at ``url`` with every <details> open, then axe's serious and critical
-    findings."""
+    """The page at ``url`` with every <details> open, then its problems."""
     page.goto(url)
     page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
-    return axe_violations(page)
+    return problems(page)
 
 
 def every(page: Page, base: str, urls: list[str]) -> list[str]:
@@ -152,7 +156,7 @@ def test_the_gm_pages_have_no_serious_violations(
     # A form that comes back with its errors.
     page.goto(f"{module_server}/gm/new/choice/")
     page.click("main button[type=submit]")
-    found += axe_violations(page)
+    found += problems(page)
 
     assert found == [], report(found)
 
@@ -191,7 +195,7 @@ def test_the_players_pages_have_no_serious_violations(
     page.goto(f"{module_server}{seat_page(choice, 0)}")
     page.fill("#text-form textarea", "not an order")
     page.click("#text-form button[type=submit]")
-    found += axe_violations(page)
+    found += problems(page)
 
     assert found == [], report(found)
 
@@ -207,12 +211,12 @@ def test_the_refusal_pages_have_no_serious_violations(
     page.fill("#id_password", "wrong")
     page.click("input[type=submit]")
     assert page.locator("h1").inner_text() == "Login paused"
-    found += axe_violations(page)
+    found += problems(page)
     settings.RATES = {**settings.RATES, "link": "1/m"}
     page.goto(f"{module_server}/p/not-a-link/")
     page.goto(f"{module_server}/p/not-a-link/")
     assert page.locator("h1").inner_text() == "Too many requests"
-    found += axe_violations(page)
+    found += problems(page)
 
     assert found == [], report(found)
 
@@ -227,6 +231,6 @@ def test_the_mailbox_has_no_serious_violations(
 
     found = checked(page, f"{module_server}/mailbox/")
     page.click("main table a >> nth=0")
-    found += axe_violations(page)
+    found += problems(page)
 
     assert found == [], report(found)
