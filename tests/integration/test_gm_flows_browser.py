@@ -1,0 +1,180 @@
+"""The GM's flows in Chromium at phone (390 px) and desktop (1280 px) widths, as a GM who
+knows no JSON runs them: every game and profile created from the new-game page's labelled
+fields and started; a step resolved now; a player replaced, who opens the link the
+service mailed them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from django.core.cache import cache
+from pytest_django.fixtures import Settings
+
+from games.engines import registry
+from games.models import Game, Seat
+from moderator.mail.models import OutboundEmail
+from tests.factories import NAMES, seat_page
+from tests.integration.every_game import GAMES, WIDTHS, gm_user, sign_in, started
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
+pytestmark = [pytest.mark.integration, pytest.mark.postgres]
+
+
+@dataclass(frozen=True)
+class Way:
+    """One way to play as the new-game page names it, and the option the GM changes from
+    its default: the field's label and the value set."""
+
+    title: str
+    engine: str
+    profile: dict[str, Any]
+    players: int
+    label: str
+    value: str | bool
+    option: dict[str, Any]
+
+
+WAYS = [
+    Way("Choice", "choice", {"variant": "standard"}, 3,
+        "Rounds per postal turn", "3", {"rolls_per_turn": 3}),
+    Way("Choice: Suppenkasper", "choice", {"variant": "suppenkasper"}, 3,
+        "Free rides feed the plate", True, {"free_ride_to_plate": True}),
+    Way("Dice Survivor", "dice-survivor", {}, 3,
+        "Play points at the start", "7", {"start_pp": 7}),
+    Way("Drop-Shy", "drop-shy", {}, 3, "Dice per player", "4", {"dice_per_player": 4}),
+    Way("Liar's Dice: classic", "liars-dice", {"profile": "classic"}, 3,
+        "Wild ones", False, {"wild_ones": False}),
+    Way("Liar's Dice: Death Match", "liars-dice", {"profile": "genius_dm"}, 2,
+        "Anomaly: Oracle", True, {"oracle": True}),
+    Way("Liar's Dice: team", "liars-dice", {"profile": "genius_team"}, 4,
+        "Teams", "adjacent", {"team_seating": "adjacent"}),
+    Way("The First Player", "first-player", {}, 3,
+        "The real game's order", "free", {"order_mode": "free"}),
+]  # fmt: skip
+
+
+@pytest.fixture(params=list(WIDTHS))
+def page(request: pytest.FixtureRequest, module_browser: Browser) -> Iterator[Page]:
+    cache.clear()  # rate-limit counters of earlier tests
+    context = module_browser.new_context(viewport=WIDTHS[request.param])
+    yield context.new_page()
+    context.close()
+
+
+def messages(page: Page) -> list[str]:
+    return page.locator(".messages li").all_inner_texts()
+
+
+def option_labels(page: Page) -> list[str]:
+    """The label of each field of the form's options, as the page shows it (a group of
+    boxes is named by its legend)."""
+    labels: list[str] = page.locator("#options .field").evaluate_all(
+        """fields => fields.map(f => {
+            const named = f.querySelector(':scope > label, :scope > fieldset > legend');
+            return named.textContent.trim();
+        })"""
+    )
+    return labels
+
+
+def fill_in(page: Page, way: Way) -> None:
+    page.get_by_label("Title", exact=True).fill(f"{way.title} by post")
+    page.get_by_label("Players", exact=True).fill(
+        "\n".join(f"{name} <{name}@example.org>" for name in NAMES[: way.players])
+    )
+    field = page.get_by_label(way.label, exact=True)
+    if isinstance(way.value, bool):
+        field.set_checked(way.value)
+    elif field.evaluate("f => f.tagName") == "SELECT":
+        field.select_option(way.value)
+    else:
+        field.fill(way.value)
+
+
+def test_the_gm_creates_and_starts_every_game_and_profile_from_the_form(
+    transactional_db: None, now: datetime, module_server: str, page: Page, settings: Settings
+) -> None:
+    settings.SITE_URL = module_server
+    gm_user()
+    sign_in(page, module_server)
+    page.get_by_role("link", name="New game", exact=True).click()
+    assert page.locator("#ways .way h2").all_inner_texts() == [way.title for way in WAYS]
+
+    for way in WAYS:
+        page.goto(f"{module_server}/gm/new/")
+        page.get_by_role("link", name=way.title, exact=True).click()
+        assert page.locator("h1").inner_text() == f"New game: {way.title}"
+        settings_of = registry.settings(way.engine)
+        profile = way.profile.get(settings_of.profile_key, "")
+        assert option_labels(page) == [o.label for o in settings_of.options_of(profile)]
+        fill_in(page, way)
+        page.get_by_role("button", name="Create the game").click()
+        game = Game.objects.get(title=f"{way.title} by post")
+        page.wait_for_url(f"{module_server}/gm/{game.pk}/")
+        assert messages(page) == [f"{way.title} by post is created; invite the players next."]
+        page.get_by_role("button", name="Start the game").click()
+        page.wait_for_url(f"{module_server}/gm/{game.pk}/")
+        assert messages(page) == ["The game has started; the first reports are on their way."]
+        assert page.locator("#badges .badge").all_inner_texts() == ["Running"]
+
+        game.refresh_from_db()
+        engine = registry.get(way.engine)
+        assert (game.engine, game.status, game.step_number) == (way.engine, "running", 1)
+        assert engine.options(game.options) == engine.options({**way.profile, **way.option})
+        assert (
+            list(game.seats.order_by("position").values_list("name", flat=True))
+            == (NAMES[: way.players])
+        )
+
+
+def test_the_gm_resolves_a_step_now_and_replaces_a_player(
+    transactional_db: None,
+    now: datetime,
+    module_server: str,
+    page: Page,
+    module_browser: Browser,
+    settings: Settings,
+) -> None:
+    settings.SITE_URL = module_server
+    game = started(gm_user(), *GAMES[2])  # Liar's Dice, classic: ann bids first
+    sign_in(page, module_server)
+    page.get_by_role("link", name=game.title, exact=True).click()
+    page.wait_for_url(f"{module_server}/gm/{game.pk}/")
+    assert page.locator("#owing").inner_text() == "Still owes an order: ann"
+
+    page.get_by_role("button", name="Resolve the step now").click()
+    page.wait_for_url(f"{module_server}/gm/{game.pk}/")
+    assert messages(page) == ["The step is resolved; missing orders got their NMR defaults."]
+    assert Game.objects.get(pk=game.pk).step_number == 2
+    assert page.locator("#owing").inner_text() == "Still owes an order: bob"
+
+    replace = page.locator("form", has=page.get_by_role("button", name="Replace"))
+    replace.get_by_label("Seat").select_option(label="cy")
+    replace.get_by_label("New name").fill("dee")
+    replace.get_by_label("New email").fill("dee@example.org")
+    replace.get_by_role("button", name="Replace").click()
+    page.wait_for_url(f"{module_server}/gm/{game.pk}/")
+    assert messages(page) == ["Seat 3 is now played by dee <dee@example.org>; a link is sent."]
+    assert page.locator("#seat-table tbody tr").nth(2).locator("td").all_inner_texts()[:3] == [
+        "3",
+        "dee",
+        "dee@example.org",
+    ]
+    seat = Seat.objects.get(game=game, position=2)
+    assert (seat.name, seat.email) == ("dee", "dee@example.org")
+
+    (mailed,) = OutboundEmail.objects.filter(to="dee@example.org")
+    (link,) = re.findall(rf"{re.escape(module_server)}/p/[^/\s]+/", mailed.text)
+    phone = module_browser.new_context(viewport=WIDTHS["phone"]).new_page()
+    phone.goto(link)
+    with phone.expect_navigation(url=f"{module_server}{seat_page(game, 2)}"):
+        phone.click("main button[type=submit]")
+    assert phone.locator("#seat-name strong").inner_text() == "dee"
+    phone.context.close()
