@@ -286,6 +286,8 @@ RATES = {
     "calendar": "60/m",  # calendar feeds built afresh; a feed served from the cache is free
     "order-seat": "20/m",  # order posts for one seat, from anywhere
     "order-address": "60/m",  # order posts from one address, for any seats
+    "lost-links-email": "3/h",  # "email me my links" for one email address, from anywhere
+    "lost-links-address": "10/h",  # "email me my links" from one client address, any emails
 }
 # A calendar feed is served from the cache this long (as its Cache-Control says): a calendar
 # app polling every minute costs one query per feed per five minutes.

@@ -235,3 +235,16 @@ class ReminderChoiceForm(forms.Form):
         coerce=int,
         initial="8",
     )
+
+
+class LostLinksForm(forms.Form):
+    """The home page's "email me my links": one address."""
+
+    email = forms.EmailField(
+        label="Your email address",
+        max_length=254,
+        error_messages={
+            "required": "Write the email address your GM invited you with.",
+            "invalid": "That is not an email address: write it as name@example.org.",
+        },
+    )
