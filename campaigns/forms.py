@@ -30,7 +30,8 @@ class CampaignForm(forms.Form):
         help_text=(
             'First Player: {"order_mode": "free", "tokens": true, "rounds": 2}. '
             'League: {"engine": "choice", "game_options": {}, "points": [10, 6, 4, 3, 2, 1]}. '
-            'Both: "schedule" (e.g. {"kind": "interval", "seconds": 3600}) and "time_zone".'
+            'Both: "schedule" (e.g. {"kind": "interval", "seconds": 3600}), "time_zone" and '
+            '"locale" (dates as "en-GB" or "de" write them; without it, 2026-11-25).'
         ),
     )
 
