@@ -230,7 +230,14 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
         "control_folder": str(BROKER_DIR / "control"),
+        # How often an idle worker looks for messages (kombu's default: every second).
+        # A worker that finishes a task after Ctrl-C (make run) stops once it has waited
+        # for messages twice more, Celery's fixed 2 s each rounded up to this, and its
+        # timer once (CELERY_WORKER_TIMER_PRECISION): within the 5 s honcho grants it.
+        # An idle worker stops at once (moderator/celery.py).
+        "polling_interval": 0.1,
     }
+    CELERY_WORKER_TIMER_PRECISION = 0.1
     for folder in ("queue", "control"):
         (BROKER_DIR / folder).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_IGNORE_RESULT = True
