@@ -201,7 +201,7 @@ def test_dates_are_iso_and_a_closed_night_stays_in_the_history(
     night.refresh_from_db()
     assert night.status == Night.Status.CLOSED
     page = client_of.get(f"/gm/campaigns/{campaign.pk}/").content.decode()
-    assert re.findall(r'<th scope="col">([^<]*)</th>', page) == ["2026-11-25"]
+    assert re.findall(r'<th scope="col"[^>]*>([^<]*)</th>', page) == ["2026-11-25"]
     game = night.tables.get().game
     assert history(page) == [
         f"Night 1, 2026-11-25 : closed 2026-11-23 Table 1: {game.title} (finished) Absent: nobody"
@@ -215,7 +215,7 @@ def test_a_campaign_with_a_locale_writes_its_dates_so(client_of: Client, now: da
     campaign = Campaign.objects.get()
     night_one(client_of, campaign, now)
     page = client_of.get(f"/gm/campaigns/{campaign.pk}/").content.decode()
-    assert re.findall(r'<th scope="col">([^<]*)</th>', page) == ["25.11.2026"]
+    assert re.findall(r'<th scope="col"[^>]*>([^<]*)</th>', page) == ["25.11.2026"]
     assert re.findall(r"<strong>(Night 1, [^<]*)</strong>", page) == ["Night 1, 25.11.2026"]
     svg = client_of.get(f"/gm/campaigns/{campaign.pk}/tracker.svg").content.decode()
     assert re.findall(r'<text class="night"[^>]*>([^<]*)</text>', svg) == ["25.11.2026"]

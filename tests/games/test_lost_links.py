@@ -94,15 +94,15 @@ def test_the_email_links_every_seat_of_games_not_over_and_keeps_the_old_links(
     )
     assert email.text == (
         "Hello,\n\n"
-        "Someone, probably you, asked for the links to your seats on the moderator's home page.\n"
-        "Here is a fresh link to each seat this address has in a game that is not over:\n\n"
+        "Someone, probably you, asked on the moderator's home page for the links to your\n"
+        "seats. Here is a fresh link to each seat this address has in a game not over:\n\n"
         "Tuesday Choice, you play ann\n"
         f"  http://testserver/p/{tokens[0]}/\n\n"
         "Friday Choice (not started yet), you play ann\n"
         f"  http://testserver/p/{tokens[1]}/\n\n"
-        "Keep these links to yourself: each opens its seat without a password, for 60 days.\n"
-        "Links you had before still work. If you did not ask for this email, you can ignore it:\n"
-        "nothing has changed.\n\n"
+        "Keep these links to yourself: each opens its seat without a password, for 60\n"
+        "days. Links you had before still work. If you did not ask for this email, you\n"
+        "can ignore it: nothing has changed.\n\n"
     )
     assert re.findall(r'href="http://testserver/p/([^/"]+)/"', email.html) == tokens
     opened = [access.seat_for(token, now=now) for token in [*tokens, old_token]]
