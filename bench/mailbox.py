@@ -138,7 +138,8 @@ def main() -> None:
         )
         more, shown = timed(client, "/mailbox/", 1)
         times += more
-    rows.append(row(f"first page, {args.per_file} new emails each time", shown, times))
+    emails_word = "email" if args.per_file == 1 else "emails"
+    rows.append(row(f"first page, {args.per_file} new {emails_word} each time", shown, times))
     worst = max(float(str(line["p99"])) for line in rows[1:])
     bench.report(
         args.json,
