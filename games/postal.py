@@ -900,6 +900,28 @@ def rotate_link(game_id: int, *, position: int, now: datetime) -> str:
     return token
 
 
+def send_lost_links(email: str, *, now: datetime) -> int:
+    """Email the address one message with a fresh link to each of its seats in games that
+    are not over (the address in any case); returns how many seats. An address with no
+    such seat gets nothing, and its asker is told the same (the view says nothing else).
+
+    The seats' earlier links keep working: anyone may ask for any address's links, so
+    asking must not close a player's bookmarked page (closing them is the GM's
+    ``rotate_link``). The new links are minted for the email alone, as every email's are."""
+    seats = list(
+        Seat.objects.select_related("game")
+        .filter(email__iexact=email.strip())
+        .exclude(game__status__in=[Game.Status.FINISHED, Game.Status.ABANDONED])
+        .order_by("game_id", "position")
+    )
+    if not seats:
+        return 0
+    with transaction.atomic():
+        tokens = access.mint_each(seats, now=now)
+        queueing.queue_once([reports.lost_links_email(seats, tokens, now)])
+    return len(seats)
+
+
 def replace_player(game_id: int, *, position: int, name: str, email: str, now: datetime) -> Seat:
     """A new person takes the seat: new name and address, new link; the seat keeps its
     state, and the old person's links stop working."""

@@ -12,6 +12,7 @@ adds templates, not code.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -326,6 +327,24 @@ def link_email(game: Game, seat: Seat, token: str) -> OutboundEmail:
         seat,
         f"link:{game.pk}:{seat.position}:{seat.link_version}",
         _context(game, seat, token),
+    )
+
+
+def lost_links_email(seats: list[Seat], tokens: list[str], now: datetime) -> OutboundEmail:
+    """One email to the address of ``seats`` (with their games) with a link to each, for a
+    player who asked for their links on the home page. A second request in the same
+    instant (a double click) is the same email."""
+    address = seats[0].email
+    items = [
+        {"game": seat.game, "seat": seat, "link": access.url(token)}
+        for seat, token in zip(seats, tokens, strict=True)
+    ]
+    key = hashlib.sha256(address.lower().encode()).hexdigest()[:32]
+    return building.build(
+        "lost-links",
+        to=address,
+        dedupe_key=f"lost-links:{key}:{now.isoformat()}",
+        context={"seats": items, "count": len(items), "days": settings.LINK_DAYS},
     )
 
 

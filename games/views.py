@@ -29,6 +29,7 @@ from redis.exceptions import RedisError
 from games import access, archive, calendar, email_choices, postal, reminders, reports, schedule
 from games.forms import (
     EmailChoiceForm,
+    LostLinksForm,
     ReminderChoiceForm,
     form_class,
     form_templates,
@@ -39,8 +40,21 @@ from games.models import Game, Order, Seat, Step
 from moderator import ratelimit
 
 
+@require_http_methods(["GET", "POST"])
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "games/home.html")
+    """The home page, where a player who lost their links has them emailed: the answer is
+    the same whether or not the address plays here, so nobody learns who does."""
+    if request.method == "GET":
+        return render(request, "games/home.html", {"form": LostLinksForm()})
+    form = LostLinksForm(request.POST)
+    if not form.is_valid():
+        return render(request, "games/home.html", {"form": form})
+    email = form.cleaned_data["email"]
+    if ratelimit.lost_links_rate_limited(request, email):
+        context = {"form": form, "limited": True}
+        return render(request, "games/home.html", context, status=429)
+    postal.send_lost_links(email, now=timezone.now())
+    return render(request, "games/home.html", {"form": LostLinksForm(), "sent_to": email})
 
 
 def verify(request: HttpRequest, public_id: str) -> HttpResponse:

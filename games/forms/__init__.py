@@ -265,3 +265,16 @@ class EmailChoiceForm(forms.Form):
             "invalid_choice": "Choose whether this is for this seat only or for all your seats.",
         },
     )
+
+
+class LostLinksForm(forms.Form):
+    """The home page's "email me my links": one address."""
+
+    email = forms.EmailField(
+        label="Your email address",
+        max_length=254,
+        error_messages={
+            "required": "Write the email address your GM invited you with.",
+            "invalid": "That is not an email address: write it as name@example.org.",
+        },
+    )
