@@ -67,6 +67,7 @@ def seat_context(
         "finished": step is None,
         # The profile and options in words, worked out only where a template shows them.
         "rules": partial(registry.describe, game.engine, game.options),
+        "title": registry.title(game.engine, game.options),
     }
     for part in ENGINE_PARTS:
         context[f"{part}_txt"] = engine_templates(game.engine, part, "txt")

@@ -63,6 +63,11 @@ def profiles() -> list[tuple[str, Profile]]:
     return [(key, profile) for key, entry in SETTINGS.items() for profile in entry.profiles]
 
 
+def title(key: str, options: dict[str, Any]) -> str:
+    """The name of the way ``options`` play game ``key``: "Liar's Dice: Death Match"."""
+    return SETTINGS[key].profile_of(options).title
+
+
 def describe(key: str, options: dict[str, Any]) -> tuple[str, list[tuple[str, str]]]:
     """The title of the profile ``options`` choose and each option in words, defaults filled
     in: what a game's pages and emails show instead of its options' JSON."""
