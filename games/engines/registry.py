@@ -32,7 +32,7 @@ _GAMES: list[Game] = [
     Game(ChoiceEngine(), form="games.forms.choice.ChoiceOrderForm"),
     Game(DiceSurvivorEngine()),
     Game(DropShyEngine(), form="games.forms.drop_shy.DropShyOrderForm"),
-    Game(LiarsDiceEngine()),
+    Game(LiarsDiceEngine(), form="games.forms.liars_dice.LiarsDiceOrderForm"),
     Game(FirstPlayerEngine()),
 ]
 

@@ -10,6 +10,7 @@ Each form is rendered by ``games/<engine key>/form.html``, else the shared
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -121,14 +122,18 @@ class _ProbeDice:
         return (self.drawn - 1) % sides + 1
 
 
-def legal_choices(engine: Any, state: Any, position: int) -> list[tuple[str, str]]:
+def legal_choices(
+    engine: Any, state: Any, position: int, complete: Callable[[str], str] = str
+) -> list[tuple[str, str]]:
     """The engine's candidate one-line orders for ``position`` now (``engine.candidates``)
-    that the engine itself accepts, as (order text, label). Engines are pure, so trying an
-    order on the state changes nothing."""
+    that the engine itself accepts, as (order text, label); ``complete(text)`` is the order
+    tried for a candidate when the form adds to it (a field of its own). Engines are pure,
+    so trying an order on the state changes nothing."""
     found = []
     for text, label in engine.candidates(state, position):
         try:
-            engine.submit(state, position, engine.parse(state, position, text), _ProbeDice())
+            tried = complete(text)
+            engine.submit(state, position, engine.parse(state, position, tried), _ProbeDice())
         except OrderError:
             continue
         except _ProbeLimit:
@@ -166,13 +171,17 @@ class MenuOrderForm(OrderForm):
             step_number=step_number,
             current=current,
         )
-        self.menu = legal_choices(engine, state, position)
+        self.menu = self.legal_menu(engine, state, position)
         self.fields["pick"] = forms.ChoiceField(
             label="Your order",
             required=False,
             choices=[("", "choose…"), *self.menu],
             error_messages={"invalid_choice": "That order is not one of the legal ones now."},
         )
+
+    def legal_menu(self, engine: Any, state: Any, position: int) -> list[tuple[str, str]]:
+        """The menu's orders: the legal ones now."""
+        return legal_choices(engine, state, position)
 
     @property
     def buttons(self) -> bool:

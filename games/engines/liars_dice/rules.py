@@ -306,6 +306,22 @@ def behind(state: LiarsDiceState, seat: int) -> int:
     raise GameError("nobody else has dice")
 
 
+def shown_positions(state: LiarsDiceState, seat: int) -> list[int]:
+    """Revelation: the positions of the dice ``seat`` showed with its bids this round."""
+    return [bid.show for bid in state.bids if bid.seat == seat and bid.show is not None]
+
+
+def positions_to_show(state: LiarsDiceState, seat: int) -> list[int]:
+    """Revelation: the positions of ``seat``'s dice one of which its bid must show now (its
+    unshown dice, while more than REVELATION_KEEPS are unshown); empty when a bid shows
+    none."""
+    if not state.options.revelation:
+        return []
+    shown = shown_positions(state, seat)
+    unshown = [slot for slot in range(1, state.counts[seat] + 1) if slot not in shown]
+    return unshown if len(unshown) > REVELATION_KEEPS else []
+
+
 def face_table(doubled: Sequence[int]) -> tuple[int, ...]:
     """Double-Face: d9 value v shows face ``table[v - 1]`` (section 11)."""
     table: list[int] = []
@@ -997,26 +1013,30 @@ class LiarsDiceEngine(JsonCodec):
         if bid.show is not None:
             other = 1 - seat
             value = state.hands[seat][bid.show - 1]
-            events.append(Event(f"{name} shows you their die {bid.show}: a {value}", to=(other,)))
+            events.append(
+                Event(f"{name} shows you their die at position {bid.show}: a {value}", to=(other,))
+            )
         if bid.true is not None:
             truth = "true" if bid.true else "false"
             events.append(Event(f"oracle: your claim {bid.text()} is {truth}", to=(seat,)))
         return state, events
 
     def _check_show(self, state: LiarsDiceState, seat: int, show: int | None) -> None:
-        shown = [bid.show for bid in state.bids if bid.seat == seat and bid.show is not None]
+        to_show = positions_to_show(state, seat)
         held = state.counts[seat]
-        unshown = held - len(shown)
         if show is None:
-            if unshown > REVELATION_KEEPS:
-                raise OrderError('show one of your dice: add "show <position>"')
+            if to_show:
+                raise OrderError(
+                    f'show one of your dice: add "show <position>", e.g. show {to_show[0]}'
+                )
             return
-        if unshown <= REVELATION_KEEPS:
+        if not to_show:
+            unshown = held - len(shown_positions(state, seat))
             raise OrderError(f"show: you have {unshown} unshown dice left; claim without show")
         if not 1 <= show <= held:
-            raise OrderError(f"show: you have no die {show}; you hold {held} dice")
-        if show in shown:
-            raise OrderError(f"show: you showed your die {show} already this round")
+            raise OrderError(f"show: you have no die at position {show}; you hold {held} dice")
+        if show not in to_show:
+            raise OrderError(f"show: you showed your die at position {show} already this round")
 
     # --- the team action -------------------------------------------------------------------
 
