@@ -475,7 +475,7 @@ class DiceSurvivorEngine(JsonCodec):
                 Prompt(
                     state.active,
                     "Finals action",
-                    f"Finals turn {state.turn}, action 1 of 1: {FINALS_SYNTAX}",
+                    f"Finals turn {state.turn}, action 1 of 1: {self._finals_choices(state)}",
                 )
             ]
         return [
@@ -483,9 +483,26 @@ class DiceSurvivorEngine(JsonCodec):
                 state.active,
                 "action",
                 f"turn {state.turn}, action {state.action_number} of {NORMAL_ACTIONS}: "
-                f"{NORMAL_SYNTAX}",
+                f"{self._normal_choices(state)}",
             )
         ]
+
+    @staticmethod
+    def _normal_choices(state: SurvivorState) -> str:
+        """The actions the active player still has this turn, in the words of the syntax."""
+        both = state.actions_left == NORMAL_ACTIONS
+        choices = ["challenge <player> [double]" if both else "challenge <player>"]
+        if not state.extra_used:
+            choices.append("extra")
+        if both and state.participants[state.active].ko_turn is None:
+            choices.append("ko <player>")
+        return f"{', '.join(choices)} or pass"
+
+    @staticmethod
+    def _finals_choices(state: SurvivorState) -> str:
+        if state.participants[state.active].ko_turn is None:
+            return FINALS_SYNTAX
+        return "challenge d12=<player>"
 
     def _expect_order(self, state: SurvivorState, seat: int) -> None:
         if not 0 <= seat < len(state.players):
