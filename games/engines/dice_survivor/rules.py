@@ -984,6 +984,17 @@ class DiceSurvivorEngine(JsonCodec):
             *knockouts,
         ]
 
+    def confirmation(self, state: SurvivorState, seat: int, text: str) -> str | None:
+        """What a player ticks before a one-tap order that can be given once a game (the
+        KO), in the player's words; None for any other order."""
+        try:
+            order = parse_order(state, text)
+        except OrderError:
+            return None
+        if order.action != "ko" or order.target is None:
+            return None
+        return f"Yes, use my one KO of the game on {state.players[order.target]}"
+
     def standings(self, state: SurvivorState) -> list[Standing] | None:
         if not state.finished:
             return None
