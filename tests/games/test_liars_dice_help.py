@@ -223,3 +223,13 @@ def test_the_death_match_with_revelation_offers_bids_and_the_die_to_show(now: da
     )
     assert Order.objects.get().canonical == "bid 2 6 show 3"
     assert Step.objects.get(game=game, number=2).prompts[0]["seat"] == 1
+
+
+def test_the_board_counts_one_die_as_a_die(now: datetime) -> None:
+    game = start(now, {"profile": "genius_dm", "fresh_start": True}, 2)
+    lines = OutboundEmail.objects.get(dedupe_key=f"report:{game.pk}:1:0").text.splitlines()
+    start_at = lines.index("  Dice in play:") + 1
+    assert lines[start_at : start_at + 2] == [
+        "    ann          1 die  <- on turn",
+        "    bob          1 die",
+    ]

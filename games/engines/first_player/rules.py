@@ -34,6 +34,7 @@ from games.engines.base import (
     Prompt,
     Standing,
     check_option_keys,
+    counted,
     option_flag,
     option_int,
     order_lines,
@@ -437,6 +438,11 @@ def _dice_word(count: int) -> str:
     return "die" if count == 1 else "dice"
 
 
+def _gift_words(count: int, unit: str) -> str:
+    """A gift's amount in words: "1 die", "2 dice", "1 token"."""
+    return counted(count, "die", "dice") if unit == "dice" else counted(count, "token")
+
+
 def _roll_candidates(owned: int) -> list[tuple[str, str]]:
     rolls = [(f"roll {n}", f"Roll {n} {_dice_word(n)}") for n in range(1, owned + 1)]
     return [*rolls, ("roll all", f"Roll all your dice ({owned})")]
@@ -649,9 +655,9 @@ class FirstPlayerEngine(JsonCodec):
         return []
 
     def _gift_prompt(self, state: FirstPlayerState, seat: int) -> Prompt:
-        held = f"you hold {state.counts[seat]} dice"
+        held = f"you hold {counted(state.counts[seat], 'die', 'dice')}"
         if state.options.tokens:
-            held += f" and {state.tokens[seat]} tokens"
+            held += f" and {counted(state.tokens[seat], 'token')}"
         if state.ready[seat]:
             return Prompt(
                 seat,
@@ -782,14 +788,14 @@ class FirstPlayerEngine(JsonCodec):
                     raise OrderError(f"{where}: tokens are not in play in this game")
                 if tokens[seat] < line.count:
                     raise OrderError(
-                        f"{where}: gift refused: you hold {tokens[seat]} tokens, not {line.count}"
+                        f"{where}: gift refused: you hold {counted(tokens[seat], 'token')}, "
+                        f"not {line.count}"
                     )
                 tokens[seat] -= line.count
                 tokens[line.seat] += line.count
             moves.append(Movement(state.round, "gift", name, receiver, line.count, line.unit))
-            events.append(
-                Event(f"round {state.round}: {name} gives {receiver} {line.count} {line.unit}")
-            )
+            gift = _gift_words(line.count, line.unit)
+            events.append(Event(f"round {state.round}: {name} gives {receiver} {gift}"))
         state = replace(
             state,
             counts=tuple(counts),
@@ -888,7 +894,9 @@ class FirstPlayerEngine(JsonCodec):
                 raise OrderError("you have already rolled")
             count = desk.owned if line.count is None else line.count
             if not 1 <= count <= desk.owned:
-                raise OrderError(f"you own {desk.owned} dice: roll 1 to {desk.owned}")
+                raise OrderError(
+                    f"you own {counted(desk.owned, 'die', 'dice')}: roll 1 to {desk.owned}"
+                )
             desk.hand = [draw() for _ in range(count)]
             desk.rolls = 1
             events.append(Event(f"round {k}: you roll {self._shown(desk.hand)}", to=me))
@@ -971,7 +979,9 @@ class FirstPlayerEngine(JsonCodec):
     def _check_token(row: Sequence[tuple[int | None, bool]], position: int, left: int) -> None:
         """The token checks of 6.1, in order: position, no token yet, not a 6, a token held."""
         if not 1 <= position <= len(row):
-            raise OrderError(f"there is no die {position}: your row has {len(row)} dice")
+            raise OrderError(
+                f"there is no die {position}: your row has {counted(len(row), 'die', 'dice')}"
+            )
         value, marked = row[position - 1]
         if marked:
             raise OrderError(f"die {position} already has a token this round")

@@ -29,6 +29,7 @@ from games.engines.base import (
     Prompt,
     Standing,
     check_option_keys,
+    counted,
     option_flag,
     option_int,
     option_one_of,
@@ -358,7 +359,7 @@ def check_raise(state: LiarsDiceState, quantity: int, face: int) -> None:
     if quantity > MAX_QUANTITY:
         raise OrderError(
             f"bid {quantity} {face}: the quantity must be at most {MAX_QUANTITY} "
-            f"({sum(state.counts)} dice are in play)"
+            f"({counted(sum(state.counts), 'die', 'dice')} in play)"
         )
     if face not in FACES:
         raise OrderError(f"bid {quantity} {face}: the face must be 1-6")
@@ -817,7 +818,7 @@ class LiarsDiceEngine(JsonCodec):
                     seat,
                     "cheat",
                     f"{where}: cheat yes or cheat no "
-                    f"({CHEATS_PER_MATCH - state.cheats_used[seat]} cheats left)",
+                    f"({counted(CHEATS_PER_MATCH - state.cheats_used[seat], 'cheat')} left)",
                 )
                 for seat in state.seats
                 if state.cheats_used[seat] < CHEATS_PER_MATCH
@@ -934,11 +935,14 @@ class LiarsDiceEngine(JsonCodec):
         most = min(MULLIGAN_MOST, held)
         if len(order.positions) > most:
             raise OrderError(
-                f"mulligan: you hold {held} dice; name at most {most} different positions"
+                f"mulligan: you hold {counted(held, 'die', 'dice')}; name at most "
+                f"{counted(most, 'different position')}"
             )
         for position in order.positions:
             if not 1 <= position <= held:
-                raise OrderError(f"mulligan: you have no die {position}; you hold {held} dice")
+                raise OrderError(
+                    f"mulligan: you have no die {position}; you hold {counted(held, 'die', 'dice')}"
+                )
         mulligans = tuple(
             order.positions if s == seat else m for s, m in enumerate(state.mulligans)
         )
@@ -1034,7 +1038,9 @@ class LiarsDiceEngine(JsonCodec):
             unshown = held - len(shown_positions(state, seat))
             raise OrderError(f"show: you have {unshown} unshown dice left; claim without show")
         if not 1 <= show <= held:
-            raise OrderError(f"show: you have no die at position {show}; you hold {held} dice")
+            raise OrderError(
+                f"show: you have no die at position {show}; you hold {counted(held, 'die', 'dice')}"
+            )
         if show not in to_show:
             raise OrderError(f"show: you showed your die at position {show} already this round")
 
@@ -1061,7 +1067,8 @@ class LiarsDiceEngine(JsonCodec):
             raise OrderError(f"reveal: every die of {who} is revealed already")
         if not 1 <= action.reveal <= len(hand):
             raise OrderError(
-                f"reveal: {who} has no die {action.reveal}; {who} holds {len(hand)} dice"
+                f"reveal: {who} has no die {action.reveal}; "
+                f"{who} holds {counted(len(hand), 'die', 'dice')}"
             )
         if action.reveal in revealed:
             raise OrderError(f"reveal: {who}'s die {action.reveal} is revealed already")
@@ -1106,7 +1113,8 @@ class LiarsDiceEngine(JsonCodec):
             raise OrderError(f"learn: {who} has no dice")
         if not 1 <= slot <= state.counts[target]:
             raise OrderError(
-                f"learn: {who} has no die {slot}; {who} holds {state.counts[target]} dice"
+                f"learn: {who} has no die {slot}; "
+                f"{who} holds {counted(state.counts[target], 'die', 'dice')}"
             )
         if slot in state.revealed[target]:
             raise OrderError(f"learn: {who}'s die {slot} is revealed; everybody knows it")
@@ -1175,7 +1183,7 @@ class LiarsDiceEngine(JsonCodec):
             Event(
                 f"round {state.round}: mulligans done: "
                 + "; ".join(
-                    f"{state.players[seat]} rerolled {len(rerolled[seat])} dice"
+                    f"{state.players[seat]} rerolled {counted(len(rerolled[seat]), 'die', 'dice')}"
                     for seat in state.seats
                 )
             )

@@ -682,7 +682,7 @@ def test_gifts_change_counts_at_once_and_ready_closes_the_window() -> None:
     assert engine.prompts(state)[0] == Prompt(
         0,
         "ready",
-        "round 1 gifts: you are ready (you hold 2 dice and 1 tokens); "
+        "round 1 gifts: you are ready (you hold 2 dice and 1 token); "
         "rolling starts when everyone is ready",
     )
     assert after(state, "ann", "ready") == state  # a second ready changes nothing
@@ -690,10 +690,24 @@ def test_gifts_change_counts_at_once_and_ready_closes_the_window() -> None:
         "give bob 1 dice: you have sent ready: no more gifts from you this round"
     )
     assert refused(state, "bob", "give ann 2 tokens") == (
-        "give ann 2 tokens: gift refused: you hold 1 tokens, not 2"
+        "give ann 2 tokens: gift refused: you hold 1 token, not 2"
     )
     state = after(state, "bob", "ready")
     assert state.phase == COMMIT
+
+
+def test_a_gift_is_reported_with_the_word_its_count_takes() -> None:
+    state = replace(begin(("ann", "bob"), tokens=True), tokens=(2, 0))
+    _, events = send(state, "ann", "give bob 1 dice\ngive bob 2 token")
+    assert [event.text for event in events] == [
+        "round 1: ann gives bob 1 die",
+        "round 1: ann gives bob 2 tokens",
+    ]
+    _, events = send(state, "ann", "give bob 2 die\ngive bob 1 tokens")
+    assert [event.text for event in events] == [
+        "round 1: ann gives bob 2 dice",
+        "round 1: ann gives bob 1 token",
+    ]
 
 
 def test_a_message_with_a_bad_gift_is_refused_as_a_whole() -> None:

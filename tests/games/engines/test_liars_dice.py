@@ -597,7 +597,7 @@ def test_l9_an_unfounded_accusation_loses_the_round() -> None:
 def test_l9_two_cheats_are_the_most() -> None:
     state = cheat_state((2, 1))
     assert engine.prompts(state) == [
-        Prompt(1, "cheat", "round 5: cheat yes or cheat no (1 cheats left)")
+        Prompt(1, "cheat", "round 5: cheat yes or cheat no (1 cheat left)")
     ]
     assert rejected(state, 0, "cheat yes") == (
         "cheat: you have cheated in 2 rounds already; no order is expected from you now"
@@ -938,11 +938,10 @@ def test_a_quantity_is_capped_at_999_and_the_message_says_so() -> None:
     state, _ = started({}, ["ann", "bob"], FILLER[:10])
     state = replace(state, bids=(Bid(0, 2, 3),), turn=1)
     assert rejected(state, 1, "bid 99999999999999999999999999999 3") == (
-        "bid 99999999999999999999999999999 3: the quantity must be at most 999 "
-        "(10 dice are in play)"
+        "bid 99999999999999999999999999999 3: the quantity must be at most 999 (10 dice in play)"
     )
     assert rejected(state, 1, "bid 1000 3") == (
-        "bid 1000 3: the quantity must be at most 999 (10 dice are in play)"
+        "bid 1000 3: the quantity must be at most 999 (10 dice in play)"
     )
     assert send(state, 1, "bid 999 3")[0].bids[-1] == Bid(1, 999, 3)
 
