@@ -227,7 +227,10 @@ def test_a_reply_with_no_order_above_the_quote_is_answered(game: Game) -> None:
         postmark_payload(reply_address(seat(game, 0)), "> W5 1+3 3+4\n-- \nann"), **auth()
     )
     (refused,) = refusals()
-    assert "your reply holds no order: write it above the quoted report" in refused.text
+    assert refused.text.splitlines()[4] == (
+        "  your reply holds no order, so nothing was recorded: write the order above the "
+        "quoted report"
+    )
     assert Order.objects.count() == 0
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 import secrets
 from datetime import datetime, timedelta
-from html import escape
+from html import escape, unescape
 from typing import Any
 
 import pytest
@@ -532,22 +532,46 @@ def test_an_order_after_the_deadline_is_too_late_and_changes_nothing(
     response = client.post(seat_page(game, 0), data)
     assert response.status_code == 200
     assert top_errors(response.content.decode()) == [
-        "too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC"
+        "too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC, so nothing was recorded; "
+        "the step is being resolved and its report comes by email"
     ]
     assert snapshot(game) == before
 
 
-def test_an_order_from_a_page_of_a_resolved_step_is_too_late(client: Client, now: datetime) -> None:
+RESOLVED_BY_THE_GM = (
+    "While your page was open, step 1 was resolved at Mon 23 Nov 2026 18:00 UTC by the GM; "
+    "the current step is 2. Your order was not recorded: new dice were rolled since you wrote "
+    "it; read the new report first. It is in the box below: check it, change it if need be, "
+    "and send it again."
+)
+
+
+def typed_box(html: str) -> str:
+    found = re.search(r'<textarea name="text"[^>]*>\n?(.*?)</textarea>', html, re.S)
+    assert found is not None
+    return unescape(found.group(1))
+
+
+def test_an_order_from_a_page_of_a_resolved_step_says_what_happened_and_keeps_it(
+    client: Client, now: datetime
+) -> None:
     game = started(2, now)
     log_in(client, game, 0, now)
-    data = block_data(1, choices_for(game, 0), 0)
+    picked = choices_for(game, 0)
+    data = block_data(1, picked, 0)
     postal.resolve_now(game.pk, now=now)
     before = snapshot(game)
-    response = client.post(seat_page(game, 0), data, follow=True)
-    assert response.redirect_chain == [(seat_page(game, 0), 302)]
-    assert '<li class="error">too late: step 1 was resolved at Mon 23 Nov 2026 18:00 UTC; ' in (
-        response.content.decode()
+    response = client.post(seat_page(game, 0), data)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert text_errors(html) == [escape(RESOLVED_BY_THE_GM)]
+    # The order as the blocks of step 1 wrote it, in the box of the step open now.
+    assert typed_box(html) == "\n".join(
+        f"{n}: {data[f'r{n}_kind']}{data[f'r{n}_value']} {data[f'r{n}_a']}+{data[f'r{n}_b']} "
+        f"{data[f'r{n}_c']}+{data[f'r{n}_d']}"
+        for n, _ in picked
     )
+    assert re.findall(r'<input type="hidden" name="step" value="(\d+)">', html) == ["2", "2"]
     assert snapshot(game) == before
 
 
@@ -567,22 +591,28 @@ def test_a_typed_order_after_the_deadline_is_too_late_at_the_box(
     response = client.post(seat_page(game, 0), data)
     assert response.status_code == 200
     html = response.content.decode()
-    assert text_errors(html) == ["too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC"]
+    assert text_errors(html) == [
+        "too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC, so nothing was recorded; "
+        "the step is being resolved and its report comes by email"
+    ]
     assert top_errors(html) == []
     assert snapshot(game) == before
 
 
-def test_a_typed_order_for_a_resolved_step_is_too_late(client: Client, now: datetime) -> None:
+def test_a_typed_order_for_a_resolved_step_says_what_happened_and_keeps_it(
+    client: Client, now: datetime
+) -> None:
     game = started(2, now)
     log_in(client, game, 0, now)
-    data = typed_data(0, canonical(choices_for(game, 0)))
+    text = canonical(choices_for(game, 0))
     postal.resolve_now(game.pk, now=now)
     before = snapshot(game)
-    response = client.post(seat_page(game, 0), data, follow=True)
-    assert response.redirect_chain == [(seat_page(game, 0), 302)]
+    response = client.post(seat_page(game, 0), typed_data(0, text))
+    assert response.status_code == 200
     html = response.content.decode()
-    assert '<li class="error">too late: step 1 was resolved at Mon 23 Nov 2026 18:00 UTC; ' in html
-    assert text_errors(html) == []
+    assert text_errors(html) == [escape(RESOLVED_BY_THE_GM)]
+    assert typed_box(html) == text
+    assert top_errors(html) == []
     assert snapshot(game) == before
 
 

@@ -194,9 +194,8 @@ def _numbers(values: Sequence[int]) -> str:
 def line_text(players: Sequence[str], line: Line) -> str:
     """The line as the engine writes it; ``parse`` reads it back."""
     if line.verb == "give":
-        assert line.seat is not None
-        unit = "dice" if line.unit == "dice" else ("token" if line.count == 1 else "tokens")
-        return f"give {players[line.seat]} {line.count} {unit}"
+        assert line.seat is not None and line.count is not None
+        return f"give {players[line.seat]} {_gift_words(line.count, line.unit)}"
     if line.verb == "roll":
         return "roll all" if line.count is None else f"roll {line.count}"
     if line.verb == "reroll":
@@ -252,7 +251,7 @@ def parse_line(players: Sequence[str], text: str, where: str) -> Line:
         unit = "dice" if rest[-1] in ("dice", "die") else "token"
         count = _count(rest[-2], where, unit)
         if count < 1:
-            raise OrderError(f"{where}: a gift needs at least 1 {unit}")
+            raise OrderError(f"{where}: a gift needs at least {_gift_words(1, unit)}")
         return Line("give", seat=seats[0], count=count, unit=unit)
     if verb == "ready":
         if rest:
