@@ -224,7 +224,8 @@ def accept_order(
 
     An order whose first lines took effect at once (dice drawn) before a later line was
     refused (``OrderError.applied``) keeps those lines: their dice and events are recorded
-    and the game moves on as they say; then OrderRejected says what was refused.
+    and the game moves on as they say; then OrderRejected (``partly_played``) says what was
+    refused, in the engine's words, which say what stands.
 
     An accepted order is marked as owed its receipt, which ``write_receipts`` writes (the
     workers' task, every RECEIPT_SECONDS).
@@ -362,7 +363,8 @@ def _accept(
             # changes neither: then the game row is left as it is.
             game.save(update_fields=["state", "dice_drawn"])
     if refused is not None:
-        rejected = OrderRejected(f"{refused} (the lines before it were played and stand)")
+        # The engine's message says which lines were played and stand.
+        rejected = OrderRejected(refused)
         rejected.partly_played = True
         raise rejected
     return row

@@ -481,17 +481,3 @@ def test_a_menu_pick_written_before_anothers_gift_still_counts(now: datetime) ->
         ("ann", 1, "give bob 1 die"),
         ("cy", 2, "ready"),
     ]
-
-
-def test_an_emailed_gift_after_anothers_gift_is_taken_for_the_step_open_now(
-    now: datetime,
-) -> None:
-    game = night(now)
-    ann = browser_of(game, 0, now)
-    assert typed(ann, game, "give cy 1 dice").status_code == 302
-    # An email carries no step: it is an order for the step open when it arrives.
-    order = postal.accept_order(
-        game_id=game.pk, position=1, text="give cy 1 dice", source="email", now=now
-    )
-    assert (order.step.number, order.canonical, order.carried_over) == (2, "give cy 1 die", None)
-    assert state_of(game).counts == (2, 2, 5)

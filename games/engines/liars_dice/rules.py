@@ -181,7 +181,7 @@ class ActionApplied(OrderError):
     """
 
     def __init__(self, message: str, state: LiarsDiceState, events: list[Event]) -> None:
-        super().__init__(message, applied=(state, events))
+        super().__init__(f"{message} (your action line was played and stands)", (state, events))
         self.state = state
         self.events = events
 
