@@ -26,6 +26,7 @@ from games.engines.choice.rules import (
     legal_choices,
     play_round,
 )
+from games.engines.dice import NoDice
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game, seat_page
@@ -803,3 +804,66 @@ def test_pages_are_made_for_phones_and_work_without_javascript(
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
     assert "<script" not in html
     assert "min-height: 44px" in html
+
+
+def chosen(html: str) -> dict[str, str]:
+    """What the blocks form shows as chosen: each select's selected option and each
+    checked radio."""
+    start = html.index('id="blocks-form"')
+    form = html[start : html.index("</form>", start)]
+    found = {
+        name: value
+        for name, value in re.findall(
+            r'<select name="([^"]+)"[^>]*>.*?<option value="([^"]*)" selected>', form, re.S
+        )
+    }
+    found |= dict(
+        re.findall(r'<input type="radio" name="([^"]+)" value="([^"]*)"[^>]*checked', form)
+    )
+    return found
+
+
+def test_a_refused_choice_form_comes_back_with_every_choice_kept(
+    client: Client, now: datetime
+) -> None:
+    game = started(2, now)
+    log_in(client, game, 0, now)
+    data = block_data(1, choices_for(game, 0), 0)
+    roll = state_of(game).rounds[1].roll
+    data["r2_a"] = str(min(set(range(1, 7)) - set(roll)))  # a die the roll does not show
+    before = snapshot(game)
+    response = client.post(seat_page(game, 0), data)
+    assert response.status_code == 200
+    html = response.content.decode()
+    written = "\n".join(
+        f"{n}: {data[f'r{n}_kind']}{data[f'r{n}_value']} {data[f'r{n}_a']}+{data[f'r{n}_b']} "
+        f"{data[f'r{n}_c']}+{data[f'r{n}_d']}"
+        for n in (1, 2)
+    )
+    with pytest.raises(OrderError) as refused:
+        CHOICE.submit(state_of(game), 0, CHOICE.parse(state_of(game), 0, written), NoDice())
+    assert block_errors(html, 2) == [escape(refused.value.message)]
+    assert block_errors(html, 1) == []
+    fields = {name: value for name, value in data.items() if name.startswith("r")}
+    assert chosen(html) == fields
+    assert snapshot(game) == before
+
+
+def test_a_refused_typed_order_leaves_the_blocks_showing_the_order_that_counts(
+    client: Client, now: datetime
+) -> None:
+    game = started(2, now, early_processing=False)
+    log_in(client, game, 0, now)
+    data = block_data(1, choices_for(game, 0), 0)
+    assert client.post(seat_page(game, 0), data).status_code == 302
+    shown = chosen(client.get(seat_page(game, 0)).content.decode())
+    assert sorted(shown) == sorted(name for name in data if name.startswith("r"))
+    before = snapshot(game)
+    response = client.post(seat_page(game, 0), typed_data(0, "W9 1+1 1+1"))
+    assert response.status_code == 200
+    html = response.content.decode()
+    with pytest.raises(OrderError) as refused:
+        CHOICE.parse(state_of(game), 0, "W9 1+1 1+1")
+    assert text_errors(html) == [escape(refused.value.message)]
+    assert chosen(html) == shown
+    assert snapshot(game) == before
