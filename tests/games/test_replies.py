@@ -342,6 +342,7 @@ def test_a_refused_line_after_an_emailed_roll_says_the_roll_stands(now: datetime
     assert sorted(hand) != [6, 6, 6]
     (refused,) = refusals()
     lines = refused.text.splitlines()
+    assert lines[2] == 'Your email "Re: Test Choice, step 1" to "Game night" was only partly taken:'
     assert lines[4] == (
         f"  line 2 (arrange 6 6 6): arrange must use exactly your dice: "
         f"{' '.join(map(str, hand))} (the lines before it stand: your dice were rolled)"

@@ -480,7 +480,7 @@ def test_the_page_teaches_the_suppen_kasper_line(client: Client, now: datetime) 
     found = re.search(r'<form method="post" action="" id="text-form">(.*?)</form>', html, re.S)
     assert found is not None
     text_form = found[1]
-    assert re.findall(r"<code>([^<]*SK[^<]*)</code>", text_form) == [
+    assert re.findall(r"<code[^>]*>([^<]*SK[^<]*)</code>", text_form) == [
         "3.5: SK eat 2 5 6 6 3 W6 2+5 6+3"
     ]
     cards = re.findall(r'<td style="[^"]*">((?:flip|swap|half|double|refuse)[^<]*)</td>', text_form)
