@@ -35,7 +35,11 @@ _GAMES: list[Game] = [
     Game(choice.ChoiceEngine(), choice.SETTINGS, form="games.forms.choice.ChoiceOrderForm"),
     Game(dice_survivor.DiceSurvivorEngine(), dice_survivor.SETTINGS),
     Game(drop_shy.DropShyEngine(), drop_shy.SETTINGS, form="games.forms.drop_shy.DropShyOrderForm"),
-    Game(liars_dice.LiarsDiceEngine(), liars_dice.SETTINGS),
+    Game(
+        liars_dice.LiarsDiceEngine(),
+        liars_dice.SETTINGS,
+        form="games.forms.liars_dice.LiarsDiceOrderForm",
+    ),
     Game(first_player.FirstPlayerEngine(), first_player.SETTINGS),
 ]
 
