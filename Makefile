@@ -77,6 +77,7 @@ bench: venv
 	$(BIN)/python bench/growth.py
 	$(BIN)/python bench/email_delivery.py
 	$(BIN)/python bench/order_submission.py
+	$(BIN)/python bench/mailbox.py
 	$(BIN)/python bench/performance_doc.py
 
 clean:

@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from campaigns import dates
 from campaigns.models import Campaign, Member
 from campaigns.postal import DEFAULT_NIGHT_SCHEDULE, DEFAULT_POINTS, FIRST_PLAYER_KEYS
 from games import schedule
@@ -39,6 +40,12 @@ class CampaignForm(forms.Form):
         help_text="Of each game: 'every 1 hour', 'daily at 18:00' or 'mondays at 20:00'.",
     )
     time_zone = forms.CharField(max_length=64, initial="UTC")
+    locale = forms.CharField(
+        max_length=20,
+        required=False,
+        label="Dates written as",
+        help_text="A language code such as en-GB or de; empty: 2026-11-25.",
+    )
 
     def __init__(self, *args: Any, game: str | None, profile: str = "", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -78,6 +85,15 @@ class CampaignForm(forms.Form):
             raise ValidationError(str(error)) from None
         return name
 
+    def clean_locale(self) -> str:
+        locale: str = self.cleaned_data["locale"].strip()
+        if locale and not dates.known_locale(locale):
+            raise ValidationError(
+                f"{locale!r} is no language we write dates for; write a code such as en-GB "
+                "or de, or leave it empty"
+            )
+        return locale
+
     def clean_points(self) -> list[int]:
         words = self.cleaned_data["points"].replace(",", " ").split()
         if not words or not all(word.isascii() and word.isdigit() for word in words):
@@ -89,7 +105,7 @@ class CampaignForm(forms.Form):
         options = self.option_fields.data(self)
         if data is None or options is None or not self.option_fields.check(self, options):
             return data
-        rhythm = {key: data[key] for key in ("schedule", "time_zone") if key in data}
+        rhythm = {key: data[key] for key in ("schedule", "time_zone", "locale") if data.get(key)}
         if self.kind == Campaign.Kind.LEAGUE:
             options = {
                 "engine": self.option_fields.game,

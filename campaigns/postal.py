@@ -28,6 +28,7 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.db.models import Sum
 
+from campaigns import dates
 from campaigns.models import Attendance, Campaign, LeagueGame, LedgerEntry, Member, Night, Table
 from games import postal as games_postal
 from games import schedule
@@ -62,6 +63,12 @@ def _checked_options(kind: str, options: dict[str, Any]) -> dict[str, Any]:
     checked = dict(options)
     spec = checked.pop("schedule", None)
     zone = checked.pop("time_zone", "UTC")
+    locale = checked.pop("locale", "")
+    if locale and not (isinstance(locale, str) and dates.known_locale(locale)):
+        raise CampaignError(
+            f"locale: {locale!r} is no language we write dates for; write a code such as "
+            '"en-GB" or "de", or leave it out for dates as 2026-11-25'
+        )
     try:
         schedule.zone(zone)
         spec = schedule.validate(spec or DEFAULT_NIGHT_SCHEDULE)
@@ -98,7 +105,7 @@ def _checked_options(kind: str, options: dict[str, Any]) -> dict[str, Any]:
             raise CampaignError(f"unknown option {unknown[0]!r}")
     else:
         raise CampaignError(f"there is no kind of campaign {kind!r}")
-    return {**checked, "schedule": spec, "time_zone": zone}
+    return {**checked, "schedule": spec, "time_zone": zone} | ({"locale": locale} if locale else {})
 
 
 def _single_line(value: str, what: str) -> str:

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from campaigns import chart, postal
+from campaigns import chart, dates, postal
 from campaigns.forms import FIRST_PLAYER_KEY, CampaignForm, MemberForm, NightForm
 from campaigns.models import Campaign, Night
 from games import schedule
@@ -114,14 +114,20 @@ def campaign_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     }
     if campaign.kind == Campaign.Kind.FIRST_PLAYER:
         sheet = postal.tracker(campaign)
+        nights = campaign.nights.order_by("-number").prefetch_related(
+            "tables__game", "attendance__member"
+        )
         context |= {
             "night_form": NightForm(members=members, initial={"date": timezone.localdate()}),
             "open_night": campaign.nights.filter(status=Night.Status.OPEN)
             .prefetch_related("tables__game", "attendance__member")
             .first(),
-            "nights": campaign.nights.order_by("-number"),
+            "history": [
+                (night, [a.member.name for a in night.attendance.all() if not a.present])
+                for night in nights
+            ],
             "tracker": sheet,
-            "chart": chart.tracker_svg(sheet),
+            "chart": _chart(campaign, sheet),
         }
     else:
         games, rows = postal.league_standings(campaign)
@@ -198,4 +204,9 @@ def tracker_csv(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @staff_member_required
 def tracker_svg(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _campaign(request, campaign_id)
-    return HttpResponse(chart.tracker_svg(postal.tracker(campaign)), content_type="image/svg+xml")
+    svg = _chart(campaign, postal.tracker(campaign))
+    return HttpResponse(svg, content_type="image/svg+xml")
+
+
+def _chart(campaign: Campaign, sheet: postal.Tracker) -> str:
+    return chart.tracker_svg(sheet, [dates.night_date(campaign, n.date) for n in sheet.nights])

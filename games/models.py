@@ -240,6 +240,10 @@ class Order(models.Model):
     # Not a field: set on the order ``postal.accept_order`` returns when the order repeated
     # the one that counts, and nothing was written.
     repeated = False
+    # Not a field either: set by ``postal.accept_order`` on an order written for a step that
+    # was resolved while the player's page was open and taken for the step open now: what
+    # moved the game on, in the player's words.
+    carried_over: str | None = None
 
     class Meta:
         ordering = ["step", "received_at", "id"]

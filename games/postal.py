@@ -25,6 +25,7 @@ from django.db.models import Exists, F, Max, OuterRef
 from games import access, email_choices, reports, schedule, signals
 from games.engines import registry
 from games.engines.base import (
+    Dice,
     Engine,
     Event,
     GameError,
@@ -50,7 +51,22 @@ class PostalError(Exception):
 
 
 class OrderRejected(PostalError):
-    pass
+    """An order not taken. ``partly_played``: its first lines took effect at once (dice
+    were drawn) and stand; only the refused line and those after it were not taken."""
+
+    partly_played = False
+
+
+class StepMovedOn(OrderRejected):
+    """An order written for a step that was resolved while the player's page was open, and
+    not taken for the step open now. ``happened`` says what moved the game on, in the
+    player's words; ``kept`` whether the order should be offered again (it may still fit:
+    the player decides); ``reason`` why it was not taken (or "" when no order is owed
+    now)."""
+
+    def __init__(self, happened: str, reason: str, *, kept: bool) -> None:
+        super().__init__(f"too late: {happened}; {reason}" if reason else f"too late: {happened}")
+        self.happened, self.reason, self.kept = happened, reason, kept
 
 
 class SeatNotFound(PostalError):
@@ -210,7 +226,8 @@ def accept_order(
 
     An order whose first lines took effect at once (dice drawn) before a later line was
     refused (``OrderError.applied``) keeps those lines: their dice and events are recorded
-    and the game moves on as they say; then OrderRejected says what was refused.
+    and the game moves on as they say; then OrderRejected (``partly_played``) says what was
+    refused, in the engine's words, which say what stands.
 
     An accepted order is marked as owed its receipt, which ``write_receipts`` writes (the
     workers' task, every RECEIPT_SECONDS).
@@ -254,25 +271,37 @@ def _accept(
 ) -> Order:
     if "\x00" in text:
         # Never a part of an order, and the record (PostgreSQL text) cannot hold it.
-        raise OrderRejected("the order holds a NUL character; write it as plain text")
+        raise OrderRejected(
+            "the order holds a NUL character, so nothing was recorded; write it as plain text"
+        )
     refused: str | None = None
     with transaction.atomic():
         seat = locked_seat()
         game, position = seat.game, seat.position
-        step = _current_open_step(game, seat, step_number, now)
+        step = _current_open_step(game, seat, now)
+        happened = None
+        if step_number is not None and step_number != step.number:
+            happened = _carried_over(game, seat, step_number, step)
         engine = registry.get(game.engine)
         state = engine.state_from_json(game.state)
         dice = VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn)
         try:
             order = engine.parse(state, position, text)
-            new_state, events = engine.submit(state, position, order, dice)
-        except OrderError as error:
+            # An order carried over to the step open now draws no die: see _carried_over.
+            drawn_by: Dice = dice if happened is None else _NoDraws()
+            new_state, events = engine.submit(state, position, order, drawn_by)
+        except (OrderError, _Drew) as error:
+            if happened is not None:
+                # Taken whole or not at all: lines it played are not kept either.
+                reason = error.message if isinstance(error, OrderError) else _DREW
+                raise StepMovedOn(happened, reason, kept=True) from None
+            assert isinstance(error, OrderError)
             if error.applied is None:
                 raise OrderRejected(error.message) from None
             refused = error.message
             new_state, events = error.applied
         if position not in step.prompted_seats:
-            raise OrderRejected("no order is expected from you now")
+            raise OrderRejected(_NOT_OWED)
         prompts = _prompt_list(engine.prompts(new_state))
         # An order that changed the prompts took effect at once: the receipt says what it
         # did, as this seat may see it; a sealed order is echoed as sealed.
@@ -292,6 +321,7 @@ def _accept(
                 # The order that counts, sent again (a double tap, a form posted twice, a
                 # flood): acknowledged, and nothing is written, nor owed a receipt.
                 counting.repeated = True
+                counting.carried_over = happened
                 return counting
         row = Order(
             step=step,
@@ -304,6 +334,7 @@ def _accept(
             receipt_due=refused is None,
             results=results,
         )
+        row.carried_over = happened
         if refused is None or prompts != step.prompts:
             # A refused order is written only when the lines it played moved the game on:
             # they are then part of the step's record. Otherwise it must not count as this
@@ -334,7 +365,10 @@ def _accept(
             # changes neither: then the game row is left as it is.
             game.save(update_fields=["state", "dice_drawn"])
     if refused is not None:
-        raise OrderRejected(f"{refused} (the lines before it were played and stand)")
+        # The engine's message says which lines were played and stand.
+        rejected = OrderRejected(refused)
+        rejected.partly_played = True
+        raise rejected
     return row
 
 
@@ -460,40 +494,99 @@ def _seat(game: Game, position: int) -> Seat:
         raise OrderRejected("there is no such seat in this game") from None
 
 
-def _current_open_step(game: Game, seat: Seat, step_number: int | None, now: datetime) -> Step:
+def _current_open_step(game: Game, seat: Seat, now: datetime) -> Step:
     if game.status == Game.Status.FINISHED:
-        raise OrderRejected("the game is over; no order is expected from you")
+        raise OrderRejected(
+            "the game is over, so nothing was recorded; the final standings are on your page"
+        )
     if game.status == Game.Status.PAUSED:
-        raise OrderRejected("the GM has paused the game; orders are taken again when it resumes")
+        raise OrderRejected(
+            "the GM has paused the game, so nothing was recorded; orders are taken again "
+            "when it resumes"
+        )
     if game.status != Game.Status.RUNNING:
-        raise OrderRejected("the game has not started; no order is expected yet")
+        raise OrderRejected(
+            "the game has not started, so nothing was recorded; its first report says what to order"
+        )
     # Read after the game's lock, so it is what the lock's last holder committed. Not the
     # states before and after the step: an order has the game's state.
     step = game.steps.defer("state_before", "state_after").get(number=game.step_number)
-    if step_number is not None and step_number != step.number:
-        previous = game.steps.filter(number=step_number).first()
-        when = (
-            f" at {schedule.local_time(previous.closed_at, seat.zone)}"
-            if previous and previous.closed_at
-            else ""
-        )
-        applied = (
-            Order.objects.filter(step=previous, seat=seat, source=Order.Source.DEFAULT)
-            .values_list("canonical", flat=True)
-            .first()
-            if previous
-            else None
-        )
-        default = "" if applied is None else f" (no-moves default applied: {applied})"
-        raise OrderRejected(
-            f"too late: step {step_number} was resolved{when}; the current step is "
-            f"{step.number}{default}"
-        )
     if step.status != Step.Status.OPEN or step.deadline <= now:
         raise OrderRejected(
-            f"too late: the deadline passed at {schedule.local_time(step.deadline, seat.zone)}"
+            f"too late: the deadline passed at {schedule.local_time(step.deadline, seat.zone)}, "
+            "so nothing was recorded; the step is being resolved and its report comes by email"
         )
     return step
+
+
+_NOT_OWED = (
+    "you owe no order in this step, so nothing was recorded; the page shows whose turn it is"
+)
+_DREW = "new dice were rolled since you wrote it; read the new report first"
+
+
+class _Drew(Exception):
+    """An order carried over to a later step would draw dice."""
+
+
+class _NoDraws:
+    """Dice for trying an order carried over to a later step: one that needs a die was
+    written before the situation it would roll in, and is not taken without a look."""
+
+    def draw(self, sides: int) -> int:
+        raise _Drew
+
+
+def _carried_over(game: Game, seat: Seat, step_number: int, step: Step) -> str:
+    """What moved the game on from step ``step_number`` (a form's step) to ``step`` (open
+    now), in the player's words; StepMovedOn unless the order may be tried on ``step``:
+    the seat owes an order now and nothing was rolled since the form's step opened (an
+    order written before new dice is never played on them unseen)."""
+    previous = game.steps.filter(number=step_number).first()
+    if previous is None or previous.closed_at is None or step_number > step.number:
+        raise OrderRejected(
+            "this form is for a step that never opened, so nothing was recorded; reload your "
+            "page and send the order from its form"
+        )
+    when = schedule.local_time(previous.closed_at, seat.zone)
+    happened = f"step {step_number} was resolved at {when} {_cause(previous, seat)}"
+    if step.number > step_number + 1:
+        happened += f", and the game moved on to step {step.number}"
+    else:
+        happened += f"; the current step is {step.number}"
+    if seat.position not in step.prompted_seats:
+        raise StepMovedOn(happened, "you owe no order in it, so nothing was recorded", kept=False)
+    if DiceRoll.objects.filter(
+        game=game, step__number__gte=step_number, step__number__lt=step.number
+    ).exists():
+        raise StepMovedOn(happened, _DREW, kept=True)
+    return happened
+
+
+def _cause(step: Step, seat: Seat) -> str:
+    """Why ``step`` was resolved, for ``seat``."""
+    if step.closed_by == Step.Closed.ORDER:
+        closer = (
+            step.orders.exclude(source=Order.Source.DEFAULT)
+            .order_by("-received_at", "-id")
+            .values_list("seat_id", "seat__name")
+            .first()
+        )
+        if closer is None:
+            return "when an order took effect at once"
+        who = "your own" if closer[0] == seat.pk else f"{closer[1]}'s"
+        return f"when {who} order took effect at once"
+    if step.closed_by == Step.Closed.EARLY:
+        return "when every order was in"
+    if step.closed_by == Step.Closed.GM:
+        return "by the GM"
+    applied = (
+        step.orders.filter(seat=seat, source=Order.Source.DEFAULT)
+        .values_list("canonical", flat=True)
+        .first()
+    )
+    default = "" if applied is None else f" (your no-moves default was played: {applied})"
+    return f"when its deadline passed{default}"
 
 
 def _all_answered(step: Step) -> bool:
@@ -898,6 +991,28 @@ def rotate_link(game_id: int, *, position: int, now: datetime) -> str:
         token = access.mint([seat], now=now)[position]
         queueing.queue([reports.link_email(game, seat, token)])
     return token
+
+
+def send_lost_links(email: str, *, now: datetime) -> int:
+    """Email the address one message with a fresh link to each of its seats in games that
+    are not over (the address in any case); returns how many seats. An address with no
+    such seat gets nothing, and its asker is told the same (the view says nothing else).
+
+    The seats' earlier links keep working: anyone may ask for any address's links, so
+    asking must not close a player's bookmarked page (closing them is the GM's
+    ``rotate_link``). The new links are minted for the email alone, as every email's are."""
+    seats = list(
+        Seat.objects.select_related("game")
+        .filter(email__iexact=email.strip())
+        .exclude(game__status__in=[Game.Status.FINISHED, Game.Status.ABANDONED])
+        .order_by("game_id", "position")
+    )
+    if not seats:
+        return 0
+    with transaction.atomic():
+        tokens = access.mint_each(seats, now=now)
+        queueing.queue_once([reports.lost_links_email(seats, tokens, now)])
+    return len(seats)
 
 
 def replace_player(game_id: int, *, position: int, name: str, email: str, now: datetime) -> Seat:

@@ -67,14 +67,21 @@ def handle(row: InboundMessage, message: Any, *, now: datetime) -> None:
         return _done(row, Inbound.IGNORED, "no valid reply address among the recipients")
     text = webhooks.reply_text(message)
     if _empty(text):
-        _answer(seat, row, text, "your reply holds no order: write it above the quoted report")
+        _answer(
+            seat,
+            row,
+            text,
+            "your reply holds no order, so nothing was recorded: write the order above the "
+            "quoted report",
+        )
         return _done(row, Inbound.REJECTED, "no order in the reply")
     try:
         order = postal.accept_order(
             game_id=seat.game_id, position=seat.position, text=text, source="email", now=now
         )
     except postal.PostalError as error:
-        _answer(seat, row, text, error.message)
+        partly = isinstance(error, postal.OrderRejected) and error.partly_played
+        _answer(seat, row, text, error.message, partly_played=partly)
         return _done(row, Inbound.REJECTED, error.message)
     _done(row, Inbound.ORDER, f"order {order.pk} of {seat}", order)
 
@@ -88,9 +95,11 @@ def _empty(text: str) -> bool:
         return False
 
 
-def _answer(seat: Seat, row: InboundMessage, text: str, reason: str) -> None:
+def _answer(
+    seat: Seat, row: InboundMessage, text: str, reason: str, *, partly_played: bool = False
+) -> None:
     """Tell the seat (at its own address, never the From of the email) why its emailed
-    order was refused, quoting what it wrote."""
+    order was refused, quoting what it wrote; ``partly_played``: its first lines stand."""
     game = seat.game
     with transaction.atomic():
         token = access.mint([seat], now=row.received_at)[seat.position]
@@ -102,6 +111,7 @@ def _answer(seat: Seat, row: InboundMessage, text: str, reason: str) -> None:
                 "game": game,
                 "seat": seat,
                 "reason": reason,
+                "partly_played": partly_played,
                 "lines": text.splitlines() or [""],
                 "subject": row.subject,
                 "link": access.url(token),

@@ -12,6 +12,7 @@ adds templates, not code.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -21,7 +22,7 @@ from django.urls import reverse
 
 from games import access, calendar, email_choices
 from games.engines import registry
-from games.engines.base import Engine, Event
+from games.engines.base import Engine, Event, to_json
 from games.models import Event as EventRow
 from games.models import Game, Order, Seat, Step
 from games.schedule import local_time
@@ -41,6 +42,12 @@ def engine_templates(engine_key: str, part: str, extension: str) -> list[str]:
 
 def verify_url(game: Game) -> str:
     return f"{settings.SITE_URL}{reverse('games:verify', args=[game.public_id])}"
+
+
+def options_in_play(game: Game, engine: Engine[Any, Any, Any]) -> Any:
+    """The game's options with every default filled in, as plain data: what the help of a
+    game shows depends on them (a profile, a variant, the cards or anomalies in play)."""
+    return to_json(engine.options(game.options))
 
 
 def game_seat_name(game: Game, position: int) -> str:
@@ -66,6 +73,8 @@ def seat_context(
         "finished": step is None,
         # The profile and options in words, worked out only where a template shows them.
         "rules": partial(registry.describe, game.engine, game.options),
+        "title": registry.title(game.engine, game.options),
+        "options": options_in_play(game, engine),
     }
     for part in ENGINE_PARTS:
         context[f"{part}_txt"] = engine_templates(game.engine, part, "txt")
@@ -198,6 +207,7 @@ def shared_parts(
         "view": engine.view(state, None),
         "step": step,
         "finished": step is None,
+        "options": options_in_play(game, engine),
     }
     parts = {}
     for part in SHARED_PARTS:
@@ -311,7 +321,7 @@ def current_report_email(game: Game, seat: Seat, token: str, now: datetime) -> O
 
 def invite_email(game: Game, seat: Seat, token: str, now: datetime) -> OutboundEmail:
     engine = registry.get(game.engine)
-    context = _context(game, seat, token)
+    context = _context(game, seat, token, options=options_in_play(game, engine))
     context["syntax_txt"] = engine_templates(engine.key, "syntax", "txt")
     context["syntax_html"] = engine_templates(engine.key, "syntax", "html")
     return _build(
@@ -326,6 +336,24 @@ def link_email(game: Game, seat: Seat, token: str) -> OutboundEmail:
         seat,
         f"link:{game.pk}:{seat.position}:{seat.link_version}",
         _context(game, seat, token),
+    )
+
+
+def lost_links_email(seats: list[Seat], tokens: list[str], now: datetime) -> OutboundEmail:
+    """One email to the address of ``seats`` (with their games) with a link to each, for a
+    player who asked for their links on the home page. A second request in the same
+    instant (a double click) is the same email."""
+    address = seats[0].email
+    items = [
+        {"game": seat.game, "seat": seat, "link": access.url(token)}
+        for seat, token in zip(seats, tokens, strict=True)
+    ]
+    key = hashlib.sha256(address.lower().encode()).hexdigest()[:32]
+    return building.build(
+        "lost-links",
+        to=address,
+        dedupe_key=f"lost-links:{key}:{now.isoformat()}",
+        context={"seats": items, "count": len(items), "days": settings.LINK_DAYS},
     )
 
 

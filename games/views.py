@@ -28,7 +28,9 @@ from redis.exceptions import RedisError
 
 from games import access, archive, calendar, email_choices, postal, reminders, reports, schedule
 from games.forms import (
+    TEXT,
     EmailChoiceForm,
+    LostLinksForm,
     ReminderChoiceForm,
     form_class,
     form_templates,
@@ -39,8 +41,21 @@ from games.models import Game, Order, Seat, Step
 from moderator import ratelimit
 
 
+@require_http_methods(["GET", "POST"])
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "games/home.html")
+    """The home page, where a player who lost their links has them emailed: the answer is
+    the same whether or not the address plays here, so nobody learns who does."""
+    if request.method == "GET":
+        return render(request, "games/home.html", {"form": LostLinksForm()})
+    form = LostLinksForm(request.POST)
+    if not form.is_valid():
+        return render(request, "games/home.html", {"form": form})
+    email = form.cleaned_data["email"]
+    if ratelimit.lost_links_rate_limited(request, email):
+        context = {"form": form, "limited": True}
+        return render(request, "games/home.html", context, status=429)
+    postal.send_lost_links(email, now=timezone.now())
+    return render(request, "games/home.html", {"form": LostLinksForm(), "sent_to": email})
 
 
 def verify(request: HttpRequest, public_id: str) -> HttpResponse:
@@ -136,7 +151,10 @@ def play_game(request: HttpRequest, game_id: int) -> HttpResponse:
     return render(request, "games/play_index.html", {"seats": seats, "game": seats[0].game})
 
 
-OUT_OF_DATE = "This form is out of date and nothing was recorded; here is the current one."
+OUT_OF_DATE = (
+    "This form is out of date, so nothing was recorded: send your order again from the current "
+    "page."
+)
 
 
 def _posted_seat_refusal(request: HttpRequest, game_id: int, position: int) -> str | None:
@@ -180,7 +198,7 @@ def _held_seat_id(request: HttpRequest, game_id: int, position: int) -> int | No
 
 @require_http_methods(["GET", "POST"])
 def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
-    refused: str | None = None
+    refused: postal.OrderRejected | None = None
     step_number: int | None = None
     if request.method == "POST":
         seat_id = _held_seat_id(request, game_id, position)
@@ -213,7 +231,7 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
             except postal.SeatNotFound:
                 return not_valid(request)
             except postal.OrderRejected as error:
-                refused = error.message
+                refused = error
             else:
                 return _accepted(request, order)
     held = _browser_seats(request, game_id=game_id)
@@ -240,7 +258,7 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
             current=context["view"].get("you", {}).get("order") or "",
         )
     if step_number is not None:  # a post of an order form
-        response = _take_order(request, seat, form, step_number, refused)
+        response, form = _take_order(request, seat, form, step_number, refused)
         if response is not None:
             return response
     context.update(
@@ -347,31 +365,101 @@ def _accept(seat: Seat, text: str, step_number: int) -> Order:
 
 
 def _take_order(
-    request: HttpRequest, seat: Seat, form: Any, step_number: int, refused: str | None
-) -> HttpResponse | None:
+    request: HttpRequest,
+    seat: Seat,
+    form: Any,
+    step_number: int,
+    refused: postal.OrderRejected | None,
+) -> tuple[HttpResponse | None, Any]:
     """Hand a posted order to the postal layer: a redirect when it is accepted (PRG), else
-    None with the reason attached to the form. ``refused``: why the postal layer already
-    refused the typed order of this post."""
+    no response and the form to show, with the reason on it. ``refused``: why the postal
+    layer already refused the typed order of this post."""
     if form is None or step_number != form.initial["step"]:
-        # Not owed now, or written for another step: no form of the current step can read
-        # it, and the postal layer answers with the reason ("too late: ...").
+        # Written for another step, or no order is owed now: the postal layer takes it if
+        # it still fits the step open now, else says what happened.
         if refused is None:
             try:
-                order = _accept(seat, request.POST.get("text", ""), step_number)
-                return _accepted(request, order)
+                order = _accept(seat, _written_order(request, seat, step_number), step_number)
+                return _accepted(request, order), form
             except postal.OrderRejected as error:
-                refused = error.message
-        messages.error(request, refused)
-        return redirect(seat_page(seat))
+                refused = error
+        if form is not None and isinstance(refused, postal.StepMovedOn) and refused.kept:
+            return None, _offered_again(request, form, seat, step_number, refused)
+        messages.error(request, _refusal(refused))
+        return redirect(seat_page(seat)), form
     if not form.is_valid():
-        return None
+        return None, form
     if refused is None:
         try:
-            return _accepted(request, _accept(seat, form.order_text(), step_number))
+            return _accepted(request, _accept(seat, form.order_text(), step_number)), form
         except postal.OrderRejected as error:
-            refused = error.message
-    form.add_order_error(refused)
-    return None
+            refused = error
+    form.add_order_error(_refusal(refused))
+    return None, form
+
+
+def _refusal(error: postal.OrderRejected) -> str:
+    """Why an order was not taken, as the player's page says it."""
+    if not isinstance(error, postal.StepMovedOn):
+        return error.message
+    text = f"While your page was open, {error.happened}."
+    if not error.kept:
+        return f"{text} {error.reason[0].upper()}{error.reason[1:]}."
+    return (
+        f"{text} Your order was not recorded: {error.reason}. It is in the box below: "
+        f"check it, change it if need be, and send it again."
+    )
+
+
+def _written_order(request: HttpRequest, seat: Seat, step_number: int) -> str:
+    """The order a form written for step ``step_number`` says, as text: the typed box as
+    typed; a menu's or a game's own form's order read by the form of that step ("" when
+    it reads none, a once-a-game order not confirmed, say)."""
+    if request.POST.get("entry") == TEXT:
+        return request.POST.get("text", "")
+    step = seat.game.steps.filter(number=step_number).only("state_before").first()
+    if step is None:
+        return ""
+    engine = seat.game.rules
+    form = form_class(seat.game.engine)(
+        request.POST,
+        engine=engine,
+        state=engine.state_from_json(step.state_before),
+        position=seat.position,
+        step_number=step_number,
+    )
+    return form.order_text() if form.is_valid() else ""
+
+
+def _offered_again(
+    request: HttpRequest, form: Any, seat: Seat, step_number: int, error: postal.StepMovedOn
+) -> Any:
+    """The form of the step open now with the player's order in its typed box and what
+    happened above it: nothing was recorded, and the player decides."""
+    written = (
+        request.POST.get("text", "")
+        if request.POST.get("entry") == TEXT
+        else _written_order(request, seat, step_number)
+    )
+    again = type(form)(
+        {"step": form.initial["step"], "entry": TEXT, "text": written},
+        engine=form.engine,
+        state=form.state,
+        position=form.position,
+        step_number=form.initial["step"],
+    )
+    if again.is_valid():
+        again.add_order_error(_refusal(error))
+        return again
+    # Nothing to offer again: the current form as it is, and the message above it.
+    messages.error(request, _refusal(error))
+    return type(form)(
+        engine=form.engine,
+        state=form.state,
+        position=form.position,
+        step_number=form.initial["step"],
+        current=form.initial.get("text", ""),
+    )
 
 
 def _posted_step(request: HttpRequest) -> int | None:
@@ -386,7 +474,13 @@ def _accepted(request: HttpRequest, order: Order) -> HttpResponse:
     Back to the page the order was posted to, the game's page: its address is the
     request's, with nothing to work out (reversing it was 3% of an order's CPU)."""
     canonical = "; ".join(order.canonical.splitlines())
-    if order.repeated:
+    if order.carried_over is not None:
+        messages.success(
+            request,
+            f"While your page was open, {order.carried_over}. Your order still fits it and "
+            f"is accepted: {canonical}.",
+        )
+    elif order.repeated:
         messages.success(
             request,
             f"This is already the order that counts: {canonical}. Nothing new was recorded.",

@@ -11,6 +11,7 @@ polling its feed never uses up the magic links of the players behind the same ad
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import logging
 from collections.abc import Callable
@@ -94,6 +95,20 @@ def order_rate_limited(request: HttpRequest, seat_id: int) -> bool:
     per_seat = limited(request, "order-seat", key=seat)
     per_address = limited(request, "order-address")
     return per_seat or per_address
+
+
+def lost_links_rate_limited(request: HttpRequest, email: str) -> bool:
+    """Count one request for an email address's links, for the address (in any case) and
+    for the client address; True when either is over its limit (``RATES["lost-links-email"]``,
+    ``RATES["lost-links-address"]``). Known and unknown addresses count alike, so the limit
+    tells nobody which addresses play."""
+
+    def address(group: str, request: HttpRequest) -> str:
+        return "email:" + hashlib.sha256(email.strip().lower().encode()).hexdigest()
+
+    per_email = limited(request, "lost-links-email", key=address)
+    per_client = limited(request, "lost-links-address")
+    return per_email or per_client
 
 
 def too_many(request: HttpRequest, kind: str, *, back: str | None = None) -> HttpResponse:

@@ -232,7 +232,14 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
         "control_folder": str(BROKER_DIR / "control"),
+        # How often an idle worker looks for messages (kombu's default: every second).
+        # A worker that finishes a task after Ctrl-C (make run) stops once it has waited
+        # for messages twice more, Celery's fixed 2 s each rounded up to this, and its
+        # timer once (CELERY_WORKER_TIMER_PRECISION): within the 5 s honcho grants it.
+        # An idle worker stops at once (moderator/celery.py).
+        "polling_interval": 0.1,
     }
+    CELERY_WORKER_TIMER_PRECISION = 0.1
     for folder in ("queue", "control"):
         (BROKER_DIR / folder).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_IGNORE_RESULT = True
@@ -288,6 +295,8 @@ RATES = {
     "calendar": "60/m",  # calendar feeds built afresh; a feed served from the cache is free
     "order-seat": "20/m",  # order posts for one seat, from anywhere
     "order-address": "60/m",  # order posts from one address, for any seats
+    "lost-links-email": "3/h",  # "email me my links" for one email address, from anywhere
+    "lost-links-address": "10/h",  # "email me my links" from one client address, any emails
 }
 # A calendar feed is served from the cache this long (as its Cache-Control says): a calendar
 # app polling every minute costs one query per feed per five minutes.

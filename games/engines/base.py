@@ -290,6 +290,12 @@ def check_players(title: str, low: int, high: int, count: int) -> None:
 MAX_LINE = 120
 
 
+def counted(number: int, one: str, many: str = "") -> str:
+    """``number`` with the word that fits it: ``counted(1, "die", "dice")`` is "1 die",
+    ``counted(2, "token")`` "2 tokens" (the plural adds an s unless given)."""
+    return f"{number} {one if number == 1 else many or one + 's'}"
+
+
 def order_lines(text: str) -> list[str]:
     """The lines of an order as every game reads them (rules/README.md, conventions).
 

@@ -35,7 +35,11 @@ _GAMES: list[Game] = [
     Game(choice.ChoiceEngine(), choice.SETTINGS, form="games.forms.choice.ChoiceOrderForm"),
     Game(dice_survivor.DiceSurvivorEngine(), dice_survivor.SETTINGS),
     Game(drop_shy.DropShyEngine(), drop_shy.SETTINGS, form="games.forms.drop_shy.DropShyOrderForm"),
-    Game(liars_dice.LiarsDiceEngine(), liars_dice.SETTINGS),
+    Game(
+        liars_dice.LiarsDiceEngine(),
+        liars_dice.SETTINGS,
+        form="games.forms.liars_dice.LiarsDiceOrderForm",
+    ),
     Game(first_player.FirstPlayerEngine(), first_player.SETTINGS),
 ]
 
@@ -61,6 +65,11 @@ def settings(key: str) -> Settings:
 def profiles() -> list[tuple[str, Profile]]:
     """(game key, profile) for every way to play, in the order GMs see them."""
     return [(key, profile) for key, entry in SETTINGS.items() for profile in entry.profiles]
+
+
+def title(key: str, options: dict[str, Any]) -> str:
+    """The name of the way ``options`` play game ``key``: "Liar's Dice: Death Match"."""
+    return SETTINGS[key].profile_of(options).title
 
 
 def describe(key: str, options: dict[str, Any]) -> tuple[str, list[tuple[str, str]]]:

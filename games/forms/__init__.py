@@ -10,6 +10,7 @@ Each form is rendered by ``games/<engine key>/form.html``, else the shared
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -123,14 +124,18 @@ class _ProbeDice:
         return (self.drawn - 1) % sides + 1
 
 
-def legal_choices(engine: Any, state: Any, position: int) -> list[tuple[str, str]]:
+def legal_choices(
+    engine: Any, state: Any, position: int, complete: Callable[[str], str] = str
+) -> list[tuple[str, str]]:
     """The engine's candidate one-line orders for ``position`` now (``engine.candidates``)
-    that the engine itself accepts, as (order text, label). Engines are pure, so trying an
-    order on the state changes nothing."""
+    that the engine itself accepts, as (order text, label); ``complete(text)`` is the order
+    tried for a candidate when the form adds to it (a field of its own). Engines are pure,
+    so trying an order on the state changes nothing."""
     found = []
     for text, label in engine.candidates(state, position):
         try:
-            engine.submit(state, position, engine.parse(state, position, text), _ProbeDice())
+            tried = complete(text)
+            engine.submit(state, position, engine.parse(state, position, tried), _ProbeDice())
         except OrderError:
             continue
         except _ProbeLimit:
@@ -168,24 +173,56 @@ class MenuOrderForm(OrderForm):
             step_number=step_number,
             current=current,
         )
-        self.menu = legal_choices(engine, state, position)
+        self.menu = self.legal_menu(engine, state, position)
         self.fields["pick"] = forms.ChoiceField(
             label="Your order",
             required=False,
             choices=[("", "choose…"), *self.menu],
-            error_messages={"invalid_choice": "That order is not one of the legal ones now."},
+            error_messages={
+                "invalid_choice": (
+                    "That order is not one of the legal ones now: choose one from the menu."
+                )
+            },
         )
+        self.fields["confirm"] = forms.BooleanField(required=False)
+        # (order, what the player ticks) when the pick waits for the player's confirmation.
+        self.confirming: tuple[str, str] | None = None
+
+    def legal_menu(self, engine: Any, state: Any, position: int) -> list[tuple[str, str]]:
+        """The menu's orders: the legal ones now."""
+        return legal_choices(engine, state, position)
 
     @property
     def buttons(self) -> bool:
         return 0 < len(self.menu) <= self.BUTTONS
 
+    def _confirmation(self, text: str) -> str | None:
+        """What the player ticks before ``text`` is sent from the menu (the engine's
+        ``confirmation``: a once-a-game order), else None."""
+        confirm = getattr(self.engine, "confirmation", None)
+        return None if confirm is None else confirm(self.state, self.position, text)
+
+    @property
+    def asks_first(self) -> bool:
+        """Whether an order of the menu waits for the player's confirmation."""
+        return any(self._confirmation(text) is not None for text, _ in self.menu)
+
     def clean(self) -> dict[str, Any]:
         if self.data.get("entry") != MENU:
             return super().clean()
         cleaned = forms.Form.clean(self) or {}
-        if not cleaned.get("pick") and "pick" not in self.errors:
+        pick = cleaned.get("pick")
+        if not pick and "pick" not in self.errors:
             self.add_error("pick", "Choose your order first.")
+        elif pick and not cleaned.get("confirm"):
+            label = self._confirmation(pick)
+            if label is not None:
+                # A once-a-game order is never sent by one tap: the page asks first.
+                self.confirming = (pick, label)
+                self.add_error(
+                    "pick",
+                    f"{pick} is not sent yet: it can be given once a game. Confirm it below.",
+                )
         return cleaned
 
     def order_text(self) -> str:
@@ -263,5 +300,18 @@ class EmailChoiceForm(forms.Form):
         error_messages={
             "required": "Choose whether this is for this seat only or for all your seats.",
             "invalid_choice": "Choose whether this is for this seat only or for all your seats.",
+        },
+    )
+
+
+class LostLinksForm(forms.Form):
+    """The home page's "email me my links": one address."""
+
+    email = forms.EmailField(
+        label="Your email address",
+        max_length=254,
+        error_messages={
+            "required": "Write the email address your GM invited you with.",
+            "invalid": "That is not an email address: write it as name@example.org.",
         },
     )

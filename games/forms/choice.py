@@ -178,6 +178,14 @@ class ChoiceOrderForm(OrderForm):
             self._add_round_fields(number, kinds, values, plain_kinds, lines.get(number))
         if self.sk_shown:
             self._add_sk_fields(order.sk if order else None)
+        if self.is_bound and self.data.get("entry") != BLOCKS:
+            # The typed box was posted: the blocks still show the order that counts (or the
+            # choices they offer first), as on the page the player came from.
+            data = self.data.dict() if hasattr(self.data, "dict") else dict(self.data)
+            for name, block_field in self.fields.items():
+                if name not in OrderForm.base_fields:
+                    data.setdefault(name, block_field.initial)
+            self.data = data
 
     def _add_round_fields(
         self,

@@ -9,6 +9,8 @@ from django import template
 from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 
+from games.engines import base
+
 register = template.Library()
 
 DIE_FACES = "⚀⚁⚂⚃⚄⚅"
@@ -21,6 +23,14 @@ def numbers(values: Any, separator: str = " ") -> str:
     if values is None:
         return ""
     return separator.join(str(value) for value in values)
+
+
+@register.filter
+def counted(number: Any, words: str) -> str:
+    """A number with the word that fits it: ``{{ n|counted:"die,dice" }}`` is "1 die" or
+    "3 dice"; ``{{ n|counted:"point" }}`` "1 point" or "2 points"."""
+    one, _, many = words.partition(",")
+    return base.counted(int(number), one, many)
 
 
 @register.filter

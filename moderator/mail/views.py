@@ -12,20 +12,22 @@ from functools import wraps
 from pathlib import Path
 from typing import Any
 
+from django import forms
 from django.conf import settings
+from django.core.paginator import Page, Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from games.models import Game
+from moderator.mail import mailfiles
 from moderator.mail.models import OutboundEmail
 
 FILE_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
-# Django's file backend ends every message with a line of 79 dashes.
-SEPARATOR = b"\n" + b"-" * 79 + b"\n"
 URL = re.compile(r"https?://[^\s<>\"']+")
-LIMIT = 500
+PER_PAGE = 50
 
 
 @dataclass(frozen=True)
@@ -48,24 +50,78 @@ def debug_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
     return wrapper
 
 
+class MailboxFilter(forms.Form):
+    to = forms.CharField(label="To", required=False, max_length=254)
+    game = forms.IntegerField(
+        label="Game",
+        required=False,
+        min_value=1,
+        error_messages={
+            "invalid": "Choose a game from the list.",
+            "min_value": "Choose a game from the list.",
+        },
+    )
+
+
 @debug_only
 def mailbox(request: HttpRequest) -> HttpResponse:
+    """Every email, newest first, 50 a page, filtered by recipient (any part of the
+    address, in any case) and by game. Only the page's emails are read whole; the list
+    itself comes from the files' index (``mailfiles``) or from the outbox's rows."""
+    form = MailboxFilter(request.GET)
+    wanted = form.cleaned_data if form.is_valid() else {}
+    to, game = (wanted.get("to") or "").strip().lower(), wanted.get("game")
+    number = request.GET.get("page")
     if settings.EMAIL_BACKEND == FILE_BACKEND:
-        letters = [
-            _letter(name, index, message)
-            for name in _files()
-            for index, message in reversed(list(enumerate(_messages(name))))
-        ][:LIMIT]
+        page, letters, game_ids = _from_files(to, game, number)
         source = f"files in {settings.EMAIL_FILE_PATH}"
     else:
-        letters = [_row_letter(row) for row in OutboundEmail.objects.all()[:LIMIT]]
+        page, letters, game_ids = _from_outbox(to, game, number)
         source = "the outbox"
-    return render(request, "mail/mailbox.html", {"letters": letters, "source": source})
+    titles = dict(Game.objects.filter(pk__in=game_ids).values_list("pk", "title"))
+    context = {
+        "form": form,
+        "letters": letters,
+        "page": page,
+        "source": source,
+        "games": sorted((pk, titles.get(pk, "")) for pk in game_ids),
+        "filtered": bool(to or game),
+    }
+    return render(request, "mail/mailbox.html", context)
+
+
+def _from_files(
+    to: str, game: int | None, number: str | None
+) -> tuple[Page[Any], list[Letter], set[int]]:
+    entries = mailfiles.entries(_directory())
+    chosen = [
+        entry
+        for entry in entries
+        if (not to or to in entry.to.lower()) and (game is None or entry.game == game)
+    ]
+    page = Paginator(chosen, PER_PAGE).get_page(number)
+    letters = [_entry_letter(entry) for entry in page.object_list]
+    return page, letters, {entry.game for entry in entries if entry.game is not None}
+
+
+def _from_outbox(
+    to: str, game: int | None, number: str | None
+) -> tuple[Page[Any], list[Letter], set[int]]:
+    rows = OutboundEmail.objects.only("pk", "to", "subject", "created_at", "state")
+    if to:
+        rows = rows.filter(to__icontains=to)
+    if game is not None:
+        rows = rows.filter(game_id=game)
+    page = Paginator(rows, PER_PAGE).get_page(number)
+    letters = [_row_letter(row) for row in page.object_list]
+    games = OutboundEmail.objects.filter(game__isnull=False).order_by().values_list("game_id")
+    return page, letters, {pk for (pk,) in games.distinct()}
 
 
 @debug_only
 def file_message(request: HttpRequest, name: str, index: int) -> HttpResponse:
-    if name not in _files():  # the name must be one of the directory's: no traversal
+    # The name must be one of the directory's mail files: no traversal, no index.
+    if name not in {item.name for item in mailfiles.mail_files(_directory())}:
         raise Http404("no such mail file")
     messages = _messages(name)
     if not 0 <= index < len(messages):
@@ -99,15 +155,6 @@ def _directory() -> Path:
     return Path(settings.EMAIL_FILE_PATH)
 
 
-def _files() -> list[str]:
-    """The mail files, newest first."""
-    if not _directory().is_dir():
-        return []
-    files = [path for path in _directory().iterdir() if path.is_file()]
-    files.sort(key=lambda path: (path.stat().st_mtime, path.name), reverse=True)
-    return [path.name for path in files]
-
-
 def _messages(name: str) -> list[EmailMessage]:
     return read_mail_file(_directory() / name)
 
@@ -116,10 +163,18 @@ def read_mail_file(path: Path) -> list[EmailMessage]:
     """The messages in a file of Django's file backend: one file per connection, so two
     messages sent in the same second may share a file."""
     return [
-        message_from_bytes(part.lstrip(b"\n"), _class=EmailMessage, policy=policy.default)
-        for part in path.read_bytes().split(SEPARATOR)
-        if part.strip()
+        message_from_bytes(part, _class=EmailMessage, policy=policy.default)
+        for part in mailfiles.split_messages(path.read_bytes())
     ]
+
+
+def _entry_letter(entry: mailfiles.Entry) -> Letter:
+    return Letter(
+        url=reverse("mail:file", args=[entry.name, entry.index]),
+        subject=entry.subject,
+        to=entry.to,
+        date=entry.date,
+    )
 
 
 def _letter(name: str, index: int, message: EmailMessage) -> Letter:

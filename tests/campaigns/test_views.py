@@ -262,3 +262,61 @@ def test_another_host_sees_nothing_of_a_campaign(client_of: Client) -> None:
     assert other.post(f"/gm/campaigns/{campaign.pk}/games/").status_code == 404
     assert "Thursday group" not in other.get("/gm/campaigns/").content.decode()
     assert Client().get(f"/gm/campaigns/{campaign.pk}/").status_code == 302
+
+
+def night_one(client: Client, campaign: Campaign, now: datetime) -> Night:
+    """Night 1 on 2026-11-25 with every member at table 1, played to its end."""
+    form = {"date": "2026-11-25", "rounds": "1"}
+    form |= {f"seat_{member.pk}": "1" for member in campaign.members.all()}
+    client.post(f"/gm/campaigns/{campaign.pk}/nights/", form)
+    night = Night.objects.get(campaign=campaign)
+    finish(night.tables.get().game, now)
+    return night
+
+
+def history(page: str) -> list[str]:
+    """The entries of the page's list of nights, their tags and white space collapsed."""
+    section = page[page.index('<section id="history">') :]
+    section = section[: section.index("</section>")]
+    items = re.findall(r"<li[^>]*>(.*?)</li>", section, re.S)
+    return [" ".join(re.sub(r"<[^>]+>", " ", item).split()) for item in items]
+
+
+def test_dates_are_iso_and_a_closed_night_stays_in_the_history(
+    client_of: Client, now: datetime
+) -> None:
+    create(client_of)
+    campaign = Campaign.objects.get()
+    night = night_one(client_of, campaign, now)
+    night.refresh_from_db()
+    assert night.status == Night.Status.CLOSED
+    page = client_of.get(f"/gm/campaigns/{campaign.pk}/").content.decode()
+    assert re.findall(r'<th scope="col"[^>]*>([^<]*)</th>', page) == ["2026-11-25"]
+    game = night.tables.get().game
+    assert history(page) == [
+        f"Night 1, 2026-11-25 : closed 2026-11-23 Table 1: {game.title} (finished) Absent: nobody"
+    ]
+    svg = client_of.get(f"/gm/campaigns/{campaign.pk}/tracker.svg").content.decode()
+    assert re.findall(r'<text class="night"[^>]*>([^<]*)</text>', svg) == ["2026-11-25"]
+
+
+def test_a_campaign_with_a_locale_writes_its_dates_so(client_of: Client, now: datetime) -> None:
+    create(client_of, locale="de")
+    campaign = Campaign.objects.get()
+    night_one(client_of, campaign, now)
+    page = client_of.get(f"/gm/campaigns/{campaign.pk}/").content.decode()
+    assert re.findall(r'<th scope="col"[^>]*>([^<]*)</th>', page) == ["25.11.2026"]
+    assert re.findall(r"<strong>(Night 1, [^<]*)</strong>", page) == ["Night 1, 25.11.2026"]
+    svg = client_of.get(f"/gm/campaigns/{campaign.pk}/tracker.svg").content.decode()
+    assert re.findall(r'<text class="night"[^>]*>([^<]*)</text>', svg) == ["25.11.2026"]
+
+
+def test_a_locale_nobody_writes_dates_for_is_refused(client_of: Client) -> None:
+    response = create(client_of, locale="klingon")
+    assert response.context["form"].errors == {
+        "locale": [
+            "'klingon' is no language we write dates for; write a code such as en-GB or de, "
+            "or leave it empty"
+        ]
+    }
+    assert Campaign.objects.count() == 0

@@ -48,3 +48,17 @@ def test_cells_write_one_escaped_cell_per_value_each_on_its_own_line() -> None:
         '<tr>\n<th style="text-align:left">&lt;b&gt;</th>\n<th style="text-align:left">A&amp;B</th>'
         "\n<td>1</td>\n<td>0</td></tr>"
     )
+
+
+@pytest.mark.parametrize(
+    ("source", "written"),
+    [
+        ('{{ 1|counted:"die,dice" }}', "1 die"),
+        ('{{ 3|counted:"die,dice" }}', "3 dice"),
+        ('{{ 0|counted:"die,dice" }}', "0 dice"),
+        ('{{ 1|counted:"point" }}', "1 point"),
+        ('{{ 2|counted:"point" }}', "2 points"),
+    ],
+)
+def test_counted_writes_a_number_with_the_word_that_fits_it(source: str, written: str) -> None:
+    assert Template("{% load boards %}" + source).render(Context({})) == written

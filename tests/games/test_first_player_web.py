@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
+from html import escape, unescape
 from typing import Any
 
 import pytest
@@ -229,7 +230,7 @@ def test_an_illegal_pick_or_arrangement_is_refused_and_changes_nothing(now: date
         response = send(ann, game, entry="menu", pick="", pick_button=pick)
         assert response.status_code == 200
         html = response.content.decode()
-        assert "That order is not one of the legal ones now." in html
+        assert "That order is not one of the legal ones now: choose one from the menu." in html
         # The page stays as it was: the same hand and the same legal buttons.
         assert hand_on(html) == list(hand)
         assert buttons_of(html)[-1] == "arrange desc"
@@ -387,3 +388,96 @@ def test_a_token_holder_is_offered_each_die_that_can_take_a_token(now: datetime)
     assert final.cups[holder].row[open_dice[0] - 1].marked
     used = [m for m in final.movements if m.reason == "token used"]
     assert [(m.round, m.giver, m.count) for m in used] == [(2, FOUR[holder], 1)]
+
+
+# --- a gift moves the game on while other pages are open (issue: messages that say what
+# happened) ------------------------------------------------------------------------------
+
+
+def text_errors(html: str) -> list[str]:
+    found = re.search(r'<ul class="errors" id="text-errors">(.*?)</ul>', html, re.S)
+    return re.findall(r"<li>(.*?)</li>", found[1], re.S) if found else []
+
+
+def typed_box(html: str) -> str:
+    found = re.search(r'<textarea name="text"[^>]*>\n?(.*?)</textarea>', html, re.S)
+    assert found is not None
+    return unescape(found[1])
+
+
+def flashed(html: str) -> list[str]:
+    return [unescape(m) for m in re.findall(r'<li class="(?:success|error)">(.*?)</li>', html)]
+
+
+def post_for_step(client: SeatBrowser, game: Game, step: int, text: str) -> Any:
+    """The typed box of a page shown at ``step``, posted now."""
+    data = {"step": str(step), "seat": str(client.position), "entry": "text", "text": text}
+    return client.post(seat_page(game, client.position), data)
+
+
+def test_a_gift_written_before_anothers_gift_still_counts_and_says_what_happened(
+    now: datetime,
+) -> None:
+    game = night(now)
+    ann, bob = browser_of(game, 0, now), browser_of(game, 1, now)
+    page(bob, game)  # bob's page shows step 1
+    assert typed(ann, game, "give cy 1 dice").status_code == 302
+    game.refresh_from_db()
+    assert (game.step_number, game.steps.get(number=1).closed_by) == (2, "order")
+    response = post_for_step(bob, game, 1, "give cy 1 dice")
+    assert (response.status_code, response["Location"]) == (302, seat_page(game, 1))
+    assert flashed(page(bob, game)) == [
+        "While your page was open, step 1 was resolved at Mon 23 Nov 2026 18:00 UTC when ann's "
+        "order took effect at once; the current step is 2. Your order still fits it and is "
+        "accepted: give cy 1 die."
+    ]
+    assert [(o.seat.name, o.step.number, o.canonical) for o in Order.objects.order_by("id")] == [
+        ("ann", 1, "give cy 1 die"),
+        ("bob", 2, "give cy 1 die"),
+    ]
+    assert state_of(game).counts == (2, 2, 5)
+
+
+def test_a_gift_that_no_longer_fits_is_offered_again_in_the_box_with_what_happened(
+    now: datetime,
+) -> None:
+    game = night(now)
+    first_tab, second_tab = browser_of(game, 0, now), browser_of(game, 0, now)
+    assert typed(first_tab, game, "give bob 2 dice").status_code == 302
+    before = (Game.objects.get(pk=game.pk).state, Order.objects.count())
+    response = post_for_step(second_tab, game, 1, "give cy 1 dice")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert text_errors(html) == [
+        escape(
+            "While your page was open, step 1 was resolved at Mon 23 Nov 2026 18:00 UTC when "
+            "your own order took effect at once; the current step is 2. Your order was not "
+            "recorded: give cy 1 die: gift refused: you would keep 0 dice (you hold "
+            "1). It is in the box below: check it, change it if need be, and send it again."
+        )
+    ]
+    assert typed_box(html) == "give cy 1 dice"
+    assert re.findall(r'<input type="hidden" name="step" value="(\d+)">', html) == ["2", "2"]
+    assert (Game.objects.get(pk=game.pk).state, Order.objects.count()) == before
+    # Sent again from the box as it now stands (the page's step), it is refused as any order.
+    again = send(second_tab, game, entry="text", text="give cy 1 dice")
+    assert text_errors(again.content.decode()) == [
+        escape("give cy 1 die: gift refused: you would keep 0 dice (you hold 1)")
+    ]
+
+
+def test_a_menu_pick_written_before_anothers_gift_still_counts(now: datetime) -> None:
+    game = night(now)
+    ann, cy = browser_of(game, 0, now), browser_of(game, 2, now)
+    assert typed(ann, game, "give bob 1 dice").status_code == 302
+    data = {"step": "1", "seat": "2", "entry": "menu", "pick": "", "pick_button": "ready"}
+    assert cy.post(seat_page(game, 2), data).status_code == 302
+    assert flashed(page(cy, game)) == [
+        "While your page was open, step 1 was resolved at Mon 23 Nov 2026 18:00 UTC when ann's "
+        "order took effect at once; the current step is 2. Your order still fits it and is "
+        "accepted: ready."
+    ]
+    assert [(o.seat.name, o.step.number, o.canonical) for o in Order.objects.order_by("id")] == [
+        ("ann", 1, "give bob 1 die"),
+        ("cy", 2, "ready"),
+    ]

@@ -1101,7 +1101,8 @@ def test_an_order_the_engine_rejects_shows_its_message_and_changes_nothing(
     postal.pause(game.pk, now=now)
     before = snapshot(game)
     assert act(client, game, "order", seat="0", text=nmr_text(game, 0)) == [
-        "the GM has paused the game; orders are taken again when it resumes"
+        "the GM has paused the game, so nothing was recorded; orders are taken again when it "
+        "resumes"
     ]
     assert snapshot(game) == before
 

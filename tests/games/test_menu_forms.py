@@ -95,7 +95,9 @@ def test_a_menu_order_that_is_not_legal_now_is_refused_and_changes_nothing(now: 
         seat_page(game, seat.position), menu_post(game, seat, pick=f"ko {seat.name}")
     )
     assert response.status_code == 200
-    assert "That order is not one of the legal ones now." in response.content.decode()
+    assert re.findall(
+        r'<ul class="errors" id="pick-errors"><li>(.*?)</li>', response.content.decode()
+    ) == ["That order is not one of the legal ones now: choose one from the menu."]
     assert Order.objects.count() == 0
     assert Game.objects.get(pk=game.pk).state == before
     empty = client.post(seat_page(game, seat.position), menu_post(game, seat))

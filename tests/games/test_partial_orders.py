@@ -40,7 +40,8 @@ def test_a_roll_stands_when_the_arrangement_after_it_is_refused(now: datetime) -
         postal.accept_order(
             game_id=game.pk, position=0, text="roll 3\narrange 6 6 6", source="web", now=now
         )
-    assert refused.value.message.endswith("(the lines before it were played and stand)")
+    assert refused.value.partly_played
+    assert refused.value.message.endswith("(the lines before it stand: your dice were rolled)")
     game.refresh_from_db()
     rolls = list(
         DiceRoll.objects.filter(game=game).order_by("index").values_list("value", flat=True)

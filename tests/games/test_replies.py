@@ -21,7 +21,7 @@ from games import access, postal, tasks
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat
 from moderator.mail.models import InboundMessage, OutboundEmail
-from tests.factories import choice_game
+from tests.factories import GMFactory, choice_game
 
 pytestmark = pytest.mark.django_db
 
@@ -227,7 +227,10 @@ def test_a_reply_with_no_order_above_the_quote_is_answered(game: Game) -> None:
         postmark_payload(reply_address(seat(game, 0)), "> W5 1+3 3+4\n-- \nann"), **auth()
     )
     (refused,) = refusals()
-    assert "your reply holds no order: write it above the quoted report" in refused.text
+    assert refused.text.splitlines()[4] == (
+        "  your reply holds no order, so nothing was recorded: write the order above the "
+        "quoted report"
+    )
     assert Order.objects.count() == 0
 
 
@@ -298,3 +301,53 @@ def test_without_an_inbound_address_replies_go_to_the_gm(settings: Settings, now
     report = OutboundEmail.objects.get(kind="report", to="ann@example.org", game=game)
     assert report.reply_to == game.gm.email
     assert "Or reply to this email" not in report.text
+
+
+# --- The First Player by email: a gift moves the game on; a roll stands ---------------------
+
+
+def first_player_night(now: datetime) -> Game:
+    game = postal.create_game(
+        gm=GMFactory.create(),
+        engine_key="first-player",
+        title="Game night",
+        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
+        options={"order_mode": "free"},
+    )
+    return postal.start_game(game.pk, now=now, seed=SEED)
+
+
+def test_an_emailed_gift_after_anothers_gift_is_taken_for_the_step_open_now(
+    now: datetime,
+) -> None:
+    game = first_player_night(now)
+    postal.accept_order(game_id=game.pk, position=0, text="give cy 1 dice", source="web", now=now)
+    assert Game.objects.get(pk=game.pk).step_number == 2
+    # A reply carries no step: it is an order for the step open when it arrives.
+    post_postmark(postmark_payload(reply_address(seat(game, 1)), "give cy 1 dice"), **auth())
+    assert refusals() == []
+    assert [(o.seat.name, o.step.number, o.source, o.canonical) for o in Order.objects.all()] == [
+        ("ann", 1, "web", "give cy 1 die"),
+        ("bob", 2, "email", "give cy 1 die"),
+    ]
+
+
+def test_a_refused_line_after_an_emailed_roll_says_the_roll_stands(now: datetime) -> None:
+    game = first_player_night(now)
+    for position in (0, 1, 2):
+        postal.accept_order(game_id=game.pk, position=position, text="ready", source="web", now=now)
+    post_postmark(postmark_payload(reply_address(seat(game, 0)), "roll 3\narrange 6 6 6"), **auth())
+    game.refresh_from_db()
+    hand = game.rules.state_from_json(game.state).cups[0].hand
+    assert sorted(hand) != [6, 6, 6]
+    (refused,) = refusals()
+    lines = refused.text.splitlines()
+    assert lines[2] == 'Your email "Re: Test Choice, step 1" to "Game night" was only partly taken:'
+    assert lines[4] == (
+        f"  line 2 (arrange 6 6 6): arrange must use exactly your dice: "
+        f"{' '.join(map(str, hand))} (the lines before it stand: your dice were rolled)"
+    )
+    assert lines[11:13] == [
+        "The lines before the refused one took effect and stand; the rest was not taken.",
+        "Reply to this email with the lines still to play above the quoted text, or use your page:",
+    ]

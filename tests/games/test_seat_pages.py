@@ -123,7 +123,8 @@ def test_a_post_without_the_seat_it_was_written_for_records_nothing(
     assert (response.status_code, response["Location"]) == (302, f"/play/{game.pk}/0/")
     assert orders(game) == []
     assert messages_of(client, f"/play/{game.pk}/0/") == [
-        "This form is out of date and nothing was recorded; here is the current one."
+        "This form is out of date, so nothing was recorded: send your order again from the "
+        "current page."
     ]
 
 
@@ -157,7 +158,10 @@ def test_the_games_old_address_goes_to_the_one_seat_or_lets_the_browser_choose(
     stale = client.post(f"/play/{game.pk}/", {"step": "1", "entry": "text", "text": "x"})
     assert stale.status_code == 200
     assert orders(game) == []
-    assert "This form is out of date and nothing was recorded" in stale.content.decode()
+    assert re.findall(r'<li class="error">(.*?)</li>', stale.content.decode()) == [
+        "This form is out of date, so nothing was recorded: send your order again from the "
+        "current page."
+    ]
 
 
 def test_your_games_lists_each_seat_by_name_and_game(client: Client, now: datetime) -> None:

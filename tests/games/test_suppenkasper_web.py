@@ -419,3 +419,78 @@ def test_the_blocks_start_from_the_sealed_order_with_its_cards(
         "sk_slot": "3.5",
     }
     assert [selected_of(html, f"sk_eat{index}") for index in range(1, 6)] == list(map(str, plate))
+
+
+# --- the help ---------------------------------------------------------------------------
+
+SUPPENKASPER_HELP = [
+    "  Cards, each once a game, at most one per round line, written before or after the choice:",
+    "    flip 2 W5 1+3 3+4     Upside Down: first turn a die showing 2 to its opposite, 5",
+    "    swap 2 6 W6 1+3 3+4   From the Plate: first replace a die showing 2 by the 6 from your"
+    " plate",
+    "    half W5 1+3 3+4       Half Portion: record only the first pair; the second goes on your"
+    " plate",
+    "    double W5 1+3 3+4     Double Portion: record the first pair twice; the second goes on"
+    " your plate",
+    "    refuse W3 3+4 3+6     Refusal: store no Wurfel this round; that die goes on your plate",
+    "  Numbers a card leaves unused go on your plate.",
+    "  Suppen-Kasper, once a game, an extra round on a line of its own:",
+    "    3.5: SK eat 2 5 6 6 3 W6 2+5 6+3",
+    "  3.5 is its slot: after round 3 (any half number from just before the first round of the",
+    "  turn to just after its last). Eat five numbers from your plate and choose from them as",
+    "  from a roll; no other card in that round, and the rest of the plate goes to the dog.",
+]
+
+
+def how_to_order(game: Game) -> list[str]:
+    lines = OutboundEmail.objects.get(dedupe_key=f"report:{game.pk}:1:0").text.splitlines()
+    start = lines.index("HOW TO ORDER") + 1
+    return lines[start : lines.index("", start)]
+
+
+def test_the_report_teaches_the_cards_and_the_suppen_kasper_line(now: datetime) -> None:
+    help_lines = how_to_order(started(2, now))
+    assert help_lines[5:] == SUPPENKASPER_HELP
+
+
+def test_the_report_teaches_only_the_cards_in_play(now: datetime) -> None:
+    options = {"variant": "suppenkasper", "cards": ["half", "sk"]}
+    game = postal.start_game(choice_game(2, options=options).pk, now=now, seed=SEED)
+    assert how_to_order(game)[5:] == [
+        SUPPENKASPER_HELP[0],
+        SUPPENKASPER_HELP[3],
+        *SUPPENKASPER_HELP[6:],
+    ]
+
+
+def test_the_standard_game_teaches_no_card(now: datetime) -> None:
+    game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    assert how_to_order(game) == [
+        "  One line per round: W<v> <a>+<b> <c>+<d>, e.g. W5 1+3 3+4",
+        "  W<v> is the die you set aside as your Wurfel; <a>+<b> and <c>+<d> pair the other four"
+        " dice.",
+        "  F<v> for a free ride: when you store three values and the roll shows none of them,",
+        "  discard <v> instead, e.g. F5 1+3 3+4.",
+        "  You may start a line with its round number, e.g. 3: W5 1+3 3+4. Lines go in round"
+        " order.",
+    ]
+
+
+def test_the_page_teaches_the_suppen_kasper_line(client: Client, now: datetime) -> None:
+    game = started(1, now)
+    log_in(client, game, 0, now)
+    html = client.get(seat_page(game, 0)).content.decode()
+    found = re.search(r'<form method="post" action="" id="text-form">(.*?)</form>', html, re.S)
+    assert found is not None
+    text_form = found[1]
+    assert re.findall(r"<code[^>]*>([^<]*SK[^<]*)</code>", text_form) == [
+        "3.5: SK eat 2 5 6 6 3 W6 2+5 6+3"
+    ]
+    cards = re.findall(r'<td style="[^"]*">((?:flip|swap|half|double|refuse)[^<]*)</td>', text_form)
+    assert cards == [
+        "flip 2 W5 1+3 3+4",
+        "swap 2 6 W6 1+3 3+4",
+        "half W5 1+3 3+4",
+        "double W5 1+3 3+4",
+        "refuse W3 3+4 3+6",
+    ]

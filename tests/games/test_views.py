@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 import secrets
 from datetime import datetime, timedelta
-from html import escape
+from html import escape, unescape
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from games.engines.choice.rules import (
     legal_choices,
     play_round,
 )
+from games.engines.dice import NoDice
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game, seat_page
@@ -534,22 +535,46 @@ def test_an_order_after_the_deadline_is_too_late_and_changes_nothing(
     response = client.post(seat_page(game, 0), data)
     assert response.status_code == 200
     assert top_errors(response.content.decode()) == [
-        "too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC"
+        "too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC, so nothing was recorded; "
+        "the step is being resolved and its report comes by email"
     ]
     assert snapshot(game) == before
 
 
-def test_an_order_from_a_page_of_a_resolved_step_is_too_late(client: Client, now: datetime) -> None:
+RESOLVED_BY_THE_GM = (
+    "While your page was open, step 1 was resolved at Mon 23 Nov 2026 18:00 UTC by the GM; "
+    "the current step is 2. Your order was not recorded: new dice were rolled since you wrote "
+    "it; read the new report first. It is in the box below: check it, change it if need be, "
+    "and send it again."
+)
+
+
+def typed_box(html: str) -> str:
+    found = re.search(r'<textarea name="text"[^>]*>\n?(.*?)</textarea>', html, re.S)
+    assert found is not None
+    return unescape(found.group(1))
+
+
+def test_an_order_from_a_page_of_a_resolved_step_says_what_happened_and_keeps_it(
+    client: Client, now: datetime
+) -> None:
     game = started(2, now)
     log_in(client, game, 0, now)
-    data = block_data(1, choices_for(game, 0), 0)
+    picked = choices_for(game, 0)
+    data = block_data(1, picked, 0)
     postal.resolve_now(game.pk, now=now)
     before = snapshot(game)
-    response = client.post(seat_page(game, 0), data, follow=True)
-    assert response.redirect_chain == [(seat_page(game, 0), 302)]
-    assert '<li class="error">too late: step 1 was resolved at Mon 23 Nov 2026 18:00 UTC; ' in (
-        response.content.decode()
+    response = client.post(seat_page(game, 0), data)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert text_errors(html) == [escape(RESOLVED_BY_THE_GM)]
+    # The order as the blocks of step 1 wrote it, in the box of the step open now.
+    assert typed_box(html) == "\n".join(
+        f"{n}: {data[f'r{n}_kind']}{data[f'r{n}_value']} {data[f'r{n}_a']}+{data[f'r{n}_b']} "
+        f"{data[f'r{n}_c']}+{data[f'r{n}_d']}"
+        for n, _ in picked
     )
+    assert re.findall(r'<input type="hidden" name="step" value="(\d+)">', html) == ["2", "2"]
     assert snapshot(game) == before
 
 
@@ -569,22 +594,28 @@ def test_a_typed_order_after_the_deadline_is_too_late_at_the_box(
     response = client.post(seat_page(game, 0), data)
     assert response.status_code == 200
     html = response.content.decode()
-    assert text_errors(html) == ["too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC"]
+    assert text_errors(html) == [
+        "too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC, so nothing was recorded; "
+        "the step is being resolved and its report comes by email"
+    ]
     assert top_errors(html) == []
     assert snapshot(game) == before
 
 
-def test_a_typed_order_for_a_resolved_step_is_too_late(client: Client, now: datetime) -> None:
+def test_a_typed_order_for_a_resolved_step_says_what_happened_and_keeps_it(
+    client: Client, now: datetime
+) -> None:
     game = started(2, now)
     log_in(client, game, 0, now)
-    data = typed_data(0, canonical(choices_for(game, 0)))
+    text = canonical(choices_for(game, 0))
     postal.resolve_now(game.pk, now=now)
     before = snapshot(game)
-    response = client.post(seat_page(game, 0), data, follow=True)
-    assert response.redirect_chain == [(seat_page(game, 0), 302)]
+    response = client.post(seat_page(game, 0), typed_data(0, text))
+    assert response.status_code == 200
     html = response.content.decode()
-    assert '<li class="error">too late: step 1 was resolved at Mon 23 Nov 2026 18:00 UTC; ' in html
-    assert text_errors(html) == []
+    assert text_errors(html) == [escape(RESOLVED_BY_THE_GM)]
+    assert typed_box(html) == text
+    assert top_errors(html) == []
     assert snapshot(game) == before
 
 
@@ -776,3 +807,66 @@ def test_pages_are_made_for_phones_and_work_without_javascript(
     stylesheet = finders.find("moderator/site.css")
     assert isinstance(stylesheet, str)
     assert "min-height: 44px" in Path(stylesheet).read_text()
+
+
+def chosen(html: str) -> dict[str, str]:
+    """What the blocks form shows as chosen: each select's selected option and each
+    checked radio."""
+    start = html.index('id="blocks-form"')
+    form = html[start : html.index("</form>", start)]
+    found = {
+        name: value
+        for name, value in re.findall(
+            r'<select name="([^"]+)"[^>]*>.*?<option value="([^"]*)" selected>', form, re.S
+        )
+    }
+    found |= dict(
+        re.findall(r'<input type="radio" name="([^"]+)" value="([^"]*)"[^>]*checked', form)
+    )
+    return found
+
+
+def test_a_refused_choice_form_comes_back_with_every_choice_kept(
+    client: Client, now: datetime
+) -> None:
+    game = started(2, now)
+    log_in(client, game, 0, now)
+    data = block_data(1, choices_for(game, 0), 0)
+    roll = state_of(game).rounds[1].roll
+    data["r2_a"] = str(min(set(range(1, 7)) - set(roll)))  # a die the roll does not show
+    before = snapshot(game)
+    response = client.post(seat_page(game, 0), data)
+    assert response.status_code == 200
+    html = response.content.decode()
+    written = "\n".join(
+        f"{n}: {data[f'r{n}_kind']}{data[f'r{n}_value']} {data[f'r{n}_a']}+{data[f'r{n}_b']} "
+        f"{data[f'r{n}_c']}+{data[f'r{n}_d']}"
+        for n in (1, 2)
+    )
+    with pytest.raises(OrderError) as refused:
+        CHOICE.submit(state_of(game), 0, CHOICE.parse(state_of(game), 0, written), NoDice())
+    assert block_errors(html, 2) == [escape(refused.value.message)]
+    assert block_errors(html, 1) == []
+    fields = {name: value for name, value in data.items() if name.startswith("r")}
+    assert chosen(html) == fields
+    assert snapshot(game) == before
+
+
+def test_a_refused_typed_order_leaves_the_blocks_showing_the_order_that_counts(
+    client: Client, now: datetime
+) -> None:
+    game = started(2, now, early_processing=False)
+    log_in(client, game, 0, now)
+    data = block_data(1, choices_for(game, 0), 0)
+    assert client.post(seat_page(game, 0), data).status_code == 302
+    shown = chosen(client.get(seat_page(game, 0)).content.decode())
+    assert sorted(shown) == sorted(name for name in data if name.startswith("r"))
+    before = snapshot(game)
+    response = client.post(seat_page(game, 0), typed_data(0, "W9 1+1 1+1"))
+    assert response.status_code == 200
+    html = response.content.decode()
+    with pytest.raises(OrderError) as refused:
+        CHOICE.parse(state_of(game), 0, "W9 1+1 1+1")
+    assert text_errors(html) == [escape(refused.value.message)]
+    assert chosen(html) == shown
+    assert snapshot(game) == before

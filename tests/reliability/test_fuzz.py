@@ -654,7 +654,9 @@ def test_an_order_holding_a_nul_is_refused_before_it_reaches_the_record(now: dat
         postal.accept_order(
             game_id=game.pk, position=0, text=f"> \x00\n{valid}", source="email", now=now
         )
-    assert refused.value.message == "the order holds a NUL character; write it as plain text"
+    assert refused.value.message == (
+        "the order holds a NUL character, so nothing was recorded; write it as plain text"
+    )
     assert world() == before
 
 

@@ -499,7 +499,7 @@ class DiceSurvivorEngine(JsonCodec):
                 Prompt(
                     state.active,
                     "Finals action",
-                    f"Finals turn {state.turn}, action 1 of 1: {FINALS_SYNTAX}",
+                    f"Finals turn {state.turn}, action 1 of 1: {self._finals_choices(state)}",
                 )
             ]
         return [
@@ -507,9 +507,26 @@ class DiceSurvivorEngine(JsonCodec):
                 state.active,
                 "action",
                 f"turn {state.turn}, action {state.action_number} of {NORMAL_ACTIONS}: "
-                f"{NORMAL_SYNTAX}",
+                f"{self._normal_choices(state)}",
             )
         ]
+
+    @staticmethod
+    def _normal_choices(state: SurvivorState) -> str:
+        """The actions the active player still has this turn, in the words of the syntax."""
+        both = state.actions_left == NORMAL_ACTIONS
+        choices = ["challenge <player> [double]" if both else "challenge <player>"]
+        if not state.extra_used:
+            choices.append("extra")
+        if both and state.participants[state.active].ko_turn is None:
+            choices.append("ko <player>")
+        return f"{', '.join(choices)} or pass"
+
+    @staticmethod
+    def _finals_choices(state: SurvivorState) -> str:
+        if state.participants[state.active].ko_turn is None:
+            return FINALS_SYNTAX
+        return "challenge d12=<player>"
 
     def _expect_order(self, state: SurvivorState, seat: int) -> None:
         if not 0 <= seat < len(state.players):
@@ -990,6 +1007,17 @@ class DiceSurvivorEngine(JsonCodec):
             ),
             *knockouts,
         ]
+
+    def confirmation(self, state: SurvivorState, seat: int, text: str) -> str | None:
+        """What a player ticks before a one-tap order that can be given once a game (the
+        KO), in the player's words; None for any other order."""
+        try:
+            order = parse_order(state, text)
+        except OrderError:
+            return None
+        if order.action != "ko" or order.target is None:
+            return None
+        return f"Yes, use my one KO of the game on {state.players[order.target]}"
 
     def standings(self, state: SurvivorState) -> list[Standing] | None:
         if not state.finished:

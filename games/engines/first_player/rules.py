@@ -35,6 +35,7 @@ from games.engines.base import (
     Prompt,
     Standing,
     check_option_keys,
+    counted,
     option_flag,
     option_int,
     order_lines,
@@ -218,9 +219,8 @@ def _numbers(values: Sequence[int]) -> str:
 def line_text(players: Sequence[str], line: Line) -> str:
     """The line as the engine writes it; ``parse`` reads it back."""
     if line.verb == "give":
-        assert line.seat is not None
-        unit = "dice" if line.unit == "dice" else ("token" if line.count == 1 else "tokens")
-        return f"give {players[line.seat]} {line.count} {unit}"
+        assert line.seat is not None and line.count is not None
+        return f"give {players[line.seat]} {_gift_words(line.count, line.unit)}"
     if line.verb == "roll":
         return "roll all" if line.count is None else f"roll {line.count}"
     if line.verb == "reroll":
@@ -276,7 +276,7 @@ def parse_line(players: Sequence[str], text: str, where: str) -> Line:
         unit = "dice" if rest[-1] in ("dice", "die") else "token"
         count = _count(rest[-2], where, unit)
         if count < 1:
-            raise OrderError(f"{where}: a gift needs at least 1 {unit}")
+            raise OrderError(f"{where}: a gift needs at least {_gift_words(1, unit)}")
         return Line("give", seat=seats[0], count=count, unit=unit)
     if verb == "ready":
         if rest:
@@ -460,6 +460,11 @@ def rebuild(
 
 def _dice_word(count: int) -> str:
     return "die" if count == 1 else "dice"
+
+
+def _gift_words(count: int, unit: str) -> str:
+    """A gift's amount in words: "1 die", "2 dice", "1 token"."""
+    return counted(count, "die", "dice") if unit == "dice" else counted(count, "token")
 
 
 def _roll_candidates(owned: int) -> list[tuple[str, str]]:
@@ -677,9 +682,9 @@ class FirstPlayerEngine(JsonCodec):
         return []
 
     def _gift_prompt(self, state: FirstPlayerState, seat: int) -> Prompt:
-        held = f"you hold {state.counts[seat]} dice"
+        held = f"you hold {counted(state.counts[seat], 'die', 'dice')}"
         if state.options.tokens:
-            held += f" and {state.tokens[seat]} tokens"
+            held += f" and {counted(state.tokens[seat], 'token')}"
         if state.ready[seat]:
             return Prompt(
                 seat,
@@ -810,14 +815,14 @@ class FirstPlayerEngine(JsonCodec):
                     raise OrderError(f"{where}: tokens are not in play in this game")
                 if tokens[seat] < line.count:
                     raise OrderError(
-                        f"{where}: gift refused: you hold {tokens[seat]} tokens, not {line.count}"
+                        f"{where}: gift refused: you hold {counted(tokens[seat], 'token')}, "
+                        f"not {line.count}"
                     )
                 tokens[seat] -= line.count
                 tokens[line.seat] += line.count
             moves.append(Movement(state.round, "gift", name, receiver, line.count, line.unit))
-            events.append(
-                Event(f"round {state.round}: {name} gives {receiver} {line.count} {line.unit}")
-            )
+            gift = _gift_words(line.count, line.unit)
+            events.append(Event(f"round {state.round}: {name} gives {receiver} {gift}"))
         state = replace(
             state,
             counts=tuple(counts),
@@ -916,7 +921,9 @@ class FirstPlayerEngine(JsonCodec):
                 raise OrderError("you have already rolled")
             count = desk.owned if line.count is None else line.count
             if not 1 <= count <= desk.owned:
-                raise OrderError(f"you own {desk.owned} dice: roll 1 to {desk.owned}")
+                raise OrderError(
+                    f"you own {counted(desk.owned, 'die', 'dice')}: roll 1 to {desk.owned}"
+                )
             desk.hand = [draw() for _ in range(count)]
             desk.rolls = 1
             events.append(Event(f"round {k}: you roll {self._shown(desk.hand)}", to=me))
@@ -999,7 +1006,9 @@ class FirstPlayerEngine(JsonCodec):
     def _check_token(row: Sequence[tuple[int | None, bool]], position: int, left: int) -> None:
         """The token checks of 6.1, in order: position, no token yet, not a 6, a token held."""
         if not 1 <= position <= len(row):
-            raise OrderError(f"there is no die {position}: your row has {len(row)} dice")
+            raise OrderError(
+                f"there is no die {position}: your row has {counted(len(row), 'die', 'dice')}"
+            )
         value, marked = row[position - 1]
         if marked:
             raise OrderError(f"die {position} already has a token this round")

@@ -32,6 +32,7 @@ from games.engines.base import (
     Settings,
     Standing,
     check_option_keys,
+    counted,
     option_flag,
     option_int,
     option_one_of,
@@ -228,7 +229,7 @@ class ActionApplied(OrderError):
     """
 
     def __init__(self, message: str, state: LiarsDiceState, events: list[Event]) -> None:
-        super().__init__(message, applied=(state, events))
+        super().__init__(f"{message} (your action line was played and stands)", (state, events))
         self.state = state
         self.events = events
 
@@ -354,6 +355,22 @@ def behind(state: LiarsDiceState, seat: int) -> int:
     raise GameError("nobody else has dice")
 
 
+def shown_positions(state: LiarsDiceState, seat: int) -> list[int]:
+    """Revelation: the positions of the dice ``seat`` showed with its bids this round."""
+    return [bid.show for bid in state.bids if bid.seat == seat and bid.show is not None]
+
+
+def positions_to_show(state: LiarsDiceState, seat: int) -> list[int]:
+    """Revelation: the positions of ``seat``'s dice one of which its bid must show now (its
+    unshown dice, while more than REVELATION_KEEPS are unshown); empty when a bid shows
+    none."""
+    if not state.options.revelation:
+        return []
+    shown = shown_positions(state, seat)
+    unshown = [slot for slot in range(1, state.counts[seat] + 1) if slot not in shown]
+    return unshown if len(unshown) > REVELATION_KEEPS else []
+
+
 def face_table(doubled: Sequence[int]) -> tuple[int, ...]:
     """Double-Face: d9 value v shows face ``table[v - 1]`` (section 11)."""
     table: list[int] = []
@@ -390,7 +407,7 @@ def check_raise(state: LiarsDiceState, quantity: int, face: int) -> None:
     if quantity > MAX_QUANTITY:
         raise OrderError(
             f"bid {quantity} {face}: the quantity must be at most {MAX_QUANTITY} "
-            f"({sum(state.counts)} dice are in play)"
+            f"({counted(sum(state.counts), 'die', 'dice')} in play)"
         )
     if face not in FACES:
         raise OrderError(f"bid {quantity} {face}: the face must be 1-6")
@@ -852,7 +869,7 @@ class LiarsDiceEngine(JsonCodec):
                     seat,
                     "cheat",
                     f"{where}: cheat yes or cheat no "
-                    f"({CHEATS_PER_MATCH - state.cheats_used[seat]} cheats left)",
+                    f"({counted(CHEATS_PER_MATCH - state.cheats_used[seat], 'cheat')} left)",
                 )
                 for seat in state.seats
                 if state.cheats_used[seat] < CHEATS_PER_MATCH
@@ -969,11 +986,14 @@ class LiarsDiceEngine(JsonCodec):
         most = min(MULLIGAN_MOST, held)
         if len(order.positions) > most:
             raise OrderError(
-                f"mulligan: you hold {held} dice; name at most {most} different positions"
+                f"mulligan: you hold {counted(held, 'die', 'dice')}; name at most "
+                f"{counted(most, 'different position')}"
             )
         for position in order.positions:
             if not 1 <= position <= held:
-                raise OrderError(f"mulligan: you have no die {position}; you hold {held} dice")
+                raise OrderError(
+                    f"mulligan: you have no die {position}; you hold {counted(held, 'die', 'dice')}"
+                )
         mulligans = tuple(
             order.positions if s == seat else m for s, m in enumerate(state.mulligans)
         )
@@ -1048,26 +1068,32 @@ class LiarsDiceEngine(JsonCodec):
         if bid.show is not None:
             other = 1 - seat
             value = state.hands[seat][bid.show - 1]
-            events.append(Event(f"{name} shows you their die {bid.show}: a {value}", to=(other,)))
+            events.append(
+                Event(f"{name} shows you their die at position {bid.show}: a {value}", to=(other,))
+            )
         if bid.true is not None:
             truth = "true" if bid.true else "false"
             events.append(Event(f"oracle: your claim {bid.text()} is {truth}", to=(seat,)))
         return state, events
 
     def _check_show(self, state: LiarsDiceState, seat: int, show: int | None) -> None:
-        shown = [bid.show for bid in state.bids if bid.seat == seat and bid.show is not None]
+        to_show = positions_to_show(state, seat)
         held = state.counts[seat]
-        unshown = held - len(shown)
         if show is None:
-            if unshown > REVELATION_KEEPS:
-                raise OrderError('show one of your dice: add "show <position>"')
+            if to_show:
+                raise OrderError(
+                    f'show one of your dice: add "show <position>", e.g. show {to_show[0]}'
+                )
             return
-        if unshown <= REVELATION_KEEPS:
+        if not to_show:
+            unshown = held - len(shown_positions(state, seat))
             raise OrderError(f"show: you have {unshown} unshown dice left; claim without show")
         if not 1 <= show <= held:
-            raise OrderError(f"show: you have no die {show}; you hold {held} dice")
-        if show in shown:
-            raise OrderError(f"show: you showed your die {show} already this round")
+            raise OrderError(
+                f"show: you have no die at position {show}; you hold {counted(held, 'die', 'dice')}"
+            )
+        if show not in to_show:
+            raise OrderError(f"show: you showed your die at position {show} already this round")
 
     # --- the team action -------------------------------------------------------------------
 
@@ -1092,7 +1118,8 @@ class LiarsDiceEngine(JsonCodec):
             raise OrderError(f"reveal: every die of {who} is revealed already")
         if not 1 <= action.reveal <= len(hand):
             raise OrderError(
-                f"reveal: {who} has no die {action.reveal}; {who} holds {len(hand)} dice"
+                f"reveal: {who} has no die {action.reveal}; "
+                f"{who} holds {counted(len(hand), 'die', 'dice')}"
             )
         if action.reveal in revealed:
             raise OrderError(f"reveal: {who}'s die {action.reveal} is revealed already")
@@ -1137,7 +1164,8 @@ class LiarsDiceEngine(JsonCodec):
             raise OrderError(f"learn: {who} has no dice")
         if not 1 <= slot <= state.counts[target]:
             raise OrderError(
-                f"learn: {who} has no die {slot}; {who} holds {state.counts[target]} dice"
+                f"learn: {who} has no die {slot}; "
+                f"{who} holds {counted(state.counts[target], 'die', 'dice')}"
             )
         if slot in state.revealed[target]:
             raise OrderError(f"learn: {who}'s die {slot} is revealed; everybody knows it")
@@ -1206,7 +1234,7 @@ class LiarsDiceEngine(JsonCodec):
             Event(
                 f"round {state.round}: mulligans done: "
                 + "; ".join(
-                    f"{state.players[seat]} rerolled {len(rerolled[seat])} dice"
+                    f"{state.players[seat]} rerolled {counted(len(rerolled[seat]), 'die', 'dice')}"
                     for seat in state.seats
                 )
             )

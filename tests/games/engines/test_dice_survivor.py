@@ -938,3 +938,45 @@ def test_view_lists_the_orders_still_allowed() -> None:
         "pass",
     ]
     assert engine.view(state, 1)["you"]["orders"] == []
+
+
+# --- the hint lists only what is still possible this turn ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({}, "turn 7, action 1 of 2: challenge <player> [double], extra, ko <player> or pass"),
+        (
+            {"actions_left": 1, "extra_used": True},
+            "turn 7, action 2 of 2: challenge <player> or pass",
+        ),
+        ({"actions_left": 1}, "turn 7, action 2 of 2: challenge <player>, extra or pass"),
+        (
+            {"participants": (Participant(5, ko_turn=3), Participant(5), Participant(5))},
+            "turn 7, action 1 of 2: challenge <player> [double], extra or pass",
+        ),
+        ({"finals": True}, "Finals turn 7, action 1 of 1: challenge d12=<player> or ko <player>"),
+        (
+            {
+                "finals": True,
+                "participants": (Participant(5, ko_turn=3), Participant(5), Participant(5)),
+            },
+            "Finals turn 7, action 1 of 1: challenge d12=<player>",
+        ),
+    ],
+    ids=["fresh", "extra-spent", "one-action", "ko-spent", "finals", "finals-ko-spent"],
+)
+def test_the_hint_lists_only_the_actions_still_possible(
+    changes: dict[str, Any], expected: str
+) -> None:
+    finals = changes.pop("finals", False)
+    state = game([5, 5, 5], finals=finals, **changes)
+    assert [prompt.hint for prompt in engine.prompts(state)] == [expected]
+
+
+def test_the_hint_after_an_extra_play_point_drops_it() -> None:
+    state, _ = play(game([5, 5, 5]), "ann", "extra", [12])
+    assert [prompt.hint for prompt in engine.prompts(state)] == [
+        "turn 7, action 2 of 2: challenge <player> or pass"
+    ]

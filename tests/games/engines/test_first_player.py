@@ -287,7 +287,7 @@ def test_p16_a_gift_must_leave_the_giver_a_die() -> None:
     state = after(state, "A", "give b 2 dice")
     assert counts(state) == {"A": 1, "B": 5, "C": 3}
     assert refused(state, "A", "give B 1 dice") == (
-        "give B 1 dice: gift refused: you would keep 0 dice (you hold 1)"
+        "give B 1 die: gift refused: you would keep 0 dice (you hold 1)"
     )
 
 
@@ -472,7 +472,7 @@ def test_order_example_reroll_two_dice(rolled: FirstPlayerState) -> None:
         ("arrange 6 2", "arrange 6 2: arrange must use exactly your dice: 6 2 2"),
         ("arrange desc\ntoken 1", "line 2 (token 1): die 1 shows 6 and cannot go higher"),
         ("roll 2", "roll 2: you have already rolled"),
-        ("give bob 1 dice", "give bob 1 dice: gifts are closed until this round is resolved"),
+        ("give bob 1 dice", "give bob 1 die: gifts are closed until this round is resolved"),
     ],
 )
 def test_order_examples_rejected(rolled: FirstPlayerState, text: str, message: str) -> None:
@@ -495,13 +495,13 @@ def test_messages_in_the_gift_window() -> None:
         "roll 3: rolling has not started: the gift window is open; send ready to close it sooner"
     )
     assert (
-        refused(state, "ann", "give ann 1 dice") == "give ann 1 dice: a gift goes to another player"
+        refused(state, "ann", "give ann 1 dice") == "give ann 1 die: a gift goes to another player"
     )
     assert refused(state, "ann", "give dee 1 dice") == (
         "give dee 1 dice: dee is not a player of this game (players: ann, bob, cy)"
     )
     assert (
-        refused(state, "ann", "give bob 0 dice") == "give bob 0 dice: a gift needs at least 1 dice"
+        refused(state, "ann", "give bob 0 dice") == "give bob 0 dice: a gift needs at least 1 die"
     )
     assert refused(state, "ann", "give bob 1 token") == (
         "give bob 1 token: tokens are not in play in this game"
@@ -612,7 +612,7 @@ def test_give_syntax_and_canonical_text() -> None:
             Line("ready"),
         )
     )
-    assert engine.canonical(state, 0, order) == "give Mary Jo 1 dice\ngive Mary Jo 2 tokens\nready"
+    assert engine.canonical(state, 0, order) == "give Mary Jo 1 die\ngive Mary Jo 2 tokens\nready"
     assert engine.parse(state, 0, engine.canonical(state, 0, order)) == order
     order = engine.parse(rolling(("ann", "bob")), 0, "roll all\narrange desc")
     assert engine.canonical(state, 0, order) == "roll all\narrange desc"
@@ -682,18 +682,32 @@ def test_gifts_change_counts_at_once_and_ready_closes_the_window() -> None:
     assert engine.prompts(state)[0] == Prompt(
         0,
         "ready",
-        "round 1 gifts: you are ready (you hold 2 dice and 1 tokens); "
+        "round 1 gifts: you are ready (you hold 2 dice and 1 token); "
         "rolling starts when everyone is ready",
     )
     assert after(state, "ann", "ready") == state  # a second ready changes nothing
     assert refused(state, "ann", "give bob 1 dice") == (
-        "give bob 1 dice: you have sent ready: no more gifts from you this round"
+        "give bob 1 die: you have sent ready: no more gifts from you this round"
     )
     assert refused(state, "bob", "give ann 2 tokens") == (
-        "give ann 2 tokens: gift refused: you hold 1 tokens, not 2"
+        "give ann 2 tokens: gift refused: you hold 1 token, not 2"
     )
     state = after(state, "bob", "ready")
     assert state.phase == COMMIT
+
+
+def test_a_gift_is_reported_with_the_word_its_count_takes() -> None:
+    state = replace(begin(("ann", "bob"), tokens=True), tokens=(2, 0))
+    _, events = send(state, "ann", "give bob 1 dice\ngive bob 2 token")
+    assert [event.text for event in events] == [
+        "round 1: ann gives bob 1 die",
+        "round 1: ann gives bob 2 tokens",
+    ]
+    _, events = send(state, "ann", "give bob 2 die\ngive bob 1 tokens")
+    assert [event.text for event in events] == [
+        "round 1: ann gives bob 2 dice",
+        "round 1: ann gives bob 1 token",
+    ]
 
 
 def test_a_message_with_a_bad_gift_is_refused_as_a_whole() -> None:

@@ -489,13 +489,19 @@ def test_without_the_reserve_the_first_miss_loses_the_round() -> None:
 
 def test_l6_revelation_shows_until_three_dice_are_unshown() -> None:
     state = dm_state({"revelation": True}, ((1, 2, 3, 4, 5), (6, 6, 6)))
-    assert rejected(state, 0, "bid 2 6") == 'show one of your dice: add "show <position>"'
-    assert rejected(state, 0, "bid 2 6 show 6") == "show: you have no die 6; you hold 5 dice"
+    assert rejected(state, 0, "bid 2 6") == (
+        'show one of your dice: add "show <position>", e.g. show 1'
+    )
+    assert rejected(state, 0, "bid 2 6 show 6") == (
+        "show: you have no die at position 6; you hold 5 dice"
+    )
     state, events = send(state, 0, "bid 2 6 show 3")
-    assert private(events, 1) == ["ann shows you their die 3: a 3"]
+    assert private(events, 1) == ["ann shows you their die at position 3: a 3"]
     assert private(events, 0) == []
     state, _ = send(state, 1, "bid 3 6")  # bob holds 3 dice: he never shows
-    assert rejected(state, 0, "bid 4 6 show 3") == "show: you showed your die 3 already this round"
+    assert rejected(state, 0, "bid 4 6 show 3") == (
+        "show: you showed your die at position 3 already this round"
+    )
     state, _ = send(state, 0, "bid 4 6 show 1")
     assert engine.view(state, 1)["you"]["shown_to_you"] == [
         {"slot": 3, "value": 3},
@@ -591,7 +597,7 @@ def test_l9_an_unfounded_accusation_loses_the_round() -> None:
 def test_l9_two_cheats_are_the_most() -> None:
     state = cheat_state((2, 1))
     assert engine.prompts(state) == [
-        Prompt(1, "cheat", "round 5: cheat yes or cheat no (1 cheats left)")
+        Prompt(1, "cheat", "round 5: cheat yes or cheat no (1 cheat left)")
     ]
     assert rejected(state, 0, "cheat yes") == (
         "cheat: you have cheated in 2 rounds already; no order is expected from you now"
@@ -932,11 +938,10 @@ def test_a_quantity_is_capped_at_999_and_the_message_says_so() -> None:
     state, _ = started({}, ["ann", "bob"], FILLER[:10])
     state = replace(state, bids=(Bid(0, 2, 3),), turn=1)
     assert rejected(state, 1, "bid 99999999999999999999999999999 3") == (
-        "bid 99999999999999999999999999999 3: the quantity must be at most 999 "
-        "(10 dice are in play)"
+        "bid 99999999999999999999999999999 3: the quantity must be at most 999 (10 dice in play)"
     )
     assert rejected(state, 1, "bid 1000 3") == (
-        "bid 1000 3: the quantity must be at most 999 (10 dice are in play)"
+        "bid 1000 3: the quantity must be at most 999 (10 dice in play)"
     )
     assert send(state, 1, "bid 999 3")[0].bids[-1] == Bid(1, 999, 3)
 

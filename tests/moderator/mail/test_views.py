@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.mail import EmailMultiAlternatives, get_connection
@@ -156,3 +158,84 @@ def test_only_http_and_https_urls_become_links() -> None:
         '(<a href="https://a.org/?q=1&amp;r=2">https://a.org/?q=1&amp;r=2</a>) '
         '<a href="http://b.org/">http://b.org/</a>&quot;x'
     )
+
+
+def game_message(subject: str, to: str, game: int) -> EmailMultiAlternatives:
+    email = message(subject, to, "t")
+    email.extra_headers["List-Id"] = f"<game-{game}.localhost>"
+    return email
+
+
+def listed(response: Any) -> list[tuple[str, str]]:
+    return [(letter.subject, letter.to) for letter in response.context["letters"]]
+
+
+def test_the_mailbox_shows_fifty_emails_a_page_newest_first(client: Client, mailbox: Path) -> None:
+    for number in range(12):
+        batch = [message(f"Email {number * 10 + n}", "ann@example.org", "t") for n in range(10)]
+        write(mailbox, f"{number:02d}.log", *batch, mtime=1_000 + number)
+    first = client.get("/mailbox/")
+    last = client.get("/mailbox/?page=3")
+    assert [subject for subject, _ in listed(first)] == [f"Email {n}" for n in range(119, 69, -1)]
+    assert [subject for subject, _ in listed(last)] == [f"Email {n}" for n in range(19, -1, -1)]
+    assert first.context["page"].paginator.num_pages == 3
+    assert re.findall(r'<nav aria-label="Pages".*?</nav>', first.text, re.S) == [
+        '<nav aria-label="Pages" class="row">\n\n<span>Page 1 of 3</span>\n'
+        '<a href="?page=2" rel="next">Next</a> <a href="?page=3">Last</a>\n</nav>'
+    ]
+    assert client.get("/mailbox/?page=99").context["page"].number == 3
+
+
+def test_the_mailbox_filters_by_recipient_in_any_case_and_by_game(
+    client: Client, mailbox: Path
+) -> None:
+    write(
+        mailbox,
+        "a.log",
+        game_message("Ann in 7", "Ann@Example.org", 7),
+        game_message("Bob in 7", "bob@example.org", 7),
+        game_message("Ann in 8", "ann@example.org", 8),
+        message("No game", "ann@example.org", "t"),
+        mtime=1_000,
+    )
+    assert listed(client.get("/mailbox/?to=ANN@example")) == [
+        ("No game", "ann@example.org"),
+        ("Ann in 8", "ann@example.org"),
+        ("Ann in 7", "Ann@Example.org"),
+    ]
+    assert listed(client.get("/mailbox/?game=7")) == [
+        ("Bob in 7", "bob@example.org"),
+        ("Ann in 7", "Ann@Example.org"),
+    ]
+    response = client.get("/mailbox/?to=ann&game=8&page=1")
+    assert listed(response) == [("Ann in 8", "ann@example.org")]
+    assert response.context["games"] == [(7, ""), (8, "")]
+
+
+def test_a_filter_that_is_no_game_is_said_and_lists_every_email(
+    client: Client, mailbox: Path
+) -> None:
+    write(mailbox, "a.log", game_message("One", "ann@example.org", 7), mtime=1_000)
+    response = client.get("/mailbox/?game=seven")
+    assert response.status_code == 200
+    assert listed(response) == [("One", "ann@example.org")]
+    assert re.findall(r'<ul class="errors" id="filter-errors"><li>(.*?)</li>', response.text) == [
+        "Game: Choose a game from the list. The filter was not applied."
+    ]
+
+
+def test_with_another_backend_the_outbox_is_paginated_and_filtered(
+    client: Client, settings: Settings
+) -> None:
+    settings.DEBUG = True
+    settings.EMAIL_BACKEND = "anymail.backends.test.EmailBackend"
+    OutboundEmail.objects.bulk_create(
+        OutboundEmail(
+            dedupe_key=f"k{n}", kind="report", to=f"p{n % 2}@example.org", subject=f"S{n}", text="t"
+        )
+        for n in range(60)
+    )
+    response = client.get("/mailbox/?to=P1@")
+    assert [subject for subject, _ in listed(response)] == [f"S{n}" for n in range(59, 0, -2)]
+    assert response.context["page"].paginator.count == 30
+    assert len(listed(client.get("/mailbox/"))) == 50

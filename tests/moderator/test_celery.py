@@ -1,0 +1,37 @@
+"""The worker's shutdown on the embedded default's filesystem broker: an idle worker
+stops at once (make run's Ctrl-C; tests/integration/test_make_run.py runs it whole), a
+busy one finishes its task first, and a worker on Redis is left to Celery."""
+
+from __future__ import annotations
+
+import pytest
+from celery.exceptions import WorkerShutdown
+from celery.worker import state
+
+from moderator.celery import app, stop_an_idle_worker_at_once
+
+
+@pytest.fixture
+def filesystem_broker(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app.conf, "broker_url", "filesystem://")
+
+
+def test_an_idle_worker_stops_at_once(filesystem_broker: None) -> None:
+    with pytest.raises(WorkerShutdown) as stopped:
+        stop_an_idle_worker_at_once(how="Warm", exitcode=0)
+    assert stopped.value.code == 0
+
+
+def test_a_worker_with_a_task_under_way_finishes_it_first(
+    filesystem_broker: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(state, "active_requests", {"a task"})
+    assert stop_an_idle_worker_at_once(how="Warm", exitcode=0) is None
+
+
+def test_a_cold_shutdown_and_a_worker_on_redis_are_left_to_celery(
+    filesystem_broker: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert stop_an_idle_worker_at_once(how="Cold", exitcode=1) is None
+    monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:6379/0")
+    assert stop_an_idle_worker_at_once(how="Warm", exitcode=0) is None
