@@ -191,6 +191,14 @@ def test_the_players_pages_have_no_serious_violations(
             *(seat_page(seat.game, seat.position) for seat in seats),
         ],
     )
+    # The home page's lost-link form, refused and then sent.
+    page.goto(f"{module_server}/")
+    page.get_by_label("Your email address").fill("not an address")
+    page.get_by_role("button", name="Email me my links").click()
+    found += problems(page)
+    page.get_by_label("Your email address").fill("ann@example.org")
+    page.get_by_role("button", name="Email me my links").click()
+    found += problems(page)
     # An order refused: the page comes back with the message by the field.
     page.goto(f"{module_server}{seat_page(choice, 0)}")
     page.fill("#text-form textarea", "not an order")
@@ -230,7 +238,10 @@ def test_the_mailbox_has_no_serious_violations(
     started(gm_user(), *GAMES[0])
 
     found = checked(page, f"{module_server}/mailbox/")
-    page.click("main table a >> nth=0")
+    found += checked(page, f"{module_server}/mailbox/?to=ann")
+    found += checked(page, f"{module_server}/mailbox/?game=not-a-game")
+    page.goto(f"{module_server}/mailbox/")
+    page.click("main .mail-list a >> nth=0")
     found += problems(page)
 
     assert found == [], report(found)
