@@ -184,6 +184,10 @@ def test_the_players_pages_have_no_serious_violations(
     finished = started(gm, *GAMES[2])
     finish(finished)
     open_link(page, module_server, finished.seats.get(position=0))
+    # Three rounds a turn: the plate could hold five numbers, so the Suppen-Kasper block shows.
+    kasper = started(gm, "Kasper", "choice", 3, {"variant": "suppenkasper", "rolls_per_turn": 3})
+    open_link(page, module_server, kasper.seats.get(position=0))
+    assert page.locator("#suppen-kasper").count() == 1
 
     found += every(
         page,
@@ -195,6 +199,7 @@ def test_the_players_pages_have_no_serious_violations(
             f"/games/{choice.public_id}/verify/",
             f"/games/{finished.public_id}/verify/",
             seat_page(finished, 0),
+            seat_page(kasper, 0),
             *(seat_page(seat.game, seat.position) for seat in seats),
         ],
     )
