@@ -73,6 +73,11 @@ class SeatNotFound(PostalError):
     pass
 
 
+class NotAdmitted(PostalError):
+    """An order its caller's ``admit`` turned away once the seat was known (the web's rate
+    limit): nothing was written."""
+
+
 @dataclass(frozen=True)
 class Player:
     name: str
@@ -246,19 +251,25 @@ def accept_linked_order(
     source: str,
     now: datetime,
     step_number: int | None = None,
+    admit: Callable[[Seat], bool] | None = None,
 ) -> Order:
     """``accept_order`` for the seat at ``position``, which the player's links must open:
     ``links`` maps seat ids to the link version each link had (a browser's seats). The
     seat is read in the query that locks the game, so the order costs no query of its own
     to find it. SeatNotFound unless that seat is among them with a link that still works
     (not rotated, its player not replaced): a browser holding several seats of a game
-    orders for the one its page was for, never another."""
+    orders for the one its page was for, never another.
+
+    ``admit``, asked once the seat is known and before anything is written (the web's
+    limit on posts per seat): NotAdmitted when it answers False. The seat is known then
+    from the query that locks the game, so the limit costs no query of its own."""
     return _accept(
         partial(_linked_seat_locking_its_game, game_id, position, links),
         text,
         source,
         now,
         step_number,
+        admit,
     )
 
 
@@ -268,6 +279,7 @@ def _accept(
     source: str,
     now: datetime,
     step_number: int | None,
+    admit: Callable[[Seat], bool] | None = None,
 ) -> Order:
     if "\x00" in text:
         # Never a part of an order, and the record (PostgreSQL text) cannot hold it.
@@ -277,6 +289,8 @@ def _accept(
     refused: str | None = None
     with transaction.atomic():
         seat = locked_seat()
+        if admit is not None and not admit(seat):
+            raise NotAdmitted("too many orders from this seat or address in the last minute")
         game, position = seat.game, seat.position
         step = _current_open_step(game, seat, now)
         happened = None

@@ -157,20 +157,27 @@ OUT_OF_DATE = (
 )
 
 
+# The answer of ``_posted_seat_refusal`` for a page whose seat this browser does not hold.
+NOT_HELD = "not held"
+
+
 def _posted_seat_refusal(request: HttpRequest, game_id: int, position: int) -> str | None:
     """Why a posted order form may not be taken for the seat at ``position``, or None: the
     form carries the seat it was rendered for, and an order is only ever taken for that
-    seat."""
+    seat. NOT_HELD when the page's seat is not this browser's (nothing of it is said)."""
     posted = request.POST.get("seat", "")
     if posted == str(position):
         return None
-    if not (posted.isascii() and posted.isdigit() and len(posted) < 5):
+    links = access.browser_links(request)
+    readable = posted.isascii() and posted.isdigit() and len(posted) < 5
+    rows = Seat.objects.filter(
+        game_id=game_id, position__in=[int(posted), position] if readable else [position]
+    ).values_list("position", "name", "pk", "link_version")
+    names = {row[0]: row[1] for row in rows}
+    if not any(row[0] == position and links.get(row[2]) == row[3] for row in rows):
+        return NOT_HELD
+    if not readable:
         return OUT_OF_DATE
-    names = dict(
-        Seat.objects.filter(game_id=game_id, position__in=[int(posted), position]).values_list(
-            "position", "name"
-        )
-    )
     if int(posted) not in names:
         return OUT_OF_DATE
     return (
@@ -180,38 +187,21 @@ def _posted_seat_refusal(request: HttpRequest, game_id: int, position: int) -> s
     )
 
 
-def _held_seat_id(request: HttpRequest, game_id: int, position: int) -> int | None:
-    """The id of the seat at ``position`` if this browser holds it with a link that still
-    works: its key and link version only, not its game (an order post needs no more)."""
-    links = access.browser_links(request)
-    if not links:
-        return None
-    found = (
-        Seat.objects.filter(pk__in=list(links), game_id=game_id, position=position)
-        .values_list("pk", "link_version")
-        .first()
-    )
-    if found is None or links[found[0]] != found[1]:
-        return None
-    return int(found[0])
-
-
 @require_http_methods(["GET", "POST"])
 def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
     refused: postal.OrderRejected | None = None
     step_number: int | None = None
+    text: str | None = None
     if request.method == "POST":
-        seat_id = _held_seat_id(request, game_id, position)
-        if seat_id is None:
+        if not access.browser_links(request):
             return not_valid(request)
         step_number = _posted_step(request)
         wrong_seat = _posted_seat_refusal(request, game_id, position)
+        if wrong_seat is NOT_HELD:
+            return not_valid(request)
         if step_number is None or wrong_seat is not None:
             messages.error(request, wrong_seat or OUT_OF_DATE)
             return HttpResponseRedirect(request.path)
-        # Counted only for a seat this browser holds: nobody spends another seat's posts.
-        if ratelimit.order_rate_limited(request, seat_id):
-            return ratelimit.too_many(request, "orders", back=request.path)
         text = typed_order(request.POST)
         if text is not None:
             # A typed order needs nothing of the page: the postal layer checks the seat
@@ -227,9 +217,14 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
                     source=Order.Source.WEB,
                     now=timezone.now(),
                     step_number=step_number,
+                    # Counted once the seat is known to be this browser's: nobody spends
+                    # another seat's posts.
+                    admit=lambda seat: not ratelimit.order_rate_limited(request, seat.pk),
                 )
             except postal.SeatNotFound:
                 return not_valid(request)
+            except postal.NotAdmitted:
+                return ratelimit.too_many(request, "orders", back=request.path)
             except postal.OrderRejected as error:
                 refused = error
             else:
@@ -238,6 +233,9 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
     seat = next((seat for seat in held if seat.position == position), None)
     if seat is None:
         return not_valid(request)
+    if text is None and step_number is not None and ratelimit.order_rate_limited(request, seat.pk):
+        # A post of the menus or blocks, counted as a typed order is.
+        return ratelimit.too_many(request, "orders", back=request.path)
     game = seat.game
     if game.state is None:
         return render(request, "games/play.html", {"game": game, "seat": seat, "waiting": True})

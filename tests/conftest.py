@@ -24,6 +24,27 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 NOW = datetime(2026, 11, 23, 18, 0, tzinfo=UTC)
 
 
+@pytest.fixture(autouse=True)
+def fresh_rate_limits() -> None:
+    """Every test starts with no post counted against any rate limit: the counters live in
+    the cache for a window (a minute, an hour), and a test run a moment ago, or another
+    test of the same seat ids, must not spend this test's allowance. Only the limits' keys
+    go: a worker a module started keeps its queues on the same Redis."""
+    from django.conf import settings
+    from django.core.cache import cache
+
+    if settings.CACHES["default"]["BACKEND"].endswith("RedisCache"):
+        import redis
+
+        server = redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])
+        prefix = cache.make_key(getattr(settings, "RATELIMIT_CACHE_PREFIX", "rl:"))
+        for key in server.scan_iter(match=f"{prefix}*"):
+            server.delete(key)
+        server.close()
+    else:
+        cache.clear()
+
+
 @pytest.fixture
 def now(time_machine: TimeMachineFixture) -> datetime:
     """A fixed moment, and the test's clock stopped at it: every date the code under test

@@ -18,8 +18,8 @@ from games import access, postal
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game
-from tests.games.test_views import canonical, choices_for
+from tests.factories import choice_game, seat_page
+from tests.games.test_views import block_data, canonical, choices_for, log_in, typed_data
 
 SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
@@ -170,3 +170,49 @@ def test_twenty_identical_posts_at_once_store_one_revision_and_one_receipt(now: 
     assert list(Order.objects.filter(step__game=game).values_list("canonical", flat=True)) == [text]
     assert postal.write_receipts(now=now + timedelta(seconds=5)) == 1
     assert receipts() == [("ann@example.org", text)]
+
+
+@pytest.mark.django_db
+def test_order_posts_past_the_seats_limit_are_refused_and_write_nothing(
+    now: datetime, settings: Settings
+) -> None:
+    """Typed orders and the blocks form alike: the limit counts the posts of a seat the
+    browser holds, and a refused post writes nothing."""
+    settings.RATES = {**settings.RATES, "order-seat": "3/m", "order-address": "100/m"}
+    game = choice_game(2, early_processing=False)
+    game = postal.start_game(game.pk, now=now, seed=SEED)
+    client = Client()
+    log_in(client, game, 0, now)
+    picks = [choices_for(game, 0, pick=n) for n in range(2)]
+    posts = [
+        typed_data(0, canonical(picks[0])),
+        block_data(1, picks[1], 0),
+        typed_data(0, canonical(picks[0])),
+        typed_data(0, canonical(picks[1])),
+        block_data(1, picks[0], 0),
+    ]
+    statuses = [client.post(seat_page(game, 0), data).status_code for data in posts]
+    assert statuses == [302, 302, 302, 429, 429]
+    assert list(Order.objects.order_by("id").values_list("canonical", flat=True)) == [
+        canonical(picks[0]),
+        canonical(picks[1]),
+        canonical(picks[0]),
+    ]
+
+
+@pytest.mark.django_db
+def test_a_post_to_a_seat_the_browser_does_not_hold_says_nothing_of_it(now: datetime) -> None:
+    mine = choice_game(1, title="Mine")
+    theirs = choice_game(2, title="Theirs")
+    for game in (mine, theirs):
+        postal.start_game(game.pk, now=now, seed=SEED)
+    client = Client()
+    log_in(client, mine, 0, now)
+    before = Order.objects.count()
+    for seat in ("1", "0", "x"):
+        response = client.post(
+            seat_page(theirs, 0), typed_data(0, "1: W1 1+1 1+1") | {"seat": seat}
+        )
+        assert response.status_code == 404
+        assert "bob" not in response.content.decode()
+    assert Order.objects.count() == before

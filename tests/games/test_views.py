@@ -690,15 +690,14 @@ def test_an_order_post_makes_a_fixed_number_of_queries(
     monkeypatch.setattr(SessionBase, "_get_session", lambda self, **kw: sessions_read.append(1))
     first, revision = choices_for(game, 0, pick=0), choices_for(game, 0, pick=1)
     assert canonical(first) != canonical(revision)
-    # No session (the browser's seats are in its signed cookie): first the page's seat
-    # among the browser's seats (an order post is counted against the rate limit of a seat
-    # the browser holds), and nothing of the page for a typed order that is accepted.
-    # Inside the savepoint a test runs it in (a transaction in production): the seat the
-    # browser's links open with its game locked, the open step (after the lock), the order
+    # No session (the browser's seats are in its signed cookie), and nothing of the page
+    # for a typed order that is accepted. Inside the savepoint a test runs it in (a
+    # transaction in production): the seat the browser's links open with its game locked
+    # (the post is counted against the seat's rate limit then), the open step, the order
     # (owed its receipt), its event, and the game's new state. The same order again (a
     # double tap) leaves the game's state as it is: instead of the writes, one read of the
     # seat's order that counts finds it the same. Then a revision, written like the first.
-    for text, queries in [(first, 8), (first, 6), (revision, 8)]:
+    for text, queries in [(first, 7), (first, 5), (revision, 7)]:
         with (
             django_assert_num_queries(queries) as captured,
             django_capture_on_commit_callbacks() as after_commit,
@@ -707,7 +706,7 @@ def test_an_order_post_makes_a_fixed_number_of_queries(
         assert response.status_code == 302
         assert after_commit == []  # nothing is published: the receipt is the workers' run
     assert sessions_read == []
-    lock, step_read = (query["sql"] for query in captured.captured_queries[2:4])
+    lock, step_read = (query["sql"] for query in captured.captured_queries[1:3])
     assert lock.startswith('SELECT "games_seat"."id"') and "auth_user" not in lock
     assert lock.endswith('FOR UPDATE OF "games_game"')
     assert step_read.startswith('SELECT "games_step"."id"') and "state_before" not in step_read
