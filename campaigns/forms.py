@@ -12,6 +12,7 @@ from campaigns import dates
 from campaigns.models import Campaign, Member
 from campaigns.postal import DEFAULT_NIGHT_SCHEDULE, DEFAULT_POINTS, FIRST_PLAYER_KEYS
 from games import schedule
+from games.engines.base import counted
 from games.engines.first_player.rules import FirstPlayerEngine
 from games.forms.options import OptionsFields
 from games.gm_forms import PLAYERS_HELP, parse_player
@@ -135,7 +136,9 @@ class NightForm(forms.Form):
         seats = [(ABSENT, "absent")] + [(str(n), f"table {n}") for n in range(1, MAX_TABLES + 1)]
         for member in members:
             self.fields[f"seat_{member.pk}"] = forms.ChoiceField(
-                choices=seats, initial="1", label=f"{member.name} ({member.dice} dice)"
+                choices=seats,
+                initial="1",
+                label=f"{member.name} ({counted(member.dice, 'die', 'dice')})",
             )
 
     def seat_fields(self) -> list[forms.BoundField]:

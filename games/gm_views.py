@@ -30,7 +30,7 @@ from django.views.decorators.http import require_POST
 
 from games import access, game_templates, postal, reports, schedule
 from games.engines import registry
-from games.engines.base import Engine, Profile
+from games.engines.base import Engine, Profile, counted
 from games.gm_forms import (
     DATETIME_LOCAL,
     CreateGameForm,
@@ -392,7 +392,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
 
 def _invite(form: Any, now: datetime) -> str:
     count = postal.invite(form.game.pk, now=now)
-    return f"Invitations are on their way to {count} players."
+    return f"Invitations are on their way to {counted(count, 'player')}."
 
 
 def _start(form: Any, now: datetime) -> str:

@@ -14,7 +14,8 @@ from django.test import Client
 from time_machine import TimeMachineFixture
 
 from campaigns import postal
-from campaigns.models import Campaign, Night
+from campaigns.forms import NightForm
+from campaigns.models import Campaign, Member, Night
 from games import postal as games_postal
 from games.models import Game
 from tests.factories import GMFactory
@@ -320,3 +321,9 @@ def test_a_locale_nobody_writes_dates_for_is_refused(client_of: Client) -> None:
         ]
     }
     assert Campaign.objects.count() == 0
+
+
+def test_the_seating_form_counts_each_members_dice_in_words() -> None:
+    members = [Member(pk=1, name="ann", dice=1), Member(pk=2, name="bob", dice=3)]
+    form = NightForm(members=members)
+    assert [field.label for field in form.seat_fields()] == ["ann (1 die)", "bob (3 dice)"]

@@ -985,6 +985,9 @@ def test_invite_emails_every_seat(client: Client, gm: User) -> None:
     game = choice_game(3, gm=gm)
     assert act(client, game, "invite") == ["Invitations are on their way to 3 players."]
     assert list(OutboundEmail.objects.values_list("kind", flat=True)) == ["invite"] * 3
+    assert act(client, choice_game(1, gm=gm), "invite") == [
+        "Invitations are on their way to 1 player."
+    ]
 
 
 def test_start_opens_step_one_and_a_second_start_changes_nothing(client: Client, gm: User) -> None:
