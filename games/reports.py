@@ -13,6 +13,7 @@ adds templates, not code.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -294,9 +295,33 @@ def report_events(game: Game, position: int) -> list[str]:
     return [row.text for row in rows if row.visible_to(position)]
 
 
-def history(game: Game, position: int) -> list[dict[str, Any]]:
-    """Every past step's events that ``position`` may see, newest step first."""
-    rows = EventRow.objects.filter(game=game).select_related("step").order_by("-step__number", "id")
+# The seat page shows this many steps of history at a time, newest first: a long game's
+# page costs what a short one's does, and older steps are a link away.
+HISTORY_STEPS = 20
+
+
+@dataclass(frozen=True)
+class History:
+    """One page of a seat's history: ``groups`` (a step and the texts of its events this
+    seat may see, newest step first), the step number to read older steps before (None
+    when the page reaches step 1), and whether this page is an older one."""
+
+    groups: list[dict[str, Any]]
+    older: int | None
+    paged: bool = False
+
+
+def history(game: Game, position: int, before: int | None = None) -> History:
+    """The events ``position`` may see of up to HISTORY_STEPS steps before step ``before``
+    (None: up to the current step), newest step first. The steps' states are not read."""
+    last = game.step_number if before is None else min(before - 1, game.step_number)
+    first = max(1, last - HISTORY_STEPS + 1)
+    rows = (
+        EventRow.objects.filter(game=game, step__number__gte=first, step__number__lte=last)
+        .select_related("step")
+        .only("text", "audience", "step__id", "step__number", "step__closed_at")
+        .order_by("-step__number", "id")
+    )
     groups: list[dict[str, Any]] = []
     for row in rows:
         if not row.visible_to(position):
@@ -304,7 +329,7 @@ def history(game: Game, position: int) -> list[dict[str, Any]]:
         if not groups or groups[-1]["step"].pk != row.step_id:
             groups.append({"step": row.step, "events": []})
         groups[-1]["events"].append(row.text)
-    return groups
+    return History(groups, first if first > 1 else None, paged=before is not None)
 
 
 def current_report_email(game: Game, seat: Seat, token: str, now: datetime) -> OutboundEmail:

@@ -263,7 +263,7 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
         form=form,
         form_templates=form_templates(game.engine),
         report_events=reports.report_events(game, seat.position),
-        history=reports.history(game, seat.position),
+        history=reports.history(game, seat.position, before=_history_before(request)),
         counting=_counting_order(step, seat),
         calendar_url=access.calendar_url(seat),
         reminder_form=ReminderChoiceForm(initial=reminders.choice_of(seat)),
@@ -271,6 +271,13 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
         other_seats=[other for other in held if other.pk != seat.pk],
     )
     return render(request, "games/play.html", context)
+
+
+def _history_before(request: HttpRequest) -> int | None:
+    """The step the page's history reads older steps before (``?before=N``), or None for
+    the newest steps; anything that is not a step number shows the newest."""
+    before = request.GET.get("before", "")
+    return int(before) if before.isascii() and before.isdigit() and len(before) < 7 else None
 
 
 def _email_choice_context(seat: Seat, engine: Any) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from django.test import Client, RequestFactory
 from pytest_django.fixtures import DjangoAssertNumQueries, DjangoCaptureOnCommitCallbacks, Settings
 from time_machine import TimeMachineFixture
 
-from games import access, postal, tasks
+from games import access, postal, reports, tasks
 from games.engines.base import OrderError
 from games.engines.choice.rules import (
     ChoiceEngine,
@@ -869,3 +869,29 @@ def test_a_refused_typed_order_leaves_the_blocks_showing_the_order_that_counts(
     assert text_errors(html) == [escape(refused.value.message)]
     assert chosen(html) == shown
     assert snapshot(game) == before
+
+
+def test_the_history_shows_the_newest_steps_and_links_the_older_ones(
+    client: Client, now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reports, "HISTORY_STEPS", 3)
+    game = started(2, now, options={"rolls_per_turn": 1})
+    for _ in range(6):
+        postal.resolve_now(game.pk, now=now)
+    game.refresh_from_db()
+    assert game.step_number == 7
+    log_in(client, game, 0, now)
+
+    def steps_and_links(query: str) -> tuple[list[str], list[str]]:
+        html = client.get(seat_page(game, 0) + query).content.decode()
+        shown = section(html, "section", "history")
+        return re.findall(r"<h3>(.*?)</h3>", shown), re.findall(r'<a href="([^"]*)"', shown)
+
+    # Steps 7 (open, nothing reported yet) to 5, then three at a time.
+    assert steps_and_links("") == (["Step 6, resolved", "Step 5, resolved"], ["?before=5#history"])
+    assert steps_and_links("?before=5") == (
+        ["Step 4, resolved", "Step 3, resolved", "Step 2, resolved"],
+        [f"{seat_page(game, 0)}#history", "?before=2#history"],
+    )
+    assert steps_and_links("?before=2") == (["Step 1, resolved"], [f"{seat_page(game, 0)}#history"])
+    assert steps_and_links("?before=x") == steps_and_links("")
