@@ -43,9 +43,8 @@ from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
+from bench.choice_orders import orders_of  # noqa: E402
 from games import access, postal  # noqa: E402
-from games.engines import registry  # noqa: E402
-from games.engines.base import GameError  # noqa: E402
 from games.models import Game, Seat  # noqa: E402
 
 NAME = "order_cpu"
@@ -53,39 +52,6 @@ SEATS = 5
 ORDERS = 6
 PLAYERS = 400
 TICKS = os.sysconf("SC_CLK_TCK")
-
-
-class NoDice:
-    def draw(self, sides: int) -> int:
-        raise RuntimeError("an order drew a die")
-
-
-def orders_of(game: Game, position: int) -> list[str]:
-    """Different legal orders of the seat: its NMR default with the dice paired otherwise."""
-    engine = registry.get("choice")
-    state = engine.state_from_json(game.state)
-    lines = engine.canonical(state, position, engine.default(state, position)).splitlines()
-    per_line = []
-    for line in lines:
-        number, kind, first, second = line.split()
-        a, b = first.split("+")
-        c, d = second.split("+")
-        pairings = [((a, b), (c, d)), ((a, c), (b, d)), ((a, d), (b, c))]
-        per_line.append(
-            [f"{number} {kind} {p[0]}+{p[1]} {q[0]}+{q[1]}" for p, q in pairings]
-            + [f"{number} {kind} {q[0]}+{q[1]} {p[0]}+{p[1]}" for p, q in pairings]
-        )
-    found: dict[str, None] = {}
-    for text in ("\n".join(lines) for lines in itertools.product(*per_line)):
-        try:
-            order = engine.parse(state, position, text)
-            engine.submit(state, position, order, NoDice())
-        except GameError:
-            continue
-        found.setdefault(engine.canonical(state, position, order), None)
-        if len(found) == ORDERS:
-            break
-    return list(found)
 
 
 class Player:
@@ -97,7 +63,7 @@ class Player:
             raise RuntimeError("the magic link did not open the seat")
         self.path = f"/play/{game.pk}/{position}/"
         form = {"step": str(game.step_number), "seat": str(position), "entry": "text"}
-        self.forms = [form | {"text": text} for text in orders_of(game, position)]
+        self.forms = [form | {"text": text} for text in orders_of(game.state, position, ORDERS)]
         self.sent = 0
 
     def post(self) -> None:

@@ -25,7 +25,6 @@ migrated on each run), Redis database 8 (flushed).
 from __future__ import annotations
 
 import http.client
-import itertools
 import json
 import os
 import re
@@ -51,9 +50,8 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
+from bench.choice_orders import orders_of  # noqa: E402
 from games import access, postal  # noqa: E402
-from games.engines import registry  # noqa: E402
-from games.engines.base import GameError  # noqa: E402
 from games.models import Game, Order, Seat  # noqa: E402
 from moderator.mail import queueing  # noqa: E402
 
@@ -200,46 +198,6 @@ def make_games(count: int, seats: int) -> list[Game]:
         queueing.enqueue = queued
 
 
-class NoDice:
-    """Orders are checked without drawing: a Choice order draws nothing."""
-
-    def draw(self, sides: int) -> int:
-        raise RuntimeError("an order drew a die")
-
-
-def orders_of(game: Game, position: int, most: int) -> list[str]:
-    """Up to ``most`` different legal orders of the seat for the open step, in the engine's
-    words: its NMR default with each round's four dice paired in every other way."""
-    engine = registry.get("choice")
-    state = engine.state_from_json(game.state)
-    lines = engine.canonical(state, position, engine.default(state, position)).splitlines()
-    per_line = []
-    for line in lines:
-        round_number, kind, first, second = line.split()
-        a, b = first.split("+")
-        c, d = second.split("+")
-        per_line.append(
-            [
-                f"{round_number} {kind} {x}+{y} {z}+{w}"
-                for (x, y), (z, w) in [((a, b), (c, d)), ((a, c), (b, d)), ((a, d), (b, c))]
-                for (x, y), (z, w) in [((x, y), (z, w)), ((z, w), (x, y))]
-            ]
-        )
-    found: dict[str, None] = {}
-    for text in ("\n".join(combination) for combination in itertools.product(*per_line)):
-        try:
-            order = engine.parse(state, position, text)
-            engine.submit(state, position, order, NoDice())
-        except GameError:
-            continue
-        found.setdefault(engine.canonical(state, position, order), None)
-        if len(found) == most:
-            break
-    if len(found) < 2:
-        raise RuntimeError(f"seat {position} of {game} has fewer than two different orders")
-    return list(found)
-
-
 def sign_in(port: int, number: int, game: Game, position: int, orders: int) -> Player:
     """A player opens its magic link, as a browser does, and posts its first order; returns
     the player with its different orders to post in turn."""
@@ -257,7 +215,7 @@ def sign_in(port: int, number: int, game: Game, position: int, orders: int) -> P
         "seat": str(position),
         "entry": "text",
     }
-    bodies = [urlencode(form | {"text": text}) for text in orders_of(game, position, orders)]
+    bodies = [urlencode(form | {"text": text}) for text in orders_of(game.state, position, orders)]
     answer = browser.request("POST", play, dict(parse_qsl(bodies[-1])))
     if (answer.status, answer.location) != (302, play):
         raise RuntimeError(f"the order form answered {answer.status}: {answer.text[:2000]}")

@@ -15,7 +15,7 @@ from games import schedule
 from games.engines.base import counted
 from games.engines.first_player.rules import FirstPlayerEngine
 from games.forms.options import OptionsFields
-from games.gm_forms import PLAYERS_HELP, parse_player
+from games.gm_forms import PLAYERS_HELP, DeadlinesForm, parse_player
 
 FIRST_PLAYER_KEY = FirstPlayerEngine.key
 
@@ -23,7 +23,7 @@ MAX_TABLES = 4
 ABSENT = "absent"
 
 
-class CampaignForm(forms.Form):
+class CampaignForm(DeadlinesForm):
     """A new campaign: a First Player campaign (``game`` None) or a league of one game and
     profile. The options are the game's fields (``games.forms.options``); the rhythm of
     its games is written in words, as on the new-game form."""
@@ -71,20 +71,6 @@ class CampaignForm(forms.Form):
     def clean_members(self) -> list[Any]:
         lines = [line for line in self.cleaned_data["members"].splitlines() if line.strip()]
         return [parse_player(line, number) for number, line in enumerate(lines, start=1)]
-
-    def clean_schedule(self) -> dict[str, Any]:
-        try:
-            return schedule.parse(self.cleaned_data["schedule"])
-        except schedule.ScheduleError as error:
-            raise ValidationError(str(error)) from None
-
-    def clean_time_zone(self) -> str:
-        name: str = self.cleaned_data["time_zone"].strip()
-        try:
-            schedule.zone(name)
-        except schedule.ScheduleError as error:
-            raise ValidationError(str(error)) from None
-        return name
 
     def clean_locale(self) -> str:
         locale: str = self.cleaned_data["locale"].strip()

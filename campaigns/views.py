@@ -74,8 +74,7 @@ def new_campaign(request: HttpRequest, game: str | None = None, profile: str = "
     title = "A First Player campaign"
     if game is not None:
         try:
-            settings = registry.settings(game)
-            chosen = settings.profile(profile) if profile else settings.profiles[0]
+            chosen = registry.settings(game).profile(profile)
         except KeyError:
             raise Http404("no such game") from None
         if game == FIRST_PLAYER_KEY:

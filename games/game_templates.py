@@ -7,9 +7,8 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from games.models import TEMPLATE_NAME_LENGTH as NAME_LENGTH
 from games.models import Game, GameTemplate
-
-NAME_LENGTH = GameTemplate._meta.get_field("name").max_length or 200
 
 
 class TemplateError(Exception):

@@ -17,7 +17,7 @@ from django.utils.safestring import mark_safe
 
 from games import postal, schedule
 from games.forms.options import OptionsFields
-from games.models import Game, Seat
+from games.models import TEMPLATE_NAME_LENGTH, Game, Seat
 
 DATETIME_LOCAL = "%Y-%m-%dT%H:%M"
 NAME_LENGTH = Seat._meta.get_field("name").max_length or 60
@@ -59,7 +59,26 @@ PLAYERS_HELP = format_html(
 )
 
 
-class CreateGameForm(forms.Form):
+class DeadlinesForm(forms.Form):
+    """A form with a ``schedule`` in the GM's words and a ``time_zone``: both read the
+    same way wherever a GM sets a rhythm (a game, a campaign's games)."""
+
+    def clean_time_zone(self) -> str:
+        name: str = self.cleaned_data["time_zone"].strip()
+        try:
+            schedule.zone(name)
+        except schedule.ScheduleError as error:
+            raise ValidationError(str(error)) from None
+        return name
+
+    def clean_schedule(self) -> dict[str, Any]:
+        try:
+            return schedule.parse(self.cleaned_data["schedule"])
+        except schedule.ScheduleError as error:
+            raise ValidationError(str(error)) from None
+
+
+class CreateGameForm(DeadlinesForm):
     """A new game of one game and profile: its title, the profile's options as fields
     (``games.forms.options``), its rhythm and its players."""
 
@@ -116,20 +135,6 @@ class CreateGameForm(forms.Form):
             raise ValidationError("the title must be a single line")
         return title
 
-    def clean_time_zone(self) -> str:
-        name: str = self.cleaned_data["time_zone"].strip()
-        try:
-            schedule.zone(name)
-        except schedule.ScheduleError as error:
-            raise ValidationError(str(error)) from None
-        return name
-
-    def clean_schedule(self) -> dict[str, Any]:
-        try:
-            return schedule.parse(self.cleaned_data["schedule"])
-        except schedule.ScheduleError as error:
-            raise ValidationError(str(error)) from None
-
     def clean_players(self) -> list[postal.Player]:
         players: list[postal.Player] = []
         seen: set[str] = set()
@@ -162,7 +167,7 @@ class GameForm(forms.Form):
 
 
 class TemplateForm(GameForm):
-    name = forms.CharField(max_length=200, label="Template name")
+    name = forms.CharField(max_length=TEMPLATE_NAME_LENGTH, label="Template name")
 
 
 class SeatForm(GameForm):

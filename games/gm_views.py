@@ -169,8 +169,7 @@ def create(request: HttpRequest) -> HttpResponse:
 def create_game(request: HttpRequest, game: str, profile: str = "") -> HttpResponse:
     """The new-game form of one game and profile."""
     try:
-        settings = registry.settings(game)
-        chosen = settings.profile(profile) if profile else settings.profiles[0]
+        chosen = registry.settings(game).profile(profile)
     except KeyError:
         raise Http404("no such game") from None
     return _create(request, game, chosen, None)

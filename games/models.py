@@ -88,6 +88,10 @@ class Game(models.Model):
         return registry.get(self.engine)
 
 
+# The longest name a GM may give a template of a game's settings.
+TEMPLATE_NAME_LENGTH = 200
+
+
 class GameTemplate(models.Model):
     """A game's settings saved by its GM for later games: the game, its options, its rhythm.
     The new-game form starts from it; players and title are typed each time."""
@@ -95,7 +99,7 @@ class GameTemplate(models.Model):
     gm = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="game_templates"
     )
-    name = models.CharField(max_length=200)
+    name = models.CharField(max_length=TEMPLATE_NAME_LENGTH)
     engine = models.CharField(max_length=40, choices=registry.choices)
     options = models.JSONField(default=dict, blank=True)
     time_zone = models.CharField(max_length=64, default="UTC")

@@ -210,7 +210,9 @@ class Settings:
     profile_key: str = ""
 
     def profile(self, key: str) -> Profile:
-        """The profile ``key``; KeyError if the game has none of that name."""
+        """The profile ``key`` ("": the game's first); KeyError if it has none so named."""
+        if not key:
+            return self.profiles[0]
         for profile in self.profiles:
             if profile.key == key:
                 return profile

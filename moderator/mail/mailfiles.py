@@ -60,6 +60,12 @@ def mail_files(directory: Path) -> list[os.DirEntry[str]]:
 _last: dict[Path, tuple[list[tuple[str, int, int]], list[Entry]]] = {}
 
 
+def forget() -> None:
+    """Drop what this process remembers of its last visits: the next visit reads the index
+    from the disk, as a new process does."""
+    _last.clear()
+
+
 def entries(directory: Path) -> list[Entry]:
     """Every message of the mailbox, newest first: by file, newest first, and within a
     file the last written first. The index is brought up to date on the way."""

@@ -5,10 +5,9 @@ applied. And a player orders from a phone with JavaScript off."""
 from __future__ import annotations
 
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
-from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.utils import timezone
 from pytest_django.fixtures import Settings
@@ -19,39 +18,15 @@ from games import access, postal
 from games.models import Game, Seat
 from moderator.mail.models import OutboundEmail
 from tests.factories import NAMES, GMFactory, seat_page
+from tests.integration.every_game import GAMES, PHONE, SEED, open_link, started
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page, ViewportSize
+    from playwright.sync_api import Browser, Page
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
-PHONE: ViewportSize = {"width": 390, "height": 844}
-SEED = bytes(range(32))
 # The header's colour: the stylesheet is loaded and applied.
 HEADER = "rgb(29, 79, 145)"
-# One game of each engine and profile whose pages differ: (title, engine, players, options).
-GAMES = [
-    ("Choice for three", "choice", 3, {}),
-    ("Suppenkasper night", "choice", 3, {"variant": "suppenkasper"}),
-    ("Liar's Dice at the pub", "liars-dice", 3, {}),
-    ("Death Match", "liars-dice", 2, {"profile": "genius_dm"}),
-    ("Team Liar's Dice", "liars-dice", 4, {"profile": "genius_team"}),
-    ("Drop-Shy", "drop-shy", 3, {}),
-    ("Dice Survivor", "dice-survivor", 3, {}),
-    ("The First Player", "first-player", 3, {}),
-]
-
-
-def started(gm: User, title: str, engine: str, players: int, options: dict[str, Any]) -> Game:
-    game = postal.create_game(
-        gm=gm,
-        engine_key=engine,
-        title=title,
-        players=[postal.Player(name, f"{name}@example.org") for name in NAMES[:players]],
-        options=options,
-        schedule_spec={"kind": "interval", "seconds": 48 * 3600},
-    )
-    return postal.start_game(game.pk, now=timezone.now(), seed=SEED)
 
 
 def layout(page: Page, url: str) -> tuple[list[str], int, str]:
@@ -64,13 +39,6 @@ def layout(page: Page, url: str) -> tuple[list[str], int, str]:
         page.evaluate("document.documentElement.scrollWidth"),
         page.evaluate("getComputedStyle(document.querySelector('.site-header')).backgroundColor"),
     )
-
-
-def open_link(page: Page, web_server: str, seat: Seat) -> None:
-    token = access.mint([seat], now=timezone.now())[seat.position]
-    page.goto(f"{web_server}/p/{token}/")
-    with page.expect_navigation(url=f"{web_server}{seat_page(seat.game, seat.position)}"):
-        page.click("main button[type=submit]")
 
 
 @pytest.fixture

@@ -54,7 +54,7 @@ def test_each_file_is_read_once_and_a_new_file_alone_after(tmp_path: Path, read:
         ("a.log", 0, "One", 3),
     ]
     mailfiles.entries(tmp_path)
-    mailfiles._last.clear()  # a new process: the index is read from the disk
+    mailfiles.forget()  # a new process: the index is read from the disk
     mailfiles.entries(tmp_path)
     write(tmp_path, "b.log", "Three", mtime=2_000)
     assert [e.subject for e in mailfiles.entries(tmp_path)] == ["Three", "Two", "One"]
@@ -71,7 +71,7 @@ def test_a_file_gone_leaves_the_index_and_a_broken_index_is_rebuilt(
     assert [e.subject for e in mailfiles.entries(tmp_path)] == ["Two"]
     assert list(json.loads((tmp_path / ".index.json").read_text())["files"]) == ["b.log"]
     (tmp_path / ".index.json").write_text("{not json")
-    mailfiles._last.clear()
+    mailfiles.forget()
     assert [e.subject for e in mailfiles.entries(tmp_path)] == ["Two"]
     assert read == ["b.log", "a.log", "b.log"]  # newest first
 
