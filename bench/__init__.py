@@ -98,6 +98,10 @@ def arguments(description: str, name: str) -> argparse.ArgumentParser:
 # --- processes ---------------------------------------------------------------------------
 
 
+def enqueue_nothing(ids: list[int], *, urgent: bool = False) -> None:
+    """Stands in for moderator.mail.queueing.enqueue where a benchmark sends nothing."""
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -160,6 +164,45 @@ def answers(url: str) -> bool:
             return bool(response.status == 200)
     except OSError:
         return False
+
+
+def worker_answers(service: str) -> bool:
+    """Whether the Celery worker of compose service ``service`` (worker-steps: hostname
+    steps@<host>) answers a ping."""
+    from moderator.celery import app
+
+    name = f"{service.removeprefix('worker-')}@{socket.gethostname()}"
+    return bool(app.control.ping(destination=[name], timeout=0.5))
+
+
+def resident_memory(processes: Processes) -> list[dict[str, Any]]:
+    """The resident memory (VmRSS) of every process the benchmark started and of their
+    children (gunicorn's workers, Celery's pool), each started in a session of its own."""
+    rows = []
+    for name, process in processes.running.items():
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                # The fields after the command's closing parenthesis: state, ppid, pgrp, ...
+                fields = (entry / "stat").read_text().rpartition(")")[2].split()
+                if int(fields[2]) != process.pid:
+                    continue
+                status = (entry / "status").read_text()
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except (OSError, ValueError):
+                continue
+            rss = next(line for line in status.splitlines() if line.startswith("VmRSS:"))
+            rows.append(
+                {
+                    "process": name,
+                    "pid": int(entry.name),
+                    "role": "parent" if int(entry.name) == process.pid else "child",
+                    "rss_mb": int(rss.split()[1]) / 1024,
+                    "command": command.strip()[:120],
+                }
+            )
+    return sorted(rows, key=lambda row: (row["process"], row["role"] != "parent", row["pid"]))
 
 
 def busy_cpu() -> tuple[float, float]:

@@ -127,7 +127,7 @@ def make_reports(games: int, seats: int) -> list[int]:
     gm, _ = get_user_model().objects.get_or_create(username="bench-gm")
     names = [f"p{n}" for n in range(seats)]
     queued = queueing.enqueue
-    queueing.enqueue = lambda ids: None  # each run enqueues the rows itself
+    queueing.enqueue = bench.enqueue_nothing  # each run enqueues the rows itself
     try:
         for number in range(games):
             game = postal.create_game(

@@ -179,7 +179,7 @@ def make_games(count: int, seats: int) -> list[Game]:
     gm, _ = get_user_model().objects.get_or_create(username="bench-gm")
     names = [f"p{n}" for n in range(seats)]
     queued = queueing.enqueue
-    queueing.enqueue = lambda ids: None  # the start reports are not what is measured
+    queueing.enqueue = bench.enqueue_nothing  # the start reports are not what is measured
     try:
         return [
             postal.start_game(

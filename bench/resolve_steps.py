@@ -61,7 +61,7 @@ from moderator.mail import queueing  # noqa: E402
 from moderator.mail.models import OutboundEmail  # noqa: E402
 
 # The sweep's work ends when the outbox rows are committed; sending is measured elsewhere.
-queueing.enqueue = lambda ids: None
+queueing.enqueue = bench.enqueue_nothing
 
 # Games start 49 hours ago with 48-hour deadlines: every step is due, by the workers'
 # clocks too.
@@ -144,11 +144,11 @@ def with_workers(count: int, seats: int, workers: int) -> dict[str, Any]:
     ]
     try:
         time.sleep(4)  # the workers start and connect
-        from games.tasks import hand_out_steps
+        from games.tasks import top_up_steps
 
-        # What the sweep does, at the moment every step is due (its clock is ``DUE``).
+        # What the steps run does, at the moment every step is due (its clock is ``DUE``).
         began = time.perf_counter()
-        hand_out_steps(postal.due_step_ids(DUE))
+        top_up_steps(DUE, waiting=0)
         while Step.objects.filter(status=Step.Status.DONE).count() < count:
             time.sleep(0.02)
         elapsed = time.perf_counter() - began
@@ -358,7 +358,7 @@ def main() -> None:
                     f"{args.games} Choice games per seat count, started 49 hours ago with "
                     "48-hour deadlines, so step 1 of each is due; reports rendered and written "
                     "to the outbox. 'process': resolved one after another in the benchmark's "
-                    "process; 'workers N': one sweep's worth of resolve_steps tasks (STEP_BATCH "
+                    "process; 'workers N': one steps run's worth of resolve_due_steps tasks (STEP_BATCH "
                     f"{settings.STEP_BATCH} steps each) handed to N Celery workers "
                     "(concurrency 1) through Redis, timed until every step is done; 'raw "
                     "SQL': the same database writes per step (rows captured from a real "

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
-from django.db.models import Exists, F, Max, OuterRef
+from django.db.models import Exists, F, Max, OuterRef, QuerySet
 
 from games import access, email_choices, reports, schedule, signals
 from games.engines import registry
@@ -452,7 +452,8 @@ def _write_receipt_batch(now: datetime, size: int) -> int:
             [
                 reports.receipt_email(order.step.game, order.seat, order, token, results[key])
                 for (key, order), token in zip(receipted, tokens, strict=True)
-            ]
+            ],
+            urgent=True,
         )
     return len(orders)
 
@@ -613,19 +614,64 @@ def _all_answered(step: Step) -> bool:
 # --- resolving --------------------------------------------------------------------------
 
 
+def _due_steps(now: datetime) -> QuerySet[Step]:
+    """Open steps of running games (not waiting for their GM) whose deadline has passed."""
+    return Step.objects.filter(
+        status=Step.Status.OPEN,
+        deadline__lte=now,
+        game__status=Game.Status.RUNNING,
+        game__needs_gm="",
+    )
+
+
 def due_step_ids(now: datetime, limit: int | None = None) -> list[int]:
     """Open steps of running games whose deadline has passed, oldest first."""
-    rows = (
-        Step.objects.filter(
-            status=Step.Status.OPEN,
-            deadline__lte=now,
-            game__status=Game.Status.RUNNING,
-            game__needs_gm="",
-        )
-        .order_by("deadline", "id")
-        .values_list("id", flat=True)
-    )
+    rows = _due_steps(now).order_by("deadline", "id").values_list("id", flat=True)
     return list(rows[: limit or settings.SWEEP_BATCH])
+
+
+def count_due_steps(now: datetime, *, most: int) -> int:
+    """How many steps are due, counted up to ``most`` (one index scan, however many)."""
+    return _due_steps(now).order_by()[:most].count()
+
+
+def resolve_due_steps(*, now: datetime, limit: int) -> int:
+    """Claim due steps, oldest first, and resolve them one by one, each in its own
+    transaction, until ``limit`` were tried or none is left; returns how many resolved.
+
+    A step is claimed by locking its game with SKIP LOCKED: any number of workers take due
+    steps side by side, none waits for another, and none resolves a step another holds.
+    A step whose resolution fails is counted as resolve_due_step counts it, and this call
+    does not try it again (the next one does)."""
+    resolved = 0
+    failed: list[int] = []
+    for _ in range(limit):
+        step_id = None
+        try:
+            with transaction.atomic():
+                claimed = (
+                    _due_steps(now)
+                    .exclude(pk__in=failed)
+                    .select_related("game__gm")
+                    .select_for_update(of=("game",), skip_locked=True)
+                    .order_by("deadline", "id")
+                    .first()
+                )
+                if claimed is None:
+                    break
+                step_id = claimed.pk
+                # The game is locked and current (PostgreSQL rechecks a locked row); the
+                # step is read again under the lock, as _resolve_step reads it.
+                resolved += _resolve_locked(
+                    claimed.game, step_id, now=now, closed_by=Step.Closed.DEADLINE
+                )
+        except Exception as error:
+            if step_id is None:  # the claim itself failed: the database's problem
+                raise
+            log.exception("resolving step %s failed", step_id)
+            _count_failure(step_id, error)
+            failed.append(step_id)
+    return resolved
 
 
 def resolve_due_step(step_id: int, *, now: datetime) -> bool:
@@ -672,17 +718,23 @@ def _resolve_step(step_id: int, *, now: datetime, closed_by: str) -> bool:
             )
         except Game.DoesNotExist:
             return False
-        if game.status != Game.Status.RUNNING:
-            return False
-        step = Step.objects.get(pk=step_id)
-        if step.status != Step.Status.OPEN:
-            return False
-        if closed_by == Step.Closed.DEADLINE and step.deadline > now:
-            return False
-        engine = registry.get(game.engine)
-        state = engine.state_from_json(game.state)
-        _resolve(game, step, engine, state, now, closed_by)
-        game.save(update_fields=ADVANCED_FIELDS)
+        return _resolve_locked(game, step_id, now=now, closed_by=closed_by)
+
+
+def _resolve_locked(game: Game, step_id: int, *, now: datetime, closed_by: str) -> bool:
+    """Resolve ``step_id`` of ``game``, whose row this transaction holds locked, if the
+    game is running and the step open (and due, at a deadline)."""
+    if game.status != Game.Status.RUNNING:
+        return False
+    step = Step.objects.get(pk=step_id)
+    if step.status != Step.Status.OPEN:
+        return False
+    if closed_by == Step.Closed.DEADLINE and step.deadline > now:
+        return False
+    engine = registry.get(game.engine)
+    state = engine.state_from_json(game.state)
+    _resolve(game, step, engine, state, now, closed_by)
+    game.save(update_fields=ADVANCED_FIELDS)
     return True
 
 
@@ -1003,7 +1055,7 @@ def rotate_link(game_id: int, *, position: int, now: datetime) -> str:
         seat.link_version += 1
         seat.save(update_fields=["link_version"])
         token = access.mint([seat], now=now)[position]
-        queueing.queue([reports.link_email(game, seat, token)])
+        queueing.queue([reports.link_email(game, seat, token)], urgent=True)
     return token
 
 
@@ -1025,7 +1077,7 @@ def send_lost_links(email: str, *, now: datetime) -> int:
         return 0
     with transaction.atomic():
         tokens = access.mint_each(seats, now=now)
-        queueing.queue_once([reports.lost_links_email(seats, tokens, now)])
+        queueing.queue_once([reports.lost_links_email(seats, tokens, now)], urgent=True)
     return len(seats)
 
 
@@ -1064,7 +1116,7 @@ def replace_player(game_id: int, *, position: int, name: str, email: str, now: d
             ]
         )
         token = access.mint([seat], now=now)[position]
-        queueing.queue([reports.link_email(game, seat, token)])
+        queueing.queue([reports.link_email(game, seat, token)], urgent=True)
     return seat
 
 
@@ -1076,7 +1128,7 @@ def resend_report(game_id: int, *, position: int, now: datetime) -> None:
         if game.state is None:
             raise PostalError("the game has not started; there is no report yet")
         token = access.mint([seat], now=now)[position]
-        queueing.queue([reports.current_report_email(game, seat, token, now)])
+        queueing.queue([reports.current_report_email(game, seat, token, now)], urgent=True)
 
 
 def _capability(game: Game, name: str, without: str) -> tuple[Engine[Any, Any, Any], Any]:

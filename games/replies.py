@@ -120,7 +120,7 @@ def _answer(
             thread=f"game-{game.pk}-seat-{seat.position}",
             reply_to=access.reply_address(seat) or game.gm.email or None,
         )
-        queueing.queue_once([email])
+        queueing.queue_once([email], urgent=True)
 
 
 def track(event: Any, esp: str, *, now: datetime) -> OutboundEmail | None:

@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
 from games import digests, postal, reminders
+from moderator import queues
 from moderator.mail import queueing, sending
 
 
 @shared_task(name="games.sweep")
 def sweep() -> dict[str, int]:
-    """What the database says is due, handed to the workers (beat, every SWEEP_SECONDS):
-    due steps, due email (first attempts whose enqueue was lost, and retries), email never
-    confirmed (marked unknown, not sent again), reminders, and the daily digests (of
-    reminders, and of reports) whose hour has come."""
+    """What the database says is due, apart from steps (beat, every SWEEP_SECONDS): due
+    email (first attempts whose enqueue was lost, and retries), email never confirmed
+    (marked unknown, not sent again), reminders, and the daily digests (of reminders, and
+    of reports) whose hour has come."""
     now = timezone.now()
-    steps = postal.due_step_ids(now)
-    hand_out_steps(steps)
     lost = now - timedelta(seconds=settings.SWEEP_SECONDS)
     mails = queueing.pending_ids(settings.SWEEP_BATCH, older_than=lost, now=now)
     queueing.enqueue(mails)
@@ -29,7 +28,6 @@ def sweep() -> dict[str, int]:
     reminder_digests = reminders.send_digests(now)
     daily = digests.send_daily_digests(now)
     return {
-        "steps": len(steps),
         "mails": len(mails),
         "unknown": unknown,
         "reminders": reminded,
@@ -38,13 +36,35 @@ def sweep() -> dict[str, int]:
     }
 
 
-def hand_out_steps(step_ids: list[int]) -> None:
-    """Due steps to the workers, STEP_BATCH to a task: a task's overhead (its message, its
-    acknowledgement, the wait for the next one) is paid once per batch, and every worker
-    still gets its share of a large sweep."""
+@shared_task(name="games.hand_out_steps")
+def hand_out_steps() -> int:
+    """Due steps to the workers (beat, every STEP_SWEEP_SECONDS, on the urgent queue so
+    that a rush of steps never delays it): tasks published; see ``top_up_steps``."""
+    return top_up_steps(timezone.now(), waiting=queues.waiting(settings.STEPS_QUEUE))
+
+
+def top_up_steps(now: datetime, *, waiting: int) -> int:
+    """Enough resolve_due_steps tasks for every due step, STEP_BATCH steps to a task,
+    counting the ``waiting`` in the steps queue already; returns how many it published.
+
+    The tasks claim their steps when they run (postal.resolve_due_steps), so a rush of
+    deadlines goes to the workers as fast as they take it, whatever its size, and a task
+    published twice finds nothing left and ends at once. A task's overhead (its message,
+    its acknowledgement, the wait for the next one) is paid once per STEP_BATCH steps."""
     size = settings.STEP_BATCH
-    for start in range(0, len(step_ids), size):
-        resolve_steps.delay(step_ids=step_ids[start : start + size])
+    due = postal.count_due_steps(now, most=size * settings.STEP_TASKS_MOST)
+    missing = -(-due // size) - waiting
+    for _ in range(missing):
+        resolve_due_steps.delay(limit=size)
+    return max(missing, 0)
+
+
+@shared_task(name="games.resolve_due_steps", acks_late=True, reject_on_worker_lost=True)
+def resolve_due_steps(*, limit: int) -> int:
+    """Up to ``limit`` due steps, claimed and resolved one after another; how many this
+    task resolved. Its steps' reports go to the mail workers together at the end."""
+    with queueing.enqueue_after():
+        return postal.resolve_due_steps(now=timezone.now(), limit=limit)
 
 
 @shared_task(name="games.write_receipts", acks_late=True, reject_on_worker_lost=True)
@@ -54,11 +74,12 @@ def write_receipts() -> int:
     return postal.write_receipts(now=timezone.now())
 
 
+# Published before resolve_due_steps existed: kept for the messages still in a broker while
+# a release with claiming rolls out.
 @shared_task(name="games.resolve_steps", acks_late=True, reject_on_worker_lost=True)
 def resolve_steps(*, step_ids: list[int]) -> int:
     """Each step in its own transaction, one after another; how many this task resolved.
-    Delivered again after a worker died, it skips the steps already resolved. The reports
-    of all of them go to the mail workers together at the end."""
+    Delivered again after a worker died, it skips the steps already resolved."""
     with queueing.enqueue_after():
         return sum(postal.resolve_due_step(step_id, now=timezone.now()) for step_id in step_ids)
 

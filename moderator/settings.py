@@ -246,8 +246,21 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_DEFAULT_QUEUE = "steps"
-CELERY_TASK_ROUTES = {"mail.*": {"queue": "mail"}, "games.*": {"queue": "steps"}}
+# Three queues: "steps" (resolving), "mail" (sending), and "urgent" for the short tasks a
+# person or the sweep waits on (handing out due steps, writing order receipts, and the
+# email a person waits for: receipts, links). Every worker takes "urgent" too: Celery on
+# Redis takes from a worker's queues in turn, so an urgent task waits for at most the task
+# each worker has under way, never behind a rush of deadlines.
+STEPS_QUEUE = "steps"
+URGENT_QUEUE = "urgent"
+CELERY_TASK_DEFAULT_QUEUE = STEPS_QUEUE
+CELERY_TASK_ROUTES = {
+    "games.hand_out_steps": {"queue": URGENT_QUEUE},
+    "games.write_receipts": {"queue": URGENT_QUEUE},
+    "mail.send_urgent_emails": {"queue": URGENT_QUEUE},
+    "mail.*": {"queue": "mail"},
+    "games.*": {"queue": STEPS_QUEUE},
+}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Celery's Django fixup closes the database connection before and after every task unless
@@ -256,14 +269,19 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # request instead: CONN_MAX_AGE and CONN_HEALTH_CHECKS decide, and a connection that saw
 # an error is closed.
 CELERY_DB_REUSE_MAX = envint("CELERY_DB_REUSE_MAX", 1000, minimum=0)
-# Beat's fixed schedule: the sweep, and the receipts of orders (an order's request only
-# marks its order; games/postal.py). Deadlines live in the database, never in the broker.
+# Beat's fixed schedule: due steps handed out, the sweep of everything else that is due,
+# and the receipts of orders (an order's request only marks its order; games/postal.py).
+# Deadlines live in the database, never in the broker. Due steps are looked for every
+# STEP_SWEEP_SECONDS (one indexed count): a step is resolved within that of its deadline
+# when workers are free.
+STEP_SWEEP_SECONDS = envint("STEP_SWEEP_SECONDS", 5, minimum=1)
 SWEEP_SECONDS = envint("SWEEP_SECONDS", 30, minimum=1)
 RECEIPT_SECONDS = envint("RECEIPT_SECONDS", 5, minimum=1)
 # A seat gets at most one order receipt per step in this many seconds: later orders wait
 # for the window to pass, and then one receipt names the latest (postal.write_receipts).
 RECEIPT_WINDOW_SECONDS = envint("RECEIPT_WINDOW_SECONDS", 600, minimum=0)
 CELERY_BEAT_SCHEDULE = {
+    "steps": {"task": "games.hand_out_steps", "schedule": float(STEP_SWEEP_SECONDS)},
     "sweep": {"task": "games.sweep", "schedule": float(SWEEP_SECONDS)},
     "receipts": {"task": "games.write_receipts", "schedule": float(RECEIPT_SECONDS)},
 }
@@ -275,11 +293,15 @@ CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)
 STEP_FAILURE_LIMIT = envint("STEP_FAILURE_LIMIT", 5, minimum=1)
 # How long a magic link in an email stays valid.
 LINK_DAYS = envint("LINK_DAYS", 60, minimum=1)
-# How many due steps one sweep hands out at most (the next sweep takes the rest).
+# How many pending emails (or order receipts) one sweep (or receipts run) hands out at
+# most; the next takes the rest.
 SWEEP_BATCH = envint("SWEEP_BATCH", 500, minimum=1)
-# How many due steps one resolve_steps task takes (each in its own transaction): a
-# task's message, acknowledgement and wait are paid once per batch.
+# How many due steps one resolve_due_steps task claims (each resolved in its own
+# transaction): a task's message, acknowledgement and wait are paid once per batch.
 STEP_BATCH = envint("STEP_BATCH", 10, minimum=1)
+# At most this many resolve_due_steps tasks wait in the steps queue (a bound, far above
+# what a rush needs: 10,000 due steps are 1,000 tasks).
+STEP_TASKS_MOST = envint("STEP_TASKS_MOST", 10_000, minimum=1)
 
 # --- rate limits and login lock-outs (moderator/ratelimit.py) ----------------------------
 # How many proxies stand in front of gunicorn (the TLS proxy of docs/operations.md: 1).

@@ -31,8 +31,10 @@ from moderator.mail.models import OutboundEmail
 log = logging.getLogger(__name__)
 
 State = OutboundEmail.State
-# The task that sends a batch of rows (moderator/mail/tasks.py).
+# The tasks that send a batch of rows (moderator/mail/tasks.py): the same work, routed to
+# the mail queue, or to the urgent queue for email a person waits for (settings).
 SEND_EMAILS = "mail.send_emails"
+SEND_URGENT_EMAILS = "mail.send_urgent_emails"
 
 
 class OnTheRow(Func):
@@ -50,15 +52,17 @@ class OnTheRow(Func):
     output_field = BooleanField()
 
 
-def queue(rows: list[OutboundEmail]) -> list[OutboundEmail]:
-    """Write the rows (one query) and hand them to the sender once the transaction commits."""
+def queue(rows: list[OutboundEmail], *, urgent: bool = False) -> list[OutboundEmail]:
+    """Write the rows (one query) and hand them to the sender once the transaction commits.
+    ``urgent``: email a person is waiting for (a receipt, a link), sent ahead of a rush of
+    reports."""
     OutboundEmail.objects.bulk_create(rows)
     if rows:
-        transaction.on_commit(partial(enqueue, [row.pk for row in rows]))
+        transaction.on_commit(partial(enqueue, [row.pk for row in rows], urgent=urgent))
     return rows
 
 
-def queue_once(rows: list[OutboundEmail]) -> list[int]:
+def queue_once(rows: list[OutboundEmail], *, urgent: bool = False) -> list[int]:
     """Write the rows whose dedupe key is new, skip the others, and hand every one of them
     that is still pending to the sender once the transaction commits (two queries)."""
     OutboundEmail.objects.bulk_create(rows, ignore_conflicts=True)
@@ -70,7 +74,7 @@ def queue_once(rows: list[OutboundEmail]) -> list[int]:
         .values_list("id", flat=True)
     )
     if ids:
-        transaction.on_commit(partial(enqueue, ids))
+        transaction.on_commit(partial(enqueue, ids, urgent=urgent))
     return ids
 
 
@@ -93,17 +97,17 @@ def enqueue_after() -> Iterator[None]:
         enqueue(ids)
 
 
-def enqueue(ids: list[int]) -> None:
-    """Hand the rows to the mail workers, one task per MAIL_BATCH rows. With the broker
-    away (Redis stopped) nothing is lost: the rows stay pending and the sweep hands them out
-    once the broker is back, so the person whose request wrote them is not told of an error
-    that is not theirs."""
+def enqueue(ids: list[int], *, urgent: bool = False) -> None:
+    """Hand the rows to the mail workers, one task per MAIL_BATCH rows (``urgent``: on the
+    urgent queue, not held by enqueue_after). With the broker away (Redis stopped) nothing
+    is lost: the rows stay pending and the sweep hands them out once the broker is back, so
+    the person whose request wrote them is not told of an error that is not theirs."""
     held = _held.get()
-    if held is not None:
+    if held is not None and not urgent:
         held.extend(ids)
         return
 
-    send_emails = current_app.tasks[SEND_EMAILS]
+    send_emails = current_app.tasks[SEND_URGENT_EMAILS if urgent else SEND_EMAILS]
     size = settings.MAIL_BATCH
     for start in range(0, len(ids), size):
         try:

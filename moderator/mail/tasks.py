@@ -9,7 +9,7 @@ from celery import shared_task
 from django.utils import timezone
 
 from moderator.mail import sending
-from moderator.mail.queueing import SEND_EMAILS
+from moderator.mail.queueing import SEND_EMAILS, SEND_URGENT_EMAILS
 
 
 @shared_task(name=SEND_EMAILS, acks_late=True, reject_on_worker_lost=True)
@@ -17,6 +17,12 @@ def send_emails(*, outbound_ids: list[int]) -> dict[str, int]:
     """A batch of rows over one connection; returns how many rows ended in each state."""
     states = sending.send_batch(outbound_ids, now=timezone.now())
     return dict(Counter(states.values()))
+
+
+@shared_task(name=SEND_URGENT_EMAILS, acks_late=True, reject_on_worker_lost=True)
+def send_urgent_emails(*, outbound_ids: list[int]) -> dict[str, int]:
+    """send_emails for email a person waits for, routed to the urgent queue (settings)."""
+    return send_emails(outbound_ids=outbound_ids)
 
 
 # One row per task, as enqueued before batches: kept for the tasks still in a broker

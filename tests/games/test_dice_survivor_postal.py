@@ -96,12 +96,12 @@ def test_a_defender_who_misses_the_rematch_deadline_accepts_by_default(
     question = until_a_rematch_question(game, now)
     (prompt,) = question.prompts
     defender = prompt["seat"]
-    # Nobody answers. Before the deadline the sweep leaves the step alone; after it, the
-    # sweep resolves it (tasks run in this process in the tests).
+    # Nobody answers. Before the deadline the steps run leaves the step alone; after it, the
+    # steps run resolves it (tasks run in this process in the tests).
     time_machine.move_to(question.deadline - timedelta(seconds=1), tick=False)
-    assert tasks.sweep()["steps"] == 0
+    assert tasks.hand_out_steps() == 0
     time_machine.move_to(question.deadline + timedelta(seconds=1), tick=False)
-    assert tasks.sweep()["steps"] == 1
+    assert tasks.hand_out_steps() == 1
     question.refresh_from_db()
     assert (question.status, question.closed_by) == ("done", "deadline")
     (default,) = Order.objects.filter(step=question)

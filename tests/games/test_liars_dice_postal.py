@@ -125,7 +125,7 @@ def due(game: Game) -> Step:
 
 def sweep_after(step: Step, time_machine: TimeMachineFixture) -> None:
     time_machine.move_to(step.deadline + timedelta(seconds=1), tick=False)
-    assert tasks.sweep()["steps"] == 1
+    assert tasks.hand_out_steps() == 1
 
 
 def test_a_missed_deadline_spends_the_reserve_and_a_second_loses_the_round(

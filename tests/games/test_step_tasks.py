@@ -8,9 +8,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from django.db import connections
 from pytest_django.fixtures import Settings
 
 from games import postal, tasks
+from moderator import queues
 from games.models import Game, Step
 from moderator.mail.models import OutboundEmail
 from tests.factories import choice_game
@@ -20,35 +22,118 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def step_tasks(published: Callable[[Any], list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    return published(tasks.resolve_steps)
+    return published(tasks.resolve_due_steps)
 
 
-def test_due_steps_go_out_step_batch_to_a_task(
-    settings: Settings, step_tasks: list[dict[str, Any]]
-) -> None:
-    settings.STEP_BATCH = 4
-    tasks.hand_out_steps(list(range(1, 11)))
-    assert step_tasks == [
-        {"step_ids": [1, 2, 3, 4]},
-        {"step_ids": [5, 6, 7, 8]},
-        {"step_ids": [9, 10]},
-    ]
+def due_games(count: int, now: datetime) -> list[Game]:
+    return [postal.start_game(choice_game(2).pk, now=now - timedelta(days=3)) for _ in range(count)]
 
 
-def test_no_due_step_publishes_nothing(step_tasks: list[dict[str, Any]]) -> None:
-    tasks.hand_out_steps([])
-    assert step_tasks == []
-
-
-def test_the_sweep_hands_out_every_due_step_and_only_those(
+def test_due_steps_get_one_task_per_step_batch_less_those_waiting(
     settings: Settings, step_tasks: list[dict[str, Any]], now: datetime
 ) -> None:
     settings.STEP_BATCH = 2
-    due = [postal.start_game(choice_game(2).pk, now=now - timedelta(days=3)) for _ in range(3)]
+    due_games(5, now)
     postal.start_game(choice_game(2).pk, now=now)  # its deadline is two days away
-    assert tasks.sweep()["steps"] == 3
-    ids = [game.steps.get().pk for game in due]
-    assert step_tasks == [{"step_ids": ids[:2]}, {"step_ids": ids[2:]}]
+    assert tasks.top_up_steps(now, waiting=0) == 3
+    assert step_tasks == [{"limit": 2}] * 3
+    step_tasks.clear()
+    assert tasks.top_up_steps(now, waiting=1) == 2
+    assert tasks.top_up_steps(now, waiting=3) == 0
+    assert tasks.top_up_steps(now, waiting=7) == 0
+    assert step_tasks == [{"limit": 2}] * 2
+
+
+def test_no_due_step_publishes_nothing(step_tasks: list[dict[str, Any]], now: datetime) -> None:
+    postal.start_game(choice_game(2).pk, now=now)
+    assert tasks.top_up_steps(now, waiting=0) == 0
+    assert step_tasks == []
+
+
+def test_the_tasks_waiting_are_counted_at_most_step_tasks_most(
+    settings: Settings, step_tasks: list[dict[str, Any]], now: datetime
+) -> None:
+    settings.STEP_BATCH, settings.STEP_TASKS_MOST = 1, 2
+    due_games(3, now)
+    assert tasks.top_up_steps(now, waiting=0) == 2
+
+
+def test_the_steps_run_counts_the_steps_queue_on_the_broker(
+    settings: Settings,
+    step_tasks: list[dict[str, Any]],
+    now: datetime,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings.STEP_BATCH = 1
+    due_games(2, now)
+    asked: list[str] = []
+
+    def one_waiting(queue: str) -> int:
+        asked.append(queue)
+        return 1
+
+    monkeypatch.setattr(queues, "waiting", one_waiting)
+    assert tasks.hand_out_steps() == 1
+    assert asked == ["steps"]
+
+
+def test_a_task_claims_the_oldest_due_steps_and_resolves_each_once(now: datetime) -> None:
+    games = due_games(3, now)
+    ids = [game.steps.get().pk for game in games]
+    Step.objects.filter(pk=ids[0]).update(deadline=now - timedelta(hours=1))
+    Step.objects.filter(pk=ids[1]).update(deadline=now - timedelta(hours=3))
+    Step.objects.filter(pk=ids[2]).update(deadline=now - timedelta(hours=2))
+    assert tasks.resolve_due_steps(limit=2) == 2
+    steps = Step.objects.in_bulk(ids)
+    assert [steps[i].status for i in ids] == ["open", "done", "done"]
+    assert tasks.resolve_due_steps(limit=2) == 1
+    assert tasks.resolve_due_steps(limit=2) == 0  # again, as after a worker died
+    assert [game.steps.count() for game in games] == [2, 2, 2]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_skips_the_steps_of_a_game_another_worker_holds(now: datetime) -> None:
+    games = due_games(2, now)
+    ids = [game.steps.get().pk for game in games]
+    Step.objects.filter(pk=ids[0]).update(deadline=now - timedelta(days=5))
+    # The first game is locked by another transaction (another worker resolving it).
+    other = connections.create_connection("default")
+    try:
+        other.set_autocommit(False)
+        with other.cursor() as cursor:
+            cursor.execute("SELECT id FROM games_game WHERE id = %s FOR UPDATE", [games[0].pk])
+            assert postal.resolve_due_steps(now=now, limit=5) == 1
+        other.rollback()
+    finally:
+        other.close()
+    steps = Step.objects.in_bulk(ids)
+    assert [steps[i].status for i in ids] == ["open", "done"]
+    assert postal.resolve_due_steps(now=now, limit=5) == 1
+
+
+def test_a_claimed_step_that_fails_is_counted_and_not_tried_again_by_the_same_task(
+    now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    games = due_games(3, now)
+    ids = [game.steps.get().pk for game in games]
+    resolve = postal._resolve
+    tried: list[int] = []
+
+    def broken_for_the_second(game: Game, step: Step, *args: Any, **kwargs: Any) -> None:
+        tried.append(step.pk)
+        if step.pk == ids[1]:
+            raise RuntimeError("the engine broke")
+        return resolve(game, step, *args, **kwargs)
+
+    monkeypatch.setattr(postal, "_resolve", broken_for_the_second)
+    assert tasks.resolve_due_steps(limit=10) == 2
+    assert tried == ids
+    steps = Step.objects.in_bulk(ids)
+    assert [(steps[i].status, steps[i].failures) for i in ids] == [
+        ("done", 0),
+        ("open", 1),
+        ("done", 0),
+    ]
 
 
 def test_a_batch_resolves_each_due_step_once_even_when_delivered_twice(now: datetime) -> None:

@@ -86,6 +86,7 @@ def services(transactional_db: None, tmp_path: Path) -> Iterator[Services]:
         REDIS_URL=settings.REDIS_URL,
         CELERY_TASK_ALWAYS_EAGER="0",
         SWEEP_SECONDS="1",
+        STEP_SWEEP_SECONDS="1",
         RECEIPT_SECONDS="1",
         VAR_DIR=str(tmp_path / "var"),
         EMAIL_BACKEND="django.core.mail.backends.filebased.EmailBackend",

@@ -83,6 +83,7 @@ def smtp(services: Services) -> Iterator[Mailserver]:
         EMAIL_TIMEOUT="20",
         MAIL_RETRY_BASE_SECONDS="1",
         SWEEP_SECONDS="1",
+        STEP_SWEEP_SECONDS="1",
     )
     try:
         yield server

@@ -63,7 +63,7 @@ def test_the_compose_file_is_valid_and_has_the_topology() -> None:
         name: services[name]["command"][services[name]["command"].index("--queues") + 1]
         for name in ("worker-steps", "worker-mail")
     }
-    assert queues == {"worker-steps": "steps", "worker-mail": "mail"}
+    assert queues == {"worker-steps": "urgent,steps", "worker-mail": "urgent,mail"}
     dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
     assert "COPY requirements.lock pyproject.toml ./" in dockerfile
     assert "\nUSER moderator\n" in dockerfile
@@ -146,7 +146,7 @@ def test_the_compose_commands_run_a_game_with_a_worker_per_queue(
     # Each queue's work was done by its own worker.
     steps_log = (tmp_path / "steps.log").read_text()
     mail_log = (tmp_path / "mail.log").read_text()
-    assert re.search(r"Task games\.resolve_steps\[.*\] succeeded", steps_log)
+    assert re.search(r"Task games\.resolve_due_steps\[.*\] succeeded", steps_log)
     assert "Task mail.send_emails[" not in steps_log
     assert re.search(r"Task mail\.send_emails\[.*\] succeeded", mail_log)
-    assert "Task games.resolve_steps[" not in mail_log
+    assert "Task games.resolve_due_steps[" not in mail_log

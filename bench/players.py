@@ -1,0 +1,178 @@
+"""Players as the benchmarks drive them: a browser of their own (cookies, an address sent as
+the TLS proxy sends it), signed in through a magic link, posting orders through the web
+form and following the redirect as a browser does.
+
+Imported after ``bench.configure`` (it uses Django and the project)."""
+
+from __future__ import annotations
+
+import http.client
+import re
+import threading
+import time
+from dataclasses import dataclass
+from http.cookies import SimpleCookie
+from typing import Any
+from urllib.parse import urlencode
+
+from django.utils import timezone
+
+import bench
+from bench.choice_orders import orders_of
+from games import access
+from games.models import Game, Seat
+
+CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+FORM = "application/x-www-form-urlencoded"
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    location: str
+    text: str
+
+
+class Browser:
+    """Just enough of a browser for one player behind the TLS proxy of production: cookies,
+    and what the proxy adds to each request (X-Forwarded-Proto: https, and the player's
+    own address in X-Forwarded-For: links and orders are rate limited per address, as for
+    real players)."""
+
+    def __init__(self, port: int, number: int) -> None:
+        self.address = f"10.{number // 65536 % 256}.{number // 256 % 256}.{number % 256}"
+        self.origin = f"https://127.0.0.1:{port}"
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.cookies: dict[str, str] = {}
+
+    def cookie(self, *names: str) -> str:
+        return "; ".join(f"{k}={v}" for k, v in self.cookies.items() if not names or k in names)
+
+    def request(self, method: str, path: str, form: dict[str, str] | None = None) -> Answer:
+        headers = {"X-Forwarded-For": self.address, "X-Forwarded-Proto": "https"}
+        if self.cookies:
+            headers["Cookie"] = self.cookie()
+        body = None
+        if form is not None:
+            body = urlencode(form)
+            headers |= {"Content-Type": FORM, "Origin": self.origin}
+        self.connection.request(method, path, body, headers)
+        response = self.connection.getresponse()
+        text = response.read().decode()
+        for header in response.headers.get_all("Set-Cookie") or []:
+            for key, morsel in SimpleCookie(header).items():
+                self.cookies[key] = morsel.value
+        return Answer(response.status, response.getheader("Location", ""), text)
+
+    def csrf(self, path: str) -> str:
+        answer = self.request("GET", path)
+        match = CSRF.search(answer.text)
+        if answer.status != 200 or match is None:
+            raise RuntimeError(f"GET {path} answered {answer.status} without a CSRF token")
+        return match[1]
+
+
+def sign_in(port: int, number: int, game: Game, position: int) -> tuple[Browser, str]:
+    """A player opens its magic link as a browser does; returns its browser and page."""
+    seat = Seat.objects.get(game=game, position=position)
+    token = access.mint([seat], now=timezone.now())[position]
+    browser = Browser(port, number)
+    link = f"/p/{token}/"
+    answer = browser.request("POST", link, {"csrfmiddlewaretoken": browser.csrf(link)})
+    play = f"/play/{game.pk}/{position}/"
+    if (answer.status, answer.location) != (302, play):
+        raise RuntimeError(f"POST {link} answered {answer.status}, not a redirect to {play}")
+    return browser, play
+
+
+@dataclass
+class Post:
+    email: str
+    at: float
+    seconds: float
+
+
+class Posting:
+    """Players of ``games`` posting orders through the web form, one post every ``every``
+    seconds (each player once, then again from the first), each post followed by the
+    GET of the page it redirects to, as a browser does; in a thread of its own."""
+
+    def __init__(self, port: int, games: list[Game], every: float) -> None:
+        self.every = every
+        self.players: list[tuple[Browser, str, dict[str, str], str]] = []
+        number = 0
+        for game in games:
+            for seat in game.seats.order_by("position"):
+                number += 1
+                browser, play = sign_in(port, number, game, seat.position)
+                form = {
+                    "csrfmiddlewaretoken": browser.csrf(play),
+                    "step": str(game.step_number),
+                    "seat": str(seat.position),
+                    "entry": "text",
+                    "text": orders_of(game.state, seat.position, 2)[0],
+                }
+                self.players.append((browser, play, form, seat.email))
+        self.posts: list[Post] = []
+        self.failures: list[str] = []
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join(timeout=60)
+
+    def _run(self) -> None:
+        turn = 0
+        next_at = time.monotonic()
+        while not self.stopping.is_set():
+            browser, play, form, email = self.players[turn % len(self.players)]
+            turn += 1
+            at = time.time()
+            began = time.perf_counter()
+            answer = browser.request("POST", play, form)
+            if (answer.status, answer.location) == (302, play):
+                page = browser.request("GET", play)
+                if page.status != 200:
+                    self.failures.append(f"GET {play} after the post: {page.status}")
+            else:
+                self.failures.append(f"POST {play}: {answer.status} {answer.text[:200]}")
+            self.posts.append(Post(email, at, time.perf_counter() - began))
+            next_at += self.every
+            self.stopping.wait(max(0.0, next_at - time.monotonic()))
+
+    def figures(self) -> dict[str, Any]:
+        if not self.posts or self.failures:
+            raise RuntimeError(f"{len(self.posts)} posts, failures: {self.failures[:5]}")
+        seconds = [post.seconds * 1000 for post in self.posts]
+        return {
+            "posts": len(seconds),
+            "p50_ms": bench.percentile(seconds, 50),
+            "p99_ms": bench.percentile(seconds, 99),
+            "max_ms": max(seconds),
+        }
+
+    def all_received(self, arrivals: list[Any]) -> bool:
+        figures = self.receipt_delays(arrivals)
+        return bool(figures["received"] == figures["posted"])
+
+    def receipt_delays(self, arrivals: list[Any]) -> dict[str, Any]:
+        """From each player's first post to its receipt at the SMTP server (later posts of
+        the same step are coalesced into one receipt RECEIPT_WINDOW_SECONDS later)."""
+        first: dict[str, float] = {}
+        for post in self.posts:
+            first.setdefault(post.email, post.at)
+        received: dict[str, float] = {}
+        for arrival in arrivals:
+            if "order received" in arrival.subject and arrival.to in first:
+                received.setdefault(arrival.to, arrival.at)
+        delays = [received[email] - first[email] for email in first if email in received]
+        return {
+            "posted": len(first),
+            "received": len(delays),
+            "median_s": bench.percentile(delays, 50) if delays else None,
+            "max_s": max(delays) if delays else None,
+        }

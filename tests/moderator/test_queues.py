@@ -1,0 +1,88 @@
+"""The three queues: what goes where, and how the steps run reads a queue's depth on the
+real broker."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+
+import pytest
+from celery import current_app
+from django.conf import settings
+from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
+
+from games import postal
+from moderator import queues
+from moderator.mail import queueing
+from tests.factories import choice_game
+
+
+def queue_of(task_name: str) -> str:
+    return str(current_app.amqp.router.route({}, task_name)["queue"].name)
+
+
+def test_each_task_goes_to_its_queue() -> None:
+    assert {
+        name: queue_of(name)
+        for name in (
+            "games.hand_out_steps",
+            "games.write_receipts",
+            "games.sweep",
+            "games.resolve_due_steps",
+            "mail.send_emails",
+            "mail.send_urgent_emails",
+        )
+    } == {
+        "games.hand_out_steps": "urgent",
+        "games.write_receipts": "urgent",
+        "games.sweep": "steps",
+        "games.resolve_due_steps": "steps",
+        "mail.send_emails": "mail",
+        "mail.send_urgent_emails": "urgent",
+    }
+
+
+def test_beat_hands_out_due_steps_every_five_seconds_and_sweeps_every_thirty() -> None:
+    schedule = settings.CELERY_BEAT_SCHEDULE
+    assert schedule["steps"] == {"task": "games.hand_out_steps", "schedule": 5.0}
+    assert schedule["sweep"] == {"task": "games.sweep", "schedule": 30.0}
+
+
+@pytest.fixture
+def scratch_queue() -> Iterator[str]:
+    name = f"test-waiting-{uuid.uuid4().hex}"
+    yield name
+    with current_app.connection_for_write() as connection:
+        connection.SimpleQueue(name).queue.delete()
+
+
+@pytest.mark.filterwarnings("ignore::celery.exceptions.AlwaysEagerIgnored")
+def test_waiting_counts_the_messages_in_a_queue_of_the_broker(scratch_queue: str) -> None:
+    assert queues.waiting(scratch_queue) == 0
+    for _ in range(3):
+        current_app.send_task("games.resolve_due_steps", kwargs={"limit": 1}, queue=scratch_queue)
+    assert queues.waiting(scratch_queue) == 3
+
+
+@pytest.mark.django_db
+def test_receipts_and_links_go_to_the_urgent_queue_and_reports_to_the_mail_queue(
+    now: datetime,
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    sent: dict[str, list[list[int]]] = {"mail.send_emails": [], "mail.send_urgent_emails": []}
+    for name, batches in sent.items():
+        monkeypatch.setattr(
+            current_app.tasks[name],
+            "delay",
+            lambda batches=batches, **kw: batches.append(kw["outbound_ids"]),
+        )
+    with django_capture_on_commit_callbacks(execute=True):
+        game = postal.start_game(choice_game(2).pk, now=now - timedelta(days=3))
+    with django_capture_on_commit_callbacks(execute=True), queueing.enqueue_after():
+        postal.rotate_link(game.pk, position=0, now=now)
+        assert postal.resolve_due_steps(now=now, limit=5) == 1
+    assert [len(ids) for ids in sent["mail.send_urgent_emails"]] == [1]
+    # start_game's two reports, then the step's two, handed over when the batch ended.
+    assert [len(ids) for ids in sent["mail.send_emails"]] == [2, 2]
