@@ -2,12 +2,8 @@
 
     .venv/bin/python bench/performance_doc.py [--figures var/bench] [--out docs/performance.md]
 
-Run the benchmarks first, on a quiet machine (each writes var/bench/<name>.json)::
-
-    .venv/bin/python bench/resolve_steps.py
-    .venv/bin/python bench/order_submission.py
-    .venv/bin/python bench/email_delivery.py
-    .venv/bin/python bench/growth.py
+Run the benchmarks first, on a quiet machine (each writes var/bench/<name>.json): ``make
+bench`` runs each, then this script; bench/README.md says what each measures.
 
 The document says which machine it describes (CPU, cores, memory, PostgreSQL, Redis and
 Python versions, date), gives every benchmark's tables and targets, and ends with a list
@@ -26,11 +22,19 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+# Every benchmark, in the order `make bench` runs them and this document shows them.
 BENCHMARKS = {
-    "resolve_steps": "Due steps resolved by the sweep",
+    "deadline_rush": "A deadline rush, end to end",
+    "seat_page": "The seat page",
+    "resolving_post": "The post that resolves a step",
     "order_submission": "Order submission through the web form",
+    "order_cpu": "CPU of one order post",
+    "mixed_load": "Mixed load: players during a rush",
+    "storage": "Storage per finished step",
+    "resolve_steps": "Due steps resolved by the workers",
     "email_delivery": "Email delivery by the mail workers",
     "growth": "Growth with seats and with steps due at once",
+    "mailbox": "The development mailbox",
 }
 
 
@@ -200,6 +204,37 @@ def section(name: str, path: Path) -> list[str]:
     return [*lines, "", *figures(data), *targets(data), ""]
 
 
+def summary(folder: Path) -> list[str]:
+    """Every target of every benchmark that ran, in one table."""
+    rows = []
+    for name in BENCHMARKS:
+        path = folder / f"{name}.json"
+        if not path.exists():
+            continue
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict):
+            continue
+        quick = " (quick run)" if data.get("quick") else ""
+        for target in data.get("targets") or []:
+            rows.append(
+                [
+                    f"{BENCHMARKS[name]}{quick}",
+                    cell(target["what"]),
+                    cell(target["goal"]),
+                    cell(target["value"]),
+                    "met" if target["met"] else "**not met**",
+                ]
+            )
+    if not rows:
+        return []
+    return [
+        "## Every target at a glance",
+        "",
+        *markdown(["benchmark", "figure", "goal", "value", ""], rows),
+        "",
+    ]
+
+
 def document(folder: Path) -> str:
     lines = [
         "# Performance",
@@ -214,6 +249,7 @@ def document(folder: Path) -> str:
         "",
         *markdown(["", ""], [[key, value] for key, value in machine()]),
         "",
+        *summary(folder),
     ]
     for name in BENCHMARKS:
         lines += section(name, folder / f"{name}.json")

@@ -112,7 +112,7 @@ def test_a_step_survives_a_worker_killed_mid_resolution(
     blocker = blocking_row(where, game)
     try:
         worker = services.start(
-            "worker", "worker", "--queues", "steps", "--concurrency", "1",
+            "worker", "worker", "--queues", "urgent,steps", "--concurrency", "1",
             "--without-gossip", "--without-mingle", "--loglevel", "INFO",
         )  # fmt: skip
         services.beat()
@@ -133,7 +133,7 @@ def test_a_step_survives_a_worker_killed_mid_resolution(
         assert Step.objects.get(game=game, number=1).status == "open"
         assert (DiceRoll.objects.filter(game=game).count(), game.steps.count()) == (drawn, 1)
         assert not OutboundEmail.objects.filter(dedupe_key__in=step_two_keys(game)).exists()
-        services.worker(queues="steps,mail")
+        services.worker(queues="urgent,steps,mail")
 
     def resolved() -> bool:
         return Step.objects.filter(game=game, number=1, status="done").exists()
