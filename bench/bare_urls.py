@@ -1,16 +1,21 @@
-"""``POST /bare/``: the least a Django view that writes can do (bench/bare_wsgi.py). It
-writes one ``Event`` row to the game and step named in the form, in one transaction, as
-an order does, and answers with a redirect, as the order form does."""
+"""The least a Django view can do (bench/bare_wsgi.py), under the project's settings,
+database connection settings and middleware.
+
+``POST /bare/`` writes one ``Event`` row to the game and step named in the form, in one
+transaction, as an order does, and answers with a redirect, as the order form does.
+``GET /bare/seat/<id>/`` reads one seat with its game, in one query, as a seat page's
+first read does, and answers a short HTML page naming them."""
 
 from __future__ import annotations
 
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import path
+from django.utils.html import escape
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
-from games.models import Event
+from games.models import Event, Seat
 from moderator.health import healthz
 
 
@@ -26,5 +31,17 @@ def bare(request: HttpRequest) -> HttpResponse:
     return HttpResponseRedirect("/bare/")
 
 
+@require_GET
+def bare_seat(request: HttpRequest, seat_id: int) -> HttpResponse:
+    seat = Seat.objects.select_related("game").get(pk=seat_id)
+    return HttpResponse(
+        f"<!doctype html><title>{escape(seat.name)}</title><h1>{escape(seat.game.title)}</h1>"
+    )
+
+
 # /healthz tells the benchmark that the server is up, as for the project.
-urlpatterns = [path("bare/", bare), path("healthz", healthz)]
+urlpatterns = [
+    path("bare/", bare),
+    path("bare/seat/<int:seat_id>/", bare_seat),
+    path("healthz", healthz),
+]

@@ -1,6 +1,7 @@
-"""The framework's limit, for bench/order_submission.py: the project's settings, database
-engine and middleware, with the URLs of bench/bare_urls.py (one view that writes one row)
-instead of the project's. Served by gunicorn exactly as ``moderator.wsgi`` is::
+"""The framework's limit, for the web benchmarks (bench/order_submission.py,
+bench/seat_page.py): the project's settings (the same database and connection settings,
+health checks included) and middleware, with the URLs of bench/bare_urls.py instead of the
+project's. Served by gunicorn exactly as ``moderator.wsgi`` is::
 
     python -m gunicorn bench.bare_wsgi
 """

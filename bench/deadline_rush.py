@@ -31,8 +31,8 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from functools import partial
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 

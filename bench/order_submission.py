@@ -24,18 +24,12 @@ migrated on each run), Redis database 8 (flushed).
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
-import re
-import resource
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
-from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -51,14 +45,13 @@ from django.db import connection  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from bench.choice_orders import orders_of  # noqa: E402
+from bench.web import FORM, Browser, gunicorn, run_wrk  # noqa: E402
 from games import access, postal  # noqa: E402
 from games.models import Game, Order, Seat  # noqa: E402
 from moderator.mail import queueing  # noqa: E402
 
 NAME = "order_submission"
 SEATS = 5
-CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
-FORM = "application/x-www-form-urlencoded"
 
 # One script for every wrk thread (one thread = one client = one connection). Each thread
 # takes its client by the number setup() gave it; done() prints one JSON line.
@@ -127,51 +120,6 @@ class Player:
             f"{{path = {json.dumps(self.path)}, cookie = {json.dumps(self.cookie)}, "
             f"address = {json.dumps(self.address)}, bodies = {{{bodies}}}}}"
         )
-
-
-@dataclass(frozen=True)
-class Answer:
-    status: int
-    location: str
-    text: str
-
-
-class Browser:
-    """Just enough of a browser for one player: cookies, and an address of its own, sent as
-    the TLS proxy sends it (X-Forwarded-For): links and orders are rate limited per
-    address, as for real players."""
-
-    def __init__(self, port: int, number: int) -> None:
-        self.address = f"10.{number // 65536 % 256}.{number // 256 % 256}.{number % 256}"
-        self.origin = f"http://127.0.0.1:{port}"
-        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        self.cookies: dict[str, str] = {}
-
-    def cookie(self, *names: str) -> str:
-        return "; ".join(f"{k}={v}" for k, v in self.cookies.items() if not names or k in names)
-
-    def request(self, method: str, path: str, form: dict[str, str] | None = None) -> Answer:
-        headers = {"X-Forwarded-For": self.address}
-        if self.cookies:
-            headers["Cookie"] = self.cookie()
-        body = None
-        if form is not None:
-            body = urlencode(form)
-            headers |= {"Content-Type": FORM, "Origin": self.origin}
-        self.connection.request(method, path, body, headers)
-        response = self.connection.getresponse()
-        text = response.read().decode()
-        for header in response.headers.get_all("Set-Cookie") or []:
-            for key, morsel in SimpleCookie(header).items():
-                self.cookies[key] = morsel.value
-        return Answer(response.status, response.getheader("Location", ""), text)
-
-    def csrf(self, path: str) -> str:
-        answer = self.request("GET", path)
-        match = CSRF.search(answer.text)
-        if answer.status != 200 or match is None:
-            raise RuntimeError(f"GET {path} answered {answer.status} without a CSRF token")
-        return match[1]
 
 
 def make_games(count: int, seats: int) -> list[Game]:
@@ -247,30 +195,7 @@ def wrk(port: int, clients: list[list[Player]], seconds: float) -> dict[str, flo
         "form": FORM,
         "origin": f"http://127.0.0.1:{port}",
     }
-    with tempfile.NamedTemporaryFile("w", suffix=".lua") as file:
-        file.write(script)
-        file.flush()
-        command = [
-            "wrk", "--threads", str(len(clients)), "--connections", str(len(clients)),
-            "--duration", f"{seconds:.0f}s", "--timeout", "30s", "--script", file.name,
-            f"http://127.0.0.1:{port}",
-        ]  # fmt: skip
-        children = resource.getrusage(resource.RUSAGE_CHILDREN)
-        busy, total = bench.busy_cpu()
-        began = time.perf_counter()
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
-        wall = time.perf_counter() - began
-        busy_after, total_after = bench.busy_cpu()
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    line = next((x for x in result.stdout.splitlines() if x.startswith("BENCH ")), None)
-    if result.returncode != 0 or line is None:
-        raise RuntimeError(f"wrk failed:\n{result.stdout}\n{result.stderr}")
-    figures: dict[str, float] = json.loads(line.removeprefix("BENCH "))
-    used = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
-    cores = os.cpu_count() or 1
-    figures["wrk_cpu_pct"] = 100 * used / (wall * cores)
-    figures["machine_cpu_pct"] = 100 * (busy_after - busy) / (total_after - total)
-    return figures
+    return run_wrk(port, script, len(clients), seconds)
 
 
 def measure(
@@ -304,29 +229,6 @@ def measure(
             / duration,
         }
     return measured
-
-
-def gunicorn(
-    processes: bench.Processes,
-    name: str,
-    app: str,
-    port: int,
-    workers: int,
-) -> None:
-    env = {
-        "DEBUG": "0",
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "SECURE_SSL_REDIRECT": "false",
-        "SESSION_COOKIE_SECURE": "false",
-        "CSRF_COOKIE_SECURE": "false",
-        "SITE_URL": f"http://127.0.0.1:{port}",
-        # As in production behind the TLS proxy: each player's address is the proxy's
-        # X-Forwarded-For entry, so the rate limits count players, not the load generator.
-        "TRUSTED_PROXY_COUNT": "1",
-    }
-    args = ["-m", "gunicorn", app, "--bind", f"127.0.0.1:{port}", "--workers", str(workers)]
-    processes.start(name, args, env)
-    processes.wait_until(name, lambda: bench.answers(f"http://127.0.0.1:{port}/healthz"))
 
 
 COLUMNS = [

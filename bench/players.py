@@ -1,88 +1,26 @@
-"""Players as the benchmarks drive them: a browser of their own (cookies, an address sent as
-the TLS proxy sends it), signed in through a magic link, posting orders through the web
-form and following the redirect as a browser does.
+"""Players posting orders through the web form at a player's pace while a benchmark runs
+(bench/web.py's browsers), following each redirect as a browser does.
 
 Imported after ``bench.configure`` (it uses Django and the project)."""
 
 from __future__ import annotations
 
-import http.client
-import re
 import threading
 import time
 from dataclasses import dataclass
-from http.cookies import SimpleCookie
 from typing import Any
-from urllib.parse import urlencode
-
-from django.utils import timezone
 
 import bench
 from bench.choice_orders import orders_of
-from games import access
+from bench.web import Browser
 from games.models import Game, Seat
-
-CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
-FORM = "application/x-www-form-urlencoded"
-
-
-@dataclass(frozen=True)
-class Answer:
-    status: int
-    location: str
-    text: str
-
-
-class Browser:
-    """Just enough of a browser for one player behind the TLS proxy of production: cookies,
-    and what the proxy adds to each request (X-Forwarded-Proto: https, and the player's
-    own address in X-Forwarded-For: links and orders are rate limited per address, as for
-    real players)."""
-
-    def __init__(self, port: int, number: int) -> None:
-        self.address = f"10.{number // 65536 % 256}.{number // 256 % 256}.{number % 256}"
-        self.origin = f"https://127.0.0.1:{port}"
-        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        self.cookies: dict[str, str] = {}
-
-    def cookie(self, *names: str) -> str:
-        return "; ".join(f"{k}={v}" for k, v in self.cookies.items() if not names or k in names)
-
-    def request(self, method: str, path: str, form: dict[str, str] | None = None) -> Answer:
-        headers = {"X-Forwarded-For": self.address, "X-Forwarded-Proto": "https"}
-        if self.cookies:
-            headers["Cookie"] = self.cookie()
-        body = None
-        if form is not None:
-            body = urlencode(form)
-            headers |= {"Content-Type": FORM, "Origin": self.origin}
-        self.connection.request(method, path, body, headers)
-        response = self.connection.getresponse()
-        text = response.read().decode()
-        for header in response.headers.get_all("Set-Cookie") or []:
-            for key, morsel in SimpleCookie(header).items():
-                self.cookies[key] = morsel.value
-        return Answer(response.status, response.getheader("Location", ""), text)
-
-    def csrf(self, path: str) -> str:
-        answer = self.request("GET", path)
-        match = CSRF.search(answer.text)
-        if answer.status != 200 or match is None:
-            raise RuntimeError(f"GET {path} answered {answer.status} without a CSRF token")
-        return match[1]
 
 
 def sign_in(port: int, number: int, game: Game, position: int) -> tuple[Browser, str]:
-    """A player opens its magic link as a browser does; returns its browser and page."""
-    seat = Seat.objects.get(game=game, position=position)
-    token = access.mint([seat], now=timezone.now())[position]
-    browser = Browser(port, number)
-    link = f"/p/{token}/"
-    answer = browser.request("POST", link, {"csrfmiddlewaretoken": browser.csrf(link)})
-    play = f"/play/{game.pk}/{position}/"
-    if (answer.status, answer.location) != (302, play):
-        raise RuntimeError(f"POST {link} answered {answer.status}, not a redirect to {play}")
-    return browser, play
+    """A player opens its magic link as a browser behind the TLS proxy does; returns its
+    browser and its page."""
+    browser = Browser(port, number, https=True)
+    return browser, browser.open_link(Seat.objects.get(game=game, position=position))
 
 
 @dataclass

@@ -291,7 +291,9 @@ def report_events(game: Game, position: int) -> list[str]:
     number = game.step_number
     if game.status != Game.Status.FINISHED and number > 1:
         number -= 1
-    rows = EventRow.objects.filter(game=game, step__number=number).order_by("id")
+    # The step found by its game and number (their unique index), then its events: not
+    # the game's events (every one of them) joined to their steps.
+    rows = EventRow.objects.filter(step__game=game, step__number=number).order_by("id")
     return [row.text for row in rows if row.visible_to(position)]
 
 
@@ -317,7 +319,9 @@ def history(game: Game, position: int, before: int | None = None) -> History:
     last = game.step_number if before is None else min(before - 1, game.step_number)
     first = max(1, last - HISTORY_STEPS + 1)
     rows = (
-        EventRow.objects.filter(game=game, step__number__gte=first, step__number__lte=last)
+        # By the steps' game: the page's steps through their (game, number) index, then
+        # their events, whatever the length of the game.
+        EventRow.objects.filter(step__game=game, step__number__gte=first, step__number__lte=last)
         .select_related("step")
         .only("text", "audience", "step__id", "step__number", "step__closed_at")
         .order_by("-step__number", "id")

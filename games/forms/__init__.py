@@ -15,7 +15,9 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.html import format_html_join
 from django.utils.module_loading import import_string
+from django.utils.safestring import SafeString, mark_safe
 
 from games import email_choices
 from games.engines import registry
@@ -195,6 +197,23 @@ class MenuOrderForm(OrderForm):
     @property
     def buttons(self) -> bool:
         return 0 < len(self.menu) <= self.BUTTONS
+
+    @property
+    def menu_options(self) -> SafeString:
+        """The menu's ``<option>`` elements, the chosen one selected, as ``{{ form.pick }}``
+        writes them, in one go: the select widget renders a template per option, and a
+        menu may offer hundreds of bids (games/default/pick.html)."""
+        value = self["pick"].value()
+        chosen = "" if value is None else str(value)
+        selected = mark_safe(" selected")  # a constant
+        return format_html_join(
+            "\n",
+            '<option value="{}"{}>{}</option>',
+            (
+                (text, selected if text == chosen else "", label)
+                for text, label in [("", "choose…"), *self.menu]
+            ),
+        )
 
     def _confirmation(self, text: str) -> str | None:
         """What the player ticks before ``text`` is sent from the menu (the engine's

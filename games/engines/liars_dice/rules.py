@@ -905,13 +905,16 @@ class LiarsDiceEngine(JsonCodec):
             raise OrderError(f"there is no seat {seat} in this game")
         if state.finished:
             raise OrderError("the game is over; no order is expected from you")
-        prompted = [prompt.seat for prompt in self.prompts(state)]
-        if seat in prompted:
-            return
         if state.phase == BIDDING:
+            # The player on turn is the one prompted (``prompts``), without writing the
+            # prompt's hint: a menu checks every bid it might offer here.
+            if seat == state.turn:
+                return
             if state.counts[seat] == 0:
                 raise OrderError("you are out of the game; no order is expected from you")
             raise OrderError(f"not your turn: waiting for {state.players[state.turn]}")
+        if seat in [prompt.seat for prompt in self.prompts(state)]:
+            return
         if state.phase == CHEAT and state.cheats_used[seat] >= CHEATS_PER_MATCH:
             raise OrderError(
                 f"cheat: you have cheated in {CHEATS_PER_MATCH} rounds already; "
