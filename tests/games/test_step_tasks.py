@@ -12,8 +12,8 @@ from django.db import connections
 from pytest_django.fixtures import Settings
 
 from games import postal, tasks
-from moderator import queues
 from games.models import Game, Step
+from moderator import queues
 from moderator.mail.models import OutboundEmail
 from tests.factories import choice_game
 

@@ -42,7 +42,9 @@ class Services:
         self.processes[name] = process
         return process
 
-    def worker(self, name: str = "worker", queues: str = "urgent,steps,mail") -> subprocess.Popen[bytes]:
+    def worker(
+        self, name: str = "worker", queues: str = "urgent,steps,mail"
+    ) -> subprocess.Popen[bytes]:
         return self.start(
             name, "worker", "--queues", queues, "--concurrency", "2", "--hostname",
             f"{name}@%h", "--without-gossip", "--without-mingle", "--loglevel", "INFO",

@@ -4,9 +4,10 @@ inside its transaction; then the worker's child, or the whole worker, is killed 
 SIGKILL and the lock let go. After a restart the step is resolved exactly once, every die
 exists once with its first value, and every seat has exactly one report of the next step.
 
-Wherever it waits (on the game's lock, its first statement, or on the first or the last
-table it writes), the transaction has sent no COMMIT: nothing of the killed attempt is
-kept, and the restarted worker resolves the step from the start."""
+Wherever it waits (on the first or the last table it writes), the transaction has sent no
+COMMIT: nothing of the killed attempt is kept, and the restarted worker resolves the step
+from the start. (It never waits on the game's lock: a worker claims due steps with SKIP
+LOCKED and passes over a game another transaction holds; tests/games/test_step_tasks.py.)"""
 
 from __future__ import annotations
 
@@ -31,9 +32,8 @@ from tests.integration.conftest import Services, wait_for
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.redis]
 
 SEED = bytes(range(32))
-# Where the resolution is stopped: the game's lock (its first statement), and the first
-# and the last table its transaction writes.
-TABLES = {"lock": "games_game", "dice": "games_diceroll", "outbox": "mail_outboundemail"}
+# Where the resolution is stopped: the first and the last table its transaction writes.
+TABLES = {"dice": "games_diceroll", "outbox": "mail_outboundemail"}
 
 
 def children(pid: int) -> list[int]:
@@ -56,9 +56,7 @@ def blocking_row(where: str, game: Game) -> psycopg.Connection:
         autocommit=False,
     )
     step = Step.objects.get(game=game, number=1)
-    if where == "lock":
-        blocker.execute("SELECT id FROM games_game WHERE id = %s FOR UPDATE", [game.pk])
-    elif where == "dice":
+    if where == "dice":
         blocker.execute(
             "INSERT INTO games_diceroll (game_id, index, sides, value, step_id, label) "
             "VALUES (%s, %s, 6, 1, %s, 'blocker')",
