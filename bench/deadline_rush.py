@@ -240,6 +240,7 @@ def rush(games: int, timeout: float) -> dict[str, Any]:
             # Every process answers: the rush's steps fall due in a few seconds.
             deadline = time.time() + LEAD_SECONDS
             rush_steps.update(deadline=datetime.fromtimestamp(deadline, UTC))
+            posting_began = time.time()
             posting.start()
             waited = time.time()
             while len(reports_of(server.since(deadline))) < expected:
@@ -255,9 +256,10 @@ def rush(games: int, timeout: float) -> dict[str, Any]:
             memory = bench.resident_memory(processes)
             # The receipts of the last posts (written within RECEIPT_SECONDS, then sent).
             owed = time.time() + 40
-            while time.time() < owed and not posting.all_received(server.since(deadline)):
+            while time.time() < owed and not posting.all_received(server.since(posting_began)):
                 time.sleep(0.5)
         arrivals = server.since(deadline)
+        receipts = posting.receipt_delays(server.since(posting_began))
         limit = the_limit(rush_games, rush_steps, server)
     finally:
         server.stop()
@@ -269,7 +271,6 @@ def rush(games: int, timeout: float) -> dict[str, Any]:
     ]
     if len(closed) != games or len(report_times) != expected:
         raise RuntimeError(f"{len(closed)} steps closed, {len(report_times)} reports arrived")
-    receipts = posting.receipt_delays(arrivals)
     return {
         "games": games,
         "emails": expected,
@@ -316,6 +317,7 @@ RUSH_COLUMNS = [
     bench.Column("post_p50", "post p50 ms", ".0f"),
     bench.Column("post_p99", "post p99 ms", ".0f"),
     bench.Column("posts", "posts"),
+    bench.Column("receipts", "receipts"),
     bench.Column("receipt_max", "receipt max s", ".1f"),
 ]
 LIMIT_COLUMNS = [
@@ -362,6 +364,7 @@ def main() -> None:
                 "post_p50": posts["p50_ms"],
                 "post_p99": posts["p99_ms"],
                 "posts": posts["posts"],
+                "receipts": f"{receipts['received']} of {receipts['posted']}",
                 "receipt_max": receipts["max_s"],
             }
         )
