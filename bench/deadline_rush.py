@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -218,7 +218,20 @@ def seconds_after(moment: float, values: list[float]) -> dict[str, float]:
     }
 
 
-def rush(games: int, timeout: float) -> dict[str, Any]:
+class Load(Protocol):
+    """More load while the rush runs (bench/mixed_load.py): its games made with the rush's,
+    its clients signed in before the deadline, started at it, stopped when the rush is done."""
+
+    def make_games(self, start: datetime) -> None: ...
+
+    def prepare(self, port: int) -> None: ...
+
+    def start(self) -> None: ...
+
+    def stop(self) -> dict[str, Any]: ...
+
+
+def rush(games: int, timeout: float, load: Load | None = None) -> dict[str, Any]:
     bench.fresh_database()
     bench.flush_redis()
     began = time.monotonic()
@@ -226,6 +239,8 @@ def rush(games: int, timeout: float) -> dict[str, Any]:
     make_games(games, start, "rush")
     # Their players post once each, then again (a new revision of the same step).
     make_games(ORDER_GAMES, start, "orders", early=False)
+    if load is not None:
+        load.make_games(start)
     setup = time.monotonic() - began
     rush_games = Game.objects.filter(title__startswith="rush ")
     order_games = list(Game.objects.filter(title__startswith="orders ").order_by("id"))
@@ -237,11 +252,15 @@ def rush(games: int, timeout: float) -> dict[str, Any]:
         with bench.Processes() as processes:
             start_services(processes, server.port, web_port)
             posting = players.Posting(web_port, order_games, every=1.0)
+            if load is not None:
+                load.prepare(web_port)
             # Every process answers: the rush's steps fall due in a few seconds.
             deadline = time.time() + LEAD_SECONDS
             rush_steps.update(deadline=datetime.fromtimestamp(deadline, UTC))
             posting_began = time.time()
             posting.start()
+            if load is not None:
+                load.start()
             waited = time.time()
             while len(reports_of(server.since(deadline))) < expected:
                 for name in list(processes.running):
@@ -253,6 +272,7 @@ def rush(games: int, timeout: float) -> dict[str, Any]:
                     )
                 time.sleep(0.5)
             posting.stop()
+            loaded = load.stop() if load is not None else {}
             memory = bench.resident_memory(processes)
             # The receipts of the last posts (written within RECEIPT_SECONDS, then sent).
             owed = time.time() + 40
@@ -282,6 +302,7 @@ def rush(games: int, timeout: float) -> dict[str, Any]:
         "receipts": receipts,
         "memory": memory,
         "limit": limit,
+        "load": loaded,
     }
 
 
@@ -300,7 +321,8 @@ RECEIPT = re.compile(r": order received for step \d+$")
 
 
 def reports_of(arrivals: list[Arrival]) -> list[Arrival]:
-    return [a for a in arrivals if not RECEIPT.search(a.subject)]
+    """The rush games' reports (their players' addresses end in .rushN@example.org)."""
+    return [a for a in arrivals if ".rush" in a.to and not RECEIPT.search(a.subject)]
 
 
 # --- the report --------------------------------------------------------------------------

@@ -636,7 +636,7 @@ def count_due_steps(now: datetime, *, most: int) -> int:
 
 
 def resolve_due_steps(*, now: datetime, limit: int) -> int:
-    """Claim due steps, oldest first, and resolve them one by one, each in its own
+    """Claim due steps and resolve them one by one, each in its own
     transaction, until ``limit`` were tried or none is left; returns how many resolved.
 
     A step is claimed by locking its game with SKIP LOCKED: any number of workers take due
@@ -649,14 +649,17 @@ def resolve_due_steps(*, now: datetime, limit: int) -> int:
         step_id = None
         try:
             with transaction.atomic():
-                claimed = (
+                # Any due step, in no order: the claim stops at the first one whose game
+                # is free. Ordered, PostgreSQL may sort every due step first (a rush's
+                # share one deadline, and their statistics are older than they are).
+                claim = (
                     _due_steps(now)
                     .exclude(pk__in=failed)
                     .select_related("game__gm")
                     .select_for_update(of=("game",), skip_locked=True)
-                    .order_by("deadline", "id")
-                    .first()
+                    .order_by()[:1]
                 )
+                claimed = next(iter(claim), None)
                 if claimed is None:
                     break
                 step_id = claimed.pk
