@@ -73,13 +73,16 @@ bench: venv
 	@command -v wrk >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; } || \
 	  echo "wrk is not installed: the web benchmarks (bench/order_submission.py, ...) need it."
-	$(BIN)/python bench/resolve_steps.py
-	$(BIN)/python bench/growth.py
-	$(BIN)/python bench/email_delivery.py
-	$(BIN)/python bench/order_submission.py
-	$(BIN)/python bench/mailbox.py
+	$(BIN)/python bench/deadline_rush.py
 	$(BIN)/python bench/seat_page.py
 	$(BIN)/python bench/resolving_post.py
+	$(BIN)/python bench/order_submission.py
+	$(BIN)/python bench/order_cpu.py
+	$(BIN)/python bench/mixed_load.py
+	$(BIN)/python bench/resolve_steps.py
+	$(BIN)/python bench/email_delivery.py
+	$(BIN)/python bench/growth.py
+	$(BIN)/python bench/mailbox.py
 	$(BIN)/python bench/performance_doc.py
 
 clean:
