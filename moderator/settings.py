@@ -12,6 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -222,6 +223,10 @@ MAIL_BATCH = envint("MAIL_BATCH", 50, minimum=1)
 # Within a batch, rows are claimed and recorded this many at a time: a worker killed
 # mid-batch leaves at most this many rows unknown; the batch's later rows stay pending.
 MAIL_CLAIM = envint("MAIL_CLAIM", 10, minimum=1)
+# The body of an email whose sending is over is removed this many days after it was
+# written (moderator/mail/pruning.py); the row stays. Game records, dice and orders are
+# never pruned.
+MAIL_RETENTION_DAYS = envint("MAIL_RETENTION_DAYS", 30, minimum=1)
 
 # --- Celery ----------------------------------------------------------------------------
 # The embedded default's broker is kombu's filesystem transport: it needs no server.
@@ -256,8 +261,9 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # request instead: CONN_MAX_AGE and CONN_HEALTH_CHECKS decide, and a connection that saw
 # an error is closed.
 CELERY_DB_REUSE_MAX = envint("CELERY_DB_REUSE_MAX", 1000, minimum=0)
-# Beat's fixed schedule: the sweep, and the receipts of orders (an order's request only
-# marks its order; games/postal.py). Deadlines live in the database, never in the broker.
+# Beat's fixed schedule: the sweep, the receipts of orders (an order's request only
+# marks its order; games/postal.py) and pruning. Deadlines live in the database, never
+# in the broker.
 SWEEP_SECONDS = envint("SWEEP_SECONDS", 30, minimum=1)
 RECEIPT_SECONDS = envint("RECEIPT_SECONDS", 5, minimum=1)
 # A seat gets at most one order receipt per step in this many seconds: later orders wait
@@ -266,6 +272,8 @@ RECEIPT_WINDOW_SECONDS = envint("RECEIPT_WINDOW_SECONDS", 600, minimum=0)
 CELERY_BEAT_SCHEDULE = {
     "sweep": {"task": "games.sweep", "schedule": float(SWEEP_SECONDS)},
     "receipts": {"task": "games.write_receipts", "schedule": float(RECEIPT_SECONDS)},
+    # What is past its retention (MAIL_RETENTION_DAYS, LINK_DAYS): daily, at a quiet hour.
+    "prune": {"task": "games.prune", "schedule": crontab(hour=3, minute=30)},
 }
 # Tests may run tasks in the calling process.
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)
