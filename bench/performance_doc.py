@@ -8,6 +8,7 @@ Run the benchmarks first, on a quiet machine (each writes var/bench/<name>.json)
     .venv/bin/python bench/order_submission.py
     .venv/bin/python bench/email_delivery.py
     .venv/bin/python bench/growth.py
+    .venv/bin/python bench/storage.py
 
 The document says which machine it describes (CPU, cores, memory, PostgreSQL, Redis and
 Python versions, date), gives every benchmark's tables and targets, and ends with a list
@@ -31,6 +32,7 @@ BENCHMARKS = {
     "order_submission": "Order submission through the web form",
     "email_delivery": "Email delivery by the mail workers",
     "growth": "Growth with seats and with steps due at once",
+    "storage": "Storage per finished step, before and after pruning",
 }
 
 
