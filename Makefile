@@ -67,7 +67,7 @@ fmt: venv
 
 lint: check
 
-# Every benchmark, then docs/performance.md from their figures (about 15 minutes; run it on
+# Every benchmark, then docs/performance.md from their figures (about 90 minutes; run it on
 # a quiet machine: the figures are only as good as the machine is idle).
 bench: venv
 	@command -v wrk >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
@@ -83,6 +83,7 @@ bench: venv
 	$(BIN)/python bench/email_delivery.py
 	$(BIN)/python bench/growth.py
 	$(BIN)/python bench/mailbox.py
+	$(BIN)/python bench/storage.py
 	$(BIN)/python bench/performance_doc.py
 
 clean:

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any, cast
 from zoneinfo import ZoneInfo
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.db.models import Prefetch, QuerySet
@@ -49,7 +50,17 @@ from moderator.mail.models import OutboundEmail
 
 # The game page lists this many of the game's emails, newest first; the admin has them all.
 MAIL_ROWS = 50
-MAIL_FIELDS = ("id", "kind", "to", "subject", "state", "attempts", "last_error", "created_at")
+MAIL_FIELDS = (
+    "id",
+    "kind",
+    "to",
+    "subject",
+    "state",
+    "attempts",
+    "last_error",
+    "created_at",
+    "pruned_at",
+)
 # The states a human may send again (``sending.send_again``).
 SENDABLE_AGAIN = (OutboundEmail.State.FAILED, OutboundEmail.State.UNKNOWN)
 
@@ -319,6 +330,12 @@ def seat_views(
     return _rendered(public_context, None, views.view(state, None)), hidden
 
 
+def sendable_again(email: OutboundEmail) -> bool:
+    """A GM may send this email again: it failed or its delivery is unknown, and its
+    body is still kept."""
+    return email.state in SENDABLE_AGAIN and email.pruned_at is None
+
+
 def game_emails(game: Game) -> tuple[list[OutboundEmail], bool]:
     """The newest ``MAIL_ROWS`` emails of the game, and whether there are older ones."""
     rows = list(
@@ -374,8 +391,9 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "emails": emails,
         "older_emails": older_emails,
         "sendable_again": SENDABLE_AGAIN,
+        "retention_days": settings.MAIL_RETENTION_DAYS,
         # The mail section opens by itself when an email waits to be sent again.
-        "mail_trouble": any(email.state in SENDABLE_AGAIN for email in emails),
+        "mail_trouble": any(sendable_again(email) for email in emails),
         "rotate_form": SeatForm(game=game, auto_id="rotate_%s"),
         "resend_form": SeatForm(game=game, auto_id="resend_%s"),
         "order_form": OrderForm(game=game, auto_id="order_%s"),
@@ -536,8 +554,16 @@ def send_again(request: HttpRequest, game_id: int, email_id: int) -> HttpRespons
         messages.success(
             request, f"The {email.kind} email to {email.to} is queued to be sent again."
         )
+        return redirect(f"{reverse('gm:game', args=[game.pk])}#emails")
+    email.refresh_from_db(fields=["state", "pruned_at"])
+    if email.pruned_at is not None:
+        messages.error(
+            request,
+            f"The {email.kind} email to {email.to} cannot be sent again: its text was "
+            f"removed {settings.MAIL_RETENTION_DAYS} days after it was written. "
+            '"Re-send the report" sends a player the game as it stands.',
+        )
     else:
-        email.refresh_from_db(fields=["state"])
         messages.error(
             request,
             f"The {email.kind} email to {email.to} is {email.state}: only a failed email, "

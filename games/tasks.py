@@ -8,7 +8,7 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from games import digests, postal, reminders
+from games import digests, postal, reminders, retention
 from moderator import queues
 from moderator.mail import queueing, sending
 
@@ -88,3 +88,11 @@ def resolve_steps(*, step_ids: list[int]) -> int:
 def resolve_step(*, step_id: int) -> bool:
     """One step (messages sent before resolve_steps existed, and tools)."""
     return postal.resolve_due_step(step_id, now=timezone.now())
+
+
+@shared_task(name="games.prune")
+def prune() -> dict[str, int]:
+    """Bodies of delivered email and expired links past their retention (beat, daily);
+    how many of each were pruned."""
+    pruned = retention.prune(now=timezone.now())
+    return {"bodies": pruned.bodies, "links": pruned.links}

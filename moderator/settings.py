@@ -12,6 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -222,6 +223,10 @@ MAIL_BATCH = envint("MAIL_BATCH", 50, minimum=1)
 # Within a batch, rows are claimed and recorded this many at a time: a worker killed
 # mid-batch leaves at most this many rows unknown; the batch's later rows stay pending.
 MAIL_CLAIM = envint("MAIL_CLAIM", 10, minimum=1)
+# The body of an email whose sending is over is removed this many days after it was
+# written (moderator/mail/pruning.py); the row stays. Game records, dice and orders are
+# never pruned.
+MAIL_RETENTION_DAYS = envint("MAIL_RETENTION_DAYS", 30, minimum=1)
 
 # --- Celery ----------------------------------------------------------------------------
 # The embedded default's broker is kombu's filesystem transport: it needs no server.
@@ -270,10 +275,10 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # an error is closed.
 CELERY_DB_REUSE_MAX = envint("CELERY_DB_REUSE_MAX", 1000, minimum=0)
 # Beat's fixed schedule: due steps handed out, the sweep of everything else that is due,
-# and the receipts of orders (an order's request only marks its order; games/postal.py).
-# Deadlines live in the database, never in the broker. Due steps are looked for every
-# STEP_SWEEP_SECONDS (one indexed count): a step is resolved within that of its deadline
-# when workers are free.
+# the receipts of orders (an order's request only marks its order; games/postal.py), and
+# pruning. Deadlines live in the database, never in the broker. Due steps are looked for
+# every STEP_SWEEP_SECONDS (one indexed count): a step is resolved within that of its
+# deadline when workers are free.
 STEP_SWEEP_SECONDS = envint("STEP_SWEEP_SECONDS", 5, minimum=1)
 SWEEP_SECONDS = envint("SWEEP_SECONDS", 30, minimum=1)
 RECEIPT_SECONDS = envint("RECEIPT_SECONDS", 5, minimum=1)
@@ -284,6 +289,8 @@ CELERY_BEAT_SCHEDULE = {
     "steps": {"task": "games.hand_out_steps", "schedule": float(STEP_SWEEP_SECONDS)},
     "sweep": {"task": "games.sweep", "schedule": float(SWEEP_SECONDS)},
     "receipts": {"task": "games.write_receipts", "schedule": float(RECEIPT_SECONDS)},
+    # What is past its retention (MAIL_RETENTION_DAYS, LINK_DAYS): daily, at a quiet hour.
+    "prune": {"task": "games.prune", "schedule": crontab(hour=3, minute=30)},
 }
 # Tests may run tasks in the calling process.
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)

@@ -54,12 +54,23 @@ class OutboundEmail(models.Model):
     delivery = models.CharField(max_length=20, choices=Delivery.choices, blank=True)
     delivery_detail = models.TextField(blank=True)
     delivery_at = models.DateTimeField(null=True, blank=True)
+    # When the body (text, html, attachments) was removed, MAIL_RETENTION_DAYS after the
+    # row was written and its sending was over (moderator/mail/pruning.py): the row stays,
+    # saying to whom, what and how it went, and can no longer be sent again.
+    pruned_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["state", "created_at"], name="outbox_state"),
             models.Index(fields=["state", "next_attempt_at"], name="outbox_due"),
+            # The rows whose body is still kept though their sending is over: what pruning
+            # looks for, without reading the pruned rows again on every run.
+            models.Index(
+                fields=["created_at"],
+                condition=models.Q(pruned_at__isnull=True, state__in=["sent", "failed", "unknown"]),
+                name="outbox_unpruned",
+            ),
         ]
 
     def __str__(self) -> str:

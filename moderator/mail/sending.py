@@ -392,10 +392,10 @@ def mark_unknown(now: datetime) -> int:
 def send_again(outbound_id: int) -> bool:
     """A human's decision: send a failed or unknown row again, with a fresh set of attempts
     and the same Message-ID (a client that got the first one shows it once). False if the
-    row is in no such state."""
+    row is in no such state, or its body was pruned (moderator/mail/pruning.py)."""
     with transaction.atomic():
         moved = OutboundEmail.objects.filter(
-            pk=outbound_id, state__in=[State.FAILED, State.UNKNOWN]
+            pk=outbound_id, state__in=[State.FAILED, State.UNKNOWN], pruned_at__isnull=True
         ).update(state=State.PENDING, attempts=0, next_attempt_at=None, sending_since=None)
         if moved:
             transaction.on_commit(partial(enqueue, [outbound_id]))

@@ -107,7 +107,7 @@ def _from_files(
 def _from_outbox(
     to: str, game: int | None, number: str | None
 ) -> tuple[Page[Any], list[Letter], set[int]]:
-    rows = OutboundEmail.objects.only("pk", "to", "subject", "created_at", "state")
+    rows = OutboundEmail.objects.only("pk", "to", "subject", "created_at", "state", "pruned_at")
     if to:
         rows = rows.filter(to__icontains=to)
     if game is not None:
@@ -196,11 +196,17 @@ def _part(message: EmailMessage, subtype: str) -> str:
 
 
 def _row_letter(row: OutboundEmail) -> Letter:
+    text = row.text
+    if row.pruned_at is not None:
+        text = (
+            f"(The text of this email was removed {settings.MAIL_RETENTION_DAYS} days after "
+            "it was written: MAIL_RETENTION_DAYS.)"
+        )
     return Letter(
         url=reverse("mail:row", args=[row.pk]),
         subject=row.subject,
         to=row.to,
         date=f"{row.created_at:%a, %d %b %Y %H:%M:%S} UTC ({row.get_state_display()})",
-        text=row.text,
+        text=text,
         html=row.html,
     )

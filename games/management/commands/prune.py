@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+from django.utils import timezone
+
+from games import retention
+
+
+class Command(BaseCommand):
+    help = (
+        "Remove what is past its retention now, as the workers do daily: the bodies of "
+        "emails written more than MAIL_RETENTION_DAYS ago whose sending is over, expired "
+        "magic links and expired sessions. Game records, dice and orders are never pruned."
+    )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        pruned = retention.prune(now=timezone.now())
+        self.stdout.write(
+            f"Pruned the bodies of {pruned.bodies} emails older than "
+            f"{settings.MAIL_RETENTION_DAYS} days and {pruned.links} expired links.\n"
+        )
