@@ -31,8 +31,11 @@ LOGS = ROOT / "var" / "bench" / "logs"
 
 def configure(suffix: str, redis_db: int) -> None:
     """Point this process (and every process it starts) at the benchmark's own database,
-    ``<DATABASE_URL>_<suffix>``, and its own Redis database, then set Django up."""
+    ``<DATABASE_URL>_<suffix>``, and its own Redis database (``redis_db``, or
+    ``BENCH_REDIS_DB`` when set: people sharing a Redis server each take their own), then
+    set Django up."""
     sys.path.insert(0, str(ROOT))
+    redis_db = int(os.environ.get("BENCH_REDIS_DB", redis_db))
     os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/moderator")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     os.environ.setdefault("DEBUG", "0")
