@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Sequence
@@ -31,8 +32,11 @@ LOGS = ROOT / "var" / "bench" / "logs"
 
 def configure(suffix: str, redis_db: int) -> None:
     """Point this process (and every process it starts) at the benchmark's own database,
-    ``<DATABASE_URL>_<suffix>``, and its own Redis database, then set Django up."""
+    ``<DATABASE_URL>_<suffix>``, and its own Redis database (``redis_db``, or
+    ``BENCH_REDIS_DB`` when set: people sharing a Redis server each take their own), then
+    set Django up."""
     sys.path.insert(0, str(ROOT))
+    redis_db = int(os.environ.get("BENCH_REDIS_DB", redis_db))
     os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/moderator")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     os.environ.setdefault("DEBUG", "0")
@@ -156,6 +160,71 @@ class Processes:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{name} was not ready after {timeout:.0f} s")
             time.sleep(0.2)
+
+
+# The SMTP server, in a process of its own so that it takes no CPU from the process that
+# sends (the limit): one line with the time of arrival per message received.
+SMTP_SERVER = """
+import sys, time
+from aiosmtpd.controller import Controller
+
+class Count:
+    async def handle_DATA(self, server, session, envelope):
+        sys.stdout.write(f"{time.time()}\\n")
+        sys.stdout.flush()
+        return "250 OK"
+
+controller = Controller(Count(), hostname="127.0.0.1", port=int(sys.argv[1]))
+controller.start()
+sys.stdout.write("ready\\n")
+sys.stdout.flush()
+sys.stdin.read()
+controller.stop()
+"""
+
+
+class SmtpServer:
+    """aiosmtpd counting what it receives, and when."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", SMTP_SERVER, str(self.port)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        if self.process.stdout.readline().strip() != "ready":
+            raise RuntimeError("the SMTP server did not start")
+        self.received = 0
+        self.last = 0.0
+        self.changed = threading.Condition()
+        threading.Thread(target=self._count, daemon=True).start()
+
+    def _count(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            with self.changed:
+                self.received += 1
+                self.last = float(line)
+                self.changed.notify_all()
+
+    def wait_for(self, count: int, timeout: float) -> float:
+        """The arrival time of message number ``count``."""
+        with self.changed:
+            if not self.changed.wait_for(lambda: self.received >= count, timeout):
+                raise RuntimeError(f"the SMTP server has {self.received} of {count} messages")
+            return self.last
+
+    def stop(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 def answers(url: str) -> bool:

@@ -25,9 +25,7 @@ from __future__ import annotations
 import multiprocessing
 import smtplib
 import socket
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -54,72 +52,8 @@ from moderator.mail.models import OutboundEmail  # noqa: E402
 NAME = "email_delivery"
 State = OutboundEmail.State
 
-# The SMTP server, in a process of its own so that it takes no CPU from the process that
-# sends (the limit): one line with the time of arrival per message received.
-SMTP_SERVER = """
-import sys, time
-from aiosmtpd.controller import Controller
-
-class Count:
-    async def handle_DATA(self, server, session, envelope):
-        sys.stdout.write(f"{time.time()}\\n")
-        sys.stdout.flush()
-        return "250 OK"
-
-controller = Controller(Count(), hostname="127.0.0.1", port=int(sys.argv[1]))
-controller.start()
-sys.stdout.write("ready\\n")
-sys.stdout.flush()
-sys.stdin.read()
-controller.stop()
-"""
-
 # (sender, recipients, the message as Django's SMTP backend writes it to the wire)
 Prepared = tuple[str, list[str], bytes]
-
-
-class SmtpServer:
-    """aiosmtpd counting what it receives, and when."""
-
-    def __init__(self) -> None:
-        self.port = bench.free_port()
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", SMTP_SERVER, str(self.port)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert self.process.stdout is not None
-        if self.process.stdout.readline().strip() != "ready":
-            raise RuntimeError("the SMTP server did not start")
-        self.received = 0
-        self.last = 0.0
-        self.changed = threading.Condition()
-        threading.Thread(target=self._count, daemon=True).start()
-
-    def _count(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            with self.changed:
-                self.received += 1
-                self.last = float(line)
-                self.changed.notify_all()
-
-    def wait_for(self, count: int, timeout: float) -> float:
-        """The arrival time of message number ``count``."""
-        with self.changed:
-            if not self.changed.wait_for(lambda: self.received >= count, timeout):
-                raise RuntimeError(f"the SMTP server has {self.received} of {count} messages")
-            return self.last
-
-    def stop(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
 
 
 def make_reports(games: int, seats: int) -> list[int]:
@@ -182,7 +116,7 @@ def answering(worker: str) -> Callable[[], bool]:
 
 
 def delivered_by_workers(
-    ids: list[int], workers: int, server: SmtpServer, timeout: float
+    ids: list[int], workers: int, server: bench.SmtpServer, timeout: float
 ) -> dict[str, Any]:
     pending_again(ids)
     bench.flush_redis()
@@ -237,7 +171,7 @@ def send_over_one(port: int, messages: Sequence[Prepared]) -> None:
 
 
 def limit(
-    messages: list[Prepared], senders: int, server: SmtpServer, one_connection: bool = False
+    messages: list[Prepared], senders: int, server: bench.SmtpServer, one_connection: bool = False
 ) -> dict[str, Any]:
     """smtplib alone, from ``senders`` processes sharing the messages."""
     send = send_over_one if one_connection else send_each
@@ -285,7 +219,7 @@ def main() -> None:
     bench.fresh_database()
     bench.flush_redis()
     ids = make_reports(games, seats)
-    server = SmtpServer()
+    server = bench.SmtpServer()
     try:
         workers = [delivered_by_workers(ids, n, server, timeout=600) for n in (1, 2)]
         messages = prepared(ids)

@@ -8,18 +8,19 @@ in as ``now``.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
-from django.db import transaction
+from django.db import connection, models, transaction
 from django.db.models import Exists, F, Max, OuterRef, QuerySet
 
 from games import access, email_choices, reports, schedule, signals
@@ -40,6 +41,8 @@ from games.models import Event as EventRow
 from moderator.mail import building, queueing
 
 log = logging.getLogger(__name__)
+
+_Row = TypeVar("_Row", bound=models.Model)
 
 
 class PostalError(Exception):
@@ -238,7 +241,7 @@ def accept_order(
     workers' task, every RECEIPT_SECONDS).
     """
     return _accept(
-        partial(_seat_locking_its_game, game_id, position), text, source, now, step_number
+        lambda: (_seat_locking_its_game(game_id, position), None), text, source, now, step_number
     )
 
 
@@ -255,16 +258,17 @@ def accept_linked_order(
 ) -> Order:
     """``accept_order`` for the seat at ``position``, which the player's links must open:
     ``links`` maps seat ids to the link version each link had (a browser's seats). The
-    seat is read in the query that locks the game, so the order costs no query of its own
-    to find it. SeatNotFound unless that seat is among them with a link that still works
-    (not rotated, its player not replaced): a browser holding several seats of a game
-    orders for the one its page was for, never another.
+    seat and the open step are read in the statement that locks the game, so the order
+    costs no query of its own to find them (``_linked_seat_and_step``). SeatNotFound unless
+    that seat is among them with a link that still works (not rotated, its player not
+    replaced): a browser holding several seats of a game orders for the one its page was
+    for, never another.
 
     ``admit``, asked once the seat is known and before anything is written (the web's
     limit on posts per seat): NotAdmitted when it answers False. The seat is known then
     from the query that locks the game, so the limit costs no query of its own."""
     return _accept(
-        partial(_linked_seat_locking_its_game, game_id, position, links),
+        partial(_linked_seat_and_step, game_id, position, links),
         text,
         source,
         now,
@@ -274,7 +278,7 @@ def accept_linked_order(
 
 
 def _accept(
-    locked_seat: Callable[[], Seat],
+    locked_seat: Callable[[], tuple[Seat, Step | None]],
     text: str,
     source: str,
     now: datetime,
@@ -288,11 +292,11 @@ def _accept(
         )
     refused: str | None = None
     with transaction.atomic():
-        seat = locked_seat()
+        seat, read_with_lock = locked_seat()
         if admit is not None and not admit(seat):
             raise NotAdmitted("too many orders from this seat or address in the last minute")
         game, position = seat.game, seat.position
-        step = _current_open_step(game, seat, now)
+        step = _current_open_step(game, seat, now, read_with_lock)
         happened = None
         if step_number is not None and step_number != step.number:
             happened = _carried_over(game, seat, step_number, step)
@@ -486,6 +490,86 @@ def _linked_seat_locking_its_game(game_id: int, position: int, links: Mapping[in
     raise SeatNotFound("no seat of this game for these links")
 
 
+# What ``_linked_seat_and_step`` reads: every column of the seat and of its game, and the
+# open step's but its states (as ``_current_open_step`` reads it). A column left out here is
+# read when it is first used, a query more (tests/games/test_postal.py compares these with
+# the models).
+SEAT_COLUMNS = (
+    "id", "game_id", "position", "name", "email", "time_zone", "status", "link_version",
+    "nmr_count", "email_failing", "email_failing_at", "reports", "reported_through",
+)  # fmt: skip
+GAME_COLUMNS = (
+    "id", "engine", "title", "public_id", "options", "status", "gm_id", "time_zone",
+    "schedule", "early_processing", "seed", "commitment", "seed_revealed", "dice_drawn",
+    "state", "step_number", "needs_gm", "reminders", "paused_at", "previous_id",
+    "created_at", "started_at", "finished_at",
+)  # fmt: skip
+STEP_COLUMNS = (
+    "id", "game_id", "number", "status", "opened_at", "deadline", "prompts", "closed_at",
+    "closed_by", "failures", "last_error",
+)  # fmt: skip
+_JSON_COLUMNS = {"options", "schedule", "state", "reminders", "prompts"}
+_POSITION, _LINK_VERSION = SEAT_COLUMNS.index("position"), SEAT_COLUMNS.index("link_version")
+
+# The browser's seats of the game with the game locked, each with the game's current step,
+# locked too (the game is locked first: its lock is the one every change to a game waits
+# for). A row joined to a locked row is read as it was before any wait for the lock; a row
+# locked itself is read as the lock's last holder committed it, and the join is checked
+# again on that version (PostgreSQL's EvalPlanQual). So the step is what the last holder
+# of the game's lock committed, as ``_current_open_step`` reads it after the lock, or
+# there is no row: the holder moved the game to a step this statement could not see, or
+# someone holds the step's row without the game (SKIP LOCKED: never a wait on a step, so
+# never a deadlock against whoever takes a step's row first). The seat is read as it was
+# before the wait, as ``_seat_locking_its_game`` reads it.
+_LINKED_SEAT_AND_STEP = (
+    "SELECT "
+    + ", ".join(
+        [f"s.{name}" for name in SEAT_COLUMNS]
+        + [f"g.{name}" for name in GAME_COLUMNS]
+        + [f"st.{name}" for name in STEP_COLUMNS]
+    )
+    + " FROM games_game g"
+    " JOIN games_seat s ON s.game_id = g.id"
+    " JOIN games_step st ON st.game_id = g.id AND st.number = g.step_number"
+    " WHERE g.id = %s AND s.id = ANY(%s)"
+    " FOR UPDATE OF g FOR NO KEY UPDATE OF st SKIP LOCKED"
+)
+
+
+def _linked_seat_and_step(
+    game_id: int, position: int, links: Mapping[int, int]
+) -> tuple[Seat, Step | None]:
+    """The seat at ``position`` if it is among ``links`` with the link version its link
+    had, with its game locked, and the game's current step as the lock's last holder
+    committed it: one statement. When that statement finds no such seat with a step (a
+    game not running, a step moved on or held while it waited, a link that does not open
+    the seat, SQLite), ``_linked_seat_locking_its_game`` and then ``_current_open_step``
+    read them as they would without it, and say what is wrong."""
+    if links and connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_LINKED_SEAT_AND_STEP, [game_id, list(links)])
+            rows = cursor.fetchall()
+        seats, games = len(SEAT_COLUMNS), len(SEAT_COLUMNS) + len(GAME_COLUMNS)
+        for row in rows:
+            if row[_POSITION] == position and row[_LINK_VERSION] == links[row[0]]:
+                seat = _built(Seat, SEAT_COLUMNS, row[:seats])
+                seat.game = _built(Game, GAME_COLUMNS, row[seats:games])
+                step = _built(Step, STEP_COLUMNS, row[games:])
+                step.game = seat.game
+                return seat, step
+    return _linked_seat_locking_its_game(game_id, position, links), None
+
+
+def _built(model: type[_Row], columns: Sequence[str], values: Sequence[Any]) -> _Row:
+    """A model instance from a row of ``columns`` as psycopg reads them (JSON as text, as
+    Django's engine has it read, for the JSON fields to decode)."""
+    decoded = [
+        json.loads(value) if name in _JSON_COLUMNS and value is not None else value
+        for name, value in zip(columns, values, strict=True)
+    ]
+    return model.from_db(connection.alias, list(columns), decoded)
+
+
 def _seat_locking_its_game(game_id: int, position: int) -> Seat:
     """The seat with its game locked, in one query. The game row is the one the last
     holder of the lock committed; the seat's row is read as it was before any wait for the
@@ -509,7 +593,11 @@ def _seat(game: Game, position: int) -> Seat:
         raise OrderRejected("there is no such seat in this game") from None
 
 
-def _current_open_step(game: Game, seat: Seat, now: datetime) -> Step:
+def _current_open_step(
+    game: Game, seat: Seat, now: datetime, read_with_lock: Step | None = None
+) -> Step:
+    """The game's open step, or OrderRejected saying why no order is taken.
+    ``read_with_lock``: the current step, read by the statement that locked the game."""
     if game.status == Game.Status.FINISHED:
         raise OrderRejected(
             "the game is over, so nothing was recorded; the final standings are on your page"
@@ -525,7 +613,9 @@ def _current_open_step(game: Game, seat: Seat, now: datetime) -> Step:
         )
     # Read after the game's lock, so it is what the lock's last holder committed. Not the
     # states before and after the step: an order has the game's state.
-    step = game.steps.defer("state_before", "state_after").get(number=game.step_number)
+    step = read_with_lock or game.steps.defer("state_before", "state_after").get(
+        number=game.step_number
+    )
     if step.status != Step.Status.OPEN or step.deadline <= now:
         raise OrderRejected(
             f"too late: the deadline passed at {schedule.local_time(step.deadline, seat.zone)}, "

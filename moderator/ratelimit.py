@@ -1,26 +1,34 @@
 """Who the client is, and how often it may knock.
 
-The counting is django-ratelimit's (fixed windows in the shared cache: Redis in
-production, so every web process counts together); the login lock-outs are django-axes'
-(in the database). Both learn the client's address from ``client_address``, which
-believes X-Forwarded-For only as far as ``TRUSTED_PROXY_COUNT`` proxies wrote it.
+The counting is ours (fixed windows in the shared cache: Redis in production, so every
+web process counts together), the login lock-outs django-axes' (in the database). Both
+learn the client's address from ``client_address``, which believes X-Forwarded-For only as
+far as ``TRUSTED_PROXY_COUNT`` proxies wrote it.
 
 Each kind of endpoint counts in its own scope (``settings.RATES``): a calendar app
 polling its feed never uses up the magic links of the players behind the same address.
+A request's counts (an order post counts its seat and its address) go to Redis in one
+round trip: a redis-py pipeline to the server of Django's Redis cache, whose key prefix
+the counters take. Any other cache (memory, in development) counts through Django's
+cache API.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import ipaddress
 import logging
-from collections.abc import Callable
+import time
+import zlib
 from typing import Any
 
+import redis
 from django.conf import settings
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django_ratelimit.core import is_ratelimited
 from redis.exceptions import RedisError
 
 log = logging.getLogger(__name__)
@@ -61,39 +69,103 @@ def client_address(request: HttpRequest) -> str:
     return remote or UNKNOWN_ADDRESS
 
 
-def _rate(group: str, request: HttpRequest) -> str:
-    # Read on every hit, so that a test (or an operator's settings) changes it at once.
+# --- counting --------------------------------------------------------------------------
+
+# The counters' keys begin with this (after the cache's own prefix and version).
+KEY_PREFIX = "rl:"
+PERIODS = {"s": 1, "m": 60, "h": 60 * 60, "d": 24 * 60 * 60}
+# A window's counter outlives the window by this much: never gone while it is counted.
+EXPIRY_MARGIN = 5
+
+
+def _limit(scope: str) -> tuple[int, int]:
+    """(hits allowed, window in seconds) of ``scope``: ``settings.RATES`` reads "20/m".
+    Read on every hit, so that a test (or an operator's settings) changes it at once."""
     rates: dict[str, str] = settings.RATES
-    return rates[group]
+    count, _, unit = rates[scope].partition("/")
+    return int(count), PERIODS[unit]
 
 
-def limited(
-    request: HttpRequest, scope: str, key: str | Callable[[str, HttpRequest], str] = "ip"
-) -> bool:
-    """Count one hit of this request in ``scope`` (a key of ``settings.RATES``), by client
-    address or by ``key``; True once the scope's limit is passed in this window.
+def _window_end(value: str, period: int, now: int) -> int:
+    """When the window ``value`` is counted in at ``now`` ends. Windows are fixed, each
+    value's shifted by a fraction of the period of its own, so that the windows of all
+    clients do not end at the same moment."""
+    end = now - now % period + zlib.crc32(value.encode()) % period
+    return end if end >= now else end + period
+
+
+def seconds_left(scope: str, value: str) -> int:
+    """How long the window ``value`` is counted in now in ``scope`` still runs."""
+    now = int(time.time())
+    return _window_end(value, _limit(scope)[1], now) - now
+
+
+@functools.cache
+def _server(location: str) -> redis.Redis:
+    """One client (and its connection pool) per Redis server and process."""
+    return redis.Redis.from_url(location)
+
+
+def _counts(keys: list[tuple[str, int]]) -> list[int]:
+    """Count one hit under each (key, seconds to keep it); the counts, in order."""
+    cache = caches["default"]
+    if isinstance(cache, RedisCache):
+        location = settings.CACHES["default"]["LOCATION"]
+        if not isinstance(location, str):
+            location = location[0]
+        with _server(location.split(",")[0]).pipeline(transaction=False) as pipe:
+            for key, seconds in keys:
+                pipe.set(key, 0, ex=seconds, nx=True)
+                pipe.incr(key)
+            replies: list[Any] = pipe.execute()
+        return [int(count) for count in replies[1::2]]
+    counts = []
+    for key, seconds in keys:
+        cache.add(key, 0, seconds)
+        counts.append(cache.incr(key))
+    return counts
+
+
+def over_limits(hits: list[tuple[str, str]]) -> list[bool]:
+    """Count one hit of each (scope, value): a key of ``settings.RATES`` and what is counted
+    in it (a client address, a seat); for each, True once its limit is passed in this
+    window. All the counts go to the cache in one round trip.
 
     With the cache away (Redis stopped) every hit is allowed and the outage logged: the
     limits guard 256-bit tokens that cannot be guessed anyway, while refusing everything
-    would lock every player out. (django-ratelimit's RATELIMIT_FAIL_OPEN covers a cache
-    that answers nothing, not one that raises, as Django's Redis cache does.)"""
+    would lock every player out."""
+    cache = caches["default"]
+    now = int(time.time())
+    limits, keys = [], []
+    for scope, value in hits:
+        allowed, period = _limit(scope)
+        end = _window_end(value, period, now)
+        limits.append(allowed)
+        keys.append((cache.make_key(f"{KEY_PREFIX}{scope}:{value}:{end}"), period + EXPIRY_MARGIN))
     try:
-        return bool(is_ratelimited(request, group=scope, key=key, rate=_rate, increment=True))
+        counts = _counts(keys)
     except (RedisError, OSError):
-        log.warning("rate limit %s not counted: the cache does not answer", scope, exc_info=True)
-        return False
+        for scope, _ in hits:
+            log.warning(
+                "rate limit %s not counted: the cache does not answer", scope, exc_info=True
+            )
+        return [False] * len(hits)
+    return [count > allowed for count, allowed in zip(counts, limits, strict=True)]
+
+
+def limited(request: HttpRequest, scope: str) -> bool:
+    """Count one hit of this request's client address in ``scope``; True once the scope's
+    limit is passed in this window."""
+    return over_limits([(scope, client_address(request))])[0]
 
 
 def order_rate_limited(request: HttpRequest, seat_id: int) -> bool:
     """Count one order post for the seat and for the client address; True when either is
     over its limit (``RATES["order-seat"]``, ``RATES["order-address"]``). Both are counted
     on every post, so a seat's flood also spends its address's allowance."""
-
-    def seat(group: str, request: HttpRequest) -> str:
-        return f"seat:{seat_id}"
-
-    per_seat = limited(request, "order-seat", key=seat)
-    per_address = limited(request, "order-address")
+    per_seat, per_address = over_limits(
+        [("order-seat", f"seat:{seat_id}"), ("order-address", client_address(request))]
+    )
     return per_seat or per_address
 
 
@@ -102,12 +174,12 @@ def lost_links_rate_limited(request: HttpRequest, email: str) -> bool:
     for the client address; True when either is over its limit (``RATES["lost-links-email"]``,
     ``RATES["lost-links-address"]``). Known and unknown addresses count alike, so the limit
     tells nobody which addresses play."""
-
-    def address(group: str, request: HttpRequest) -> str:
-        return "email:" + hashlib.sha256(email.strip().lower().encode()).hexdigest()
-
-    per_email = limited(request, "lost-links-email", key=address)
-    per_client = limited(request, "lost-links-address")
+    per_email, per_client = over_limits(
+        [
+            ("lost-links-email", hashlib.sha256(email.strip().lower().encode()).hexdigest()),
+            ("lost-links-address", client_address(request)),
+        ]
+    )
     return per_email or per_client
 
 

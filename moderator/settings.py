@@ -316,8 +316,6 @@ STEP_TASKS_MOST = envint("STEP_TASKS_MOST", 10_000, minimum=1)
 # Nth entry from the right; entries further left are the client's own word. 0: the client
 # is REMOTE_ADDR and X-Forwarded-For is ignored.
 TRUSTED_PROXY_COUNT = envint("TRUSTED_PROXY_COUNT", 0, minimum=0)
-RATELIMIT_IP_META_KEY = "moderator.ratelimit.client_address"
-RATELIMIT_FAIL_OPEN = True  # a cache that answers nothing lets the request through
 # Hits per client address (or per seat) and minute, each kind of endpoint in its own scope.
 RATES = {
     "link": "30/m",  # magic links, GET and POST

@@ -33,11 +33,13 @@ def fresh_rate_limits() -> None:
     from django.conf import settings
     from django.core.cache import cache
 
+    from moderator.ratelimit import KEY_PREFIX
+
     if settings.CACHES["default"]["BACKEND"].endswith("RedisCache"):
         import redis
 
         server = redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])
-        prefix = cache.make_key(getattr(settings, "RATELIMIT_CACHE_PREFIX", "rl:"))
+        prefix = cache.make_key(KEY_PREFIX)
         for key in server.scan_iter(match=f"{prefix}*"):
             server.delete(key)
         server.close()

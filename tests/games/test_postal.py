@@ -2,11 +2,13 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
+from django.db.models import F
 from pytest_django.fixtures import DjangoAssertNumQueries, Settings
 
 from games import postal
@@ -160,6 +162,128 @@ def test_an_order_by_link_is_taken_for_the_seat_the_links_still_open(now: dateti
         (seats[1], nmr_text(game, 1)),
         (seats[2], nmr_text(game, 2)),
     ]
+
+
+def test_the_columns_an_order_post_reads_in_one_statement_are_every_models_column(
+    now: datetime,
+) -> None:
+    """A column left out of postal's one statement would be read on first use (a query
+    more); the step's states are left out on purpose (an order does not read them)."""
+    game = started(2, now)
+    seat, step = game.seats.get(position=0), game.steps.get()
+    assert tuple(Seat.objects.filter(pk=seat.pk).values().get()) == postal.SEAT_COLUMNS
+    assert tuple(Game.objects.filter(pk=game.pk).values().get()) == postal.GAME_COLUMNS
+    step_columns = tuple(Step.objects.filter(pk=step.pk).values().get())
+    states = ("state_before", "state_after")
+    assert set(states) <= set(step_columns)
+    assert tuple(name for name in step_columns if name not in states) == postal.STEP_COLUMNS
+
+
+def waiting_for_a_lock() -> bool:
+    """Whether another connection of this database waits for a row lock. (The activity is
+    read afresh: a transaction keeps the first it read.)"""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+        )
+        row = cursor.fetchone()
+    return bool(row and row[0])
+
+
+def post_in_thread(game: Game, position: int, text: str, now: datetime) -> tuple[Any, list[Any]]:
+    """An order by link posted from a thread of its own (a connection of its own): the
+    thread and where its outcome (the order, or what was raised) will be."""
+    seat = game.seats.get(position=position)
+    outcome: list[Any] = []
+
+    def post() -> None:
+        try:
+            outcome.append(
+                postal.accept_linked_order(
+                    game_id=game.pk,
+                    position=position,
+                    links={seat.pk: seat.link_version},
+                    text=text,
+                    source="web",
+                    now=now,
+                    step_number=game.step_number,
+                )
+            )
+        except postal.PostalError as error:
+            outcome.append(error)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=post)
+    thread.start()
+    return thread, outcome
+
+
+def until(condition: Any) -> None:
+    for _ in range(200):
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError("the other connection never got there")
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_an_order_waiting_for_the_games_lock_sees_the_step_its_holder_committed(
+    now: datetime,
+) -> None:
+    """The step is read with the game's lock as the lock's last holder left it, not as it
+    was when the order began to wait: here the holder moved the deadline into the past."""
+    game = started(2, now, early_processing=False)
+    with transaction.atomic():
+        Game.objects.select_for_update().get(pk=game.pk)
+        thread, outcome = post_in_thread(game, 0, nmr_text(game, 0), now)
+        until(waiting_for_a_lock)
+        Step.objects.filter(game=game, number=1).update(deadline=now - timedelta(minutes=1))
+    thread.join()
+    assert [str(error) for error in outcome] == [
+        "too late: the deadline passed at Mon 23 Nov 2026 17:59 UTC, so nothing was "
+        "recorded; the step is being resolved and its report comes by email"
+    ]
+    assert Order.objects.count() == 0
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_an_order_waiting_while_its_step_is_resolved_is_tried_on_the_next_step(
+    now: datetime,
+) -> None:
+    """The holder of the game's lock resolved the step and opened the next: the order,
+    written for the step that closed, is not taken into it (new dice were rolled)."""
+    game = started(2, now, early_processing=False)
+    text = nmr_text(game, 0)
+    with transaction.atomic():
+        Game.objects.select_for_update().get(pk=game.pk)
+        thread, outcome = post_in_thread(game, 0, text, now)
+        until(waiting_for_a_lock)
+        postal.resolve_now(game.pk, now=now)
+    thread.join()
+    assert [type(error) for error in outcome] == [postal.StepMovedOn]
+    assert Order.objects.filter(source=Order.Source.WEB).count() == 0
+    game.refresh_from_db()
+    assert game.step_number == 2
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_an_order_does_not_wait_for_a_step_written_without_its_games_lock(now: datetime) -> None:
+    """A failed resolution counted on the step writes its row without the game's lock
+    (and then may write the game): an order holding the game's lock does not wait for the
+    step's row, so the two never wait for each other."""
+    game = started(2, now, early_processing=False)
+    with transaction.atomic():
+        Step.objects.filter(game=game, number=1).update(failures=F("failures") + 1)
+        thread, outcome = post_in_thread(game, 0, nmr_text(game, 0), now)
+        thread.join(timeout=20)
+        assert not thread.is_alive()
+    assert [(order.seat.position, order.step.number) for order in outcome] == [(0, 1)]
 
 
 def test_every_revision_is_kept_and_the_latest_counts(now: datetime) -> None:

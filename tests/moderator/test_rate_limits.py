@@ -15,10 +15,12 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.core.cache.backends.base import BaseCache
 from django.test import Client, RequestFactory
 from django.urls import reverse
 from pytest_django.fixtures import Settings
+from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from time_machine import TimeMachineFixture
 
@@ -283,6 +285,48 @@ def test_with_the_cache_away_nothing_is_limited_and_feeds_are_built_afresh(
         + [not_counted("calendar")] * 3
         + [not_counted("link")] * 3
     )
+
+
+@pytest.mark.redis
+def test_an_order_posts_counts_are_kept_in_redis_for_their_window_and_a_little(
+    settings: Settings, now: datetime
+) -> None:
+    assert ratelimit.order_rate_limited(order_post("198.51.100.41"), seat_id=21) is False
+    assert ratelimit.order_rate_limited(order_post("198.51.100.41"), seat_id=21) is False
+    server = Redis.from_url(settings.CACHES["default"]["LOCATION"])
+    keys = sorted(server.scan_iter(match=f"{cache.make_key(ratelimit.KEY_PREFIX)}*"))
+    ends = {
+        scope: ratelimit.seconds_left(scope, value) + int(now.timestamp())
+        for scope, value in [("order-seat", "seat:21"), ("order-address", "198.51.100.41")]
+    }
+    assert [key.decode().split(":", 2)[2] for key in keys] == [
+        f"rl:order-address:198.51.100.41:{ends['order-address']}",
+        f"rl:order-seat:seat:21:{ends['order-seat']}",
+    ]
+    assert [int(server.get(key) or 0) for key in keys] == [2, 2]
+    # The window's minute and five seconds, as Redis counts them down in real time.
+    assert all(60 < server.ttl(key) <= 65 for key in keys)
+
+
+@pytest.mark.django_db
+def test_with_redis_away_nothing_is_limited_and_the_outage_is_logged(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",  # nobody listens there
+        }
+    }
+    settings.RATES = {name: "1/m" for name in settings.RATES}
+    post = order_post("198.51.100.42")
+    assert [ratelimit.order_rate_limited(post, seat_id=22) for _ in range(3)] == [False] * 3
+    assert [Client(REMOTE_ADDR="198.51.100.42").get("/p/wrong/").status_code] == [404]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "moderator.ratelimit"]
+    not_counted = "rate limit {} not counted: the cache does not answer".format
+    assert warnings == [not_counted("order-seat"), not_counted("order-address")] * 3 + [
+        not_counted("link")
+    ]
 
 
 # --- admin and GM panel logins --------------------------------------------------------------
