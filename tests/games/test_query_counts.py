@@ -23,10 +23,11 @@ CHOICE = ChoiceEngine()
 # report's events, a page of history, the order that counts, the address's preference
 # (twice: the reminders' and the digest's hour).
 PAGE_QUERIES = 7
-# The last order of a step with early processing on: the seat with its game locked, the
-# open step, whether every seat answered, and the resolution (the seats with whether each
-# answered, dice, events, the step closed, the next step, links, the outbox, the game).
-RESOLVING_QUERIES = 16
+# The last order of a step with early processing on: the seat with its game locked and the
+# open step (one statement), whether every seat answered, and the resolution (the seats
+# with whether each answered, dice, events, the step closed, the next step, links, the
+# outbox, the game).
+RESOLVING_QUERIES = 15
 
 
 def bids(count: int) -> list[str]:
