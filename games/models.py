@@ -205,7 +205,8 @@ class Step(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["game", "number"], name="step_number_unique")
         ]
-        indexes = [models.Index(fields=["status", "deadline"], name="step_due")]
+        # Due steps in the order they are claimed (postal._claim_due_step): oldest first.
+        indexes = [models.Index(fields=["status", "deadline", "id"], name="step_due")]
 
     def __str__(self) -> str:
         return f"{self.game} step {self.number}"

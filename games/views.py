@@ -200,6 +200,12 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
         if wrong_seat is NOT_HELD:
             return not_valid(request)
         if step_number is None or wrong_seat is not None:
+            # A form for the page's own seat without its step: said only to a browser
+            # that holds the seat (the check costs a query on this rare path only).
+            if wrong_seat is None and not _browser_seats(
+                request, game_id=game_id, position=position
+            ):
+                return not_valid(request)
             messages.error(request, wrong_seat or OUT_OF_DATE)
             return HttpResponseRedirect(request.path)
         text = typed_order(request.POST)

@@ -89,6 +89,23 @@ def test_a_task_claims_due_steps_up_to_its_limit_and_resolves_each_once(now: dat
     assert Step.objects.filter(status="open", deadline__lte=now).count() == 0
 
 
+def test_a_claim_pages_past_the_steps_of_games_waiting_for_their_gm(
+    now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postal, "CLAIM_PAGE", 1)
+    games = due_games(3, now)
+    ids = [game.steps.get().pk for game in games]
+    for hours, step_id in zip((3, 2, 1), ids, strict=True):
+        Step.objects.filter(pk=step_id).update(deadline=now - timedelta(hours=hours))
+    Game.objects.filter(pk__in=[games[0].pk, games[1].pk]).update(needs_gm="step 1 failed")
+    assert postal.resolve_due_steps(now=now, limit=5) == 1
+    steps = Step.objects.in_bulk(ids)
+    assert [steps[i].status for i in ids] == ["open", "open", "done"]
+    # Their steps are still counted as due: a task handed out for them finds nothing.
+    assert postal.count_due_steps(now, most=10) == 2
+    assert postal.resolve_due_steps(now=now, limit=5) == 0
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_claim_skips_the_steps_of_a_game_another_worker_holds(now: datetime) -> None:
     games = due_games(2, now)

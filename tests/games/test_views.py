@@ -347,6 +347,21 @@ def test_a_rotated_link_also_closes_the_pages_it_opened(client: Client, now: dat
     assert client.post(seat_page(game, 0), typed).status_code == 302
 
 
+def test_a_form_without_its_step_for_a_seat_this_browser_does_not_hold_answers_404(
+    client: Client, now: datetime
+) -> None:
+    game = started(2, now)
+    log_in(client, game, 1, now)
+    before = snapshot(game)
+    for step in ("", "x"):
+        response = client.post(seat_page(game, 0), {"seat": "0", "step": step, "entry": "text"})
+        assert (response.status_code, response.content) == (404, not_valid_body(client))
+    # The seat's own browser is told the form is out of date.
+    response = client.post(seat_page(game, 1), {"seat": "1", "step": "", "entry": "text"})
+    assert (response.status_code, response["Location"]) == (302, seat_page(game, 1))
+    assert snapshot(game) == before
+
+
 def test_links_are_rate_limited_per_address_for_get_and_post(client: Client, now: datetime) -> None:
     game = started(1, now)
     token = token_for(game, 0, now)
