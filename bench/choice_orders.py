@@ -17,6 +17,10 @@ class NoDice:
         raise RuntimeError("an order drew a die")
 
 
+class TooFewOrders(RuntimeError):
+    """The dice leave the seat one order (or none): a player who cannot vary its orders."""
+
+
 def orders_of(game_state: Any, position: int, most: int) -> list[str]:
     """Up to ``most`` different legal orders of the seat for the open step of a Choice game
     in ``game_state`` (its stored state), in the engine's words: its NMR default with each
@@ -46,5 +50,5 @@ def orders_of(game_state: Any, position: int, most: int) -> list[str]:
         if len(found) == most:
             break
     if len(found) < 2:
-        raise RuntimeError(f"seat {position} has fewer than two different orders")
+        raise TooFewOrders(f"seat {position} has fewer than two different orders")
     return list(found)

@@ -57,7 +57,7 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from bench.choice_orders import orders_of  # noqa: E402
+from bench.choice_orders import TooFewOrders, orders_of  # noqa: E402
 from bench.web import FORM, Browser  # noqa: E402
 from games import access, postal  # noqa: E402
 from games.models import Game, Order, Seat, Step  # noqa: E402
@@ -390,10 +390,12 @@ def main() -> None:
             gunicorn(processes, "gunicorn-orders", "moderator.wsgi", orders_port, args.workers)
             gunicorn(processes, "gunicorn-bare", "bench.bare_wsgi", bare_port, args.workers)
             began = time.perf_counter()
-            players = [
-                sign_in(orders_port, n, game, position, args.orders)
-                for n, (game, position) in enumerate(seats)
-            ]
+            players = []
+            for n, (game, position) in enumerate(seats):
+                try:
+                    players.append(sign_in(orders_port, n, game, position, args.orders))
+                except TooFewOrders:  # the dice left this seat one order: not a player here
+                    continue
             print(f"{len(players)} players signed in in {time.perf_counter() - began:.0f} s")
             bare = [bare_player(n, game) for n, (game, _) in enumerate(seats)]
             start_workers(processes, smtp.port)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import bench
-from bench.choice_orders import orders_of
+from bench.choice_orders import TooFewOrders, orders_of
 from bench.web import Browser
 from games.models import Game, Seat
 
@@ -42,13 +42,17 @@ class Posting:
         for game in games:
             for seat in game.seats.order_by("position"):
                 number += 1
+                try:
+                    text = orders_of(game.state, seat.position, 2)[0]
+                except TooFewOrders:  # the dice left this seat one order: not a player here
+                    continue
                 browser, play = sign_in(port, number, game, seat.position)
                 form = {
                     "csrfmiddlewaretoken": browser.csrf(play),
                     "step": str(game.step_number),
                     "seat": str(seat.position),
                     "entry": "text",
-                    "text": orders_of(game.state, seat.position, 2)[0],
+                    "text": text,
                 }
                 self.players.append((browser, play, form, seat.email))
         self.posts: list[Post] = []

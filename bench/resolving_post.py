@@ -300,8 +300,11 @@ def resolved(kind: str, games: list[Game]) -> int:
     """Steps resolved in ``games`` since they were set up (each has one step open)."""
     if kind == "choice":
         return Game.objects.filter(pk__in=[g.pk for g in games], step_number__gt=1).count()
-    now = Game.objects.filter(pk__in=[g.pk for g in games]).aggregate(n=Sum("step_number"))
-    return int(now["n"] or 0) - sum(game.step_number for game in games)
+    played = Game.objects.filter(pk__in=[g.pk for g in games])
+    now = played.aggregate(n=Sum("step_number"))
+    # A move that ends the game resolves its step and opens none.
+    ended = played.filter(status=Game.Status.FINISHED).count()
+    return int(now["n"] or 0) - sum(game.step_number for game in games) + ended
 
 
 def run(

@@ -28,6 +28,18 @@ def connections_as_in_a_request(sender: Task[Any, Any] | None = None, **kwargs: 
     close_old_connections()
 
 
+@signals.worker_init.connect
+def yield_to_the_web(**kwargs: Any) -> None:
+    """A worker (and the pool it forks) runs at a lower CPU priority than the web, by
+    settings.WORKER_NICENESS: a rush of deadlines is batch work, a player waiting for
+    their page is not. On a machine shared with gunicorn the pages keep their pace while
+    the workers take every cycle the web leaves; alone on a machine it changes nothing."""
+    from django.conf import settings
+
+    if settings.WORKER_NICENESS:
+        os.nice(settings.WORKER_NICENESS)
+
+
 @signals.worker_shutting_down.connect
 def stop_an_idle_worker_at_once(how: str = "", exitcode: int = 0, **kwargs: Any) -> None:
     """On the embedded default's filesystem broker, a warm shutdown (SIGTERM, Ctrl-C) of a

@@ -292,6 +292,9 @@ CELERY_BEAT_SCHEDULE = {
     # What is past its retention (MAIL_RETENTION_DAYS, LINK_DAYS): daily, at a quiet hour.
     "prune": {"task": "games.prune", "schedule": crontab(hour=3, minute=30)},
 }
+# How much lower than the web's a worker's CPU priority is (os.nice; 0: the same): on a
+# machine shared with gunicorn, a rush of deadlines takes the cycles the pages leave.
+WORKER_NICENESS = envint("WORKER_NICENESS", 10, minimum=0)
 # Tests may run tasks in the calling process.
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)
 

@@ -1,14 +1,18 @@
 """The worker's shutdown on the embedded default's filesystem broker: an idle worker
 stops at once (make run's Ctrl-C; tests/integration/test_make_run.py runs it whole), a
-busy one finishes its task first, and a worker on Redis is left to Celery."""
+busy one finishes its task first, and a worker on Redis is left to Celery. A worker runs
+below the web's CPU priority."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 from celery.exceptions import WorkerShutdown
 from celery.worker import state
+from pytest_django.fixtures import Settings
 
-from moderator.celery import app, stop_an_idle_worker_at_once
+from moderator.celery import app, stop_an_idle_worker_at_once, yield_to_the_web
 
 
 @pytest.fixture
@@ -35,3 +39,14 @@ def test_a_cold_shutdown_and_a_worker_on_redis_are_left_to_celery(
     assert stop_an_idle_worker_at_once(how="Cold", exitcode=1) is None
     monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:6379/0")
     assert stop_an_idle_worker_at_once(how="Warm", exitcode=0) is None
+
+
+def test_a_worker_lowers_its_cpu_priority_below_the_webs(
+    monkeypatch: pytest.MonkeyPatch, settings: Settings
+) -> None:
+    asked: list[int] = []
+    monkeypatch.setattr(os, "nice", asked.append)
+    yield_to_the_web()
+    settings.WORKER_NICENESS = 0
+    yield_to_the_web()
+    assert asked == [10]
