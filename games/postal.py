@@ -739,7 +739,7 @@ def resolve_due_steps(*, now: datetime, limit: int) -> int:
     resolved = 0
     failed: list[int] = []
     due = _DuePages(now, failed)
-    for _ in range(limit):
+    while resolved + len(failed) < limit:
         step_id = None
         try:
             with transaction.atomic():
@@ -747,6 +747,7 @@ def resolve_due_steps(*, now: datetime, limit: int) -> int:
                 if claimed is None:
                     break
                 game, step_id = claimed
+                # False: resolved by someone else since the page was read; not counted.
                 resolved += _resolve_locked(game, step_id, now=now, closed_by=Step.Closed.DEADLINE)
         except Exception as error:
             if step_id is None:  # the claim itself failed: the database's problem
@@ -777,7 +778,7 @@ class _DuePages:
 
     def __init__(self, now: datetime, skip: list[int]) -> None:
         self.now, self.skip = now, skip
-        self.page: dict[int, int] = {}  # game id -> its due step, oldest first
+        self.page: dict[int, tuple[int, int]] = {}  # game id -> its due step's id, number
         self.after: tuple[datetime, int] | None = None
         self.done = False
 
@@ -787,17 +788,21 @@ class _DuePages:
             if not self.page:
                 self._next_page()
                 continue
+            # Each game still at the step the page read (not resolved elsewhere since).
+            at_step = Q()
+            for game_id, (_, number) in self.page.items():
+                at_step |= Q(pk=game_id, step_number=number)
             game = (
                 Game.objects.select_related("gm")
                 .select_for_update(of=("self",), skip_locked=True)
-                .filter(pk__in=self.page, status=Game.Status.RUNNING, needs_gm="")
+                .filter(at_step, status=Game.Status.RUNNING, needs_gm="")
                 .order_by()
                 .first()
             )
-            if game is None:  # every game of the page held elsewhere, or not running
+            if game is None:  # every game of the page held or moved on, or not running
                 self.page = {}
                 continue
-            return game, self.page.pop(game.pk)
+            return game, self.page.pop(game.pk)[0]
         return None
 
     def _next_page(self) -> None:
@@ -807,13 +812,15 @@ class _DuePages:
             deadline, pk = self.after
             due = due.filter(Q(deadline__gt=deadline) | Q(deadline=deadline, pk__gt=pk))
         rows = list(
-            due.order_by("deadline", "pk").values_list("pk", "game_id", "deadline")[:CLAIM_PAGE]
+            due.order_by("deadline", "pk").values_list("pk", "game_id", "number", "deadline")[
+                :CLAIM_PAGE
+            ]
         )
         if not rows:
             self.done = True
             return
-        self.page = {game_id: step_id for step_id, game_id, _ in reversed(rows)}
-        self.after = (rows[-1][2], rows[-1][0])
+        self.page = {game_id: (step_id, number) for step_id, game_id, number, _ in rows}
+        self.after = (rows[-1][3], rows[-1][0])
 
 
 def resolve_due_step(step_id: int, *, now: datetime) -> bool:

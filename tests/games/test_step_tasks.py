@@ -106,6 +106,25 @@ def test_a_claim_pages_past_the_steps_of_games_waiting_for_their_gm(
     assert postal.resolve_due_steps(now=now, limit=5) == 0
 
 
+def test_steps_another_worker_resolved_after_the_page_was_read_do_not_count(
+    now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    games = due_games(4, now)
+    ids = [game.steps.get().pk for game in games]
+    read_page = postal._DuePages._next_page
+
+    def another_worker_resolves_two(pages: postal._DuePages) -> None:
+        read_page(pages)  # the page holds all four; then another worker takes two of them
+        for step_id in ids[:2]:
+            assert postal.resolve_due_step(step_id, now=now)
+
+    monkeypatch.setattr(postal._DuePages, "_next_page", another_worker_resolves_two)
+    # Its limit is spent on steps it resolved itself: the other two.
+    assert postal.resolve_due_steps(now=now, limit=2) == 2
+    assert Step.objects.filter(pk__in=ids, status="done").count() == 4
+    assert [game.steps.count() for game in games] == [2, 2, 2, 2]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_claim_skips_the_steps_of_a_game_another_worker_holds(now: datetime) -> None:
     games = due_games(2, now)
