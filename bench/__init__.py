@@ -164,27 +164,41 @@ class Processes:
 
 # The SMTP server, in a process of its own so that it takes no CPU from the process that
 # sends (the limit): one line with the time of arrival per message received.
-SMTP_SERVER = """
-import sys, time
+SMTP_SERVER = r"""
+import re, sys, time
 from aiosmtpd.controller import Controller
 
-class Count:
+SUBJECT = re.compile(rb"^Subject: (.*)$", re.M)
+
+class Log:
     async def handle_DATA(self, server, session, envelope):
-        sys.stdout.write(f"{time.time()}\\n")
+        found = SUBJECT.search(envelope.original_content or envelope.content)
+        subject = found.group(1).decode(errors="replace").strip() if found else ""
+        sys.stdout.write(f"{time.time()}\t{','.join(envelope.rcpt_tos)}\t{subject}\n")
         sys.stdout.flush()
         return "250 OK"
 
-controller = Controller(Count(), hostname="127.0.0.1", port=int(sys.argv[1]))
+controller = Controller(Log(), hostname="127.0.0.1", port=int(sys.argv[1]))
 controller.start()
-sys.stdout.write("ready\\n")
+sys.stdout.write("ready\n")
 sys.stdout.flush()
 sys.stdin.read()
 controller.stop()
 """
 
 
+@dataclass(frozen=True)
+class Arrival:
+    """A message the SMTP server accepted: when, for whom, and its subject."""
+
+    at: float
+    to: str
+    subject: str
+
+
 class SmtpServer:
-    """aiosmtpd counting what it receives, and when."""
+    """aiosmtpd in a process of its own (it takes no CPU from the process that sends),
+    keeping every message it receives: when, for whom, and its subject."""
 
     def __init__(self) -> None:
         self.port = free_port()
@@ -197,25 +211,34 @@ class SmtpServer:
         assert self.process.stdout is not None
         if self.process.stdout.readline().strip() != "ready":
             raise RuntimeError("the SMTP server did not start")
-        self.received = 0
-        self.last = 0.0
+        self.arrivals: list[Arrival] = []
         self.changed = threading.Condition()
         threading.Thread(target=self._count, daemon=True).start()
 
     def _count(self) -> None:
         assert self.process.stdout is not None
         for line in self.process.stdout:
+            at, to, subject = line.rstrip("\n").split("\t", 2)
             with self.changed:
-                self.received += 1
-                self.last = float(line)
+                self.arrivals.append(Arrival(float(at), to, subject))
                 self.changed.notify_all()
+
+    @property
+    def received(self) -> int:
+        with self.changed:
+            return len(self.arrivals)
+
+    def since(self, moment: float) -> list[Arrival]:
+        """The messages that arrived at ``moment`` or later."""
+        with self.changed:
+            return [arrival for arrival in self.arrivals if arrival.at >= moment]
 
     def wait_for(self, count: int, timeout: float) -> float:
         """The arrival time of message number ``count``."""
         with self.changed:
-            if not self.changed.wait_for(lambda: self.received >= count, timeout):
-                raise RuntimeError(f"the SMTP server has {self.received} of {count} messages")
-            return self.last
+            if not self.changed.wait_for(lambda: len(self.arrivals) >= count, timeout):
+                raise RuntimeError(f"the SMTP server has {len(self.arrivals)} of {count} messages")
+            return self.arrivals[count - 1].at
 
     def stop(self) -> None:
         assert self.process.stdin is not None

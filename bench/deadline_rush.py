@@ -26,11 +26,8 @@ from __future__ import annotations
 
 import multiprocessing
 import re
-import subprocess
 import sys
-import threading
 import time
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -61,77 +58,6 @@ COMPOSE = bench.ROOT / "docker" / "compose.yaml"
 ORDER_GAMES = 80
 # The rush's deadline comes this long after every process answers.
 LEAD_SECONDS = 8.0
-
-# aiosmtpd in a process of its own: one line per message, its arrival time and subject.
-SMTP_SERVER = r"""
-import re, sys, time
-from aiosmtpd.controller import Controller
-
-SUBJECT = re.compile(rb"^Subject: (.*)$", re.M)
-
-class Log:
-    async def handle_DATA(self, server, session, envelope):
-        found = SUBJECT.search(envelope.original_content or envelope.content)
-        subject = found.group(1).decode(errors="replace").strip() if found else ""
-        sys.stdout.write(f"{time.time()}\t{','.join(envelope.rcpt_tos)}\t{subject}\n")
-        sys.stdout.flush()
-        return "250 OK"
-
-controller = Controller(Log(), hostname="127.0.0.1", port=int(sys.argv[1]))
-controller.start()
-sys.stdout.write("ready\n")
-sys.stdout.flush()
-sys.stdin.read()
-controller.stop()
-"""
-
-
-@dataclass
-class Arrival:
-    at: float
-    to: str
-    subject: str
-
-
-@dataclass
-class SmtpLog:
-    """The SMTP server's process, and every message it received, in order of arrival."""
-
-    port: int = field(default_factory=bench.free_port)
-    arrivals: list[Arrival] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", SMTP_SERVER, str(self.port)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert self.process.stdout is not None
-        if self.process.stdout.readline().strip() != "ready":
-            raise RuntimeError("the SMTP server did not start")
-        self.lock = threading.Lock()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            at, to, subject = line.rstrip("\n").split("\t", 2)
-            with self.lock:
-                self.arrivals.append(Arrival(float(at), to, subject))
-
-    def since(self, moment: float) -> list[Arrival]:
-        with self.lock:
-            return [a for a in self.arrivals if a.at >= moment]
-
-    def stop(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-
 
 # --- the games ---------------------------------------------------------------------------
 
@@ -245,7 +171,7 @@ def rush(games: int, timeout: float, load: Load | None = None) -> dict[str, Any]
     rush_games = Game.objects.filter(title__startswith="rush ")
     order_games = list(Game.objects.filter(title__startswith="orders ").order_by("id"))
     rush_steps = Step.objects.filter(game__in=rush_games, number=1)
-    server = SmtpLog()
+    server = bench.SmtpServer()
     web_port = bench.free_port()
     expected = games * SEATS
     try:
@@ -306,7 +232,7 @@ def rush(games: int, timeout: float, load: Load | None = None) -> dict[str, Any]
     }
 
 
-def the_limit(rush_games: Any, rush_steps: Any, server: SmtpLog) -> dict[str, float]:
+def the_limit(rush_games: Any, rush_steps: Any, server: bench.SmtpServer) -> dict[str, float]:
     """The same writes in raw SQL and the same messages with smtplib, side by side."""
     first = rush_steps.order_by("id").first()
     assert first is not None
@@ -320,7 +246,7 @@ def the_limit(rush_games: Any, rush_steps: Any, server: SmtpLog) -> dict[str, fl
 RECEIPT = re.compile(r": order received for step \d+$")
 
 
-def reports_of(arrivals: list[Arrival]) -> list[Arrival]:
+def reports_of(arrivals: list[bench.Arrival]) -> list[bench.Arrival]:
     """The rush games' reports (their players' addresses end in .rushN@example.org)."""
     return [a for a in arrivals if ".rush" in a.to and not RECEIPT.search(a.subject)]
 

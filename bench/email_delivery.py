@@ -37,23 +37,20 @@ import bench
 
 bench.configure("_bench_mail", redis_db=9)
 
-from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
-from django.core.mail.message import sanitize_address  # noqa: E402
 from django.core.mail.utils import DNS_NAME  # noqa: E402
 from django.db import connections  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
+from bench import limits  # noqa: E402
+from bench.limits import Prepared  # noqa: E402
 from games import postal  # noqa: E402
 from moderator.celery import app  # noqa: E402
-from moderator.mail import building, queueing  # noqa: E402
+from moderator.mail import queueing  # noqa: E402
 from moderator.mail.models import OutboundEmail  # noqa: E402
 
 NAME = "email_delivery"
 State = OutboundEmail.State
-
-# (sender, recipients, the message as Django's SMTP backend writes it to the wire)
-Prepared = tuple[str, list[str], bytes]
 
 
 def make_reports(games: int, seats: int) -> list[int]:
@@ -141,22 +138,6 @@ def delivered_by_workers(
     }
 
 
-def prepared(ids: list[int]) -> list[Prepared]:
-    """The messages the workers sent, as Django's SMTP backend puts them on the wire."""
-    messages = []
-    for row in OutboundEmail.objects.filter(pk__in=ids).select_related("game").order_by("id"):
-        message = building.email_message(row)
-        encoding = message.encoding or settings.DEFAULT_CHARSET
-        messages.append(
-            (
-                sanitize_address(message.from_email, encoding),
-                [sanitize_address(address, encoding) for address in message.recipients()],
-                message.message().as_bytes(linesep="\r\n"),
-            )
-        )
-    return messages
-
-
 def send_each(port: int, messages: Sequence[Prepared]) -> None:
     """One connection per message, as EmailMessage.send() opens and closes one."""
     for sender, recipients, data in messages:
@@ -164,17 +145,11 @@ def send_each(port: int, messages: Sequence[Prepared]) -> None:
             smtp.sendmail(sender, recipients, data)
 
 
-def send_over_one(port: int, messages: Sequence[Prepared]) -> None:
-    with smtplib.SMTP("127.0.0.1", port, local_hostname=DNS_NAME.get_fqdn()) as smtp:
-        for sender, recipients, data in messages:
-            smtp.sendmail(sender, recipients, data)
-
-
 def limit(
     messages: list[Prepared], senders: int, server: bench.SmtpServer, one_connection: bool = False
 ) -> dict[str, Any]:
     """smtplib alone, from ``senders`` processes sharing the messages."""
-    send = send_over_one if one_connection else send_each
+    send = limits.send_over_one if one_connection else send_each
     shares = [(server.port, messages[n::senders]) for n in range(senders)]
     DNS_NAME.get_fqdn()  # resolved once, as in a worker, before the clock runs
     connections.close_all()
@@ -222,12 +197,12 @@ def main() -> None:
     server = bench.SmtpServer()
     try:
         workers = [delivered_by_workers(ids, n, server, timeout=600) for n in (1, 2)]
-        messages = prepared(ids)
+        messages = limits.prepared(ids)
         each = [limit(messages, n, server) for n in (1, 2)]
-        limits = [limit(messages, n, server, one_connection=True) for n in (1, 2)]
+        over_one = [limit(messages, n, server, one_connection=True) for n in (1, 2)]
     finally:
         server.stop()
-    rows = [*workers, *limits, *each]
+    rows = [*workers, *over_one, *each]
     ratios = [
         {
             "workers": worker["parallel"],
@@ -235,7 +210,7 @@ def main() -> None:
             "limit_per_second": smtp["per_second"],
             "ratio": worker["per_second"] / smtp["per_second"],
         }
-        for worker, smtp in zip(workers, limits, strict=True)
+        for worker, smtp in zip(workers, over_one, strict=True)
     ]
     bench.report(
         args.json,

@@ -170,7 +170,7 @@ def prepared(ids: Sequence[int]) -> list[Prepared]:
     return messages
 
 
-def _send_over_one(port: int, messages: Sequence[Prepared]) -> None:
+def send_over_one(port: int, messages: Sequence[Prepared]) -> None:
     with smtplib.SMTP("127.0.0.1", port, local_hostname=DNS_NAME.get_fqdn()) as smtp:
         for sender, recipients, data in messages:
             smtp.sendmail(sender, recipients, data)
@@ -182,7 +182,7 @@ def _run(job: tuple[str, Any, Any]) -> float:
     if kind == "sql":
         _write_steps(first, second)
     else:
-        _send_over_one(first, second)
+        send_over_one(first, second)
     return time.time()
 
 
