@@ -95,9 +95,15 @@ def preference_of(address: str, *, time_zone: str) -> EmailPreference:
     return preference
 
 
-def digest_time(seat: Seat) -> str:
-    """When the seat's address gets its daily digest, in words ("08:00 (Europe/Paris)")."""
-    preference = EmailPreference.objects.filter(email=normalise(seat.email)).first()
+def saved_preference(seat: Seat) -> EmailPreference | None:
+    """The preferences saved for the seat's address, or None: one read for all that the
+    seat's page says of them (``digest_time``, ``reminders.choice_of``)."""
+    return EmailPreference.objects.filter(email=normalise(seat.email)).first()
+
+
+def digest_time(seat: Seat, preference: EmailPreference | None) -> str:
+    """When the seat's address gets its daily digest (``preference``: its saved
+    preferences), in words ("08:00 (Europe/Paris)")."""
     if preference is None:
         return f"{8:02d}:00 ({seat.zone})"
     return f"{preference.hour:02d}:00 ({preference.time_zone})"

@@ -23,7 +23,7 @@ from typing import Any
 
 from django.db import transaction
 
-from games import access, schedule
+from games import access, email_choices, schedule
 from games.engines import registry
 from games.models import EmailPreference, Game, Order, Seat, Step
 from moderator.mail import building, queueing
@@ -159,9 +159,9 @@ def _reminder(step: Step, seat: Seat, hours: int | float, token: str) -> Outboun
 # --- the daily digest ------------------------------------------------------------------------
 
 
-def choice_of(seat: Seat) -> dict[str, str]:
-    """The seat's address's current choice, as the form's initial data."""
-    choice = EmailPreference.objects.filter(email=seat.email.lower()).first()
+def choice_of(choice: EmailPreference | None) -> dict[str, str]:
+    """An address's current choice (its saved preferences, or None), as the form's
+    initial data."""
     if choice is None:
         return {"digest": "0", "hour": "8"}
     return {"digest": "1" if choice.digest else "0", "hour": str(choice.hour)}
@@ -169,7 +169,7 @@ def choice_of(seat: Seat) -> dict[str, str]:
 
 def choose(seat: Seat, *, digest: bool, hour: int) -> EmailPreference:
     choice, _ = EmailPreference.objects.update_or_create(
-        email=seat.email.lower(),
+        email=email_choices.normalise(seat.email),
         defaults={"digest": digest, "hour": hour, "time_zone": seat.zone},
     )
     return choice

@@ -285,12 +285,17 @@ def events_since(game: Game, seats: list[Seat]) -> tuple[dict[int, list[dict[str
     return told, max((row[0] for row in rows), default=0)
 
 
-def report_events(game: Game, position: int) -> list[str]:
+def report_events(game: Game, position: int, history: History | None = None) -> list[str]:
     """The events of the seat's latest report: those that led to the current step (or, for
-    step 1 and a finished game, those recorded with the current/last step)."""
+    step 1 and a finished game, those recorded with the current/last step). Taken from
+    ``history`` (a page of the seat's history) when that page holds the step."""
     number = game.step_number
     if game.status != Game.Status.FINISHED and number > 1:
         number -= 1
+    if history is not None and history.first <= number <= history.last:
+        return next(
+            (group["events"] for group in history.groups if group["step"].number == number), []
+        )
     # The step found by its game and number (their unique index), then its events: not
     # the game's events (every one of them) joined to their steps.
     rows = EventRow.objects.filter(step__game=game, step__number=number).order_by("id")
@@ -311,6 +316,10 @@ class History:
     groups: list[dict[str, Any]]
     older: int | None
     paged: bool = False
+    # The steps the page covers, first to last: a step without a group in that range has
+    # no event this seat may see.
+    first: int = 0
+    last: int = -1
 
 
 def history(game: Game, position: int, before: int | None = None) -> History:
@@ -333,7 +342,9 @@ def history(game: Game, position: int, before: int | None = None) -> History:
         if not groups or groups[-1]["step"].pk != row.step_id:
             groups.append({"step": row.step, "events": []})
         groups[-1]["events"].append(row.text)
-    return History(groups, first if first > 1 else None, paged=before is not None)
+    return History(
+        groups, first if first > 1 else None, paged=before is not None, first=first, last=last
+    )
 
 
 def current_report_email(game: Game, seat: Seat, token: str, now: datetime) -> OutboundEmail:

@@ -265,14 +265,14 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
         response, form = _take_order(request, seat, form, step_number, refused)
         if response is not None:
             return response
+    history = reports.history(game, seat.position, before=_history_before(request))
     context.update(
         form=form,
         form_templates=form_templates(game.engine),
-        report_events=reports.report_events(game, seat.position),
-        history=reports.history(game, seat.position, before=_history_before(request)),
+        report_events=reports.report_events(game, seat.position, history),
+        history=history,
         counting=_counting_order(step, seat),
         calendar_url=access.calendar_url(seat),
-        reminder_form=ReminderChoiceForm(initial=reminders.choice_of(seat)),
         **_email_choice_context(seat, engine),
         other_seats=[other for other in held if other.pk != seat.pk],
     )
@@ -287,14 +287,17 @@ def _history_before(request: HttpRequest) -> int | None:
 
 
 def _email_choice_context(seat: Seat, engine: Any) -> dict[str, Any]:
-    """The seat's choice of how often it gets email, and the form to change it."""
+    """The seat's choice of how often it gets email and its address's reminders, and the
+    forms to change them."""
     choice = email_choices.effective(seat, engine)
+    preference = email_choices.saved_preference(seat)
     return {
+        "reminder_form": ReminderChoiceForm(initial=reminders.choice_of(preference)),
         "email_form": EmailChoiceForm(initial={"reports": choice}),
         "email_choice": email_choices.YOU_GET[choice],
         "email_default": not seat.reports,
         "game_default": email_choices.YOU_GET[email_choices.game_default(engine)],
-        "digest_time": email_choices.digest_time(seat),
+        "digest_time": email_choices.digest_time(seat, preference),
     }
 
 
@@ -342,9 +345,10 @@ def _open_step(game: Game) -> Step | None:
     if game.status == Game.Status.FINISHED:
         return None
     # get(), not first(): (game, number) is unique, and first() would order by the steps'
-    # default ordering, which joins the game table.
+    # default ordering, which joins the game table. The game's state is the page's; the
+    # step's own copies of it are not read.
     try:
-        return game.steps.get(number=game.step_number)
+        return game.steps.defer("state_before", "state_after").get(number=game.step_number)
     except Step.DoesNotExist:
         return None
 

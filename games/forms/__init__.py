@@ -10,12 +10,13 @@ Each form is rendered by ``games/<engine key>/form.html``, else the shared
 
 from __future__ import annotations
 
+import functools
+import html
 from collections.abc import Callable
 from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
-from django.utils.html import format_html_join
 from django.utils.module_loading import import_string
 from django.utils.safestring import SafeString, mark_safe
 
@@ -175,23 +176,19 @@ class MenuOrderForm(OrderForm):
             step_number=step_number,
             current=current,
         )
-        self.menu = self.legal_menu(engine, state, position)
-        self.fields["pick"] = forms.ChoiceField(
-            label="Your order",
-            required=False,
-            choices=[("", "choose…"), *self.menu],
-            error_messages={
-                "invalid_choice": (
-                    "That order is not one of the legal ones now: choose one from the menu."
-                )
-            },
-        )
+        self.menu = _menu(type(self), engine, state, position)
+        # A text checked against the menu (clean_pick), not a ChoiceField: its choices
+        # would be copied and normalised on every page, and a menu may offer hundreds of
+        # bids; menu_options writes them.
+        self.fields["pick"] = forms.CharField(label="Your order", required=False, strip=False)
         self.fields["confirm"] = forms.BooleanField(required=False)
         # (order, what the player ticks) when the pick waits for the player's confirmation.
         self.confirming: tuple[str, str] | None = None
 
-    def legal_menu(self, engine: Any, state: Any, position: int) -> list[tuple[str, str]]:
-        """The menu's orders: the legal ones now."""
+    @classmethod
+    def legal_menu(cls, engine: Any, state: Any, position: int) -> list[tuple[str, str]]:
+        """The menu's orders: the legal ones now. A pure function of its arguments (the
+        menu is kept for each state, ``_menu``)."""
         return legal_choices(engine, state, position)
 
     @property
@@ -205,14 +202,12 @@ class MenuOrderForm(OrderForm):
         menu may offer hundreds of bids (games/default/pick.html)."""
         value = self["pick"].value()
         chosen = "" if value is None else str(value)
-        selected = mark_safe(" selected")  # a constant
-        return format_html_join(
-            "\n",
-            '<option value="{}"{}>{}</option>',
-            (
-                (text, selected if text == chosen else "", label)
+        return mark_safe(  # every text and label escaped here
+            "\n".join(
+                f'<option value="{html.escape(text)}"{" selected" if text == chosen else ""}>'
+                f"{html.escape(label)}</option>"
                 for text, label in [("", "choose…"), *self.menu]
-            ),
+            )
         )
 
     def _confirmation(self, text: str) -> str | None:
@@ -225,6 +220,15 @@ class MenuOrderForm(OrderForm):
     def asks_first(self) -> bool:
         """Whether an order of the menu waits for the player's confirmation."""
         return any(self._confirmation(text) is not None for text, _ in self.menu)
+
+    def clean_pick(self) -> str:
+        pick = str(self.cleaned_data["pick"])
+        if pick and pick not in {text for text, _ in self.menu}:
+            raise ValidationError(
+                "That order is not one of the legal ones now: choose one from the menu.",
+                code="invalid_choice",
+            )
+        return pick
 
     def clean(self) -> dict[str, Any]:
         if self.data.get("entry") != MENU:
@@ -254,6 +258,32 @@ class MenuOrderForm(OrderForm):
             self.add_error("pick", message)
         else:
             super().add_order_error(message)
+
+
+# The menus of the latest states each process has shown: a seat's page is opened again and
+# again while its step is open (by its player, by the seats a browser holds), and trying
+# every candidate order on the state costs more than the rest of the page.
+MENUS_KEPT = 64
+
+
+@functools.lru_cache(maxsize=MENUS_KEPT)
+def _kept_menu(
+    form: type[MenuOrderForm], engine: Any, state: Any, position: int
+) -> tuple[tuple[str, str], ...]:
+    return tuple(form.legal_menu(engine, state, position))
+
+
+def _menu(
+    form: type[MenuOrderForm], engine: Any, state: Any, position: int
+) -> list[tuple[str, str]]:
+    """The legal menu of ``form`` for ``position`` in ``state``. Engines are pure and
+    their states frozen values, so the menu of an equal state is the same menu: it is
+    kept (``MENUS_KEPT`` of them), unless the state cannot be a key (a field that is not
+    hashable), when it is worked out each time."""
+    try:
+        return list(_kept_menu(form, engine, state, position))
+    except TypeError:
+        return form.legal_menu(engine, state, position)
 
 
 def _has_menu(engine_key: str) -> bool:

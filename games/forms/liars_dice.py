@@ -51,11 +51,13 @@ class LiarsDiceOrderForm(MenuOrderForm):
                 error_messages={"invalid_choice": "You cannot show that die now."},
             )
 
-    def legal_menu(self, engine: Any, state: Any, position: int) -> list[tuple[str, str]]:
-        if not self.to_show:
+    @classmethod
+    def legal_menu(cls, engine: Any, state: Any, position: int) -> list[tuple[str, str]]:
+        to_show = positions_to_show(state, position)
+        if not to_show:
             return super().legal_menu(engine, state, position)
         # Every bid must show a die: a bid is legal with one die as with any other.
-        slot = self.to_show[0]
+        slot = to_show[0]
         return legal_choices(
             engine,
             state,

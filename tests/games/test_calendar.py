@@ -12,7 +12,7 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 from time_machine import TimeMachineFixture
 
-from games import access, calendar, postal, reminders
+from games import access, calendar, email_choices, postal, reminders
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Seat
 from moderator.mail.models import OutboundEmail
@@ -171,7 +171,7 @@ def test_a_player_chooses_the_digest_on_their_page(
     assert access.calendar_url(ann) in page
     response = client.post("/play/reminders/", {"seat": ann.pk, "digest": "1", "hour": "7"})
     assert (response.status_code, response["Location"]) == (302, seat_page(first, 0))
-    assert reminders.choice_of(ann) == {"digest": "1", "hour": "7"}
+    assert reminders.choice_of(email_choices.saved_preference(ann)) == {"digest": "1", "hour": "7"}
     # Another seat's id, or no seat in the session, changes nothing.
     bob = Seat.objects.get(game=first, position=1)
     assert (
@@ -184,7 +184,7 @@ def test_a_player_chooses_the_digest_on_their_page(
     )
     bad = client.post("/play/reminders/", {"seat": ann.pk, "digest": "1", "hour": "25"})
     assert (bad.status_code, bad["Location"]) == (302, seat_page(first, 0))
-    assert reminders.choice_of(ann) == {"digest": "1", "hour": "7"}
+    assert reminders.choice_of(email_choices.saved_preference(ann)) == {"digest": "1", "hour": "7"}
 
 
 def test_the_digest_replaces_the_reminders_and_comes_once_a_day(now: datetime) -> None:

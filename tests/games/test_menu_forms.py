@@ -13,7 +13,7 @@ from django.test import Client
 from time_machine import TimeMachineFixture
 
 from games import access, postal
-from games.forms import legal_choices
+from games.forms import MenuOrderForm, form_class, legal_choices
 from games.models import Game, Order, Seat, Step
 from tests.factories import GMFactory, seat_page
 
@@ -157,3 +157,80 @@ def test_drop_shy_draws_the_board_with_a_button_over_each_legal_cell(now: dateti
     assert Order.objects.get(seat=seat).canonical == f"place {x} {y}"
     after = game.rules.state_from_json(Game.objects.get(pk=game.pk).state)
     assert (x, y) in {(placed.x, placed.y) for placed in after.board}
+
+
+class Counting:
+    """A game's engine that counts the orders tried on it."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.tried = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.engine, name)
+
+    def parse(self, *args: Any) -> Any:
+        self.tried += 1
+        return self.engine.parse(*args)
+
+
+def test_a_menu_is_worked_out_once_for_each_state_it_is_shown_in(now: datetime) -> None:
+    game = started("liars-dice", now)
+    seat = on_turn(game)
+    engine = Counting(game.rules)
+    state = engine.state_from_json(game.state)
+
+    def menu_of(state: Any, position: int = seat.position) -> list[tuple[str, str]]:
+        form = form_class("liars-dice")(
+            engine=engine, state=state, position=position, step_number=game.step_number
+        )
+        assert isinstance(form, MenuOrderForm)
+        return list(form.menu)
+
+    first = menu_of(state)
+    assert first == legal_choices(game.rules, state, seat.position)
+    probed = engine.tried
+    assert probed == len(engine.candidates(state, seat.position))
+    # The same state again, as an equal value read afresh: nothing is tried again.
+    assert menu_of(engine.state_from_json(game.state)) == first
+    assert engine.tried == probed
+    # Another seat, or the state after a bid, is a menu of its own.
+    assert menu_of(state, (seat.position + 1) % 3) == []
+    after, _ = game.rules.submit(
+        state, seat.position, game.rules.parse(state, seat.position, "bid 3 4"), None
+    )
+    following = menu_of(after, after.turn)
+    assert following[:1] == [("liar", "liar: challenge the last bid")]
+    assert ("bid 3 4", "bid 3 x 4") not in following
+    assert engine.tried > probed
+
+
+def test_the_menus_options_escape_what_they_show(now: datetime) -> None:
+    game = postal.start_game(
+        postal.create_game(
+            gm=GMFactory.create(),
+            engine_key="dice-survivor",
+            title="Names",
+            players=[
+                postal.Player(name, f"p{number}@example.org")
+                for number, name in enumerate(("ann", "bob", '<b>"Zoë" & co</b>'))
+            ],
+        ).pk,
+        now=now,
+        seed=SEED,
+    )
+    seat = on_turn(game)
+    assert seat.name != '<b>"Zoë" & co</b>'
+    form = form_class("dice-survivor")(
+        engine=game.rules,
+        state=game.rules.state_from_json(game.state),
+        position=seat.position,
+        step_number=game.step_number,
+    )
+    assert isinstance(form, MenuOrderForm)
+    options = str(form.menu_options)
+    assert "<b>" not in options
+    assert (
+        '<option value="challenge &lt;b&gt;&quot;Zoë&quot; &amp; co&lt;/b&gt;">'
+        "challenge &lt;b&gt;&quot;Zoë&quot; &amp; co&lt;/b&gt; (stake 1)</option>"
+    ) in options

@@ -19,10 +19,10 @@ pytestmark = pytest.mark.django_db
 
 SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
-# A seat page: the seats of the browser with their games, the open step, the latest
-# report's events, a page of history, the order that counts, the address's preference
-# (twice: the reminders' and the digest's hour).
-PAGE_QUERIES = 7
+# A seat page: the seats of the browser with their games, the open step, a page of history
+# (which holds the latest report's events), the order that counts, the address's
+# preferences (read once for the reminders and the digest's hour).
+PAGE_QUERIES = 5
 # The last order of a step with early processing on: the seat with its game locked and the
 # open step (one statement), whether every seat answered, and the resolution (the seats
 # with whether each answered, dice, events, the step closed, the next step, links, the

@@ -911,3 +911,33 @@ def test_the_history_shows_the_newest_steps_and_links_the_older_ones(
     )
     assert steps_and_links("?before=2") == (["Step 1, resolved"], [f"{seat_page(game, 0)}#history"])
     assert steps_and_links("?before=x") == steps_and_links("")
+
+
+def test_the_latest_report_is_the_same_on_every_page_of_the_history(
+    client: Client, now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reports, "HISTORY_STEPS", 3)
+    game = started(2, now, options={"rolls_per_turn": 1})
+    for _ in range(6):
+        postal.resolve_now(game.pk, now=now)
+    game.refresh_from_db()
+    for position in (0, 1):
+        told = reports.report_events(game, position)
+        # Step 6's events, read on their own, and as the newest history page holds them.
+        assert told and told == [
+            row.text
+            for row in Event.objects.filter(step__game=game, step__number=6).order_by("id")
+            if row.visible_to(position)
+        ]
+        for before in (None, 5, 2):
+            page = reports.history(game, position, before=before)
+            assert reports.report_events(game, position, page) == told
+    log_in(client, game, 0, now)
+    shown = {
+        query: section(client.get(seat_page(game, 0) + query).content.decode(), "section", "report")
+        for query in ("", "?before=5")
+    }
+    assert shown[""] == shown["?before=5"]
+    assert re.findall(r"<li>(.*?)</li>", shown[""]) == [
+        escape(text) for text in reports.report_events(game, 0)
+    ]
