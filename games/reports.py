@@ -19,6 +19,7 @@ from functools import partial
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Q
 from django.urls import reverse
 
 from games import access, calendar, email_choices
@@ -298,8 +299,15 @@ def report_events(game: Game, position: int, history: History | None = None) -> 
         )
     # The step found by its game and number (their unique index), then its events: not
     # the game's events (every one of them) joined to their steps.
-    rows = EventRow.objects.filter(step__game=game, step__number=number).order_by("id")
-    return [row.text for row in rows if row.visible_to(position)]
+    rows = EventRow.objects.filter(seen_by(position), step__game=game, step__number=number)
+    return list(rows.order_by("id").values_list("text", flat=True))
+
+
+def seen_by(position: int) -> Q:
+    """The events seat ``position`` may see (``Event.visible_to``), as a filter: the
+    public ones and those whose audience holds it. A step's events include every seat's
+    private ones (each order's receipt, each cup), so the others are not read."""
+    return Q(audience__isnull=True) | Q(audience__contains=[position])
 
 
 # The seat page shows this many steps of history at a time, newest first: a long game's
@@ -308,10 +316,18 @@ HISTORY_STEPS = 20
 
 
 @dataclass(frozen=True)
+class HistoryStep:
+    """A step as the history shows it: its number, and when it was resolved (None: open)."""
+
+    number: int
+    closed_at: datetime | None
+
+
+@dataclass(frozen=True)
 class History:
-    """One page of a seat's history: ``groups`` (a step and the texts of its events this
-    seat may see, newest step first), the step number to read older steps before (None
-    when the page reaches step 1), and whether this page is an older one."""
+    """One page of a seat's history: ``groups`` (a step, a HistoryStep, and the texts of
+    its events this seat may see, newest step first), the step number to read older steps
+    before (None when the page reaches step 1), and whether this page is an older one."""
 
     groups: list[dict[str, Any]]
     older: int | None
@@ -329,19 +345,18 @@ def history(game: Game, position: int, before: int | None = None) -> History:
     first = max(1, last - HISTORY_STEPS + 1)
     rows = (
         # By the steps' game: the page's steps through their (game, number) index, then
-        # their events, whatever the length of the game.
+        # their events, whatever the length of the game. Plain values: a page may show
+        # hundreds of events, and nothing of them is changed.
         EventRow.objects.filter(step__game=game, step__number__gte=first, step__number__lte=last)
-        .select_related("step")
-        .only("text", "audience", "step__id", "step__number", "step__closed_at")
+        .filter(seen_by(position))
         .order_by("-step__number", "id")
+        .values_list("step__number", "step__closed_at", "text")
     )
     groups: list[dict[str, Any]] = []
-    for row in rows:
-        if not row.visible_to(position):
-            continue
-        if not groups or groups[-1]["step"].pk != row.step_id:
-            groups.append({"step": row.step, "events": []})
-        groups[-1]["events"].append(row.text)
+    for number, closed_at, text in rows:
+        if not groups or groups[-1]["step"].number != number:
+            groups.append({"step": HistoryStep(number, closed_at), "events": []})
+        groups[-1]["events"].append(text)
     return History(
         groups, first if first > 1 else None, paged=before is not None, first=first, last=last
     )
