@@ -15,17 +15,21 @@ order posts' p50 and p99 (and the page GETs'), how many of each, and the rush's 
 bench/deadline_rush.py reports them.
 
 Database ``<DATABASE_URL>_bench_rush`` (bench/deadline_rush.py's, created and migrated for
-the run), Redis database 10 (flushed). Needs wrk.
+the run), Redis database 10 (flushed).
+
+The clients open a connection for each request when it is ready, as gunicorn sees players
+through the TLS proxy. A client that connects and then thinks (wrk's ``delay()`` comes
+after the connection) holds a sync worker while it thinks: with 50 such clients every page
+waited about a second in gunicorn's accept queue, a figure of the load generator, not of
+the service.
 """
 
 from __future__ import annotations
 
-import json
-import signal
-import subprocess
+import asyncio
 import sys
-import tempfile
 import threading
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -37,7 +41,8 @@ from bench import deadline_rush as rush  # configures Django: imported first  # 
 
 import bench
 from bench.choice_orders import TooFewOrders, orders_of
-from bench.web import FORM, LUA_CLOCK, Browser
+from bench.web import Browser, Player, exchange, page_after, request
+from games.access import SEATS_COOKIE
 from games.models import Game
 
 NAME = "mixed_load"
@@ -45,110 +50,18 @@ PLAYERS_PER_CLIENT = 6
 ORDERS_PER_PLAYER = 6
 PLAYED_SEATS = 4  # of 5: the fifth never posts, so no post completes its step
 
-LUA = (
-    LUA_CLOCK
-    + r"""
-local clients = %(clients)s
-local think_ms = %(think_ms)d
-local threads = {}
-local count = 0
-
-function setup(thread)
-  count = count + 1
-  thread:set("number", count)
-  table.insert(threads, thread)
-end
-
-function init(args)
-  players = clients[number]
-  turn = 0
-  unexpected = 0
-  follow = nil
-  kind = nil
-  started = 0
-  post_times = {}
-  get_times = {}
-end
-
-function delay()
-  if follow == nil and turn > 0 then return think_ms end
-  return 0
-end
-
-function request()
-  started = now_us()
-  if follow ~= nil then
-    kind = "get"
-    local headers = {["Cookie"] = follow.cookie, ["X-Forwarded-For"] = follow.address,
-                     ["X-Forwarded-Proto"] = "https"}
-    return wrk.format("GET", follow.path, headers)
-  end
-  turn = turn + 1
-  local player = players[(turn - 1) %% #players + 1]
-  player.sent = (player.sent or 0) %% #player.bodies + 1
-  kind = "post"
-  current = player
-  local headers = {
-    ["Content-Type"] = "%(form)s", ["Origin"] = "%(origin)s",
-    ["Cookie"] = player.cookie, ["X-Forwarded-For"] = player.address,
-    ["X-Forwarded-Proto"] = "https",
-  }
-  return wrk.format("POST", player.path, headers, player.bodies[player.sent])
-end
-
-function response(status, headers, body)
-  local took = now_us() - started
-  if kind == "post" then
-    table.insert(post_times, took)
-    if status == 302 then
-      local cookie = current.cookie
-      local set = headers["Set-Cookie"] or ""
-      local message = string.match(set, "messages=([^;]*)")
-      if message ~= nil then cookie = cookie .. "; messages=" .. message end
-      follow = {path = current.path, cookie = cookie, address = current.address}
-    else
-      unexpected = unexpected + 1
-    end
-  else
-    follow = nil
-    table.insert(get_times, took)
-    if status ~= 200 then unexpected = unexpected + 1 end
-  end
-end
-
-local function merged(name)
-  local all = {}
-  for _, thread in ipairs(threads) do
-    for _, value in ipairs(thread:get(name)) do table.insert(all, value) end
-  end
-  return all
-end
-
-function done(summary, latency, requests)
-  local wrong = 0
-  for _, thread in ipairs(threads) do wrong = wrong + thread:get("unexpected") end
-  local posts, gets = merged("post_times"), merged("get_times")
-  local errors = summary.errors
-  io.write(string.format(
-    'BENCH {"requests": %%d, "duration_us": %%d, "posts": %%d, "gets": %%d, ' ..
-    '"post_p50_us": %%d, "post_p99_us": %%d, "get_p50_us": %%d, "get_p99_us": %%d, ' ..
-    '"unexpected": %%d, "socket_errors": %%d}\n',
-    summary.requests, summary.duration, #posts, #gets,
-    percentile(posts, 50), percentile(posts, 99), percentile(gets, 50), percentile(gets, 99),
-    wrong, errors.connect + errors.read + errors.write + errors.timeout))
-end
-"""
-)
-
 
 class Clients:
-    """The 50 clients of the mixed load, as rush.Load wants them."""
+    """The clients of the mixed load, as rush.Load wants them: coroutines (bench/web.py's
+    players) in a thread of their own, started at the deadline, stopped with the rush."""
 
     def __init__(self, clients: int, think: float) -> None:
         self.clients = clients
         self.think = think
-        self.process: subprocess.Popen[str] | None = None
-        self.output = ""
+        self.posts: list[float] = []
+        self.pages: list[float] = []
+        self.wrong: dict[str, int] = {}
+        self.stopping = threading.Event()
 
     def make_games(self, start: datetime) -> None:
         players = self.clients * PLAYERS_PER_CLIENT
@@ -157,7 +70,7 @@ class Clients:
 
     def prepare(self, port: int) -> None:
         games = Game.objects.filter(title__startswith="mixed ").order_by("id")
-        players: list[str] = []
+        players: list[Player] = []
         for game in games:
             for seat in game.seats.filter(position__lt=PLAYED_SEATS).order_by("position"):
                 try:
@@ -172,58 +85,65 @@ class Clients:
                     "seat": str(seat.position),
                     "entry": "text",
                 }
-                bodies = [urlencode(form | {"text": text}) for text in texts]
                 browser.connection.close()
-                cookie = browser.cookie("csrftoken", "sessionid", *browser.cookies)
-                players.append(
-                    "{"
-                    f"path = {json.dumps(play)}, cookie = {json.dumps(cookie)}, "
-                    f"address = {json.dumps(browser.address)}, "
-                    f"bodies = {{{', '.join(json.dumps(b) for b in bodies)}}}"
-                    "}"
-                )
+                cookies = {
+                    k: v for k, v in browser.cookies.items() if k in ("csrftoken", SEATS_COOKIE)
+                }
+                bodies = [urlencode(form | {"text": text}) for text in texts]
+                players.append(Player(play, cookies, browser.address, bodies))
         per = PLAYERS_PER_CLIENT
         if len(players) < per * self.clients:
             raise RuntimeError(f"{len(players)} players for {self.clients} clients of {per}")
-        clients = [players[n * per : (n + 1) * per] for n in range(self.clients)]
-        self.script = LUA % {
-            "clients": "{\n" + ",\n".join("{" + ", ".join(c) + "}" for c in clients) + "\n}",
-            "think_ms": round(self.think * 1000),
-            "form": FORM,
-            "origin": f"https://127.0.0.1:{port}",
-        }
+        self.players = [players[n * per : (n + 1) * per] for n in range(self.clients)]
         self.port = port
 
     def start(self) -> None:
-        self.file = tempfile.NamedTemporaryFile("w", suffix=".lua")  # noqa: SIM115
-        self.file.write(self.script)
-        self.file.flush()
-        command = [
-            "wrk", "--threads", str(self.clients), "--connections", str(self.clients),
-            "--duration", "3600s", "--timeout", "30s", "--script", self.file.name,
-            f"http://127.0.0.1:{self.port}",
-        ]  # fmt: skip
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
+        self.began = time.perf_counter()
+        self.thread = threading.Thread(target=asyncio.run, args=(self._load(),), daemon=True)
+        self.thread.start()
 
-    def _read(self) -> None:
-        assert self.process is not None and self.process.stdout is not None
-        self.output = self.process.stdout.read()
+    async def _load(self) -> None:
+        await asyncio.gather(*(self._client(players) for players in self.players))
+
+    async def _client(self, players: list[Player]) -> None:
+        """A player's post, the page it is sent back to, a thought; the next player's."""
+        turn = 0
+        while not self.stopping.is_set():
+            player = players[turn % len(players)]
+            turn += 1
+            player.sent += 1
+            body = player.bodies[player.sent % len(player.bodies)]
+            post = request("POST", self.port, player, body, https=True)
+            status, headers, took = await exchange(self.port, post)
+            if (status, headers.get("location", [""])[0]) != (302, player.path):
+                self._count_wrong(f"post answered {status}")
+            self.posts.append(took)
+            page = request("GET", self.port, page_after(player, headers), https=True)
+            status, _, took = await exchange(self.port, page)
+            if status != 200:
+                self._count_wrong(f"page answered {status}")
+            self.pages.append(took)
+            await asyncio.sleep(self.think)
+
+    def _count_wrong(self, what: str) -> None:
+        self.wrong[what] = self.wrong.get(what, 0) + 1
 
     def stop(self) -> dict[str, Any]:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGINT)  # wrk stops, and runs done()
-        self.process.wait(timeout=60)
-        self.reader.join(timeout=10)
-        self.file.close()
-        line = next((x for x in self.output.splitlines() if x.startswith("BENCH ")), None)
-        if line is None:
-            raise RuntimeError(f"wrk printed no figures:\n{self.output}")
-        figures: dict[str, Any] = json.loads(line.removeprefix("BENCH "))
-        if not figures["posts"] or figures["unexpected"] or figures["socket_errors"]:
-            raise RuntimeError(f"the clients' run is void: {figures}")
-        return figures
+        self.stopping.set()
+        self.thread.join(timeout=60)
+        seconds = time.perf_counter() - self.began
+        if not self.posts or self.wrong:
+            raise RuntimeError(f"the clients' run is void: {len(self.posts)} posts, {self.wrong}")
+        ms = 1000.0
+        return {
+            "seconds": seconds,
+            "posts": len(self.posts),
+            "gets": len(self.pages),
+            "post_p50": ms * bench.percentile(self.posts, 50),
+            "post_p99": ms * bench.percentile(self.posts, 99),
+            "get_p50": ms * bench.percentile(self.pages, 50),
+            "get_p99": ms * bench.percentile(self.pages, 99),
+        }
 
 
 COLUMNS = [
@@ -250,16 +170,15 @@ def main() -> None:
     games, clients = (200, 10) if args.quick else (args.games, args.clients)
     run = rush.rush(games, args.timeout, Clients(clients, args.think))
     load = run["load"]
-    seconds = load["duration_us"] / 1e6
     row = {
         "games": games,
         "clients": clients,
         "posts": load["posts"],
-        "posts_per_second": load["posts"] / seconds,
-        "post_p50": load["post_p50_us"] / 1000,
-        "post_p99": load["post_p99_us"] / 1000,
-        "get_p50": load["get_p50_us"] / 1000,
-        "get_p99": load["get_p99_us"] / 1000,
+        "posts_per_second": load["posts"] / load["seconds"],
+        "post_p50": load["post_p50"],
+        "post_p99": load["post_p99"],
+        "get_p50": load["get_p50"],
+        "get_p99": load["get_p99"],
         "first": run["reports"]["first"],
         "last": run["reports"]["last"],
     }
@@ -270,8 +189,10 @@ def main() -> None:
         quick=args.quick,
         method=(
             f"bench/deadline_rush.py's rush of {games} games; at its deadline {clients} "
-            "clients start (wrk, one connection each), each a player's browser behind the "
-            "TLS proxy: post an order (the player's next of several legal ones, a new "
+            "clients start (coroutines of the benchmark, bench/web.py), each a player's "
+            "browser behind the TLS proxy, a connection per request opened when the request "
+            "is ready (the proxy holds a thinking browser's connection, not gunicorn): post "
+            "an order (the player's next of several legal ones, a new "
             f"revision each time), GET the page the post redirects to, think {args.think:g} "
             f"s, and again, for {PLAYERS_PER_CLIENT} players of its own in turn. Their games "
             "are 5-seat Choice games with early processing on, seats 0-3 played: every post "

@@ -41,7 +41,6 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -58,7 +57,7 @@ from django.db import connection  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from bench.choice_orders import TooFewOrders, orders_of  # noqa: E402
-from bench.web import FORM, Browser  # noqa: E402
+from bench.web import Browser, Player, exchange, page_after, request  # noqa: E402
 from games import access, postal  # noqa: E402
 from games.models import Game, Order, Seat, Step  # noqa: E402
 from moderator.mail import queueing  # noqa: E402
@@ -70,18 +69,6 @@ PLAYING = 4  # seats of each game that post; the fifth keeps the step open
 
 
 # --- the players -------------------------------------------------------------------------
-
-
-@dataclass
-class Player:
-    """One player as a client sends its posts: its seat page, its browser's cookies, its
-    address, and the bodies of its different orders, sent in turn."""
-
-    path: str
-    cookies: dict[str, str]
-    address: str
-    bodies: list[str]
-    sent: int = 0
 
 
 def make_games(count: int, seats: int) -> list[Game]:
@@ -162,41 +149,6 @@ class Timings:
         self.wrong[what] = self.wrong.get(what, 0) + 1
 
 
-async def exchange(port: int, request: bytes) -> tuple[int, dict[str, list[str]], float]:
-    """Send ``request`` on a new connection; (status, headers, seconds to the last byte)."""
-    began = time.perf_counter()
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(request)
-    answer = await reader.read()  # gunicorn's sync workers close the connection
-    took = time.perf_counter() - began
-    writer.close()
-    head = answer.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
-    status = int(head[0].split(" ", 2)[1]) if head and head[0].startswith("HTTP/") else 0
-    headers: dict[str, list[str]] = {}
-    for line in head[1:]:
-        name, _, value = line.partition(":")
-        headers.setdefault(name.strip().lower(), []).append(value.strip())
-    return status, headers, took
-
-
-def request(method: str, port: int, player: Player, body: str = "") -> bytes:
-    lines = [
-        f"{method} {player.path} HTTP/1.1",
-        f"Host: 127.0.0.1:{port}",
-        f"X-Forwarded-For: {player.address}",
-        "Connection: close",
-    ]
-    if player.cookies:
-        lines.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in player.cookies.items()))
-    if method == "POST":
-        lines += [
-            f"Content-Type: {FORM}",
-            f"Origin: http://127.0.0.1:{port}",
-            f"Content-Length: {len(body)}",
-        ]
-    return ("\r\n".join(lines) + "\r\n\r\n" + body).encode()
-
-
 async def client(
     port: int, players: list[Player], until: float, seen: Timings | None, follow: bool
 ) -> None:
@@ -216,13 +168,7 @@ async def client(
             if seen is not None:
                 seen.posts.append(post)
             continue
-        # The messages cookie the answer set goes with the GET, as a browser sends it.
-        cookies = dict(player.cookies)
-        for header in headers.get("set-cookie", []):
-            for key, morsel in SimpleCookie(header).items():
-                cookies[key] = morsel.value
-        page = Player(player.path, cookies, player.address, [])
-        status, _, got = await exchange(port, request("GET", port, page))
+        status, _, got = await exchange(port, request("GET", port, page_after(player, headers)))
         if seen is not None:
             if status != 200:
                 seen.count_wrong(f"page answered {status}")

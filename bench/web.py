@@ -6,6 +6,7 @@ Imported after ``bench.configure`` (it reads Django's models).
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
 import os
@@ -26,6 +27,74 @@ from games.models import Seat
 
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 FORM = "application/x-www-form-urlencoded"
+
+
+# --- players as coroutines ---------------------------------------------------------------
+#
+# One connection per request, opened when the request is ready, as gunicorn sees browsers
+# through the TLS proxy: the proxy takes a browser's whole request before it opens its
+# connection to gunicorn, so a player who thinks never holds one of gunicorn's sync workers.
+
+
+@dataclass
+class Player:
+    """One player as a client sends its posts: its seat page, its browser's cookies, its
+    address, and the bodies of its different orders, sent in turn."""
+
+    path: str
+    cookies: dict[str, str]
+    address: str
+    bodies: list[str]
+    sent: int = 0
+
+
+async def exchange(port: int, request: bytes) -> tuple[int, dict[str, list[str]], float]:
+    """Send ``request`` on a new connection; (status, headers, seconds to the last byte)."""
+    began = time.perf_counter()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(request)
+    answer = await reader.read()  # gunicorn's sync workers close the connection
+    took = time.perf_counter() - began
+    writer.close()
+    head = answer.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+    status = int(head[0].split(" ", 2)[1]) if head and head[0].startswith("HTTP/") else 0
+    headers: dict[str, list[str]] = {}
+    for line in head[1:]:
+        name, _, value = line.partition(":")
+        headers.setdefault(name.strip().lower(), []).append(value.strip())
+    return status, headers, took
+
+
+def page_after(player: Player, headers: dict[str, list[str]]) -> Player:
+    """The GET of the page a post redirected ``player`` to, with the cookies the answer
+    set (the messages cookie), as a browser sends it."""
+    cookies = dict(player.cookies)
+    for header in headers.get("set-cookie", []):
+        for key, morsel in SimpleCookie(header).items():
+            cookies[key] = morsel.value
+    return Player(player.path, cookies, player.address, [])
+
+
+def request(method: str, port: int, player: Player, body: str = "", https: bool = False) -> bytes:
+    """The bytes of ``player``'s request as its browser sends it through the TLS proxy
+    (``https``: with the proxy's X-Forwarded-Proto too)."""
+    lines = [
+        f"{method} {player.path} HTTP/1.1",
+        f"Host: 127.0.0.1:{port}",
+        f"X-Forwarded-For: {player.address}",
+        "Connection: close",
+    ]
+    if https:
+        lines.append("X-Forwarded-Proto: https")
+    if player.cookies:
+        lines.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in player.cookies.items()))
+    if method == "POST":
+        lines += [
+            f"Content-Type: {FORM}",
+            f"Origin: {'https' if https else 'http'}://127.0.0.1:{port}",
+            f"Content-Length: {len(body)}",
+        ]
+    return ("\r\n".join(lines) + "\r\n\r\n" + body).encode()
 
 
 def production_workers() -> int:

@@ -28,16 +28,36 @@ def connections_as_in_a_request(sender: Task[Any, Any] | None = None, **kwargs: 
     close_old_connections()
 
 
+# Where Linux groups a session's processes for the CPU scheduler (sched(7), "The autogroup
+# feature"), the nice value of the session's group, which the group's processes' own nice
+# values do not reach past.
+AUTOGROUP = "/proc/self/autogroup"
+
+
 @signals.worker_init.connect
 def yield_to_the_web(**kwargs: Any) -> None:
     """A worker (and the pool it forks) runs at a lower CPU priority than the web, by
     settings.WORKER_NICENESS: a rush of deadlines is batch work, a player waiting for
     their page is not. On a machine shared with gunicorn the pages keep their pace while
-    the workers take every cycle the web leaves; alone on a machine it changes nothing."""
+    the workers take every cycle the web leaves; alone on a machine it changes nothing.
+
+    A process's nice value counts only against the processes of its own scheduling
+    group. A worker that leads a session of its own (started by a supervisor with
+    setsid) is alone in its autogroup, so that group's nice is lowered too; in a
+    container or a systemd unit, the group is a cgroup, whose weight its configuration
+    sets (docker/compose.yaml's ``cpu_shares``, docs/operations.md)."""
     from django.conf import settings
 
-    if settings.WORKER_NICENESS:
-        os.nice(settings.WORKER_NICENESS)
+    if not settings.WORKER_NICENESS:
+        return
+    os.nice(settings.WORKER_NICENESS)
+    if os.getsid(0) != os.getpid():
+        return  # its session's group is shared with others: the web's, perhaps
+    try:
+        with open(AUTOGROUP, "w") as group:
+            group.write(str(settings.WORKER_NICENESS))
+    except OSError:
+        pass  # no autogroups here (or not ours to change): the process's nice stands
 
 
 @signals.worker_shutting_down.connect

@@ -6,12 +6,14 @@ below the web's CPU priority."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from celery.exceptions import WorkerShutdown
 from celery.worker import state
 from pytest_django.fixtures import Settings
 
+from moderator import celery
 from moderator.celery import app, stop_an_idle_worker_at_once, yield_to_the_web
 
 
@@ -42,11 +44,25 @@ def test_a_cold_shutdown_and_a_worker_on_redis_are_left_to_celery(
 
 
 def test_a_worker_lowers_its_cpu_priority_below_the_webs(
-    monkeypatch: pytest.MonkeyPatch, settings: Settings
+    monkeypatch: pytest.MonkeyPatch, settings: Settings, tmp_path: Path
 ) -> None:
     asked: list[int] = []
+    group = tmp_path / "autogroup"
+    group.write_text("/autogroup-7 nice 0\n")
     monkeypatch.setattr(os, "nice", asked.append)
+    monkeypatch.setattr(celery, "AUTOGROUP", str(group))
+    # In a session of others (a terminal's, honcho's): its own nice only.
+    monkeypatch.setattr(os, "getsid", lambda pid: os.getpid() + 1)
     yield_to_the_web()
+    assert (asked, group.read_text()) == ([10], "/autogroup-7 nice 0\n")
+    # Leading its own session: its session's scheduling group too.
+    monkeypatch.setattr(os, "getsid", lambda pid: os.getpid())
+    yield_to_the_web()
+    assert (asked, group.read_text()) == ([10, 10], "10")
+    # Where autogroups cannot be written, the process's nice stands.
+    monkeypatch.setattr(celery, "AUTOGROUP", str(tmp_path / "none" / "autogroup"))
+    yield_to_the_web()
+    assert asked == [10, 10, 10]
     settings.WORKER_NICENESS = 0
     yield_to_the_web()
-    assert asked == [10]
+    assert asked == [10, 10, 10]
