@@ -2,7 +2,7 @@
 ``emails/<kind>/subject.txt``, ``body.txt`` and ``body.html``, into an unsaved
 ``OutboundEmail`` row, which holds everything needed to send it again; ``email_message``
 turns a row into Django's message, with the headers set in one place (threading, List-Id,
-Reply-To).
+Reply-To, Auto-Submitted).
 
 Every header value is checked twice: when the row is built (at input), and when its message
 is made (a row written some other way, or edited in the database, carries nothing into a
@@ -127,13 +127,19 @@ def render(names: str | list[str], context: Mapping[str, Any], *, autoescape: bo
     return rendered
 
 
+# Every email the service sends is written by it, not by a person: RFC 3834's header (and
+# the one Microsoft's servers read) asks vacation and out-of-office responders not to
+# answer it, so a player's "I am away" never lands on the reply address as an order.
+AUTOMATIC = {"Auto-Submitted": "auto-generated", "X-Auto-Response-Suppress": "All"}
+
+
 def email_message(row: OutboundEmail) -> AnymailMessage:
     """The message for ``row``: the one place headers are set. Whatever was stored is
     checked again; a line break anywhere raises HeaderInjection. Anymail's message is
     Django's ``EmailMultiAlternatives`` with the metadata ESPs echo in their tracking
     events; every other backend sends it as Django's."""
     domain = settings.MAIL_DOMAIN
-    ours = {"Message-ID": clean_header(row.message_id, "the Message-ID")}
+    ours = {"Message-ID": clean_header(row.message_id, "the Message-ID")} | AUTOMATIC
     if row.thread:
         root = f"<{clean_thread(row.thread)}@{domain}>"
         ours |= {"In-Reply-To": root, "References": root}

@@ -87,7 +87,12 @@ def test_a_pending_row_is_sent_once_with_text_html_and_headers(now: datetime) ->
     assert (message.to, message.subject, message.body) == (["ann@example.org"], "Step 1", "Hello")
     assert message.alternatives[0][0] == "<p>Hello</p>"
     email.refresh_from_db()
-    assert message.extra_headers == {"X-Game": "1", "Message-ID": email.message_id}
+    assert message.extra_headers == {
+        "X-Game": "1",
+        "Message-ID": email.message_id,
+        "Auto-Submitted": "auto-generated",
+        "X-Auto-Response-Suppress": "All",
+    }
     assert (email.state, email.attempts, email.sent_at) == ("sent", 1, now)
 
 
@@ -236,6 +241,8 @@ def test_headers_thread_a_game_and_name_its_list(settings: Settings, now: dateti
         "In-Reply-To": "<game-5-seat-0@games.example.org>",
         "References": "<game-5-seat-0@games.example.org>",
         "List-Id": f"<game-{game.pk}.games.example.org>",
+        "Auto-Submitted": "auto-generated",
+        "X-Auto-Response-Suppress": "All",
     }
     assert message.reply_to == ["GM Gina <gina@example.org>"]
     sent = message.message()
