@@ -128,6 +128,66 @@ def seat_for_reply(recipients: Iterable[str]) -> Seat | None:
     return None
 
 
+# --- unsubscribing in one click (RFC 8058) -------------------------------------------------
+# A report, a reminder or a digest carries List-Unsubscribe: an address on the site that
+# a mail provider posts to in one click, and a mailto: of the inbound address. The token
+# is a stable seat token of its purpose, so a rotated link or a new player retires it.
+# What it stops: this seat's reports ("reports"), the reports of every seat of the
+# address ("all-reports", from the daily digest), the address's reminders ("reminders").
+STOPS = ("reports", "all-reports", "reminders")
+
+
+def stop_token(seat: Seat, what: str) -> str:
+    return seat_token(seat, f"stop-{what}")
+
+
+def stop_url(seat: Seat, what: str) -> str:
+    return f"{settings.SITE_URL}/email/stop/{what}/{stop_token(seat, what)}/"
+
+
+def stop_address(seat: Seat, what: str) -> str | None:
+    """The mailto: address that stops ``what`` for ``seat``; None without INBOUND_ADDRESS."""
+    if not settings.INBOUND_ADDRESS:
+        return None
+    local, domain = settings.INBOUND_ADDRESS.split("@")
+    return f"{local}+stop-{what}-{stop_token(seat, what)}@{domain}"
+
+
+def stop_headers(seat: Seat, what: str) -> dict[str, str]:
+    """The List-Unsubscribe headers of an email to ``seat`` that ``what`` stops."""
+    links = [f"<{stop_url(seat, what)}>"]
+    address = stop_address(seat, what)
+    if address is not None:
+        links.append(f"<mailto:{address}?subject=stop>")
+    return {
+        "List-Unsubscribe": ", ".join(links),
+        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+    }
+
+
+def seat_to_stop(what: str, token: str) -> Seat | None:
+    """The seat of a stop token for ``what``; None for anything else."""
+    return seat_for_token(token, f"stop-{what}") if what in STOPS else None
+
+
+def stop_for_address(recipients: Iterable[str]) -> tuple[Seat, str] | None:
+    """(seat, what) when one of ``recipients`` is a mailto: of ``stop_headers``."""
+    if not settings.INBOUND_ADDRESS:
+        return None
+    local, domain = settings.INBOUND_ADDRESS.lower().split("@")
+    for recipient in recipients:
+        mailbox, _, at = recipient.strip().lower().rpartition("@")
+        base, _, token = mailbox.partition("+")
+        if at != domain or base != local or not token.startswith("stop-"):
+            continue
+        for what in STOPS:
+            if token.startswith(f"stop-{what}-"):
+                seat = seat_to_stop(what, token.removeprefix(f"stop-{what}-"))
+                if seat is not None:
+                    return seat, what
+    return None
+
+
 def calendar_url(seat: Seat) -> str:
     return f"{settings.SITE_URL}/calendar/{seat_token(seat, 'calendar')}.ics"
 

@@ -69,11 +69,13 @@ def _write(preference: EmailPreference, day: date, now: datetime) -> int:
             "daily",
             to=items[0]["seat"].email,
             dedupe_key=digest_key(preference.email, day),
+            headers=access.stop_headers(items[0]["seat"], "all-reports"),
             context={
                 "items": items,
                 "count": len(items),
                 "day": day,
                 "at": f"{preference.hour:02d}:00 ({preference.time_zone})",
+                "stop_url": access.stop_url(items[0]["seat"], "all-reports"),
             },
         )
         queueing.queue_once([row])

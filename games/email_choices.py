@@ -1,5 +1,6 @@
 """How often a player is emailed their step reports: every step, only when they owe an
-order (with every event since their last email, so nothing is lost), or in one daily digest.
+order (with every event since their last email, so nothing is lost), in one daily digest,
+or never (the seat's page shows every report; an email's one-click unsubscribe chooses it).
 
 A seat's choice is ``Seat.reports``; blank, the game's default holds, from its engine: only
 when it owes in a game where one seat at a time owes (``engine.sequential``), every step
@@ -21,13 +22,19 @@ from typing import Any
 
 from games.models import EmailPreference, Reports, Seat, Step
 
-EVERY, OWED, DIGEST = Reports.EVERY.value, Reports.OWED.value, Reports.DIGEST.value
+EVERY, OWED, DIGEST, NONE = (
+    Reports.EVERY.value,
+    Reports.OWED.value,
+    Reports.DIGEST.value,
+    Reports.NONE.value,
+)
 
 # The choice in an email's footer: "You get email about this game ...".
 YOU_GET = {
     EVERY: "every step",
     OWED: "only when you owe an order, with what happened since",
     DIGEST: "in one daily digest",
+    NONE: "never by email: your seat's page shows every report",
 }
 
 # The scopes a player may apply a choice to, from the seat's page.

@@ -32,6 +32,7 @@ class Reports(models.TextChoices):
     EVERY = "every", "every step"
     OWED = "owed", "only when I owe an order, with what happened since"
     DIGEST = "digest", "a daily digest of what happened"
+    NONE = "none", "never: I read them on my seat's page"
 
 
 class Game(models.Model):
@@ -300,14 +301,16 @@ class Event(models.Model):
 class EmailPreference(models.Model):
     """How a player (an email address, normalised: ``email_choices.normalise``, across
     all their games) wants email: reminders one per game and deadline, or in one daily
-    digest at ``hour`` in ``time_zone``; and ``reports``, the choice new seats of the
-    address start with ("": each game's own default). A later account owns this row.
+    digest at ``hour`` in ``time_zone``, or none (``no_reminders``); and ``reports``, the
+    choice new seats of the address start with ("": each game's own default). A later
+    account owns this row.
 
     ``digest_day``: the local day of the latest daily digest of reports, claimed by the
     task that writes it (``email_choices.send_daily_digests``)."""
 
     email = models.EmailField(unique=True)
     digest = models.BooleanField(default=False)
+    no_reminders = models.BooleanField(default=False)
     hour = models.PositiveSmallIntegerField(default=8)
     time_zone = models.CharField(max_length=64, default="UTC")
     reports = models.CharField(max_length=10, choices=Reports.choices, blank=True)
@@ -315,4 +318,6 @@ class EmailPreference(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
+        if self.no_reminders:
+            return f"{self.email}: no reminders"
         return f"{self.email}: {'digest' if self.digest else 'each reminder'}"

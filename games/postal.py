@@ -23,7 +23,7 @@ from django.core.validators import validate_email
 from django.db import connection, models, transaction
 from django.db.models import Exists, F, Max, OuterRef, Q, QuerySet
 
-from games import access, email_choices, reports, schedule, signals
+from games import access, email_choices, reminders, reports, schedule, signals
 from games.engines import registry
 from games.engines.base import (
     Dice,
@@ -1073,6 +1073,31 @@ def _count_failure(step_id: int, error: Exception) -> None:
 
 
 # --- a player's choices ----------------------------------------------------------------
+
+
+def stop_email(seat: Seat, what: str) -> str:
+    """An email's one-click unsubscribe (``access.STOPS``): no more step reports by email
+    for this seat ("reports") or for every seat of its address, as its default too
+    ("all-reports"), or no more reminders for the address ("reminders"). Nothing else
+    changes: orders, the record and the seat's page stay as they are, and the emails a
+    player must not miss (the first report, the final standings, receipts) still come.
+    Returns what the player gets now, in words."""
+    if what == "reminders":
+        reminders.choose(seat, way=reminders.NONE)
+        return f"{seat.email} gets no reminders before deadlines, in any game"
+    if what not in ("reports", "all-reports"):
+        raise PostalError(f"{what!r} is not an email that can be stopped")
+    everywhere = what == "all-reports"
+    chosen = choose_reports(
+        seat.game_id, position=seat.position, choice=email_choices.NONE, everywhere=everywhere
+    )
+    if everywhere:
+        games = len({other.game_id for other in chosen})
+        return (
+            f"{seat.email} gets no step reports by email in its {games} "
+            f"game{'s' if games != 1 else ''}, nor in the games it joins later"
+        )
+    return f"{seat.name} gets no step reports of {seat.game.title} by email"
 
 
 def choose_reports(game_id: int, *, position: int, choice: str, everywhere: bool) -> list[Seat]:

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 
 from games import access, email_choices, schedule
 from games.engines import registry
@@ -92,8 +93,13 @@ def send_reminders(now: datetime) -> int:
     return _queue(todo, now)
 
 
-def _digest_addresses() -> set[str]:
-    return set(EmailPreference.objects.filter(digest=True).values_list("email", flat=True))
+def _quiet_addresses() -> set[str]:
+    """The addresses that get no reminder one at a time: a daily digest, or none."""
+    return set(
+        EmailPreference.objects.filter(Q(digest=True) | Q(no_reminders=True)).values_list(
+            "email", flat=True
+        )
+    )
 
 
 def _owed(due: dict[int, tuple[Step, int | float]]) -> dict[int, set[int]]:
@@ -115,9 +121,9 @@ def _queue(todo: list[tuple[Step, int | float, int]], now: datetime) -> int:
     games: dict[int, Game] = {step.game_id: step.game for step, _, _ in todo}
     wanted = {(step.game_id, position) for step, _, position in todo}
     seats: dict[int, dict[int, Seat]] = defaultdict(dict)
-    digest = _digest_addresses()
+    quiet = _quiet_addresses()
     for seat in Seat.objects.filter(game_id__in=games):
-        if (seat.game_id, seat.position) in wanted and seat.email.lower() not in digest:
+        if (seat.game_id, seat.position) in wanted and seat.email.lower() not in quiet:
             seat.game = games[seat.game_id]
             seats[seat.game_id][seat.position] = seat
     with transaction.atomic():
@@ -139,6 +145,7 @@ def _reminder(step: Step, seat: Seat, hours: int | float, token: str) -> Outboun
         "reminder",
         to=seat.email,
         dedupe_key=reminder_key(step, seat.position, hours),
+        headers=access.stop_headers(seat, "reminders"),
         context={
             "game": game,
             "engine": registry.get(game.engine),
@@ -148,6 +155,7 @@ def _reminder(step: Step, seat: Seat, hours: int | float, token: str) -> Outboun
             "deadline": schedule.local_time(step.deadline, seat.zone),
             "owed": [prompt for prompt in step.prompts if prompt["seat"] == seat.position],
             "link": access.url(token),
+            "stop_url": access.stop_url(seat, "reminders"),
         },
         # The same thread and Reply-To as the seat's reports (games.reports).
         game=game,
@@ -159,18 +167,32 @@ def _reminder(step: Step, seat: Seat, hours: int | float, token: str) -> Outboun
 # --- the daily digest ------------------------------------------------------------------------
 
 
+# How an address gets its reminders: the values of ReminderChoiceForm's choice.
+EACH, DIGEST, NONE = "0", "1", "off"
+
+
 def choice_of(choice: EmailPreference | None) -> dict[str, str]:
     """An address's current choice (its saved preferences, or None), as the form's
     initial data."""
     if choice is None:
-        return {"digest": "0", "hour": "8"}
-    return {"digest": "1" if choice.digest else "0", "hour": str(choice.hour)}
+        return {"digest": EACH, "hour": "8"}
+    way = NONE if choice.no_reminders else DIGEST if choice.digest else EACH
+    return {"digest": way, "hour": str(choice.hour)}
 
 
-def choose(seat: Seat, *, digest: bool, hour: int) -> EmailPreference:
+def choose(seat: Seat, *, way: str, hour: int | None = None) -> EmailPreference:
+    """The reminders of the seat's address, in every game: one email per reminder
+    (EACH), one daily digest at ``hour`` of the seat's zone (DIGEST), or none (NONE).
+    Without ``hour``, the address keeps its own (8:00 for a new one)."""
+    defaults: dict[str, Any] = {
+        "digest": way == DIGEST,
+        "no_reminders": way == NONE,
+        "time_zone": seat.zone,
+    }
+    if hour is not None:
+        defaults["hour"] = hour
     choice, _ = EmailPreference.objects.update_or_create(
-        email=email_choices.normalise(seat.email),
-        defaults={"digest": digest, "hour": hour, "time_zone": seat.zone},
+        email=email_choices.normalise(seat.email), defaults=defaults
     )
     return choice
 
@@ -182,7 +204,7 @@ def digest_key(email: str, day: str) -> str:
 def send_digests(now: datetime) -> int:
     """Queue today's digest of every address whose hour has come; returns how many. A
     digest lists only orders still owed; with none owed, nothing is sent that day."""
-    choices = list(EmailPreference.objects.filter(digest=True))
+    choices = list(EmailPreference.objects.filter(digest=True, no_reminders=False))
     due = {}
     for choice in choices:
         local = now.astimezone(schedule.zone(choice.time_zone))
@@ -249,5 +271,10 @@ def _digest(
         "digest",
         to=owed[0]["seat"].email,
         dedupe_key=key,
-        context={"owed": owed, "count": len(owed)},
+        headers=access.stop_headers(owed[0]["seat"], "reminders"),
+        context={
+            "owed": owed,
+            "count": len(owed),
+            "stop_url": access.stop_url(owed[0]["seat"], "reminders"),
+        },
     )

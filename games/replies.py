@@ -8,6 +8,8 @@
   delivered twice makes one order, and one whose handling failed is still there.
 - Auto-replies, bounces and emails to an unknown, rotated or foreign token make no order
   and get no answer: answering a machine, or a stranger, helps nobody.
+- An email to a List-Unsubscribe mailto: (``access.stop_address``) stops that email
+  (``postal.stop_email``) and gets no answer.
 - Tracking events update the outbox rows; a bounce, complaint or rejection marks the
   seat's address as failing and tells the GM.
 """
@@ -59,10 +61,16 @@ def _done(row: InboundMessage, state: str, note: str, order: Order | None = None
 
 
 def handle(row: InboundMessage, message: Any, *, now: datetime) -> None:
+    recipients = webhooks.recipients(message)
+    stop = access.stop_for_address(recipients)
+    if stop is not None:
+        # An email's List-Unsubscribe mailto: carried out, and not answered (RFC 8058's
+        # one click by mail expects no reply); whatever it says is no order.
+        return _done(row, Inbound.STOPPED, postal.stop_email(*stop))
     reason = webhooks.auto_reply_reason(message)
     if reason is not None:
         return _done(row, Inbound.IGNORED, f"an automatic email ({reason}): no answer")
-    seat = access.seat_for_reply(webhooks.recipients(message))
+    seat = access.seat_for_reply(recipients)
     if seat is None:
         return _done(row, Inbound.IGNORED, "no valid reply address among the recipients")
     text = webhooks.reply_text(message)

@@ -126,13 +126,18 @@ def _report(
     context.update(events_parts(events, {} if rendered_events is None else rendered_events))
     context.update(email_choice(seat, engine), since=since)
     attachments = []
+    headers = None
     if step is None:
         kind, dedupe = "final", f"final:{game.pk}:{seat.position}"
     else:
         kind, dedupe = "report", f"report:{game.pk}:{step.number}:{seat.position}"
         attachments.append(calendar.step_attachment(game, seat, step, now=step.opened_at))
+        # A step report is the mail a player may stop in one click (the seat's page keeps
+        # every report); the final standings are not.
+        headers = access.stop_headers(seat, "reports")
+        context["stop_url"] = access.stop_url(seat, "reports")
     context["calendar_url"] = access.calendar_url(seat)
-    return _build(kind, game, seat, key or dedupe, context, attachments)
+    return _build(kind, game, seat, key or dedupe, context, attachments, headers)
 
 
 def email_choice(seat: Seat, engine: Engine[Any, Any, Any]) -> dict[str, Any]:
@@ -147,6 +152,7 @@ def _build(
     dedupe_key: str,
     context: dict[str, Any],
     attachments: list[dict[str, str]] | None = None,
+    headers: dict[str, str] | None = None,
 ) -> OutboundEmail:
     """One email to ``seat`` through the one builder: every email of a seat in a game is
     one thread, and a reply becomes an order (INBOUND_ADDRESS set) or reaches the GM."""
@@ -161,6 +167,7 @@ def _build(
         thread=f"game-{game.pk}-seat-{seat.position}",
         reply_to=reply_to or game.gm.email or None,
         attachments=attachments,
+        headers=headers,
     )
 
 

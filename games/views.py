@@ -23,6 +23,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from redis.exceptions import RedisError
 
@@ -573,17 +574,51 @@ def reminder_choice(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, first_error(form))
     else:
-        reminders.choose(seat, digest=form.cleaned_data["digest"], hour=form.cleaned_data["hour"])
-        if form.cleaned_data["digest"]:
+        way = form.cleaned_data["digest"]
+        reminders.choose(seat, way=way, hour=form.cleaned_data["hour"])
+        if way == reminders.DIGEST:
             hour = form.cleaned_data["hour"]
             messages.success(
                 request,
                 f"Reminders for {seat.email} now come as one digest a day at {hour:02d}:00 "
                 f"({seat.zone}), for all your games.",
             )
+        elif way == reminders.NONE:
+            messages.success(
+                request,
+                f"{seat.email} gets no reminders now, in any game: deadlines pass without "
+                "warning. This page and your reports still show every deadline.",
+            )
         else:
             messages.success(request, f"Reminders for {seat.email} come one email at a time.")
     return redirect(seat_page(seat))
+
+
+# What each one-click unsubscribe stops, as its page says it before the click.
+STOPPING = {
+    "reports": "the step reports of this seat by email",
+    "all-reports": "the step reports of every seat of your address by email, in every game",
+    "reminders": "the reminders before your deadlines, in every game",
+}
+
+
+@csrf_exempt  # RFC 8058: a mail provider posts the one click without cookies or a form
+@require_http_methods(["GET", "POST"])
+def stop_email(request: HttpRequest, what: str, token: str) -> HttpResponse:
+    """An email's List-Unsubscribe address. GET asks (a link scanner changes nothing);
+    POST, the mail provider's one click (``List-Unsubscribe=One-Click``) or the page's
+    button, stops that email (``postal.stop_email``). The token is the authority: it
+    names the seat and can only stop mail, never send or change an order."""
+    seat = access.seat_to_stop(what, token)
+    if seat is None:
+        return not_valid(request)
+    context = {"seat": seat, "game": seat.game, "what": what, "stopping": STOPPING[what]}
+    if request.method == "GET":
+        return render(request, "games/stop_email.html", context)
+    # Not rate limited: the tokens are unguessable, and a mail provider posts the clicks
+    # of many players from the same few addresses.
+    context["done"] = postal.stop_email(seat, what)
+    return render(request, "games/stop_email.html", context)
 
 
 @require_POST

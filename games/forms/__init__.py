@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 from django.utils.module_loading import import_string
 from django.utils.safestring import SafeString, mark_safe
 
-from games import email_choices
+from games import email_choices, reminders
 from games.engines import registry
 from games.engines.base import Engine, OrderError
 from games.models import Reports
@@ -308,13 +308,13 @@ def form_templates(engine_key: str) -> list[str]:
 class ReminderChoiceForm(forms.Form):
     """One email per reminder, or one digest a day at an hour of the player's zone."""
 
-    digest = forms.TypedChoiceField(
+    digest = forms.ChoiceField(
         label="Reminders",
         choices=[
-            ("0", "one email per game, before each deadline"),
-            ("1", "one daily digest for all my games"),
+            (reminders.EACH, "one email per game, before each deadline"),
+            (reminders.DIGEST, "one daily digest for all my games"),
+            (reminders.NONE, "none: deadlines pass without a reminder"),
         ],
-        coerce=lambda value: value == "1",
         widget=forms.RadioSelect,
     )
     hour = forms.TypedChoiceField(
@@ -335,7 +335,7 @@ class EmailChoiceForm(forms.Form):
         widget=forms.RadioSelect,
         error_messages={
             "required": "Choose how often you want email about this game.",
-            "invalid_choice": "Choose one of the three ways to get email about this game.",
+            "invalid_choice": "Choose one of the ways to get email about this game.",
         },
     )
     scope = forms.ChoiceField(

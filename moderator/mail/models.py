@@ -113,6 +113,7 @@ class InboundMessage(models.Model):
         RECEIVED = "received", "received, not yet handled"
         ORDER = "order", "became an order"
         REJECTED = "rejected", "an order that was refused"
+        STOPPED = "stopped", "a one-click unsubscribe, carried out"
         IGNORED = "ignored"
 
     message_id = models.CharField(max_length=300, unique=True)

@@ -4,6 +4,7 @@ reminders that a player may choose instead of one email per game."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -185,12 +186,30 @@ def test_a_player_chooses_the_digest_on_their_page(
     bad = client.post("/play/reminders/", {"seat": ann.pk, "digest": "1", "hour": "25"})
     assert (bad.status_code, bad["Location"]) == (302, seat_page(first, 0))
     assert reminders.choice_of(email_choices.saved_preference(ann)) == {"digest": "1", "hour": "7"}
+    # None at all: the page says what that means, and shows the choice.
+    off = client.post(
+        "/play/reminders/", {"seat": ann.pk, "digest": "off", "hour": "7"}, follow=True
+    )
+    html = off.content.decode()
+    assert (
+        "ann@example.org gets no reminders now, in any game: deadlines pass without warning. "
+        "This page and your reports still show every deadline." in html
+    )
+    assert re.search(r'<input type="radio" name="digest" value="off"[^>]* checked', html)
+    assert reminders.choice_of(email_choices.saved_preference(ann)) == {
+        "digest": "off",
+        "hour": "7",
+    }
+    late = first.steps.get().deadline - timedelta(hours=2)
+    reminders.send_reminders(late)
+    reminded = set(OutboundEmail.objects.filter(kind="reminder").values_list("to", flat=True))
+    assert reminded == {"bob@example.org", "cy@example.org"}
 
 
 def test_the_digest_replaces_the_reminders_and_comes_once_a_day(now: datetime) -> None:
     first, _ = owing_games(now)
     ann = Seat.objects.get(game=first, position=0)
-    reminders.choose(ann, digest=True, hour=8)
+    reminders.choose(ann, way=reminders.DIGEST, hour=8)
     late = first.steps.get().deadline - timedelta(hours=2)
     reminders.send_reminders(late)
     reminded = set(OutboundEmail.objects.filter(kind="reminder").values_list("to", flat=True))
@@ -210,7 +229,7 @@ def test_the_digest_replaces_the_reminders_and_comes_once_a_day(now: datetime) -
 def test_a_digest_lists_only_what_is_still_owed(now: datetime) -> None:
     first, second = owing_games(now)
     ann = Seat.objects.get(game=first, position=0)
-    reminders.choose(ann, digest=True, hour=8)
+    reminders.choose(ann, way=reminders.DIGEST, hour=8)
     for game in (first, second):
         game.refresh_from_db()
         state = CHOICE.state_from_json(game.state)

@@ -63,7 +63,8 @@ def ann_on_digest(now: datetime) -> tuple[Game, Game]:
 
 
 def digest_text(email: OutboundEmail) -> str:
-    return re.sub(r"/p/[^/\s]+/", "/p/TOKEN/", email.text)
+    text = re.sub(r"/p/[^/\s]+/", "/p/TOKEN/", email.text)
+    return re.sub(r"/email/stop/([a-z-]+)/[^/\s]+/", r"/email/stop/\1/TOKEN/", text)
 
 
 def test_the_digest_comes_at_the_hour_once_however_often_the_task_runs(now: datetime) -> None:
@@ -121,8 +122,10 @@ def test_the_digest_lists_each_game_with_what_happened_since_and_what_is_owed(
         "  You chose one daily digest for these games, at 08:00 (UTC).\n"
         "  Each game's page lets you change that, and always shows every report. Whatever\n"
         "  you choose, the first report, the final standings, order receipts and reminders\n"
-        "  before a deadline you owe still come by email. If nothing arrives by a deadline,\n"
-        "  the game's default order is played for you.\n"
+        "  before a deadline you owe (unless you stopped them) still come by email. If nothing\n"
+        "  arrives by a deadline, the game's default order is played for you.\n"
+        "  To get no more reports by email, in any game: "
+        "http://127.0.0.1:8000/email/stop/all-reports/TOKEN/\n"
     )
     assert digest.html.count('class="game"') == 2
 

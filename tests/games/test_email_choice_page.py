@@ -122,7 +122,7 @@ def test_a_choice_for_all_my_seats_sets_them_all_and_the_default(
     [
         (
             {"reports": "hourly", "scope": "seat"},
-            "Choose one of the three ways to get email about this game. Nothing was changed.",
+            "Choose one of the ways to get email about this game. Nothing was changed.",
         ),
         ({"scope": "all"}, "Choose how often you want email about this game. Nothing was changed."),
         (

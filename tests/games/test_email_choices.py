@@ -238,7 +238,8 @@ def test_a_choice_that_does_not_exist_is_refused_and_changes_nothing(now: dateti
     assert refused.value.message == (
         "'hourly' is not a choice of how often to email; the choices: 'every' (every step); "
         "'owed' (only when I owe an order, with what happened since); "
-        "'digest' (a daily digest of what happened)"
+        "'digest' (a daily digest of what happened); "
+        "'none' (never: I read them on my seat's page)"
     )
     assert set(Seat.objects.values_list("reports", flat=True)) == {""}
     assert EmailPreference.objects.count() == 0
