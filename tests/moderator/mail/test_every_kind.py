@@ -1,0 +1,148 @@
+"""Every kind of email the service sends, made by the flows that send it and read back as
+a mail program reads it (Python's email parser, policy.default): who it is from and to,
+the threading headers of a seat's emails, List-Id of a game's, Auto-Submitted on every
+one, List-Unsubscribe on the mail a player may stop, and the same links in the text and
+the HTML parts."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from email import message_from_bytes, policy
+from email.message import EmailMessage
+from html import unescape
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from pytest_django.fixtures import Settings
+from time_machine import TimeMachineFixture
+
+from games import access, digests, postal, reminders, replies, tasks
+from games.engines.choice.rules import ChoiceEngine
+from games.models import Game, Seat
+from moderator.mail import building, sending
+from moderator.mail.models import OutboundEmail
+from tests.campaigns.test_postal import league_of, play_out
+from tests.factories import choice_game
+from tests.games.test_replies import SECRET, auth, post_postmark, postmark_payload
+from tests.moderator.mail.test_outbox import BACKEND, ScriptedBackend, refused
+
+pytestmark = pytest.mark.django_db
+
+SEED = bytes(range(32))
+CHOICE = ChoiceEngine()
+KINDS = sorted(
+    path.name
+    for path in (Path(settings.BASE_DIR) / "templates" / "emails").iterdir()
+    if (path / "subject.txt").exists()
+)
+# The mail a player may stop in one click (games.access.stop_headers).
+STOPPABLE = {"report", "reminder", "digest", "daily"}
+# Sent to a seat of a game, in the seat's thread.
+THREADED = {"invite", "link", "report", "final", "deadline", "receipt", "refused", "reminder"}
+
+
+@pytest.fixture(autouse=True)
+def site(settings: Settings, time_machine: TimeMachineFixture, now: datetime) -> None:
+    time_machine.move_to(now, tick=False)
+    settings.SITE_URL = "https://games.example.org"
+    settings.MAIL_DOMAIN = "games.example.org"
+    settings.INBOUND_ADDRESS = "orders@in.example.org"
+    settings.ANYMAIL = {"WEBHOOK_SECRET": SECRET}
+
+
+def owed_text(game: Game, position: int) -> str:
+    game.refresh_from_db()
+    state = CHOICE.state_from_json(game.state)
+    return CHOICE.canonical(state, position, CHOICE.default(state, position))
+
+
+def send_every_kind(now: datetime, settings: Settings) -> None:
+    """Each flow that sends mail, once."""
+    game = choice_game(3, early_processing=False)
+    postal.invite(game.pk, now=now)  # invite
+    game = postal.start_game(game.pk, now=now, seed=SEED)  # report
+    postal.rotate_link(game.pk, position=0, now=now)  # link
+    postal.send_lost_links("bob@example.org", now=now)  # lost-links
+    postal.accept_order(game_id=game.pk, position=0, text=owed_text(game, 0), source="web", now=now)
+    tasks.write_receipts()  # receipt
+    bob = Seat.objects.get(game=game, position=1)
+    reply = postmark_payload(access.reply_address(bob) or "", "W9 1+1 1+1")
+    assert post_postmark(reply, **auth(SECRET)).status_code == 200  # refused
+    step = game.steps.get(number=1)
+    postal.extend_deadline(game.pk, deadline=step.deadline + timedelta(days=1), now=now)  # deadline
+    assert reminders.send_reminders(step.deadline) >= 1  # reminder
+    reminders.choose(Seat.objects.get(game=game, position=2), way=reminders.DIGEST, hour=8)
+    assert reminders.send_digests(datetime(2026, 11, 24, 8, tzinfo=UTC)) == 1  # digest
+    postal.choose_reports(game.pk, position=1, choice="digest", everywhere=False)
+    postal.resolve_now(game.pk, now=now)
+    assert digests.send_daily_digests(datetime(2026, 11, 24, 8, tzinfo=UTC)) == 1  # daily
+    report = OutboundEmail.objects.filter(kind="report", game=game).first()
+    assert report is not None
+    report.delivery, report.delivery_detail = "bounced", "550 no such mailbox"
+    replies.mark_failing(report, now=now)  # failing
+    settings.EMAIL_BACKEND = BACKEND
+    ScriptedBackend.script = [refused(550)]
+    assert sending.send(report.pk, now=now) == "failed"  # alert
+    ScriptedBackend.script = []
+    league = league_of(now)
+    from campaigns import postal as campaigns
+
+    entry = campaigns.start_league_game(league.pk, now=now, seed=SEED)
+    play_out(entry.game, now)  # final, league
+
+
+def read(row: OutboundEmail) -> EmailMessage:
+    message = message_from_bytes(
+        building.email_message(row).message().as_bytes(), policy=policy.default
+    )
+    assert isinstance(message, EmailMessage)
+    return message
+
+
+def links(text: str) -> set[str]:
+    return {unescape(url).rstrip(".,)") for url in re.findall(r"https?://[^\s\"'<>]+", text)}
+
+
+def test_every_kind_of_email_reads_back_with_its_headers_and_both_parts(
+    now: datetime, settings: Settings
+) -> None:
+    send_every_kind(now, settings)
+    made = sorted(set(OutboundEmail.objects.values_list("kind", flat=True)))
+    assert made == KINDS
+    for kind in KINDS:
+        row = OutboundEmail.objects.filter(kind=kind).order_by("id").first()
+        assert row is not None
+        message = read(row)
+        where = f"the {kind} email"
+        assert message["Auto-Submitted"] == "auto-generated", where
+        assert message["X-Auto-Response-Suppress"] == "All", where
+        assert message["To"] == row.to and message["Subject"] == row.subject, where
+        assert message["From"] == settings.DEFAULT_FROM_EMAIL, where
+        assert message["Message-ID"] == row.message_id, where
+        assert row.message_id.endswith("@games.example.org>"), where
+        root = f"<{row.thread}@games.example.org>"
+        threading = (message["In-Reply-To"], message["References"])
+        if kind in THREADED:
+            assert row.thread.startswith(f"game-{row.game_id}-seat-"), where
+            assert threading == (root, root), where
+        elif not row.thread:
+            assert threading == (None, None), where
+        if row.game_id is not None:
+            assert message["List-Id"] == f"<game-{row.game_id}.games.example.org>", where
+        if kind in STOPPABLE:
+            stop = str(message["List-Unsubscribe"])
+            assert re.fullmatch(
+                r"\s*<https://games\.example\.org/email/stop/[a-z-]+/[0-9a-z-]+/>, "
+                r"<mailto:orders\+stop-[a-z-]+-[0-9a-z-]+@in\.example\.org\?subject=stop>",
+                stop,
+            ), (where, stop)
+            assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click", where
+        else:
+            assert message["List-Unsubscribe"] is None, where
+        text = message.get_body(("plain",))
+        html = message.get_body(("html",))
+        assert text is not None and html is not None, where
+        text_links, html_links = links(text.get_content()), links(html.get_content())
+        assert text_links == html_links, (where, text_links ^ html_links)
