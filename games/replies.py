@@ -26,7 +26,7 @@ from django.utils import timezone
 from games import access, postal
 from games.engines.base import OrderError, order_lines
 from games.models import Game, Order, Seat
-from moderator.mail import building, queueing, webhooks
+from moderator.mail import building, queueing, reading, webhooks
 from moderator.mail.models import InboundMessage, OutboundEmail
 
 log = logging.getLogger(__name__)
@@ -73,15 +73,9 @@ def handle(row: InboundMessage, message: Any, *, now: datetime) -> None:
     seat = access.seat_for_reply(recipients)
     if seat is None:
         return _done(row, Inbound.IGNORED, "no valid reply address among the recipients")
-    text = webhooks.reply_text(message)
+    text = reading.reply_text(message)
     if _empty(text):
-        _answer(
-            seat,
-            row,
-            text,
-            "your reply holds no order, so nothing was recorded: write the order above the "
-            "quoted report",
-        )
+        _answer(seat, row, text, NOT_FOUND)
         return _done(row, Inbound.REJECTED, "no order in the reply")
     try:
         order = postal.accept_order(
@@ -92,6 +86,15 @@ def handle(row: InboundMessage, message: Any, *, now: datetime) -> None:
         _answer(seat, row, text, error.message, partly_played=partly)
         return _done(row, Inbound.REJECTED, error.message)
     _done(row, Inbound.ORDER, f"order {order.pk} of {seat}", order)
+
+
+# The answer to a reply in which no order could be read (nothing above the quoted report,
+# or an HTML email whose words could not be told from the quotation).
+NOT_FOUND = (
+    "no order was found in your message, so nothing was recorded. Write the order as the "
+    "first lines of your reply, above the quoted report; if your mail program sends "
+    "formatted (HTML) email, switch it to plain text for this reply"
+)
 
 
 def _empty(text: str) -> bool:
@@ -120,7 +123,7 @@ def _answer(
                 "seat": seat,
                 "reason": reason,
                 "partly_played": partly_played,
-                "lines": text.splitlines() or [""],
+                "lines": text.splitlines(),
                 "subject": row.subject,
                 "link": access.url(token),
             },

@@ -217,28 +217,6 @@ def auto_reply_reason(message: Any) -> str | None:
     return None
 
 
-# Where a reply's own words end and the quoted report begins, in the common mail clients.
-_QUOTE_START = re.compile(
-    r"^\s*(On .{0,300}wrote:|Am .{0,300}schrieb .{0,200}:|Le .{0,300}a écrit ?:"
-    r"|-{2,}\s*Original Message\s*-{2,}|_{10,}|From: .+|Sent from my .+)\s*$",
-    re.I,
-)
-
-
-def reply_text(message: Any) -> str:
-    """The words the person wrote above the quoted report: the ESP's stripped reply when it
-    gives one, else the text part cut at the first line that starts a quotation. Lines
-    quoted with '>' and a signature after '-- ' are dropped later, by every order parser."""
-    stripped = getattr(message, "stripped_text", None)
-    text = _plain(stripped if stripped else message.text)
-    lines = []
-    for line in text.replace("\r\n", "\n").split("\n"):
-        if _QUOTE_START.match(line):
-            break
-        lines.append(line)
-    return "\n".join(lines).strip()
-
-
 def keep_inbound(message: Any, esp: str, now: datetime) -> InboundMessage:
     """Store ``message`` before anything is done with it; a message with the same
     Message-ID kept before (the ESP delivered it again) is that row."""

@@ -20,6 +20,7 @@ from time_machine import TimeMachineFixture
 from games import access, postal, tasks
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat
+from games.replies import NOT_FOUND
 from moderator.mail.models import InboundMessage, OutboundEmail
 from tests.factories import GMFactory, choice_game
 
@@ -227,10 +228,8 @@ def test_a_reply_with_no_order_above_the_quote_is_answered(game: Game) -> None:
         postmark_payload(reply_address(seat(game, 0)), "> W5 1+3 3+4\n-- \nann"), **auth()
     )
     (refused,) = refusals()
-    assert refused.text.splitlines()[4] == (
-        "  your reply holds no order, so nothing was recorded: write the order above the "
-        "quoted report"
-    )
+    assert refused.text.splitlines()[4] == f"  {NOT_FOUND}"
+    assert "What you wrote" not in refused.text
     assert Order.objects.count() == 0
 
 

@@ -1,0 +1,254 @@
+"""Replies as people write them, through each inbound webhook the service wires up
+(Postmark's JSON, Mailgun's signed form, SendGrid's parsed form, in their payload shapes):
+an HTML-only reply, attribution lines wrapped by Gmail or written in other languages, a
+stray signature separator. Each becomes the order, with its receipt; a reply in which no
+order can be read gets an answer that says so and quotes nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import pytest
+from django.test import Client
+from pytest_django.fixtures import Settings
+from time_machine import TimeMachineFixture
+
+from games import access, postal, tasks
+from games.models import Game, Order, Seat, Step
+from games.replies import NOT_FOUND
+from moderator.mail import reading
+from moderator.mail.models import InboundMessage, OutboundEmail
+from tests.factories import GMFactory
+
+pytestmark = pytest.mark.django_db
+
+SEED = bytes(range(32))
+SECRET = "hook:s3cret-one"
+SIGNING_KEY = "mailgun-signing-key"
+BID = "bid 2 3"
+QUOTE = "> Liars, step 1: your bid is due\n> Bid: open with a bid\n"
+
+
+@pytest.fixture(autouse=True)
+def inbound(settings: Settings, time_machine: TimeMachineFixture, now: datetime) -> None:
+    time_machine.move_to(now, tick=False)
+    settings.INBOUND_ADDRESS = "orders@in.example.org"
+    settings.ANYMAIL = {"WEBHOOK_SECRET": SECRET, "MAILGUN_WEBHOOK_SIGNING_KEY": SIGNING_KEY}
+
+
+@pytest.fixture
+def on_turn(now: datetime) -> Seat:
+    """The seat that owes the opening bid of a Liar's Dice game."""
+    game = postal.create_game(
+        gm=GMFactory.create(),
+        engine_key="liars-dice",
+        title="Liars",
+        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
+    )
+    game = postal.start_game(game.pk, now=now, seed=SEED)
+    step = Step.objects.get(game=game, number=1)
+    return Seat.objects.get(game=game, position=step.prompts[0]["seat"])
+
+
+def auth() -> dict[str, Any]:
+    import base64
+
+    return {"HTTP_AUTHORIZATION": "Basic " + base64.b64encode(SECRET.encode()).decode()}
+
+
+def postmark(to: str, text: str, html: str, message_id: str) -> Any:
+    payload = {
+        "From": "ann@example.org",
+        "FromFull": {"Email": "ann@example.org", "Name": "Ann", "MailboxHash": ""},
+        "To": to,
+        "ToFull": [{"Email": to, "Name": "", "MailboxHash": ""}],
+        "OriginalRecipient": to,
+        "Subject": "Re: Liars, step 1",
+        "MessageID": "73e6d360-66eb-11e1-8e72-a8904824019b",
+        "Date": "Mon, 23 Nov 2026 18:00:00 +0000",
+        "TextBody": text,
+        "HtmlBody": html,
+        "StrippedTextReply": "",
+        "Headers": [{"Name": "Message-ID", "Value": message_id}],
+        "Attachments": [],
+    }
+    return Client().post(
+        "/mail/webhooks/postmark/inbound/",
+        data=json.dumps(payload),
+        content_type="application/json",
+        **auth(),
+    )
+
+
+def mailgun(to: str, text: str, html: str, message_id: str) -> Any:
+    """A Mailgun route's forward(), fully parsed and signed, without a stripped text (the
+    service cuts the quotation itself)."""
+    timestamp, token = "1795370400", "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0"
+    signature = hmac.new(SIGNING_KEY.encode(), f"{timestamp}{token}".encode(), hashlib.sha256)
+    headers = [["Message-Id", message_id], ["From", "Ann <ann@example.org>"], ["To", to]]
+    form = {
+        "recipient": to,
+        "sender": "ann@example.org",
+        "from": "Ann <ann@example.org>",
+        "subject": "Re: Liars, step 1",
+        "body-plain": text,
+        "body-html": html,
+        "message-headers": json.dumps(headers),
+        "timestamp": timestamp,
+        "token": token,
+        "signature": signature.hexdigest(),
+    }
+    return Client().post("/mail/webhooks/mailgun/inbound/", data=form, **auth())
+
+
+def sendgrid(to: str, text: str, html: str, message_id: str) -> Any:
+    """SendGrid's Inbound Parse, parsed (not raw) form."""
+    headers = f"Message-ID: {message_id}\nFrom: ann@example.org\nTo: {to}\nSubject: Re: step 1\n"
+    form = {
+        "headers": headers,
+        "from": "ann@example.org",
+        "to": to,
+        "subject": "Re: Liars, step 1",
+        "text": text,
+        "html": html,
+        "envelope": json.dumps({"from": "ann@example.org", "to": [to]}),
+        "charsets": json.dumps({"text": "utf-8", "html": "utf-8", "subject": "utf-8"}),
+    }
+    return Client().post("/mail/webhooks/sendgrid/inbound/", data=form, **auth())
+
+
+PROVIDERS: dict[str, Callable[[str, str, str, str], Any]] = {
+    "postmark": postmark,
+    "mailgun": mailgun,
+    "sendgrid": sendgrid,
+}
+
+GMAIL_HTML = (
+    '<div dir="ltr">bid 2 3<br></div><br><div class="gmail_quote"><div dir="ltr" '
+    'class="gmail_attr">On Mon, 23 Nov 2026 at 18:00, Moderator &lt;moderator@games.'
+    'example.org&gt; wrote:<br></div><blockquote class="gmail_quote" style="margin:0">'
+    "<p>Liars, step 1: your bid is due</p><p>Bid: open with a bid</p></blockquote></div>"
+)
+REPLIES = {
+    "html only (Gmail)": ("", GMAIL_HTML),
+    "html only (Apple Mail)": (
+        "",
+        "<html><body><div>bid 2 3</div><div><br></div><div><br><blockquote "
+        'type="cite"><div>On 23 Nov 2026, at 18:00, Moderator wrote:</div><div>Liars, step '
+        "1</div></blockquote></div></body></html>",
+    ),
+    "html only (Outlook)": (
+        "",
+        '<div>bid 2 3</div><div id="appendonsend"></div><hr><div id="divRplyFwdMsg"><b>From:'
+        "</b> Moderator<br><b>Sent:</b> Monday<br></div><div>Liars, step 1: your bid is due"
+        "</div>",
+    ),
+    "gmail's attribution wrapped": (
+        f"{BID}\n\nOn Mon, 23 Nov 2026 at 18:00, Moderator <\nmoderator@games.example.org> "
+        f"wrote:\n\n{QUOTE}",
+        "",
+    ),
+    "spanish": (
+        f"{BID}\n\nEl lun, 23 nov 2026 a las 18:00, Moderator (<moderator@games.example.org>)"
+        f" escribió:\n{QUOTE}",
+        "",
+    ),
+    "italian": (
+        f"{BID}\n\nIl giorno lun 23 nov 2026 alle ore 18:00 Moderator <m@games.example.org> "
+        f"ha scritto:\n\n{QUOTE}",
+        "",
+    ),
+    "dutch": (
+        f"{BID}\n\nOp ma 23 nov. 2026 om 18:00 schreef Moderator <m@games.example.org>:\n\n{QUOTE}",
+        "",
+    ),
+    "portuguese, no blank line": (
+        f"{BID}\nEm seg., 23 de nov. de 2026 às 18:00, Moderator <m@games.example.org> "
+        f"escreveu:\n{QUOTE}",
+        "",
+    ),
+    "a stray separator": (f"{BID}\n--\nAnn\n\n{QUOTE}", ""),
+    "a signature's separator": (f"{BID}\n-- \nAnn Smith\nLiars since 1990\n", ""),
+}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("written", REPLIES)
+def test_a_reply_as_people_write_it_becomes_the_order(
+    on_turn: Seat, provider: str, written: str
+) -> None:
+    text, html = REPLIES[written]
+    address = access.reply_address(on_turn)
+    assert address is not None
+    response = PROVIDERS[provider](address, text, html, f"<{provider}-1@mail.example.net>")
+    assert response.status_code == 200
+    order = Order.objects.get()
+    assert (order.seat_id, order.source, order.text, order.canonical) == (
+        on_turn.pk,
+        "email",
+        BID,
+        BID,
+    )
+    assert InboundMessage.objects.get().state == "order"
+    assert tasks.write_receipts() == 1
+    assert OutboundEmail.objects.filter(kind="receipt", to=on_turn.email).count() == 1
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_reply_with_no_readable_order_is_answered_without_an_empty_quote(
+    on_turn: Seat, provider: str
+) -> None:
+    html = '<div class="gmail_quote"><blockquote>Liars, step 1</blockquote></div>'
+    address = access.reply_address(on_turn)
+    assert address is not None
+    response = PROVIDERS[provider](address, "", html, f"<{provider}-2@mail.example.net>")
+    assert response.status_code == 200
+    assert not Order.objects.exists()
+    refused = OutboundEmail.objects.get(kind="refused")
+    assert f"  {NOT_FOUND}\n" in refused.text
+    assert "What you wrote" not in refused.text and "\n> \n" not in refused.text
+    assert "What you wrote" not in refused.html
+    assert Game.objects.get(pk=on_turn.game_id).step_number == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        # The attribution paragraph goes, the order before it stays.
+        ("bid 2 3\n\nOn Mon, Moderator wrote:\n> x", "bid 2 3"),
+        ("bid 2 3\nEl lun, 23 nov 2026, Moderator escribió:\n> x", "bid 2 3"),
+        # Wrapped: the first half ends at the address's bracket, or holds the date.
+        ("bid 2 3\n\nOn Mon, Moderator <\nm@x.org> wrote:\n> x", "bid 2 3"),
+        ("bid 2 3\n\nOp ma 23 nov. 2026 om 18:00 schreef\nModerator:\n> x", "bid 2 3"),
+        # An order line before a one-line attribution is never taken for half of it.
+        ("liar\nModerator wrote:\n> x", "liar"),
+        ("W5 1+3 3+4\nW2 2+2 5+6\nModerator a écrit :\n> x", "W5 1+3 3+4\nW2 2+2 5+6"),
+        # Outlook's header block, the original message line, a phone's footer.
+        ("bid 2 3\n\nFrom: Moderator\nSent: Monday\n\nstep 1", "bid 2 3"),
+        ("bid 2 3\n-----Original Message-----\nstep 1", "bid 2 3"),
+        ("bid 2 3\n\nSent from my phone", "bid 2 3"),
+        # Signatures, with or without the space; nothing quoted at all.
+        ("bid 2 3\n--\nAnn", "bid 2 3"),
+        ("bid 2 3\n-- \nAnn", "bid 2 3"),
+        ("bid 2 3", "bid 2 3"),
+        ("> x\n> y", ""),
+    ],
+)
+def test_the_own_words_of_a_reply(text: str, words: str) -> None:
+    assert reading.own_words(text) == words
+
+
+def test_the_text_of_an_html_reply_keeps_lines_and_leaves_quotations_out() -> None:
+    html = (
+        "<html><head><style>p {color: red}</style></head><body><p>W5 1+3 3+4</p>"
+        "<div>W2&nbsp;2+2 5+6<br>Thanks</div><blockquote><p>W1 1+1 1+1</p></blockquote>"
+        '<div class="yahoo_quoted">On Monday</div></body></html>'
+    )
+    assert reading.html_text(html) == "W5 1+3 3+4\n\nW2 2+2 5+6\nThanks"
+    # Everything after the first quotation is the quotation's, as in a text reply.
+    assert reading.html_text("<p>bid 2 3</p><blockquote>x</blockquote><p>y</p>") == "bid 2 3"
