@@ -239,6 +239,9 @@ class Order(models.Model):
     # lists it); empty for a sealed order.
     receipt_due = models.BooleanField(default=False)
     results = models.JSONField(default=list, blank=True)
+    # The lines of an emailed order after the order that its game reads as no order (a
+    # sign-off: "Thanks,", "Ann"): left out of ``text``, and named in the receipt.
+    ignored = models.TextField(blank=True)
     # When a receipt naming this order was written: a seat's receipts for a step are
     # coalesced to one per RECEIPT_WINDOW_SECONDS (postal.write_receipts).
     receipt_at = models.DateTimeField(null=True, blank=True)

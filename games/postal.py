@@ -226,11 +226,14 @@ def accept_order(
     source: str,
     now: datetime,
     step_number: int | None = None,
+    ignored: str = "",
 ) -> Order:
     """Take in an order for the current step, or raise OrderRejected and change nothing.
 
     ``step_number``, when the order says which step it was written for (the web form
     does), turns an order for a step already resolved into a clear "too late".
+    ``ignored``: lines of an emailed order left out of it (a sign-off), which the receipt
+    names.
 
     An order whose first lines took effect at once (dice drawn) before a later line was
     refused (``OrderError.applied``) keeps those lines: their dice and events are recorded
@@ -241,7 +244,12 @@ def accept_order(
     workers' task, every RECEIPT_SECONDS).
     """
     return _accept(
-        lambda: (_seat_locking_its_game(game_id, position), None), text, source, now, step_number
+        lambda: (_seat_locking_its_game(game_id, position), None),
+        text,
+        source,
+        now,
+        step_number,
+        ignored=ignored,
     )
 
 
@@ -284,6 +292,7 @@ def _accept(
     now: datetime,
     step_number: int | None,
     admit: Callable[[Seat], bool] | None = None,
+    ignored: str = "",
 ) -> Order:
     if "\x00" in text:
         # Never a part of an order, and the record (PostgreSQL text) cannot hold it.
@@ -351,6 +360,7 @@ def _accept(
             received_at=now,
             receipt_due=refused is None,
             results=results,
+            ignored=ignored,
         )
         row.carried_over = happened
         if refused is None or prompts != step.prompts:

@@ -83,9 +83,61 @@ def handle(row: InboundMessage, message: Any, *, now: datetime) -> None:
         )
     except postal.PostalError as error:
         partly = isinstance(error, postal.OrderRejected) and error.partly_played
+        signed = None if partly else sign_off(seat, text)
+        if signed is not None:
+            try:
+                order = postal.accept_order(
+                    game_id=seat.game_id,
+                    position=seat.position,
+                    text=signed[0],
+                    source="email",
+                    now=now,
+                    ignored=signed[1],
+                )
+            except postal.PostalError:
+                pass  # the order without its sign-off is refused too: the first answer holds
+            else:
+                note = f"order {order.pk} of {seat}, its sign-off left out"
+                return _done(row, Inbound.ORDER, note, order)
         _answer(seat, row, text, error.message, partly_played=partly)
         return _done(row, Inbound.REJECTED, error.message)
     _done(row, Inbound.ORDER, f"order {order.pk} of {seat}", order)
+
+
+# At most this many lines after an order, each at most this long, are taken for a sign-off
+# written without the "-- " separator ("Thanks,", "Grüße,", "Jürgen", "Merci !").
+SIGN_OFF_LINES = 3
+SIGN_OFF_LENGTH = 60
+
+
+def sign_off(seat: Seat, text: str) -> tuple[str, str] | None:
+    """(the order, its sign-off) when ``text`` ends with at most SIGN_OFF_LINES short lines
+    that the seat's game reads as no order, each on its own, after lines it reads as an
+    order; else None. A line that is an order on its own (a mistyped extra round, a second
+    bid) is never left out: the order is refused with the game's reason instead."""
+    game = Game.objects.get(pk=seat.game_id)
+    if game.state is None:
+        return None
+    engine = game.rules
+    state = engine.state_from_json(game.state)
+
+    def reads(lines: list[str]) -> bool:
+        try:
+            engine.parse(state, seat.position, "\n".join(lines))
+        except OrderError:
+            return False
+        return True
+
+    lines = text.strip().splitlines()
+    for cut in range(1, min(SIGN_OFF_LINES, len(lines) - 1) + 1):
+        order, tail = lines[:-cut], lines[-cut:]
+        if any(len(line) > SIGN_OFF_LENGTH for line in tail):
+            return None
+        if any(line.strip() and reads([line]) for line in tail):
+            return None
+        if reads(order):
+            return "\n".join(order).strip(), "\n".join(tail).strip()
+    return None
 
 
 # The answer to a reply in which no order could be read (nothing above the quoted report,

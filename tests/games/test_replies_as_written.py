@@ -1,8 +1,9 @@
 """Replies as people write them, through each inbound webhook the service wires up
 (Postmark's JSON, Mailgun's signed form, SendGrid's parsed form, in their payload shapes):
 an HTML-only reply, attribution lines wrapped by Gmail or written in other languages, a
-stray signature separator. Each becomes the order, with its receipt; a reply in which no
-order can be read gets an answer that says so and quotes nothing."""
+stray signature separator, a sign-off without one. Each becomes the order, with its
+receipt (which names a sign-off left out); a reply in which no order can be read gets an
+answer that says so and quotes nothing."""
 
 from __future__ import annotations
 
@@ -252,3 +253,54 @@ def test_the_text_of_an_html_reply_keeps_lines_and_leaves_quotations_out() -> No
     assert reading.html_text(html) == "W5 1+3 3+4\n\nW2 2+2 5+6\nThanks"
     # Everything after the first quotation is the quotation's, as in a text reply.
     assert reading.html_text("<p>bid 2 3</p><blockquote>x</blockquote><p>y</p>") == "bid 2 3"
+
+
+SIGN_OFFS = {
+    "german": "Grüße,\nJürgen",
+    "french": "Merci !",
+    "english, one line": "Thanks, Ann",
+    "after a blank line": "\nCheers\nAnn",
+}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("written", SIGN_OFFS)
+def test_a_sign_off_without_its_separator_is_left_out_and_named_in_the_receipt(
+    on_turn: Seat, provider: str, written: str
+) -> None:
+    sign_off = SIGN_OFFS[written]
+    address = access.reply_address(on_turn)
+    assert address is not None
+    text = f"{BID}\n{sign_off}\n\n{QUOTE}"
+    response = PROVIDERS[provider](address, text, "", f"<{provider}-3@mail.example.net>")
+    assert response.status_code == 200
+    order = Order.objects.get()
+    assert (order.text, order.canonical, order.ignored) == (BID, BID, sign_off.strip())
+    assert InboundMessage.objects.get().state == "order"
+    assert tasks.write_receipts() == 1
+    receipt = OutboundEmail.objects.get(kind="receipt")
+    left_out = "".join(f"  > {line}\n" for line in sign_off.strip().splitlines())
+    assert (
+        "These lines after it were left out, since they are no order (a greeting or a name):"
+        f"\n\n{left_out}"
+    ) in receipt.text
+    assert not OutboundEmail.objects.filter(kind="refused").exists()
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        # An order line on its own: never taken for a sign-off.
+        "bid 3 3",
+        # Too long for a sign-off: the whole reply is refused, as written.
+        "Thanks for running this game, it is the best part of my week, really!",
+    ],
+)
+def test_a_line_that_is_an_order_or_long_is_not_a_sign_off(on_turn: Seat, after: str) -> None:
+    address = access.reply_address(on_turn)
+    assert address is not None
+    postmark(address, f"{BID}\n{after}", "", "<postmark-4@mail.example.net>")
+    assert not Order.objects.exists()
+    refused = OutboundEmail.objects.get(kind="refused")
+    assert f"> {BID}\n> {after}\n" in refused.text
+    assert InboundMessage.objects.get().state == "rejected"
