@@ -1,23 +1,46 @@
 # The two commands a new user needs: `make run` and `make test`.
-# Both create the virtual environment in .venv and install the locked packages first.
+# Both create the virtual environment in .venv and install the locked packages first:
+# `make run` what the service runs (requirements.lock), the rest what tests and checks
+# need besides (requirements-dev.lock). The packages go in with uv, from the package
+# registry, when it can be had (several times faster than pip), else with pip.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
+UV_VERSION := 0.13.9
+RUNTIME := $(VENV)/.runtime-$(shell cat requirements.lock | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cat requirements.lock requirements-dev.lock | cksum | cut -d' ' -f1)
 
-.PHONY: run test test-later check fmt lint venv bench clean browser faketime
+.PHONY: run test test-later check fmt lint venv bench clean browser faketime lock
 
-$(STAMP): requirements.lock pyproject.toml
+define install
+	{ $(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION) \
+	  && $(BIN)/uv pip install --quiet --python $(BIN)/python -r $(1); } \
+	|| $(BIN)/python -m pip install --quiet --disable-pip-version-check -r $(1)
+endef
+
+$(RUNTIME): requirements.lock
 	$(PYTHON) -c 'import sys; sys.exit("Python 3.11 or newer is needed" if sys.version_info < (3, 11) else 0)'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(call install,requirements.lock)
+	rm -f $(VENV)/.runtime-*
+	touch $(RUNTIME)
+
+$(STAMP): $(RUNTIME) requirements-dev.lock
+	$(call install,requirements-dev.lock)
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
 venv: $(STAMP)
 
+# Both lock files again from pyproject.toml (pins kept unless a range moved; add --upgrade
+# to take newer versions).
+lock: $(RUNTIME)
+	$(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 -o requirements.lock
+	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
+	  -o requirements-dev.lock
+
 # Web, Celery worker and beat on the embedded default (SQLite, filesystem broker, mail in var/).
-run: venv
+run: $(RUNTIME)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho start -f Procfile
