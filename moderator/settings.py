@@ -89,7 +89,7 @@ SECRET_KEY_FALLBACKS = envlist("SECRET_KEY_FALLBACKS")
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 # Health checks from inside the host or container ask for 127.0.0.1 over plain HTTP.
 ALLOWED_HOSTS += [host for host in ("127.0.0.1", "localhost") if host not in ALLOWED_HOSTS]
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
 SITE_URL = envstr("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 
 INSTALLED_APPS = [
@@ -350,6 +350,10 @@ AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_DISABLE_ACCESS_LOG = True
 # No banner on every start and manage.py command; failures and lock-outs are still logged.
 AXES_VERBOSE = False
+
+# /metrics for Prometheus (games/metrics.py): off unless set; a scrape sends it as a bearer
+# token.
+METRICS_TOKEN = envstr("METRICS_TOKEN")
 
 LOGGING = {
     "version": 1,

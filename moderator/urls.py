@@ -2,10 +2,12 @@ from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
+from games.metrics import metrics
 from moderator.health import healthz
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics, name="metrics"),
     path("admin/", admin.site.urls),
     path("gm/campaigns/", include("campaigns.urls")),
     path("gm/", include("games.gm_urls")),
