@@ -954,6 +954,19 @@ def _close_step(
     step.closed_at = now
     step.closed_by = closed_by
     step.save(update_fields=["status", "state_after", "closed_at", "closed_by"])
+    log.info(
+        "step resolved: game %s, step %s, by %s",
+        step.game_id,
+        step.number,
+        str(closed_by),
+        extra={
+            "event": "step_resolved",
+            "game": step.game_id,
+            "step": step.number,
+            "outcome": str(closed_by),
+            "finished": engine.standings(state) is not None,
+        },
+    )
     return step.state_after
 
 

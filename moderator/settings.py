@@ -355,10 +355,24 @@ AXES_VERBOSE = False
 # token.
 METRICS_TOKEN = envstr("METRICS_TOKEN")
 
+# One line per log record on standard error; LOG_FORMAT=json writes each as a JSON object
+# (python-json-logger) with the record's fields: a resolved step's game, step and outcome,
+# a sent email's outbox row, kind and game (docs/operations.md, "Logs").
+LOG_FORMAT = envstr("LOG_FORMAT", "text")
+if LOG_FORMAT not in ("text", "json"):
+    raise ImproperlyConfigured("LOG_FORMAT must be text or json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
     # django-axes says at INFO what every successful login cleared; failures and lock-outs
     # are warnings.

@@ -28,6 +28,7 @@ from __future__ import annotations
 import enum
 import logging
 import random
+import re
 import smtplib
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -186,6 +187,9 @@ def _send_group(
     sent, failed, late = _hand_over(rows, mail, deadline)
     states = dict.fromkeys(sent, State.SENT.value)
     _record_sent(sent, now)
+    for row in rows:
+        if row.pk in sent:
+            _log_outcome(row, "sent", logging.INFO, "email sent")
     for row, error in failed:
         states[row.pk] = _failed_attempt(row, error, now)
     if late:
@@ -282,6 +286,30 @@ def _hand_over(
     return sent, failed, []
 
 
+def _log_outcome(row: OutboundEmail, outcome: str, level: int, what: str, reason: str = "") -> None:
+    """One line per email and outcome: its outbox row, kind and game (never the address:
+    an SMTP server's reason often names it)."""
+    if reason and row.to:
+        reason = re.sub(re.escape(row.to), "<address>", reason, flags=re.IGNORECASE)
+    log.log(
+        level,
+        "%s: outbox row %s, %s, game %s%s",
+        what,
+        row.pk,
+        row.kind,
+        row.game_id,
+        f": {reason}" if reason else "",
+        extra={
+            "event": "email",
+            "outbox": row.pk,
+            "kind": row.kind,
+            "game": row.game_id,
+            "outcome": outcome,
+            "attempts": row.attempts,
+        },
+    )
+
+
 def _record_sent(sent: dict[int, str], now: datetime) -> None:
     """Every row sent, in one query (its ESP message id, when there is one, per row)."""
     if not sent:
@@ -327,7 +355,7 @@ def _failed_attempt(row: OutboundEmail, error: Exception, now: datetime) -> str:
     failure = classify(error)
     if failure is Failure.UNKNOWN:
         # As a worker killed mid-send (mark_unknown): the GM sees it and may send it again.
-        log.warning("outbox row %s: outcome unknown, not sent again: %s", row.pk, reason)
+        _log_outcome(row, "unknown", logging.WARNING, "email outcome unknown", reason)
         _attempt(row).update(
             state=State.UNKNOWN,
             last_error=f"{NEVER_CONFIRMED}: {reason}",
@@ -336,7 +364,7 @@ def _failed_attempt(row: OutboundEmail, error: Exception, now: datetime) -> str:
         return State.UNKNOWN
     transient = failure is Failure.TRANSIENT
     if transient and row.attempts < settings.MAIL_MAX_ATTEMPTS:
-        log.info("outbox row %s: attempt %s failed, will retry: %s", row.pk, row.attempts, reason)
+        _log_outcome(row, "retry", logging.INFO, "email attempt failed, will retry", reason)
         _attempt(row).update(
             state=State.PENDING,
             last_error=reason,
@@ -345,7 +373,7 @@ def _failed_attempt(row: OutboundEmail, error: Exception, now: datetime) -> str:
         return State.PENDING
     if transient:
         reason = f"gave up after {row.attempts} attempts; the last one: {reason}"
-    log.warning("outbox row %s failed: %s", row.pk, reason)
+    _log_outcome(row, "failed", logging.WARNING, "email failed", reason)
     with transaction.atomic():
         if _attempt(row).update(state=State.FAILED, last_error=reason, next_attempt_at=None):
             _alert_gm(row, reason)
