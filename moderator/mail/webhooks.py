@@ -2,13 +2,15 @@
 events. This module keeps them (once each) and reads them; what they mean for a game is
 ``games.replies``.
 
-The URLs (``urls``) are anymail's own views for each ESP we support, behind one more
-check: a webhook answers 403 unless ``ANYMAIL["WEBHOOK_SECRET"]`` is set, so no URL ever
-takes posts from anyone. A post without the basic-auth secret (any of the listed ones, for
-rotation), or with a wrong one, answers 401 with a Basic challenge, before anymail looks at
-it; a post whose ESP signature does not hold (Mailgun's, SendGrid's when its key is set)
-answers 403; a payload that cannot be read answers 400; a webhook whose ESP setting anymail
-needs is missing answers 503. None of them stores anything.
+The URLs (``urls``) are anymail's own views for every ESP anymail takes inbound email from,
+behind one more check: a webhook answers 403 unless ``ANYMAIL["WEBHOOK_SECRET"]`` is set, so
+no URL ever takes posts from anyone. A post without the basic-auth secret (any of the listed
+ones, for rotation), or with a wrong one, answers 401 with a Basic challenge, before anymail
+looks at it; a post whose ESP signature does not hold (Mailgun's, Mandrill's, MailerSend's
+and Postal's; SendGrid's, Mailtrap's and Resend's when their key is set) answers 403; a
+payload that cannot be read answers 400; a webhook whose ESP setting anymail needs is
+missing, or whose package is not installed (boto3 for Amazon SES, cryptography for Postal,
+svix for Resend's signatures), answers 503. None of them stores anything.
 """
 
 from __future__ import annotations
@@ -27,9 +29,21 @@ from anymail.exceptions import (
     AnymailWebhookValidationFailure,
 )
 from anymail.utils import get_request_basic_auth
+from anymail.webhooks.amazon_ses import AmazonSESInboundWebhookView, AmazonSESTrackingWebhookView
+from anymail.webhooks.brevo import BrevoInboundWebhookView, BrevoTrackingWebhookView
+from anymail.webhooks.mailersend import (
+    MailerSendInboundWebhookView,
+    MailerSendTrackingWebhookView,
+)
 from anymail.webhooks.mailgun import MailgunInboundWebhookView, MailgunTrackingWebhookView
+from anymail.webhooks.mailjet import MailjetInboundWebhookView, MailjetTrackingWebhookView
+from anymail.webhooks.mailtrap import MailtrapInboundWebhookView, MailtrapTrackingWebhookView
+from anymail.webhooks.mandrill import MandrillCombinedWebhookView
+from anymail.webhooks.postal import PostalInboundWebhookView, PostalTrackingWebhookView
 from anymail.webhooks.postmark import PostmarkInboundWebhookView, PostmarkTrackingWebhookView
+from anymail.webhooks.resend import ResendInboundWebhookView, ResendTrackingWebhookView
 from anymail.webhooks.sendgrid import SendGridInboundWebhookView, SendGridTrackingWebhookView
+from anymail.webhooks.sparkpost import SparkPostInboundWebhookView, SparkPostTrackingWebhookView
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
@@ -177,11 +191,19 @@ def _payload_checked(view_class: type[Any]) -> type[Any]:
     return type(view_class.__name__, (_SignatureChecked, _PayloadChecked, view_class), {})
 
 
-# Each ESP we support, with its inbound and its tracking view.
+# Every ESP anymail takes inbound email from, with its inbound and its tracking view.
 _ESPS = [
+    ("amazon_ses", AmazonSESInboundWebhookView, AmazonSESTrackingWebhookView),
+    ("brevo", BrevoInboundWebhookView, BrevoTrackingWebhookView),
+    ("mailersend", MailerSendInboundWebhookView, MailerSendTrackingWebhookView),
     ("mailgun", MailgunInboundWebhookView, MailgunTrackingWebhookView),
+    ("mailjet", MailjetInboundWebhookView, MailjetTrackingWebhookView),
+    ("mailtrap", MailtrapInboundWebhookView, MailtrapTrackingWebhookView),
+    ("postal", PostalInboundWebhookView, PostalTrackingWebhookView),
     ("postmark", PostmarkInboundWebhookView, PostmarkTrackingWebhookView),
+    ("resend", ResendInboundWebhookView, ResendTrackingWebhookView),
     ("sendgrid", SendGridInboundWebhookView, SendGridTrackingWebhookView),
+    ("sparkpost", SparkPostInboundWebhookView, SparkPostTrackingWebhookView),
 ]
 
 # URL name -> (route under /mail/webhooks/, view).
@@ -190,6 +212,8 @@ _VIEWS: dict[str, tuple[str, type[Any]]] = {
     for esp, inbound, tracking in _ESPS
     for kind, view in (("inbound", inbound), ("tracking", tracking))
 }
+# Mandrill posts inbound emails and tracking events to one URL, signed with one key.
+_VIEWS["mandrill"] = ("mandrill/", _payload_checked(MandrillCombinedWebhookView))
 
 urlpatterns: list[URLPattern] = [
     path(route, _secret_required(view.as_view()), name=name)
