@@ -275,3 +275,18 @@ def test_the_secret_is_asked_for_before_a_missing_esp_setting_is_told(settings: 
     response = post(url, body())
     assert (response.status_code, response["WWW-Authenticate"]) == (401, CHALLENGE)
     assert stored() == (0, 0)
+
+
+def test_sendgrids_verification_key_without_cryptography_answers_503(settings: Settings) -> None:
+    # The locked requirements leave out cryptography, with which anymail checks the key.
+    settings.ANYMAIL = {
+        "WEBHOOK_SECRET": [SECRET],
+        "SENDGRID_TRACKING_WEBHOOK_VERIFICATION_KEY": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE",
+    }
+    response = post("/mail/webhooks/sendgrid/tracking/", sendgrid_tracking(), **auth())
+    assert (response.status_code, response.content) == (
+        503,
+        b"this webhook is not set up: The cryptography package isn't installed but is needed "
+        b'for this ESP. (Be sure to use `pip install "django-anymail[sendgrid]"`.)',
+    )
+    assert stored() == (0, 0)
