@@ -290,3 +290,13 @@ def test_sendgrids_verification_key_without_cryptography_answers_503(settings: S
         b'for this ESP. (Be sure to use `pip install "django-anymail[sendgrid]"`.)',
     )
     assert stored() == (0, 0)
+
+
+def test_a_signature_anymail_cannot_read_to_check_answers_400_and_stores_nothing() -> None:
+    # Anymail's Mailgun check reads the block's fields and fails on a string (TypeError).
+    body = json.loads(mailgun_tracking()["data"])
+    response = post(
+        "/mail/webhooks/mailgun/tracking/", as_json({**body, "signature": "x"}), **auth()
+    )
+    assert response.status_code == 400
+    assert stored() == (0, 0)
