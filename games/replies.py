@@ -35,7 +35,12 @@ Inbound = InboundMessage.State
 
 
 def on_inbound(sender: Any, event: Any, esp_name: str, **kwargs: Any) -> None:
-    receive(event.message, esp_name, now=timezone.now())
+    message = getattr(event, "message", None)
+    if message is None:
+        # Nothing was sent to us: Mailtrap's "Test your integration" post (anymail signals
+        # no event for it), a Resend notification that names no email.
+        return
+    receive(message, esp_name, now=timezone.now())
 
 
 def on_tracking(sender: Any, event: Any, esp_name: str, **kwargs: Any) -> None:

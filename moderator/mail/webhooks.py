@@ -2,28 +2,48 @@
 events. This module keeps them (once each) and reads them; what they mean for a game is
 ``games.replies``.
 
-The URLs (``urls``) are anymail's own views for each ESP we support, behind one more
-check: a webhook answers 403 unless ``ANYMAIL["WEBHOOK_SECRET"]`` is set, so no URL ever
-takes posts from anyone. A post without the basic-auth secret (any of the listed ones, for
-rotation), or with a wrong one, answers 401 with a Basic challenge; a post whose ESP
-signature does not hold (Mailgun's, SendGrid's when its key is set) answers 403; a payload
-that cannot be read answers 400. None of them stores anything.
+The URLs (``urls``) are anymail's own views for every ESP anymail takes inbound email from,
+behind one more check: a webhook answers 403 unless ``ANYMAIL["WEBHOOK_SECRET"]`` is set, so
+no URL ever takes posts from anyone. A post without the basic-auth secret (any of the listed
+ones, for rotation), or with a wrong one, answers 401 with a Basic challenge, before anymail
+looks at it; a post whose ESP signature does not hold (Mailgun's, Mandrill's, MailerSend's
+and Postal's; SendGrid's, Mailtrap's and Resend's when their key is set) answers 403; a
+payload that cannot be read answers 400; a webhook whose ESP setting anymail needs is
+missing, or whose package is not installed (boto3 for Amazon SES, cryptography for Postal's
+and SendGrid's signatures, svix for Resend's), answers 503. None of them stores anything.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Callable
 from datetime import datetime
 from email.utils import parseaddr
 from typing import Any, cast
 
-from anymail.exceptions import AnymailConfigurationError, AnymailWebhookValidationFailure
+from anymail.exceptions import (
+    AnymailAPIError,
+    AnymailConfigurationError,
+    AnymailWebhookValidationFailure,
+)
 from anymail.utils import get_request_basic_auth
+from anymail.webhooks.amazon_ses import AmazonSESInboundWebhookView, AmazonSESTrackingWebhookView
+from anymail.webhooks.brevo import BrevoInboundWebhookView, BrevoTrackingWebhookView
+from anymail.webhooks.mailersend import (
+    MailerSendInboundWebhookView,
+    MailerSendTrackingWebhookView,
+)
 from anymail.webhooks.mailgun import MailgunInboundWebhookView, MailgunTrackingWebhookView
+from anymail.webhooks.mailjet import MailjetInboundWebhookView, MailjetTrackingWebhookView
+from anymail.webhooks.mailtrap import MailtrapInboundWebhookView, MailtrapTrackingWebhookView
+from anymail.webhooks.mandrill import MandrillCombinedWebhookView
+from anymail.webhooks.postal import PostalInboundWebhookView, PostalTrackingWebhookView
 from anymail.webhooks.postmark import PostmarkInboundWebhookView, PostmarkTrackingWebhookView
+from anymail.webhooks.resend import ResendInboundWebhookView, ResendTrackingWebhookView
 from anymail.webhooks.sendgrid import SendGridInboundWebhookView, SendGridTrackingWebhookView
+from anymail.webhooks.sparkpost import SparkPostInboundWebhookView, SparkPostTrackingWebhookView
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
@@ -32,6 +52,8 @@ from django.utils.crypto import constant_time_compare
 from django.views.decorators.csrf import csrf_exempt
 
 from moderator.mail.models import DeliveryEvent, InboundMessage, OutboundEmail
+
+log = logging.getLogger(__name__)
 
 Delivery = OutboundEmail.Delivery
 State = OutboundEmail.State
@@ -65,11 +87,45 @@ _RANK = {
 # --- the URLs -----------------------------------------------------------------------------
 
 
+def _secrets() -> list[str]:
+    """The basic-auth secrets a post may carry: one string, or a list while one is rotated
+    out (as anymail reads ``WEBHOOK_SECRET``)."""
+    configured = cast("str | list[str]", settings.ANYMAIL.get("WEBHOOK_SECRET") or [])
+    return [configured] if isinstance(configured, str) else list(configured)
+
+
+def _unauthorized() -> HttpResponse:
+    response = HttpResponse("the webhook's credentials are missing or wrong", status=401)
+    response["WWW-Authenticate"] = 'Basic realm="webhooks", charset="UTF-8"'
+    return response
+
+
+def _not_set_up(request: HttpRequest, error: AnymailConfigurationError) -> HttpResponse:
+    reason = " ".join(str(error).split())
+    log.error("%s is not set up: %s", request.path, reason)
+    return HttpResponse(f"this webhook is not set up: {reason}", status=503)
+
+
 def _secret_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """``view`` behind the basic-auth secret, checked before anymail builds its view (which
+    may need settings or packages): a post without it, or with a wrong one, answers 401 and
+    a Basic challenge, which basic-auth clients (Amazon SNS among them) expect. A HEAD, with
+    which Mandrill checks a URL before it shows the key to sign with, stays open: it answers
+    nothing. A webhook whose ESP setting (or package) anymail needs is missing answers 503,
+    not 500 with a traceback: the ESP retries, and the mail arrives once it is set."""
+
     def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not settings.ANYMAIL.get("WEBHOOK_SECRET"):
+        secrets = _secrets()
+        if not secrets:
             return HttpResponseForbidden("webhooks are off: ANYMAIL_WEBHOOK_SECRET is not set")
-        return view(request, *args, **kwargs)
+        if request.method == "POST":
+            given = get_request_basic_auth(request)
+            if given is None or not any(constant_time_compare(given, s) for s in secrets):
+                return _unauthorized()
+        try:
+            return view(request, *args, **kwargs)
+        except AnymailConfigurationError as error:
+            return _not_set_up(request, error)
 
     return csrf_exempt(guarded)
 
@@ -97,40 +153,32 @@ class _PayloadChecked:
 
 
 class _Refused(Exception):
-    """A post whose credentials do not hold, answered ``response``."""
+    """A post whose signature does not hold, answered ``response``."""
 
     def __init__(self, response: HttpResponse) -> None:
         super().__init__(response.status_code)
         self.response = response
 
 
-def _unauthorized() -> HttpResponse:
-    response = HttpResponse("the webhook's credentials are missing or wrong", status=401)
-    response["WWW-Authenticate"] = 'Basic realm="webhooks", charset="UTF-8"'
-    return response
+class _SignatureChecked:
+    """Mixed into anymail's views: anymail's own validators (the basic-auth secret again,
+    the ESP's signature where it signs its posts) run as anymail runs them, but a post they
+    refuse answers 403 (anymail answers 400: its validation failure is a
+    SuspiciousOperation), and one whose body they cannot read to check it answers 400. A
+    setting the check needs that is missing reaches ``_secret_required``: 503."""
 
-
-class _CredentialsChecked:
-    """Mixed into anymail's views, before the payload is read: a post without the
-    basic-auth secret or with a wrong one answers 401 and a Basic challenge, which
-    basic-auth clients expect (anymail answers 400 for both: its validation failure is a
-    SuspiciousOperation); a post with the secret whose ESP signature does not hold, or is
-    missing, answers 403. The secret is checked as anymail checks it, and anymail's own
-    validators (the secret again, the signature) run after it."""
-
-    basic_auth: list[str]
+    esp_name: str
 
     def run_validators(self, request: HttpRequest) -> None:
-        given = get_request_basic_auth(request)
-        if given is None or not any(
-            constant_time_compare(given, secret) for secret in self.basic_auth
-        ):
-            raise _Refused(_unauthorized())
         try:
             cast(Any, super()).run_validators(request)
         except AnymailWebhookValidationFailure as failure:
             forbidden = HttpResponseForbidden("the ESP's signature of this post does not hold")
             raise _Refused(forbidden) from failure
+        except (*_UNREADABLE, AnymailAPIError) as error:
+            raise AnymailWebhookValidationFailure(
+                f"{self.esp_name} webhook: unreadable payload ({type(error).__name__}: {error})"
+            ) from error
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         try:
@@ -140,25 +188,36 @@ class _CredentialsChecked:
 
 
 def _payload_checked(view_class: type[Any]) -> type[Any]:
-    return type(view_class.__name__, (_CredentialsChecked, _PayloadChecked, view_class), {})
+    return type(view_class.__name__, (_SignatureChecked, _PayloadChecked, view_class), {})
 
 
-_VIEWS = {
-    esp: (_payload_checked(inbound), _payload_checked(tracking))
-    for esp, inbound, tracking in [
-        ("mailgun", MailgunInboundWebhookView, MailgunTrackingWebhookView),
-        ("postmark", PostmarkInboundWebhookView, PostmarkTrackingWebhookView),
-        ("sendgrid", SendGridInboundWebhookView, SendGridTrackingWebhookView),
-    ]
+# Every ESP anymail takes inbound email from, with its inbound and its tracking view.
+_ESPS = [
+    ("amazon_ses", AmazonSESInboundWebhookView, AmazonSESTrackingWebhookView),
+    ("brevo", BrevoInboundWebhookView, BrevoTrackingWebhookView),
+    ("mailersend", MailerSendInboundWebhookView, MailerSendTrackingWebhookView),
+    ("mailgun", MailgunInboundWebhookView, MailgunTrackingWebhookView),
+    ("mailjet", MailjetInboundWebhookView, MailjetTrackingWebhookView),
+    ("mailtrap", MailtrapInboundWebhookView, MailtrapTrackingWebhookView),
+    ("postal", PostalInboundWebhookView, PostalTrackingWebhookView),
+    ("postmark", PostmarkInboundWebhookView, PostmarkTrackingWebhookView),
+    ("resend", ResendInboundWebhookView, ResendTrackingWebhookView),
+    ("sendgrid", SendGridInboundWebhookView, SendGridTrackingWebhookView),
+    ("sparkpost", SparkPostInboundWebhookView, SparkPostTrackingWebhookView),
+]
+
+# URL name -> (route under /mail/webhooks/, view).
+_VIEWS: dict[str, tuple[str, type[Any]]] = {
+    f"{esp}_{kind}": (f"{esp}/{kind}/", _payload_checked(view))
+    for esp, inbound, tracking in _ESPS
+    for kind, view in (("inbound", inbound), ("tracking", tracking))
 }
+# Mandrill posts inbound emails and tracking events to one URL, signed with one key.
+_VIEWS["mandrill"] = ("mandrill/", _payload_checked(MandrillCombinedWebhookView))
 
 urlpatterns: list[URLPattern] = [
-    pattern
-    for esp, (inbound_view, tracking_view) in _VIEWS.items()
-    for pattern in (
-        path(f"{esp}/inbound/", _secret_required(inbound_view.as_view()), name=f"{esp}_inbound"),
-        path(f"{esp}/tracking/", _secret_required(tracking_view.as_view()), name=f"{esp}_tracking"),
-    )
+    path(route, _secret_required(view.as_view()), name=name)
+    for name, (route, view) in _VIEWS.items()
 ]
 
 

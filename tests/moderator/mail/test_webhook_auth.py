@@ -1,7 +1,8 @@
 """Every wired webhook URL answers a post without the basic-auth secret, or with a wrong
 one, 401 with a Basic challenge; a post whose ESP signature does not hold 403; a payload it
-cannot read, with the right credentials, 400; and none of them stores anything. The posts
-are the ESPs' real payload shapes, which the same URL takes with the right credentials."""
+cannot read, with the right credentials, 400; a webhook whose ESP setting is missing 503;
+and none of them stores anything. The posts are the ESPs' real payload shapes, which the
+same URL takes with the right credentials."""
 
 from __future__ import annotations
 
@@ -245,5 +246,57 @@ def test_the_secret_with_a_payload_that_cannot_be_read_answers_400_and_stores_no
 ) -> None:
     url, _ = URLS[name]
     response = post(url, unreadable(name), **auth())
+    assert response.status_code == 400
+    assert stored() == (0, 0)
+
+
+@pytest.mark.parametrize("name", ["mailgun inbound", "mailgun tracking"])
+def test_a_webhook_whose_esp_setting_is_missing_answers_503_and_stores_nothing(
+    name: str, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings.ANYMAIL = {"WEBHOOK_SECRET": [SECRET]}
+    url, body = URLS[name]
+    response = post(url, body(), **auth())
+    reason = (
+        "You must set ANYMAIL = {'MAILGUN_WEBHOOK_SIGNING_KEY': ...} or "
+        "ANYMAIL_MAILGUN_WEBHOOK_SIGNING_KEY in your Django settings"
+    )
+    assert (response.status_code, response.content) == (
+        503,
+        f"this webhook is not set up: {reason}".encode(),
+    )
+    assert caplog.messages[0] == f"{url} is not set up: {reason}"
+    assert stored() == (0, 0)
+
+
+def test_the_secret_is_asked_for_before_a_missing_esp_setting_is_told(settings: Settings) -> None:
+    settings.ANYMAIL = {"WEBHOOK_SECRET": [SECRET]}
+    url, body = URLS["mailgun inbound"]
+    response = post(url, body())
+    assert (response.status_code, response["WWW-Authenticate"]) == (401, CHALLENGE)
+    assert stored() == (0, 0)
+
+
+def test_sendgrids_verification_key_without_cryptography_answers_503(settings: Settings) -> None:
+    # The locked requirements leave out cryptography, with which anymail checks the key.
+    settings.ANYMAIL = {
+        "WEBHOOK_SECRET": [SECRET],
+        "SENDGRID_TRACKING_WEBHOOK_VERIFICATION_KEY": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE",
+    }
+    response = post("/mail/webhooks/sendgrid/tracking/", sendgrid_tracking(), **auth())
+    assert (response.status_code, response.content) == (
+        503,
+        b"this webhook is not set up: The cryptography package isn't installed but is needed "
+        b'for this ESP. (Be sure to use `pip install "django-anymail[sendgrid]"`.)',
+    )
+    assert stored() == (0, 0)
+
+
+def test_a_signature_anymail_cannot_read_to_check_answers_400_and_stores_nothing() -> None:
+    # Anymail's Mailgun check reads the block's fields and fails on a string (TypeError).
+    body = json.loads(mailgun_tracking()["data"])
+    response = post(
+        "/mail/webhooks/mailgun/tracking/", as_json({**body, "signature": "x"}), **auth()
+    )
     assert response.status_code == 400
     assert stored() == (0, 0)

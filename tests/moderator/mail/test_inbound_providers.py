@@ -1,0 +1,1097 @@
+"""Orders by email reply through the ESPs wired besides Postmark, Mailgun and SendGrid, each
+in its own payload shape (taken from django-anymail's tests of that ESP) posted to its real
+URL: the reply becomes the order, with its receipt. Without the basic-auth secret a post
+answers 401; where the ESP signs its posts, a forged or missing signature answers 403;
+where anymail needs a setting (or a package) that is missing, 503; none of them stores
+anything. The tracking URL of each of those ESPs takes a delivered or bounced event.
+
+Resend and Mailtrap post only a notification, and anymail fetches the email from their API:
+a local HTTP server stands in for that API (the ESP's edge). Amazon SES (boto3) and Postal
+(cryptography) need a package the locked requirements leave out: here their URLs can only
+be shown to refuse posts, with 503, rather than fail with 500."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+from django.test import Client
+from pytest_django.fixtures import Settings
+from time_machine import TimeMachineFixture
+
+from games import access, postal, tasks
+from games.models import Order, Seat, Step
+from moderator.mail.models import DeliveryEvent, InboundMessage, OutboundEmail
+from tests.factories import GMFactory
+
+pytestmark = pytest.mark.django_db
+
+SEED = bytes(range(32))
+SECRET = "hook:s3cret-one"
+MANDRILL_KEY = "mandrill-webhook-key"
+MAILERSEND_INBOUND_SECRET = "mailersend-inbound-secret"
+MAILERSEND_SIGNING_SECRET = "mailersend-signing-secret"
+MAILTRAP_INBOUND_SECRET = "mailtrap-inbound-secret"
+MAILTRAP_TRACKING_SECRET = "mailtrap-tracking-secret"
+BID = "bid 2 3"
+REPLY = (
+    f"{BID}\n\nOn Mon, 23 Nov 2026 at 18:00, Moderator <moderator@games.example.org> wrote:\n"
+    "> Liars, step 1: your bid is due\n> Bid: open with a bid\n"
+)
+REPLY_HTML = (
+    f'<div dir="ltr">{BID}</div><br><div class="gmail_quote"><div class="gmail_attr">On Mon, '
+    "23 Nov 2026 at 18:00, Moderator wrote:</div><blockquote>Liars, step 1</blockquote></div>"
+)
+SUBJECT = "Re: Liars, step 1"
+Post = dict[str, Any]
+
+
+class EspApi:
+    """A stand-in for an ESP's own API on a local port, from which anymail fetches the
+    inbound email a webhook only names: ``serve`` a path, read what was ``asked``."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, tuple[str, bytes]] = {}
+        self.asked: list[tuple[str, str | None]] = []
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                api.asked.append((self.path, self.headers.get("Authorization")))
+                content_type, body = api.files.get(self.path, ("text/plain", b"not found"))
+                self.send_response(200 if self.path in api.files else 404)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True)
+        self.thread.start()
+
+    def serve(self, path: str, content_type: str, body: bytes) -> str:
+        self.files[path] = (content_type, body)
+        return self.url + path
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+@pytest.fixture
+def esp_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[EspApi]:
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    api = EspApi()
+    yield api
+    api.close()
+
+
+@pytest.fixture(autouse=True)
+def hooks(
+    settings: Settings, time_machine: TimeMachineFixture, now: datetime, esp_api: EspApi
+) -> None:
+    time_machine.move_to(now, tick=False)
+    settings.INBOUND_ADDRESS = "orders@in.example.org"
+    settings.ANYMAIL = {
+        "WEBHOOK_SECRET": [SECRET],
+        "BREVO_API_KEY": "brevo-api-key",
+        "MANDRILL_WEBHOOK_KEY": MANDRILL_KEY,
+        "MAILERSEND_INBOUND_SECRET": MAILERSEND_INBOUND_SECRET,
+        "MAILERSEND_SIGNING_SECRET": MAILERSEND_SIGNING_SECRET,
+        "MAILTRAP_API_TOKEN": "mailtrap-api-token",
+        "MAILTRAP_API_URL": f"{esp_api.url}/api/",
+        "MAILTRAP_INBOUND_SECRET": MAILTRAP_INBOUND_SECRET,
+        "MAILTRAP_TRACKING_SECRET": MAILTRAP_TRACKING_SECRET,
+        "POSTAL_WEBHOOK_KEY": "MIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQC",
+        "RESEND_API_KEY": "re_resend_api_key",
+        "RESEND_API_URL": f"{esp_api.url}/",
+    }
+
+
+@pytest.fixture
+def on_turn(now: datetime) -> Seat:
+    """The seat that owes the opening bid of a Liar's Dice game."""
+    game = postal.create_game(
+        gm=GMFactory.create(),
+        engine_key="liars-dice",
+        title="Liars",
+        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
+    )
+    game = postal.start_game(game.pk, now=now, seed=SEED)
+    step = Step.objects.get(game=game, number=1)
+    return Seat.objects.get(game=game, position=step.prompts[0]["seat"])
+
+
+def auth(secret: str = SECRET) -> dict[str, str]:
+    return {"HTTP_AUTHORIZATION": "Basic " + base64.b64encode(secret.encode()).decode()}
+
+
+def as_json(body: Any, **headers: str) -> Post:
+    return {"data": json.dumps(body), "content_type": "application/json", "headers": headers}
+
+
+def hmac_sha256(secret: str, body: bytes) -> str:
+    return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def raw_email(to: str, message_id: str, text: str = REPLY, html: str = REPLY_HTML) -> str:
+    """The reply as it travels (RFC 5322, CRLF lines): what most ESPs hand over as is."""
+    lines = [
+        "Return-Path: <ann@example.org>",
+        "Received: from mail.example.org by mx.esp.example.net; Mon, 23 Nov 2026 18:00:01 +0000",
+        "MIME-Version: 1.0",
+        "From: Ann <ann@example.org>",
+        "Date: Mon, 23 Nov 2026 18:00:00 +0000",
+        f"Message-ID: {message_id}",
+        f"Subject: {SUBJECT}",
+        f"To: {to}",
+        'Content-Type: multipart/alternative; boundary="000000000000b1"',
+        "",
+        "--000000000000b1",
+        'Content-Type: text/plain; charset="UTF-8"',
+        "",
+        *text.splitlines(),
+        "",
+        "--000000000000b1",
+        'Content-Type: text/html; charset="UTF-8"',
+        "",
+        html,
+        "",
+        "--000000000000b1--",
+        "",
+    ]
+    return "\r\n".join(lines)
+
+
+# --- each ESP's inbound post ----------------------------------------------------------------
+
+
+def brevo(api: EspApi, to: str, message_id: str) -> Post:
+    """Brevo's inbound parsing webhook: parsed fields and the reply it extracted itself."""
+    item = {
+        "Uuid": ["3c1e4b9a-6d2f-4e8b-9a1c-5f7e2d4b6a80"],
+        "MessageId": message_id,
+        "InReplyTo": None,
+        "From": {"Name": "Ann", "Address": "ann@example.org"},
+        "To": [{"Name": None, "Address": to}],
+        "Cc": [],
+        "ReplyTo": None,
+        "SentAtDate": "Mon, 23 Nov 2026 18:00:00 +0000",
+        "Subject": SUBJECT,
+        "Attachments": [],
+        "Headers": {
+            "Received": [
+                f"by inbound.brevo.example for <{to}>; Mon, 23 Nov 2026 18:00:01 +0000",
+                "from [10.10.1.22] by mail.example.org; Mon, 23 Nov 2026 18:00:00 +0000",
+            ],
+            "DKIM-Signature": "v=1; a=rsa-sha256; d=example.org; ...",
+            "MIME-Version": "1.0",
+            "From": "Ann <ann@example.org>",
+            "Date": "Mon, 23 Nov 2026 18:00:00 +0000",
+            "Message-ID": message_id,
+            "Subject": SUBJECT,
+            "To": to,
+            "Content-Type": "multipart/alternative",
+        },
+        "SpamScore": 0.4,
+        "ExtractedMarkdownMessage": f"{BID}  \n",
+        "ExtractedMarkdownSignature": None,
+        "RawHtmlBody": REPLY_HTML + "\r\n",
+        "RawTextBody": REPLY.replace("\n", "\r\n"),
+    }
+    return as_json({"items": [item]})
+
+
+def mailjet(api: EspApi, to: str, message_id: str) -> Post:
+    """Mailjet's Parse API: headers (repeated ones as lists) and the text and HTML parts."""
+    return as_json(
+        {
+            "Sender": "ann@example.org",
+            "Recipient": to,
+            "Date": "20261123T180000",
+            "From": "Ann <ann@example.org>",
+            "Subject": SUBJECT,
+            "Headers": {
+                "Return-Path": ["<ann@example.org>"],
+                "Received": [
+                    f"from mail.example.org by parse.mailjet.com for <{to}>",
+                    "by 10.10.1.71 with HTTP; Mon, 23 Nov 2026 18:00:00 +0000",
+                ],
+                "MIME-Version": ["1.0"],
+                "From": "Ann <ann@example.org>",
+                "Date": "Mon, 23 Nov 2026 18:00:00 +0000",
+                "Message-ID": message_id,
+                "Subject": SUBJECT,
+                "To": to,
+                "Content-Type": ['multipart/alternative; boundary="boundary0"'],
+            },
+            "Parts": [
+                {
+                    "Headers": {"Content-Type": ['text/plain; charset="UTF-8"']},
+                    "ContentRef": "Text-part",
+                },
+                {
+                    "Headers": {
+                        "Content-Type": ['text/html; charset="UTF-8"'],
+                        "Content-Transfer-Encoding": ["quoted-printable"],
+                    },
+                    "ContentRef": "Html-part",
+                },
+            ],
+            "Text-part": REPLY,
+            "Html-part": REPLY_HTML,
+            "SpamAssassinScore": "0.4",
+        }
+    )
+
+
+def sparkpost(api: EspApi, to: str, message_id: str) -> Post:
+    """SparkPost's inbound relay webhook: a batch of relay_message events, raw email."""
+    event = {
+        "protocol": "smtp",
+        "rcpt_to": to,
+        "msg_from": "ann@example.org",
+        "friendly_from": "ann@example.org",
+        "webhook_id": "1234567890",
+        "customer_id": "1",
+        "content": {
+            "email_rfc822_is_base64": False,
+            "email_rfc822": raw_email(to, message_id),
+            "subject": SUBJECT,
+            "to": [to],
+        },
+    }
+    return as_json([{"msys": {"relay_message": event}}])
+
+
+def mandrill_signed(events: list[dict[str, Any]], key: str = MANDRILL_KEY) -> Post:
+    """Mandrill's form post, signed as Mandrill signs it: the URL it was given (with the
+    basic-auth secret) followed by each field's name and value."""
+    form = {"mandrill_events": json.dumps(events)}
+    url = f"http://{SECRET}@testserver/mail/webhooks/mandrill/"
+    signed = url + "".join(name + value for name, value in sorted(form.items()))
+    digest = hmac.new(key.encode(), signed.encode(), hashlib.sha1).digest()
+    return {
+        "data": urlencode(form),
+        "content_type": "application/x-www-form-urlencoded",
+        "headers": {"X-Mandrill-Signature": base64.b64encode(digest).decode()},
+    }
+
+
+def mandrill_inbound(to: str, message_id: str, key: str = MANDRILL_KEY) -> Post:
+    event = {
+        "event": "inbound",
+        "ts": 1795370400,
+        "msg": {
+            "raw_msg": raw_email(to, message_id),
+            "email": to,
+            "sender": None,
+            "from_email": "ann@example.org",
+            "from_name": "Ann",
+            "subject": SUBJECT,
+            "spam_report": {"score": 0.4, "matched_rules": []},
+            "tags": [],
+        },
+    }
+    return mandrill_signed([event], key)
+
+
+def mandrill(api: EspApi, to: str, message_id: str) -> Post:
+    """Mandrill's inbound route: a batch of inbound events, raw email, signed."""
+    return mandrill_inbound(to, message_id)
+
+
+def mailersend_signed(body: Any, secret: str) -> Post:
+    # MailerSend escapes every "/" in its JSON, and signs the bytes it sends.
+    data = json.dumps(body).replace("/", "\\/").encode()
+    return {
+        "data": data,
+        "content_type": "application/json",
+        "headers": {"Signature": hmac_sha256(secret, data)},
+    }
+
+
+def mailersend_inbound(to: str, message_id: str, secret: str = MAILERSEND_INBOUND_SECRET) -> Post:
+    body = {
+        "type": "inbound.message",
+        "inbound_id": "k68zxl2en3kl9j90",
+        "url": "https://moderator.example.org/mail/webhooks/mailersend/inbound/",
+        "created_at": "2026-11-23T18:00:02.417935Z",
+        "data": {
+            "object": "message",
+            "id": "6402ab57f79d39d7e10f2523",
+            "recipients": {
+                "rcptTo": [{"email": to}],
+                "to": {"raw": to, "data": [{"email": to, "name": ""}]},
+            },
+            "from": {"email": "ann@example.org", "name": "Ann", "raw": "Ann <ann@example.org>"},
+            "sender": {"email": "ann@example.org"},
+            "subject": SUBJECT,
+            "date": "Mon, 23 Nov 2026 18:00:00 +0000",
+            "headers": {"Message-ID": message_id, "From": "Ann <ann@example.org>", "To": to},
+            "text": REPLY,
+            "html": REPLY_HTML,
+            "raw": raw_email(to, message_id),
+            "attachments": [],
+            "spf_check": {"code": "+", "value": None},
+            "dkim_check": False,
+            "created_at": "2026-11-23T18:00:01.525000Z",
+        },
+    }
+    return mailersend_signed(body, secret)
+
+
+def mailersend(api: EspApi, to: str, message_id: str) -> Post:
+    """MailerSend's inbound route: the parsed email and the raw one, signed."""
+    return mailersend_inbound(to, message_id)
+
+
+RESEND_EMAIL_ID = "56761188-7520-42d8-8898-ff6fc54ce618"
+
+
+def resend_notification(to: str, message_id: str) -> Post:
+    body = {
+        "type": "email.received",
+        "created_at": "2026-11-23T18:00:02.126Z",
+        "data": {
+            "email_id": RESEND_EMAIL_ID,
+            "created_at": "2026-11-23T18:00:01.894719+00:00",
+            "from": "Ann <ann@example.org>",
+            "to": [to],
+            "cc": [],
+            "bcc": [],
+            "subject": SUBJECT,
+            "message_id": message_id,
+            "attachments": [],
+        },
+    }
+    return as_json(
+        body,
+        **{
+            "svix-id": "msg_2p5Yn8ExBkR4mFT0ZsHzj3WkDdA",
+            "svix-timestamp": "1795370402",
+            "svix-signature": "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+        },
+    )
+
+
+def resend(api: EspApi, to: str, message_id: str) -> Post:
+    """Resend's email.received notification; the email is fetched from Resend's API, which
+    points at the raw email."""
+    raw_url = api.serve(
+        f"/raw/{RESEND_EMAIL_ID}.eml", "message/rfc822", raw_email(to, message_id).encode()
+    )
+    received = {
+        "object": "email",
+        "id": RESEND_EMAIL_ID,
+        "from": "Ann <ann@example.org>",
+        "to": [to],
+        "cc": [],
+        "bcc": [],
+        "reply_to": [],
+        "subject": SUBJECT,
+        "html": REPLY_HTML,
+        "text": REPLY,
+        "headers": {"Message-ID": message_id},
+        "message_id": message_id,
+        "created_at": "2026-11-23T18:00:01.894719+00:00",
+        "attachments": [],
+        "raw": {"download_url": raw_url, "expires_at": "2026-11-24T18:00:01+00:00"},
+    }
+    api.serve(
+        f"/emails/receiving/{RESEND_EMAIL_ID}", "application/json", json.dumps(received).encode()
+    )
+    return resend_notification(to, message_id)
+
+
+MAILTRAP_MESSAGE_ID = "0000111122223333444"
+
+
+def mailtrap_signed(body: Any, secret: str) -> Post:
+    data = json.dumps(body).encode()
+    return {
+        "data": data,
+        "content_type": "application/json",
+        "headers": {"Mailtrap-Signature": hmac_sha256(secret, data)},
+    }
+
+
+def mailtrap_notification(inbox_id: int = 1111, secret: str = MAILTRAP_INBOUND_SECRET) -> Post:
+    event = {
+        "event": "inbound.message_received",
+        "event_id": "2eac365a-a49d-11f1-8c43-0a58a9feac03",
+        "timestamp": 1795370402436,
+        "inbox_id": inbox_id,
+        "message_id": MAILTRAP_MESSAGE_ID,
+        "from": "Ann <ann@example.org>",
+    }
+    return mailtrap_signed({"events": [event]}, secret)
+
+
+def mailtrap(api: EspApi, to: str, message_id: str) -> Post:
+    """Mailtrap's inbound notification, signed; the message is fetched from Mailtrap's API,
+    and the raw email from the URL it gives."""
+    raw_url = api.serve("/raw/mailtrap.eml", "message/rfc822", raw_email(to, message_id).encode())
+    data = {
+        "id": MAILTRAP_MESSAGE_ID,
+        "inbox_id": 1111,
+        "from": "Ann <ann@example.org>",
+        "to": [to],
+        "raw_message_url": raw_url,
+        "raw_message_expires_at": "2026-11-23T19:00:02.569Z",
+    }
+    api.serve(
+        f"/api/inbound/inboxes/1111/messages/{MAILTRAP_MESSAGE_ID}",
+        "application/json",
+        json.dumps(data).encode(),
+    )
+    return mailtrap_notification()
+
+
+def sns(message: dict[str, Any], topic: str) -> Post:
+    """An Amazon SNS notification carrying ``message``, as SNS posts it."""
+    notification = {
+        "Type": "Notification",
+        "MessageId": "8f6dee70-c885-558a-be7d-bd48bbf5335e",
+        "TopicArn": f"arn:aws:sns:us-east-1:111111111111:{topic}",
+        "Subject": "Amazon SES Email Receipt Notification",
+        "Message": json.dumps(message),
+        "Timestamp": "2026-11-23T18:00:02.516Z",
+        "SignatureVersion": "1",
+        "Signature": "EXAMPLE_SIGNATURE==",
+        "SigningCertURL": "https://sns.us-east-1.amazonaws.com/SimpleNotificationService-1.pem",
+        "UnsubscribeURL": "https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe",
+    }
+    return {
+        "data": json.dumps(notification),
+        "content_type": "text/plain; charset=UTF-8",
+        "headers": {
+            "x-amz-sns-message-type": "Notification",
+            "x-amz-sns-message-id": notification["MessageId"],
+            "x-amz-sns-topic-arn": notification["TopicArn"],
+        },
+    }
+
+
+def amazon_ses(api: EspApi, to: str, message_id: str) -> Post:
+    """An Amazon SES receipt rule's SNS action: the raw email inside the notification."""
+    received = {
+        "notificationType": "Received",
+        "mail": {
+            "timestamp": "2026-11-23T18:00:01.636Z",
+            "source": "ann@example.org",
+            "messageId": "jili9m351il3gkburn7o2f0u6788stij94c8ld01",
+            "destination": [to],
+        },
+        "receipt": {
+            "recipients": [to],
+            "spamVerdict": {"status": "PASS"},
+            "action": {
+                "type": "SNS",
+                "topicArn": "arn:aws:sns:us-east-1:111111111111:SES_Inbound",
+                "encoding": "UTF8",
+            },
+        },
+        "content": raw_email(to, message_id),
+    }
+    return sns(received, "SES_Inbound")
+
+
+def postal_inbound(api: EspApi, to: str, message_id: str) -> Post:
+    """Postal's HTTP endpoint for a route: the raw email in base64, signed with Postal's
+    private key (which this test cannot do: anymail checks it with cryptography)."""
+    raw = raw_email(to, message_id).encode()
+    body = {
+        "id": 233980,
+        "rcpt_to": to,
+        "mail_from": "ann@example.org",
+        "token": "rtmPK3k7",
+        "subject": SUBJECT,
+        "message": base64.b64encode(raw).decode(),
+        "base64": True,
+        "size": len(raw),
+    }
+    return as_json(body, **{"X-Postal-Signature": base64.b64encode(b"not signed").decode()})
+
+
+@dataclass(frozen=True)
+class Inbound:
+    url: str
+    esp: str  # anymail's name for it, kept with each email
+    post: Callable[[EspApi, str, str], Post]
+
+
+# The ESPs whose inbound emails can become orders here, each through its real URL.
+INBOUND = {
+    "brevo": Inbound("/mail/webhooks/brevo/inbound/", "Brevo", brevo),
+    "mailjet": Inbound("/mail/webhooks/mailjet/inbound/", "Mailjet", mailjet),
+    "sparkpost": Inbound("/mail/webhooks/sparkpost/inbound/", "SparkPost", sparkpost),
+    "mandrill": Inbound("/mail/webhooks/mandrill/", "Mandrill", mandrill),
+    "mailersend": Inbound("/mail/webhooks/mailersend/inbound/", "MailerSend", mailersend),
+    "resend": Inbound("/mail/webhooks/resend/inbound/", "Resend", resend),
+    "mailtrap": Inbound("/mail/webhooks/mailtrap/inbound/", "Mailtrap", mailtrap),
+}
+# What each ESP's inbound webhook asked of the ESP's API, and with which credentials.
+FETCHED = {
+    "resend": [
+        (f"/emails/receiving/{RESEND_EMAIL_ID}", "Bearer re_resend_api_key"),
+        (f"/raw/{RESEND_EMAIL_ID}.eml", None),
+    ],
+    "mailtrap": [
+        (f"/api/inbound/inboxes/1111/messages/{MAILTRAP_MESSAGE_ID}", "Bearer mailtrap-api-token"),
+        ("/raw/mailtrap.eml", None),
+    ],
+}
+
+
+def post(url: str, body: Post, **headers: Any) -> Any:
+    return Client().post(url, **body, **headers)
+
+
+def stored() -> tuple[int, int, int]:
+    return InboundMessage.objects.count(), DeliveryEvent.objects.count(), Order.objects.count()
+
+
+@pytest.mark.parametrize("provider", INBOUND)
+def test_a_reply_through_each_esp_becomes_the_order_with_its_receipt(
+    on_turn: Seat, esp_api: EspApi, provider: str
+) -> None:
+    inbound = INBOUND[provider]
+    address = access.reply_address(on_turn)
+    assert address is not None
+    message_id = f"<{provider}-1@mail.example.org>"
+    response = post(inbound.url, inbound.post(esp_api, address, message_id), **auth())
+    assert (response.status_code, response.content) == (200, b"")
+    order = Order.objects.get()
+    assert (order.seat_id, order.source, order.text, order.canonical) == (
+        on_turn.pk,
+        "email",
+        BID,
+        BID,
+    )
+    message = InboundMessage.objects.get()
+    assert (message.state, message.esp, message.message_id, message.order_id) == (
+        "order",
+        inbound.esp,
+        message_id,
+        order.pk,
+    )
+    assert (message.sender, message.subject) == ("ann@example.org", SUBJECT)
+    assert esp_api.asked == FETCHED.get(provider, [])
+    assert tasks.write_receipts() == 1
+    assert OutboundEmail.objects.filter(kind="receipt", to=on_turn.email).count() == 1
+
+
+def test_mailtraps_test_payload_is_taken_and_nothing_is_fetched_or_kept(esp_api: EspApi) -> None:
+    # Mailtrap's "Test your integration" names inbox 1; anymail signals no email for it.
+    response = post("/mail/webhooks/mailtrap/inbound/", mailtrap_notification(inbox_id=1), **auth())
+    assert response.status_code == 200
+    assert esp_api.asked == []
+    assert stored() == (0, 0, 0)
+
+
+# --- what each new URL refuses ------------------------------------------------------------
+
+
+ADDRESS = "orders+1-0-aaaaaaaaaaaaaaaaaaaaaaaaaa@in.example.org"
+
+
+def brevo_delivered() -> Post:
+    return as_json(
+        {
+            "event": "delivered",
+            "email": "ann@example.org",
+            "id": 9999999,
+            "date": "2026-11-23 19:00:05",
+            "ts": 1795374005,
+            "ts_event": 1795374005,
+            "ts_epoch": 1795370405000,
+            "message-id": "<202611231800.27287306012@smtp-relay.mailin.fr>",
+            "subject": "Liars, step 1",
+            "tags": [],
+            "sending_ip": "185.41.28.109",
+        }
+    )
+
+
+def mailjet_sent() -> Post:
+    return as_json(
+        {
+            "event": "sent",
+            "time": 1795370405,
+            "MessageID": 19421777835146490,
+            "Message_GUID": "1ab23cd4-e567-8901-2345-6789f0gh1i2j",
+            "email": "ann@example.org",
+            "mj_campaign_id": 7257,
+            "mj_contact_id": 4,
+            "customcampaign": "",
+            "mj_message_id": "19421777835146490",
+            "smtp_reply": "sent (250 2.0.0 OK 1795370405 fm12si1105ejc.199 - gsmtp)",
+            "CustomID": "",
+            "Payload": "",
+        }
+    )
+
+
+def sparkpost_delivery() -> Post:
+    event = {
+        "type": "delivery",
+        "event_id": "92356927693813856",
+        "transmission_id": "65832150921904138",
+        "message_id": "0e0d94b7-9085-4e3c-ab30-e3f2cd9c273e",
+        "raw_rcpt_to": "ann@example.org",
+        "rcpt_to": "ann@example.org",
+        "timestamp": "1795370405",
+        "raw_reason": "250 2.0.0 OK",
+        "queue_time": "3534",
+        "num_retries": "0",
+        "rcpt_meta": {},
+    }
+    return as_json([{"msys": {"message_event": event}}])
+
+
+def mandrill_hard_bounce(key: str = MANDRILL_KEY) -> Post:
+    event = {
+        "event": "hard_bounce",
+        "msg": {
+            "ts": 1795370400,
+            "subject": "Liars, step 1",
+            "email": "ann@example.org",
+            "sender": "moderator@games.example.org",
+            "bounce_description": "bad_mailbox",
+            "bgtools_code": 10,
+            "diag": "smtp;550 5.1.1 The email account that you tried to reach does not exist.",
+            "metadata": {},
+            "tags": [],
+            "_id": "abcdef012345789abcdef012345789",
+        },
+        "_id": "abcdef012345789abcdef012345789",
+        "ts": 1795370405,
+    }
+    return mandrill_signed([event], key)
+
+
+def resend_delivered() -> Post:
+    return as_json(
+        {
+            "type": "email.delivered",
+            "created_at": "2026-11-23T18:00:05.000Z",
+            "data": {
+                "created_at": "2026-11-23 18:00:00.372259+00",
+                "email_id": "4ef9a417-02e9-4d39-ad75-9611e0fcc33c",
+                "from": "Moderator <moderator@games.example.org>",
+                "to": ["ann@example.org"],
+                "subject": "Liars, step 1",
+            },
+        },
+        **{
+            "svix-id": "msg_2p5Yn8ExBkR4mFT0ZsHzj3WkDdB",
+            "svix-timestamp": "1795370405",
+            "svix-signature": "v1,2hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OEg=",
+        },
+    )
+
+
+def mailersend_delivered(secret: str = MAILERSEND_SIGNING_SECRET) -> Post:
+    body = {
+        "type": "activity.delivered",
+        "domain_id": "7nxe3yjmeq28vp0k",
+        "created_at": "2026-11-23T18:00:05.865000Z",
+        "webhook_id": "2351ndgwr3j4zqx8",
+        "url": "https://moderator.example.org/mail/webhooks/mailersend/tracking/",
+        "data": {
+            "object": "activity",
+            "id": "63fd1c1fcfbe46145d003a7b",
+            "type": "delivered",
+            "created_at": "2026-11-23T18:00:05.865000Z",
+            "email": {
+                "object": "email",
+                "id": "63fd1c1de225707fa905f0a8",
+                "status": "delivered",
+                "subject": "Liars, step 1",
+                "tags": None,
+                "message": {"object": "message", "id": "63fd1c1d5f010335ed07066b"},
+                "recipient": {"object": "recipient", "email": "ann@example.org"},
+            },
+            "morph": None,
+            "template_id": "",
+        },
+    }
+    return mailersend_signed(body, secret)
+
+
+def mailtrap_delivery(secret: str = MAILTRAP_TRACKING_SECRET) -> Post:
+    event = {
+        "event": "delivery",
+        "timestamp": 1795370405,
+        "sending_stream": "transactional",
+        "category": "report",
+        "custom_variables": {},
+        "message_id": "1df37d17-0286-4d8b-8edf-bc4ec5be86e6",
+        "email": "ann@example.org",
+        "event_id": "bede7236-2284-43d6-a953-1fdcafd0fdbc",
+    }
+    return mailtrap_signed({"events": [event]}, secret)
+
+
+def amazon_ses_delivery() -> Post:
+    delivery = {
+        "notificationType": "Delivery",
+        "mail": {
+            "timestamp": "2026-11-23T18:00:00.000Z",
+            "messageId": "0100017e1b8c0d2e-5b1c7a1e-7d55-4c4e-9b6f-2f7a8d0e1c3b-000000",
+            "source": "moderator@games.example.org",
+            "destination": ["ann@example.org"],
+        },
+        "delivery": {
+            "timestamp": "2026-11-23T18:00:05.000Z",
+            "recipients": ["ann@example.org"],
+            "smtpResponse": "250 2.0.0 OK",
+        },
+    }
+    return sns(delivery, "SES_Tracking")
+
+
+def postal_delivery() -> Post:
+    body = {
+        "event": "MessageSent",
+        "timestamp": 1795370405.0,
+        "uuid": "0d2c6b0a-4a7c-4c8e-9a8c-1f1f7b6c2d10",
+        "payload": {
+            "status": "Sent",
+            "details": "Message for ann@example.org accepted by mx.example.org",
+            "output": "250 2.0.0 OK",
+            "message": {"id": 1234, "to": "ann@example.org", "direction": "outgoing"},
+        },
+    }
+    return as_json(body, **{"X-Postal-Signature": base64.b64encode(b"not signed").decode()})
+
+
+def refused_email(post: Callable[[EspApi, str, str], Post]) -> Callable[[EspApi], Post]:
+    """``post`` of an email to a reply address nobody holds."""
+    return lambda api: post(api, ADDRESS, "<refused@mail.example.org>")
+
+
+def event(post: Callable[[], Post]) -> Callable[[EspApi], Post]:
+    return lambda api: post()
+
+
+# Every URL wired here, with a post of its ESP's shape.
+URLS: dict[str, tuple[str, Callable[[EspApi], Post]]] = {
+    **{
+        f"{name} inbound": (inbound.url, refused_email(inbound.post))
+        for name, inbound in INBOUND.items()
+    },
+    "amazon_ses inbound": ("/mail/webhooks/amazon_ses/inbound/", refused_email(amazon_ses)),
+    "postal inbound": ("/mail/webhooks/postal/inbound/", refused_email(postal_inbound)),
+    "brevo tracking": ("/mail/webhooks/brevo/tracking/", event(brevo_delivered)),
+    "mailjet tracking": ("/mail/webhooks/mailjet/tracking/", event(mailjet_sent)),
+    "sparkpost tracking": ("/mail/webhooks/sparkpost/tracking/", event(sparkpost_delivery)),
+    "mandrill tracking": ("/mail/webhooks/mandrill/", event(mandrill_hard_bounce)),
+    "resend tracking": ("/mail/webhooks/resend/tracking/", event(resend_delivered)),
+    "mailersend tracking": ("/mail/webhooks/mailersend/tracking/", event(mailersend_delivered)),
+    "mailtrap tracking": ("/mail/webhooks/mailtrap/tracking/", event(mailtrap_delivery)),
+    "amazon_ses tracking": ("/mail/webhooks/amazon_ses/tracking/", event(amazon_ses_delivery)),
+    "postal tracking": ("/mail/webhooks/postal/tracking/", event(postal_delivery)),
+}
+
+
+@pytest.mark.parametrize("name", URLS)
+@pytest.mark.parametrize("headers", [{}, auth("hook:wrong")], ids=["no secret", "wrong secret"])
+def test_a_post_without_the_secret_answers_401_and_stores_nothing(
+    name: str, headers: dict[str, str], esp_api: EspApi
+) -> None:
+    url, body = URLS[name]
+    response = post(url, body(esp_api), **headers)
+    assert (response.status_code, response["WWW-Authenticate"]) == (
+        401,
+        'Basic realm="webhooks", charset="UTF-8"',
+    )
+    assert esp_api.asked == []
+    assert stored() == (0, 0, 0)
+
+
+FORGED: dict[str, tuple[str, Post]] = {
+    "mandrill inbound forged": (
+        "/mail/webhooks/mandrill/",
+        mandrill_inbound(ADDRESS, "<f@x>", key="forged"),
+    ),
+    "mandrill inbound unsigned": (
+        "/mail/webhooks/mandrill/",
+        {**mandrill_inbound(ADDRESS, "<f@x>"), "headers": {}},
+    ),
+    "mandrill tracking forged": ("/mail/webhooks/mandrill/", mandrill_hard_bounce(key="forged")),
+    "mailersend inbound forged": (
+        "/mail/webhooks/mailersend/inbound/",
+        mailersend_inbound(ADDRESS, "<f@x>", secret="forged"),
+    ),
+    "mailersend inbound unsigned": (
+        "/mail/webhooks/mailersend/inbound/",
+        {**mailersend_inbound(ADDRESS, "<f@x>"), "headers": {}},
+    ),
+    "mailersend tracking forged": (
+        "/mail/webhooks/mailersend/tracking/",
+        mailersend_delivered(secret="forged"),
+    ),
+    "mailtrap inbound forged": (
+        "/mail/webhooks/mailtrap/inbound/",
+        mailtrap_notification(secret="forged"),
+    ),
+    "mailtrap inbound unsigned": (
+        "/mail/webhooks/mailtrap/inbound/",
+        {**mailtrap_notification(), "headers": {}},
+    ),
+    "mailtrap tracking forged": ("/mail/webhooks/mailtrap/tracking/", mailtrap_delivery("forged")),
+}
+
+
+@pytest.mark.parametrize("name", FORGED)
+def test_the_secret_with_a_signature_that_does_not_hold_answers_403_and_stores_nothing(
+    name: str, esp_api: EspApi
+) -> None:
+    url, body = FORGED[name]
+    response = post(url, body, **auth())
+    assert (response.status_code, response.content) == (
+        403,
+        b"the ESP's signature of this post does not hold",
+    )
+    assert esp_api.asked == []
+    assert stored() == (0, 0, 0)
+
+
+def missing(setting: str, *, bare: bool = True) -> str:
+    """Anymail's message for a setting it needs and does not find."""
+    also = f" or {setting}" if bare else ""
+    return (
+        f"You must set ANYMAIL = {{'{setting}': ...}} or ANYMAIL_{setting}{also} "
+        "in your Django settings"
+    )
+
+
+def not_installed(package: str, extra: str) -> str:
+    return (
+        f"The {package} package isn't installed but is needed for this ESP. "
+        f'(Be sure to use `pip install "django-anymail[{extra}]"`.)'
+    )
+
+
+# Webhooks that cannot work as set up: (URL's post, settings to drop, settings to add, why).
+NOT_SET_UP: dict[str, tuple[str, list[str], dict[str, str], str]] = {
+    "mandrill without its key": (
+        "mandrill inbound",
+        ["MANDRILL_WEBHOOK_KEY"],
+        {},
+        missing("MANDRILL_WEBHOOK_KEY"),
+    ),
+    "mailersend inbound without its secret": (
+        "mailersend inbound",
+        ["MAILERSEND_INBOUND_SECRET"],
+        {},
+        missing("MAILERSEND_INBOUND_SECRET", bare=False),
+    ),
+    "mailersend tracking without its secret": (
+        "mailersend tracking",
+        ["MAILERSEND_SIGNING_SECRET"],
+        {},
+        missing("MAILERSEND_SIGNING_SECRET", bare=False),
+    ),
+    "brevo inbound without its api key": (
+        "brevo inbound",
+        ["BREVO_API_KEY"],
+        {},
+        missing("BREVO_API_KEY"),
+    ),
+    "resend inbound without its api key": (
+        "resend inbound",
+        ["RESEND_API_KEY"],
+        {},
+        missing("RESEND_API_KEY"),
+    ),
+    "mailtrap inbound without its api token": (
+        "mailtrap inbound",
+        ["MAILTRAP_API_TOKEN"],
+        {},
+        missing("MAILTRAP_API_TOKEN"),
+    ),
+    "postal inbound without its key": (
+        "postal inbound",
+        ["POSTAL_WEBHOOK_KEY"],
+        {},
+        missing("POSTAL_WEBHOOK_KEY"),
+    ),
+    "postal tracking without its key": (
+        "postal tracking",
+        ["POSTAL_WEBHOOK_KEY"],
+        {},
+        missing("POSTAL_WEBHOOK_KEY"),
+    ),
+    # The locked requirements leave out the packages these need.
+    "postal inbound without cryptography": (
+        "postal inbound",
+        [],
+        {},
+        not_installed("cryptography", "postal"),
+    ),
+    "postal tracking without cryptography": (
+        "postal tracking",
+        [],
+        {},
+        not_installed("cryptography", "postal"),
+    ),
+    "amazon_ses inbound without boto3": (
+        "amazon_ses inbound",
+        [],
+        {},
+        not_installed("boto3", "amazon-ses"),
+    ),
+    "amazon_ses tracking without boto3": (
+        "amazon_ses tracking",
+        [],
+        {},
+        not_installed("boto3", "amazon-ses"),
+    ),
+    "resend inbound's secret without svix": (
+        "resend inbound",
+        [],
+        {"RESEND_INBOUND_SECRET": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
+        not_installed("svix", "resend"),
+    ),
+    "resend tracking's secret without svix": (
+        "resend tracking",
+        [],
+        {"RESEND_SIGNING_SECRET": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
+        not_installed("svix", "resend"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", NOT_SET_UP)
+def test_a_webhook_anymail_cannot_check_or_read_as_set_up_answers_503_and_stores_nothing(
+    case: str, settings: Settings, esp_api: EspApi
+) -> None:
+    name, dropped, added, reason = NOT_SET_UP[case]
+    settings.ANYMAIL = {
+        **{key: value for key, value in settings.ANYMAIL.items() if key not in dropped},
+        **added,
+    }
+    url, body = URLS[name]
+    response = post(url, body(esp_api), **auth())
+    assert (response.status_code, response.content) == (
+        503,
+        f"this webhook is not set up: {reason}".encode(),
+    )
+    assert esp_api.asked == []
+    assert stored() == (0, 0, 0)
+
+
+def test_mandrill_checks_its_url_with_a_head_before_it_shows_the_key(settings: Settings) -> None:
+    settings.ANYMAIL = {"WEBHOOK_SECRET": [SECRET]}
+    assert Client().head("/mail/webhooks/mandrill/").status_code == 200
+
+
+# --- tracking -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tracked:
+    url: str
+    esp: str
+    post: Callable[[], Post]
+    message_id: str  # the ESP's id of the email, which the outbox row recorded at sending
+    delivery: str
+    detail: str
+
+
+TRACKING = {
+    "brevo": Tracked(
+        "/mail/webhooks/brevo/tracking/",
+        "Brevo",
+        brevo_delivered,
+        "<202611231800.27287306012@smtp-relay.mailin.fr>",
+        "delivered",
+        "",
+    ),
+    "mailjet": Tracked(
+        "/mail/webhooks/mailjet/tracking/",
+        "Mailjet",
+        mailjet_sent,
+        "19421777835146490",
+        "delivered",
+        "sent (250 2.0.0 OK 1795370405 fm12si1105ejc.199 - gsmtp)",
+    ),
+    "sparkpost": Tracked(
+        "/mail/webhooks/sparkpost/tracking/",
+        "SparkPost",
+        sparkpost_delivery,
+        "65832150921904138",
+        "delivered",
+        "250 2.0.0 OK",
+    ),
+    "mandrill": Tracked(
+        "/mail/webhooks/mandrill/",
+        "Mandrill",
+        mandrill_hard_bounce,
+        "abcdef012345789abcdef012345789",
+        "bounced",
+        "smtp;550 5.1.1 The email account that you tried to reach does not exist.",
+    ),
+    "resend": Tracked(
+        "/mail/webhooks/resend/tracking/",
+        "Resend",
+        resend_delivered,
+        "4ef9a417-02e9-4d39-ad75-9611e0fcc33c",
+        "delivered",
+        "",
+    ),
+    "mailersend": Tracked(
+        "/mail/webhooks/mailersend/tracking/",
+        "MailerSend",
+        mailersend_delivered,
+        "63fd1c1d5f010335ed07066b",
+        "delivered",
+        "",
+    ),
+    "mailtrap": Tracked(
+        "/mail/webhooks/mailtrap/tracking/",
+        "Mailtrap",
+        mailtrap_delivery,
+        "1df37d17-0286-4d8b-8edf-bc4ec5be86e6",
+        "delivered",
+        "",
+    ),
+}
+
+
+@pytest.mark.parametrize("provider", TRACKING)
+def test_each_esps_tracking_event_updates_the_email_it_concerns(
+    on_turn: Seat, provider: str
+) -> None:
+    tracked = TRACKING[provider]
+    report = OutboundEmail.objects.get(kind="report", to="ann@example.org")
+    OutboundEmail.objects.filter(pk=report.pk).update(esp_message_id=tracked.message_id)
+    response = post(tracked.url, tracked.post(), **auth())
+    assert response.status_code == 200
+    event = DeliveryEvent.objects.get()
+    assert (event.esp, event.email_id, event.recipient, event.detail) == (
+        tracked.esp,
+        report.pk,
+        "ann@example.org",
+        tracked.detail,
+    )
+    report.refresh_from_db()
+    assert (report.delivery, report.delivery_detail) == (tracked.delivery, tracked.detail)
