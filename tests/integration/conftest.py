@@ -104,6 +104,8 @@ def services(transactional_db: None, tmp_path: Path) -> Iterator[Services]:
     finally:
         for name in list(running.processes):
             running.stop(name)
+        # What beat published and no worker took stays out of the next tests' broker.
+        redis.Redis.from_url(settings.REDIS_URL).flushdb()
         app.conf.task_always_eager = True
         if os.environ.get("SHOW_SERVICE_LOGS"):
             print(running.logs())
