@@ -99,11 +99,18 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    # Django's own form widget templates, for FORM_RENDERER below.
+    "django.forms",
     "axes",
     "moderator.mail",
     "games",
     "campaigns",
 ]
+
+# Form widgets render through TEMPLATES (Django's documented way to override a built-in
+# widget template): templates/django/forms/widgets/select.html writes a select's options
+# without an include each.
+FORM_RENDERER = "django.forms.renderers.TemplatesSetting"
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
