@@ -32,10 +32,12 @@ $(STAMP): $(RUNTIME) requirements-dev.lock
 
 venv: $(STAMP)
 
-# Both lock files again from pyproject.toml (pins kept unless a range moved; add --upgrade
+# The lock files again from pyproject.toml (pins kept unless a range moved; add --upgrade
 # to take newer versions).
 lock: $(RUNTIME)
 	$(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 -o requirements.lock
+	$(BIN)/uv pip compile pyproject.toml --extra esp --universal --python-version 3.11 \
+	  -o requirements-esp.lock
 	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
 	  -o requirements-dev.lock
 
