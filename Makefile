@@ -32,14 +32,14 @@ $(STAMP): $(RUNTIME) requirements-dev.lock
 
 venv: $(STAMP)
 
-# The lock files again from pyproject.toml (pins kept unless a range moved; add --upgrade
-# to take newer versions).
+# The lock files again from pyproject.toml, each at the pins of the one before it (pins kept
+# unless a range moved; add --upgrade to take newer versions).
 lock: $(RUNTIME)
 	$(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 -o requirements.lock
-	$(BIN)/uv pip compile pyproject.toml --extra esp --universal --python-version 3.11 \
-	  -o requirements-esp.lock
-	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
-	  -o requirements-dev.lock
+	$(BIN)/uv pip compile pyproject.toml --extra esp -c requirements.lock --universal \
+	  --python-version 3.11 -o requirements-esp.lock
+	$(BIN)/uv pip compile pyproject.toml --extra dev -c requirements-esp.lock --universal \
+	  --python-version 3.11 -o requirements-dev.lock
 
 # Web, Celery worker and beat on the embedded default (SQLite, filesystem broker, mail in var/).
 run: $(RUNTIME)

@@ -1,6 +1,7 @@
-"""The two lock files: requirements.lock pins what the service runs (the production image
-installs it alone), requirements-dev.lock the same pins and what tests and checks need
-besides. Both come from pyproject.toml (``make lock``)."""
+"""The lock files: requirements.lock pins what the service runs (the production image
+installs it alone), requirements-esp.lock the same and the packages some ESPs' webhooks
+need (an image built with LOCK=requirements-esp.lock), requirements-dev.lock all of it and
+what tests and checks need besides. All come from pyproject.toml (``make lock``)."""
 
 from __future__ import annotations
 
@@ -72,9 +73,19 @@ def test_this_environment_runs_the_locked_versions() -> None:
         assert metadata.version(name) == version, name
 
 
-def test_the_image_installs_the_runtime_lock_alone() -> None:
+def test_the_esp_lock_adds_the_esp_extra_at_the_same_runtime_pins() -> None:
+    runtime, esp = pins("requirements.lock"), pins("requirements-esp.lock")
+    assert {name: esp.get(name) for name in runtime} == runtime
+    assert set(esp) == closure(PROJECT["dependencies"] + PROJECT["optional-dependencies"]["esp"])
+    assert {"boto3", "cryptography", "svix"} <= set(esp) - set(runtime)
+    development = pins("requirements-dev.lock")
+    assert {name: development.get(name) for name in esp} == esp
+
+
+def test_the_image_installs_the_runtime_lock_unless_built_with_the_esp_one() -> None:
     dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
-    installs = re.findall(r"pip install[^\n]*", dockerfile)
-    assert installs == ["pip install -r requirements.lock"]
+    assert re.findall(r"pip install[^\n]*", dockerfile) == ["pip install -r ${LOCK}"]
+    assert re.findall(r"^ARG LOCK=(.*)$", dockerfile, re.M) == ["requirements.lock"]
     copied = re.findall(r"^COPY (?!--).*$", dockerfile, re.M)
-    assert copied == ["COPY requirements.lock pyproject.toml ./"]
+    assert copied == ["COPY requirements.lock requirements-esp.lock pyproject.toml ./"]
+    assert "requirements-dev.lock" not in "".join(copied)

@@ -65,7 +65,7 @@ def test_the_compose_file_is_valid_and_has_the_topology() -> None:
     }
     assert queues == {"worker-steps": "urgent,steps", "worker-mail": "urgent,mail"}
     dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
-    assert "COPY requirements.lock pyproject.toml ./" in dockerfile
+    assert "COPY requirements.lock requirements-esp.lock pyproject.toml ./" in dockerfile
     assert "\nUSER moderator\n" in dockerfile
 
 
