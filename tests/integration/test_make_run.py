@@ -61,8 +61,8 @@ def test_ctrl_c_on_make_run_stops_every_process_cleanly(tmp_path: Path) -> None:
             wait_for(
                 output,
                 [
-                    r"worker\.1 +\| celery@\S+ ready\.",
-                    r"beat\.1 +\| beat: Starting",
+                    r"worker\.1 +\| .*celery@\S+ ready\.",
+                    r"beat\.1 +\| .*beat: Starting",
                     r"web\.1 .*Quit the server",
                 ],
                 honcho,
