@@ -18,11 +18,15 @@ import base64
 import hashlib
 import hmac
 import json
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from unittest import mock
 from urllib.parse import urlencode
@@ -1226,3 +1230,26 @@ def test_amazon_ses_inbound_never_calls_aws_for_an_email_sent_inline(
     assert (response.status_code, response.content) == (200, b"")
     assert aws.mock_calls == []
     assert Order.objects.get().text == BID
+
+
+@pytest.mark.parametrize(
+    ("value", "read"), [("false", "False"), ("0", "False"), ("true", "True"), ("", "True")]
+)
+def test_auto_confirm_from_the_environment_is_read_as_true_or_false(value: str, read: str) -> None:
+    # From the environment anymail's setting is text, in which "false" is true; empty is
+    # anymail's default, true.
+    name = "ANYMAIL_AMAZON_SES_AUTO_CONFIRM_SNS_SUBSCRIPTIONS"
+    code = (
+        "from moderator import settings; "
+        "print(settings.ANYMAIL.get('AMAZON_SES_AUTO_CONFIRM_SNS_SUBSCRIPTIONS', 'unset'))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[3],
+        env={**os.environ, name: value},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert result.stdout == f"{read}\n"
