@@ -204,6 +204,13 @@ ANYMAIL: dict[str, object] = {
     for key, value in os.environ.items()
     if key.startswith("ANYMAIL_")
 }
+# Anymail takes a setting as it is given, and from the environment it is text: "false"
+# would be true, and "" false. Whether anymail confirms Amazon SNS subscriptions itself
+# (its default).
+if "ANYMAIL_AMAZON_SES_AUTO_CONFIRM_SNS_SUBSCRIPTIONS" in os.environ:
+    ANYMAIL["AMAZON_SES_AUTO_CONFIRM_SNS_SUBSCRIPTIONS"] = envbool(
+        "ANYMAIL_AMAZON_SES_AUTO_CONFIRM_SNS_SUBSCRIPTIONS", True
+    )
 # The webhooks' basic-auth secret, "user:password"; several, comma-separated, while one is
 # being rotated out. Without it every webhook answers 403: nobody may post orders or
 # delivery events to an open URL.

@@ -9,8 +9,9 @@ ones, for rotation), or with a wrong one, answers 401 with a Basic challenge, be
 looks at it; a post whose ESP signature does not hold (Mailgun's, Mandrill's, MailerSend's
 and Postal's; SendGrid's, Mailtrap's and Resend's when their key is set) answers 403; a
 payload that cannot be read answers 400; a webhook whose ESP setting anymail needs is
-missing, or whose package is not installed (boto3 for Amazon SES, cryptography for Postal's
-and SendGrid's signatures, svix for Resend's), answers 503. None of them stores anything.
+missing, or whose package is not installed (the ``esp`` extra's: boto3 for Amazon SES,
+cryptography for Postal's and SendGrid's signatures, svix for Resend's), answers 503. None
+of them stores anything.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from django.test import Client
 from pytest_django.fixtures import Settings
 
@@ -277,17 +279,68 @@ def test_the_secret_is_asked_for_before_a_missing_esp_setting_is_told(settings: 
     assert stored() == (0, 0)
 
 
-def test_sendgrids_verification_key_without_cryptography_answers_503(settings: Settings) -> None:
-    # The locked requirements leave out cryptography, with which anymail checks the key.
+# SendGrid signs its tracking posts with an ECDSA key (P-256, SHA-256) over the timestamp and
+# the body; anymail checks them when SENDGRID_TRACKING_WEBHOOK_VERIFICATION_KEY is set (it
+# does not check SendGrid's inbound posts).
+SENDGRID_KEY = ec.generate_private_key(ec.SECP256R1())
+FORGED_SENDGRID_KEY = ec.generate_private_key(ec.SECP256R1())
+
+
+def sendgrid_verification_key(key: ec.EllipticCurvePrivateKey) -> str:
+    """The public half of ``key`` as SendGrid shows it: the DER key in base64."""
+    der = key.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return base64.b64encode(der).decode()
+
+
+def sendgrid_signed(body: Post, key: ec.EllipticCurvePrivateKey = SENDGRID_KEY) -> Post:
+    timestamp = TIMESTAMP
+    signature = key.sign(timestamp.encode() + body["data"].encode(), ec.ECDSA(hashes.SHA256()))
+    return {
+        **body,
+        "headers": {
+            "X-Twilio-Email-Event-Webhook-Signature": base64.b64encode(signature).decode(),
+            "X-Twilio-Email-Event-Webhook-Timestamp": timestamp,
+        },
+    }
+
+
+@pytest.fixture
+def sendgrid_key(settings: Settings) -> None:
     settings.ANYMAIL = {
         "WEBHOOK_SECRET": [SECRET],
-        "SENDGRID_TRACKING_WEBHOOK_VERIFICATION_KEY": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE",
+        "SENDGRID_TRACKING_WEBHOOK_VERIFICATION_KEY": sendgrid_verification_key(SENDGRID_KEY),
     }
-    response = post("/mail/webhooks/sendgrid/tracking/", sendgrid_tracking(), **auth())
+
+
+@pytest.mark.usefixtures("sendgrid_key")
+def test_with_sendgrids_verification_key_a_signed_tracking_post_is_taken() -> None:
+    response = post(
+        "/mail/webhooks/sendgrid/tracking/", sendgrid_signed(sendgrid_tracking()), **auth()
+    )
+    assert (response.status_code, response.content) == (200, b"")
+    assert stored() == (0, 1)
+
+
+@pytest.mark.usefixtures("sendgrid_key")
+@pytest.mark.parametrize(
+    "body",
+    [
+        sendgrid_signed(sendgrid_tracking(), key=FORGED_SENDGRID_KEY),
+        sendgrid_tracking(),
+        {
+            **sendgrid_signed(sendgrid_tracking()),
+            "data": sendgrid_signed(sendgrid_tracking())["data"].replace("delivered", "bounce"),
+        },
+    ],
+    ids=["forged", "unsigned", "altered"],
+)
+def test_with_sendgrids_verification_key_a_post_it_does_not_sign_answers_403(body: Post) -> None:
+    response = post("/mail/webhooks/sendgrid/tracking/", body, **auth())
     assert (response.status_code, response.content) == (
-        503,
-        b"this webhook is not set up: The cryptography package isn't installed but is needed "
-        b'for this ESP. (Be sure to use `pip install "django-anymail[sendgrid]"`.)',
+        403,
+        b"the ESP's signature of this post does not hold",
     )
     assert stored() == (0, 0)
 
