@@ -11,18 +11,20 @@ import base64
 import hashlib
 import hmac
 import json
+import quopri
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlencode
 
 import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from django.test import Client
+from django.test.client import MULTIPART_CONTENT
 from pytest_django.fixtures import Settings
 from svix.webhooks import Webhook
 from time_machine import TimeMachineFixture
@@ -30,6 +32,7 @@ from time_machine import TimeMachineFixture
 from tests.conftest import NOW
 
 SECRET = "hook:s3cret-one"
+MAILGUN_SIGNING_KEY = "mailgun-signing-key"
 MANDRILL_KEY = "mandrill-webhook-key"
 MAILERSEND_INBOUND_SECRET = "mailersend-inbound-secret"
 MAILERSEND_SIGNING_SECRET = "mailersend-signing-secret"
@@ -110,6 +113,7 @@ def esp_settings(
     settings.ANYMAIL = {
         "WEBHOOK_SECRET": [SECRET],
         "BREVO_API_KEY": "brevo-api-key",
+        "MAILGUN_WEBHOOK_SIGNING_KEY": MAILGUN_SIGNING_KEY,
         "MANDRILL_WEBHOOK_KEY": MANDRILL_KEY,
         "MAILERSEND_INBOUND_SECRET": MAILERSEND_INBOUND_SECRET,
         "MAILERSEND_SIGNING_SECRET": MAILERSEND_SIGNING_SECRET,
@@ -171,7 +175,10 @@ def postal_signed(body: Any, key: rsa.RSAPrivateKey = POSTAL_KEY) -> Post:
 
 
 def raw_email(to: str, message_id: str, text: str = REPLY, html: str = REPLY_HTML) -> str:
-    """The reply as it travels (RFC 5322, CRLF lines): what most ESPs hand over as is."""
+    """The reply as it travels (RFC 5322, CRLF lines): what most ESPs hand over as is. With
+    a text and an HTML part it is multipart/alternative; a reply with one of them alone (an
+    HTML-only reply) is that part alone."""
+    parts = [(kind, body) for kind, body in (("plain", text), ("html", html)) if body]
     lines = [
         "Return-Path: <ann@example.org>",
         "Received: from mail.example.org by mx.esp.example.net; Mon, 23 Nov 2026 18:00:01 +0000",
@@ -181,29 +188,112 @@ def raw_email(to: str, message_id: str, text: str = REPLY, html: str = REPLY_HTM
         f"Message-ID: {message_id}",
         f"Subject: {SUBJECT}",
         f"To: {to}",
-        'Content-Type: multipart/alternative; boundary="000000000000b1"',
-        "",
-        "--000000000000b1",
-        'Content-Type: text/plain; charset="UTF-8"',
-        "",
-        *text.splitlines(),
-        "",
-        "--000000000000b1",
-        'Content-Type: text/html; charset="UTF-8"',
-        "",
-        html,
-        "",
-        "--000000000000b1--",
-        "",
     ]
+    if len(parts) == 1:
+        lines += [*mime_part(*parts[0]), ""]
+    else:
+        lines += ['Content-Type: multipart/alternative; boundary="000000000000b1"', ""]
+        for kind, body in parts:
+            lines += ["--000000000000b1", *mime_part(kind, body), ""]
+        lines += ["--000000000000b1--", ""]
     return "\r\n".join(lines)
+
+
+def mime_part(kind: str, body: str) -> list[str]:
+    """The lines of a text/``kind`` part in UTF-8: as written when it is ASCII, else
+    quoted-printable, as mail programs send the accents of "escribió" or "Grüße"."""
+    if body.isascii():
+        return [f'Content-Type: text/{kind}; charset="UTF-8"', "", *body.splitlines()]
+    encoded = quopri.encodestring(body.encode()).decode("ascii")
+    return [
+        f'Content-Type: text/{kind}; charset="UTF-8"',
+        "Content-Transfer-Encoding: quoted-printable",
+        "",
+        *encoded.splitlines(),
+    ]
 
 
 # --- each ESP's inbound post ----------------------------------------------------------------
 
 
-def brevo(api: EspApi, to: str, message_id: str) -> Post:
-    """Brevo's inbound parsing webhook: parsed fields and the reply it extracted itself."""
+def postmark(
+    api: EspApi, to: str, message_id: str, text: str = REPLY, html: str = REPLY_HTML
+) -> Post:
+    """Postmark's inbound webhook: parsed JSON, without a stripped reply (the service cuts
+    the quotation itself)."""
+    return as_json(
+        {
+            "From": "ann@example.org",
+            "FromFull": {"Email": "ann@example.org", "Name": "Ann", "MailboxHash": ""},
+            "To": to,
+            "ToFull": [{"Email": to, "Name": "", "MailboxHash": ""}],
+            "OriginalRecipient": to,
+            "Subject": SUBJECT,
+            "MessageID": "73e6d360-66eb-11e1-8e72-a8904824019b",
+            "Date": "Mon, 23 Nov 2026 18:00:00 +0000",
+            "TextBody": text,
+            "HtmlBody": html,
+            "StrippedTextReply": "",
+            "Headers": [{"Name": "Message-ID", "Value": message_id}],
+            "Attachments": [],
+        }
+    )
+
+
+def mailgun(
+    api: EspApi, to: str, message_id: str, text: str = REPLY, html: str = REPLY_HTML
+) -> Post:
+    """A Mailgun route's forward(), fully parsed and signed, without a stripped text (the
+    service cuts the quotation itself)."""
+    timestamp, token = "1795370400", "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0"
+    signature = hmac.new(
+        MAILGUN_SIGNING_KEY.encode(), f"{timestamp}{token}".encode(), hashlib.sha256
+    )
+    headers = [["Message-Id", message_id], ["From", "Ann <ann@example.org>"], ["To", to]]
+    form = {
+        "recipient": to,
+        "sender": "ann@example.org",
+        "from": "Ann <ann@example.org>",
+        "subject": SUBJECT,
+        "body-plain": text,
+        "body-html": html,
+        "message-headers": json.dumps(headers),
+        "timestamp": timestamp,
+        "token": token,
+        "signature": signature.hexdigest(),
+    }
+    return {"data": form, "content_type": MULTIPART_CONTENT, "headers": {}}
+
+
+def sendgrid(
+    api: EspApi, to: str, message_id: str, text: str = REPLY, html: str = REPLY_HTML
+) -> Post:
+    """SendGrid's Inbound Parse, parsed (not raw) form."""
+    headers = f"Message-ID: {message_id}\nFrom: ann@example.org\nTo: {to}\nSubject: Re: step 1\n"
+    form = {
+        "headers": headers,
+        "from": "ann@example.org",
+        "to": to,
+        "subject": SUBJECT,
+        "text": text,
+        "html": html,
+        "envelope": json.dumps({"from": "ann@example.org", "to": [to]}),
+        "charsets": json.dumps({"text": "utf-8", "html": "utf-8", "subject": "utf-8"}),
+    }
+    return {"data": form, "content_type": MULTIPART_CONTENT, "headers": {}}
+
+
+def brevo(
+    api: EspApi,
+    to: str,
+    message_id: str,
+    text: str = REPLY,
+    html: str = REPLY_HTML,
+    extracted: str | None = None,
+) -> Post:
+    """Brevo's inbound parsing webhook: parsed fields, and the reply Brevo extracted itself
+    (in Markdown) when it ``extracted`` one; without it, the service reads the text or HTML
+    body as it reads any other ESP's."""
     item = {
         "Uuid": ["3c1e4b9a-6d2f-4e8b-9a1c-5f7e2d4b6a80"],
         "MessageId": message_id,
@@ -230,16 +320,38 @@ def brevo(api: EspApi, to: str, message_id: str) -> Post:
             "Content-Type": "multipart/alternative",
         },
         "SpamScore": 0.4,
-        "ExtractedMarkdownMessage": f"{BID}  \n",
+        "ExtractedMarkdownMessage": extracted,
         "ExtractedMarkdownSignature": None,
-        "RawHtmlBody": REPLY_HTML + "\r\n",
-        "RawTextBody": REPLY.replace("\n", "\r\n"),
+        "RawHtmlBody": html + "\r\n" if html else None,
+        "RawTextBody": text.replace("\n", "\r\n") if text else None,
     }
     return as_json({"items": [item]})
 
 
-def mailjet(api: EspApi, to: str, message_id: str) -> Post:
-    """Mailjet's Parse API: headers (repeated ones as lists) and the text and HTML parts."""
+def mailjet(
+    api: EspApi, to: str, message_id: str, text: str = REPLY, html: str = REPLY_HTML
+) -> Post:
+    """Mailjet's Parse API: headers (repeated ones as lists) and the text and HTML parts (a
+    reply's only part alone)."""
+    parts = [
+        (
+            {
+                "Headers": {"Content-Type": ['text/plain; charset="UTF-8"']},
+                "ContentRef": "Text-part",
+            },
+            text,
+        ),
+        (
+            {
+                "Headers": {
+                    "Content-Type": ['text/html; charset="UTF-8"'],
+                    "Content-Transfer-Encoding": ["quoted-printable"],
+                },
+                "ContentRef": "Html-part",
+            },
+            html,
+        ),
+    ]
     return as_json(
         {
             "Sender": "ann@example.org",
@@ -261,27 +373,16 @@ def mailjet(api: EspApi, to: str, message_id: str) -> Post:
                 "To": to,
                 "Content-Type": ['multipart/alternative; boundary="boundary0"'],
             },
-            "Parts": [
-                {
-                    "Headers": {"Content-Type": ['text/plain; charset="UTF-8"']},
-                    "ContentRef": "Text-part",
-                },
-                {
-                    "Headers": {
-                        "Content-Type": ['text/html; charset="UTF-8"'],
-                        "Content-Transfer-Encoding": ["quoted-printable"],
-                    },
-                    "ContentRef": "Html-part",
-                },
-            ],
-            "Text-part": REPLY,
-            "Html-part": REPLY_HTML,
+            "Parts": [part for part, body in parts if body],
+            **{name: body for name, body in (("Text-part", text), ("Html-part", html)) if body},
             "SpamAssassinScore": "0.4",
         }
     )
 
 
-def sparkpost(api: EspApi, to: str, message_id: str) -> Post:
+def sparkpost(
+    api: EspApi, to: str, message_id: str, text: str = REPLY, html: str = REPLY_HTML
+) -> Post:
     """SparkPost's inbound relay webhook: a batch of relay_message events, raw email."""
     event = {
         "protocol": "smtp",
@@ -292,7 +393,7 @@ def sparkpost(api: EspApi, to: str, message_id: str) -> Post:
         "customer_id": "1",
         "content": {
             "email_rfc822_is_base64": False,
-            "email_rfc822": raw_email(to, message_id),
+            "email_rfc822": raw_email(to, message_id, text, html),
             "subject": SUBJECT,
             "to": [to],
         },
@@ -314,12 +415,18 @@ def mandrill_signed(events: list[dict[str, Any]], key: str = MANDRILL_KEY) -> Po
     }
 
 
-def mandrill_inbound(to: str, message_id: str, key: str = MANDRILL_KEY) -> Post:
+def mandrill_inbound(
+    to: str,
+    message_id: str,
+    key: str = MANDRILL_KEY,
+    text: str = REPLY,
+    html: str = REPLY_HTML,
+) -> Post:
     event = {
         "event": "inbound",
         "ts": 1795370400,
         "msg": {
-            "raw_msg": raw_email(to, message_id),
+            "raw_msg": raw_email(to, message_id, text, html),
             "email": to,
             "sender": None,
             "from_email": "ann@example.org",
@@ -332,9 +439,11 @@ def mandrill_inbound(to: str, message_id: str, key: str = MANDRILL_KEY) -> Post:
     return mandrill_signed([event], key)
 
 
-def mandrill(api: EspApi, to: str, message_id: str) -> Post:
+def mandrill(
+    api: EspApi, to: str, message_id: str, text: str = REPLY, html: str = REPLY_HTML
+) -> Post:
     """Mandrill's inbound route: a batch of inbound events, raw email, signed."""
-    return mandrill_inbound(to, message_id)
+    return mandrill_inbound(to, message_id, text=text, html=html)
 
 
 def mailersend_signed(body: Any, secret: str) -> Post:
@@ -347,7 +456,13 @@ def mailersend_signed(body: Any, secret: str) -> Post:
     }
 
 
-def mailersend_inbound(to: str, message_id: str, secret: str = MAILERSEND_INBOUND_SECRET) -> Post:
+def mailersend_inbound(
+    to: str,
+    message_id: str,
+    secret: str = MAILERSEND_INBOUND_SECRET,
+    text: str = REPLY,
+    html: str = REPLY_HTML,
+) -> Post:
     body = {
         "type": "inbound.message",
         "inbound_id": "k68zxl2en3kl9j90",
@@ -365,9 +480,9 @@ def mailersend_inbound(to: str, message_id: str, secret: str = MAILERSEND_INBOUN
             "subject": SUBJECT,
             "date": "Mon, 23 Nov 2026 18:00:00 +0000",
             "headers": {"Message-ID": message_id, "From": "Ann <ann@example.org>", "To": to},
-            "text": REPLY,
-            "html": REPLY_HTML,
-            "raw": raw_email(to, message_id),
+            "text": text or None,
+            "html": html or None,
+            "raw": raw_email(to, message_id, text, html),
             "attachments": [],
             "spf_check": {"code": "+", "value": None},
             "dkim_check": False,
@@ -377,9 +492,11 @@ def mailersend_inbound(to: str, message_id: str, secret: str = MAILERSEND_INBOUN
     return mailersend_signed(body, secret)
 
 
-def mailersend(api: EspApi, to: str, message_id: str) -> Post:
+def mailersend(
+    api: EspApi, to: str, message_id: str, text: str = REPLY, html: str = REPLY_HTML
+) -> Post:
     """MailerSend's inbound route: the parsed email and the raw one, signed."""
-    return mailersend_inbound(to, message_id)
+    return mailersend_inbound(to, message_id, text=text, html=html)
 
 
 RESEND_EMAIL_ID = "56761188-7520-42d8-8898-ff6fc54ce618"
@@ -404,11 +521,15 @@ def resend_notification(to: str, message_id: str, secret: str = RESEND_INBOUND_S
     return svix_signed(body, secret, "msg_2p5Yn8ExBkR4mFT0ZsHzj3WkDdA", NOW + timedelta(seconds=2))
 
 
-def resend(api: EspApi, to: str, message_id: str) -> Post:
+def resend(
+    api: EspApi, to: str, message_id: str, text: str = REPLY, html: str = REPLY_HTML
+) -> Post:
     """Resend's email.received notification, signed; the email is fetched from Resend's
     API, which points at the raw email."""
     raw_url = api.serve(
-        f"/raw/{RESEND_EMAIL_ID}.eml", "message/rfc822", raw_email(to, message_id).encode()
+        f"/raw/{RESEND_EMAIL_ID}.eml",
+        "message/rfc822",
+        raw_email(to, message_id, text, html).encode(),
     )
     received = {
         "object": "email",
@@ -419,8 +540,8 @@ def resend(api: EspApi, to: str, message_id: str) -> Post:
         "bcc": [],
         "reply_to": [],
         "subject": SUBJECT,
-        "html": REPLY_HTML,
-        "text": REPLY,
+        "html": html or None,
+        "text": text or None,
         "headers": {"Message-ID": message_id},
         "message_id": message_id,
         "created_at": "2026-11-23T18:00:01.894719+00:00",
@@ -457,10 +578,13 @@ def mailtrap_notification(inbox_id: int = 1111, secret: str = MAILTRAP_INBOUND_S
     return mailtrap_signed({"events": [event]}, secret)
 
 
-def mailtrap(api: EspApi, to: str, message_id: str) -> Post:
+def mailtrap(
+    api: EspApi, to: str, message_id: str, text: str = REPLY, html: str = REPLY_HTML
+) -> Post:
     """Mailtrap's inbound notification, signed; the message is fetched from Mailtrap's API,
     and the raw email from the URL it gives."""
-    raw_url = api.serve("/raw/mailtrap.eml", "message/rfc822", raw_email(to, message_id).encode())
+    raw = raw_email(to, message_id, text, html).encode()
+    raw_url = api.serve("/raw/mailtrap.eml", "message/rfc822", raw)
     data = {
         "id": MAILTRAP_MESSAGE_ID,
         "inbox_id": 1111,
@@ -502,7 +626,9 @@ def sns(message: dict[str, Any], topic: str) -> Post:
     }
 
 
-def amazon_ses(api: EspApi, to: str, message_id: str) -> Post:
+def amazon_ses(
+    api: EspApi, to: str, message_id: str, text: str = REPLY, html: str = REPLY_HTML
+) -> Post:
     """An Amazon SES receipt rule's SNS action: the raw email inside the notification."""
     received = {
         "notificationType": "Received",
@@ -521,15 +647,21 @@ def amazon_ses(api: EspApi, to: str, message_id: str) -> Post:
                 "encoding": "UTF8",
             },
         },
-        "content": raw_email(to, message_id),
+        "content": raw_email(to, message_id, text, html),
     }
     return sns(received, "SES_Inbound")
 
 
-def postal_route(to: str, message_id: str, key: rsa.RSAPrivateKey = POSTAL_KEY) -> Post:
+def postal_route(
+    to: str,
+    message_id: str,
+    key: rsa.RSAPrivateKey = POSTAL_KEY,
+    text: str = REPLY,
+    html: str = REPLY_HTML,
+) -> Post:
     """Postal's HTTP endpoint for a route: the raw email in base64, signed with the Postal
     server's RSA key."""
-    raw = raw_email(to, message_id).encode()
+    raw = raw_email(to, message_id, text, html).encode()
     body = {
         "id": 233980,
         "rcpt_to": to,
@@ -543,18 +675,30 @@ def postal_route(to: str, message_id: str, key: rsa.RSAPrivateKey = POSTAL_KEY) 
     return postal_signed(body, key)
 
 
-def postal_inbound(api: EspApi, to: str, message_id: str) -> Post:
-    return postal_route(to, message_id)
+def postal_inbound(
+    api: EspApi, to: str, message_id: str, text: str = REPLY, html: str = REPLY_HTML
+) -> Post:
+    return postal_route(to, message_id, text=text, html=html)
+
+
+class Builds(Protocol):
+    """An ESP's post of a reply to ``to``: its text and HTML bodies, either of them empty
+    when the reply has no such part."""
+
+    def __call__(
+        self, api: EspApi, to: str, message_id: str, text: str = ..., html: str = ...
+    ) -> Post: ...
 
 
 @dataclass(frozen=True)
 class Inbound:
     url: str
     esp: str  # anymail's name for it, kept with each email
-    post: Callable[[EspApi, str, str], Post]
+    post: Builds
 
 
-# The ESPs whose inbound emails can become orders here, each through its real URL.
+# The ESPs besides Postmark, Mailgun and SendGrid whose inbound emails can become orders
+# here, each through its real URL.
 INBOUND = {
     "brevo": Inbound("/mail/webhooks/brevo/inbound/", "Brevo", brevo),
     "mailjet": Inbound("/mail/webhooks/mailjet/inbound/", "Mailjet", mailjet),
@@ -565,6 +709,13 @@ INBOUND = {
     "mailtrap": Inbound("/mail/webhooks/mailtrap/inbound/", "Mailtrap", mailtrap),
     "amazon_ses": Inbound("/mail/webhooks/amazon_ses/inbound/", "Amazon SES", amazon_ses),
     "postal": Inbound("/mail/webhooks/postal/inbound/", "Postal", postal_inbound),
+}
+# Every ESP whose inbound emails can become orders here.
+ESPS = {
+    "postmark": Inbound("/mail/webhooks/postmark/inbound/", "Postmark", postmark),
+    "mailgun": Inbound("/mail/webhooks/mailgun/inbound/", "Mailgun", mailgun),
+    "sendgrid": Inbound("/mail/webhooks/sendgrid/inbound/", "SendGrid", sendgrid),
+    **INBOUND,
 }
 # What each ESP's inbound webhook asked of the ESP's API, and with which credentials.
 FETCHED = {

@@ -51,6 +51,7 @@ from tests.esps import (
     amazon_ses,
     as_json,
     auth,
+    brevo,
     mailersend_inbound,
     mailersend_signed,
     mailtrap_notification,
@@ -126,6 +127,21 @@ def test_mailtraps_test_payload_is_taken_and_nothing_is_fetched_or_kept(esp_api:
     assert response.status_code == 200
     assert esp_api.asked == []
     assert stored() == (0, 0, 0)
+
+
+def test_brevos_own_extraction_of_the_reply_is_what_is_read(on_turn: Seat, esp_api: EspApi) -> None:
+    # Brevo extracts the message (in Markdown) and its signature itself: the service reads
+    # the extraction, so a sign-off Brevo took for the signature never reaches it (and the
+    # receipt does not name it).
+    address = access.reply_address(on_turn)
+    assert address is not None
+    text = f"{BID}\nThanks, Ann\n\nOn Mon, 23 Nov 2026, Moderator wrote:\n> Liars, step 1\n"
+    body = brevo(esp_api, address, "<brevo-2@mail.example.org>", text, "", extracted=f"{BID}  \n")
+    response = post("/mail/webhooks/brevo/inbound/", body, **auth())
+    assert (response.status_code, response.content) == (200, b"")
+    order = Order.objects.get()
+    assert (order.text, order.canonical, order.ignored) == (BID, BID, "")
+    assert InboundMessage.objects.get().state == "order"
 
 
 # --- what each new URL refuses ------------------------------------------------------------
