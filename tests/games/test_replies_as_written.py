@@ -1,5 +1,6 @@
-"""Replies as people write them, through each inbound webhook the service wires up
-(Postmark's JSON, Mailgun's signed form, SendGrid's parsed form, in their payload shapes):
+"""Replies as people write them, through every inbound webhook the service wires up, each
+in its ESP's payload shape (tests/esps.py: Postmark's JSON, Mailgun's signed form, the raw
+MIME of SES, SparkPost or Postal, Resend's and Mailtrap's fetched from a stand-in API...):
 an HTML-only reply, attribution lines wrapped by Gmail or written in other languages, a
 stray signature separator, a sign-off without one. Each becomes the order, with its
 receipt (which names a sign-off left out); a reply in which no order can be read gets an
@@ -7,39 +8,24 @@ answer that says so and quotes nothing."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 import pytest
-from django.test import Client
-from pytest_django.fixtures import Settings
-from time_machine import TimeMachineFixture
 
 from games import access, postal, tasks
 from games.models import Game, Order, Seat, Step
 from games.replies import NOT_FOUND
 from moderator.mail import reading
 from moderator.mail.models import InboundMessage, OutboundEmail
+from tests.esps import ESPS, EspApi, auth, post
 from tests.factories import GMFactory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("esp_settings")]
 
 SEED = bytes(range(32))
-SECRET = "hook:s3cret-one"
-SIGNING_KEY = "mailgun-signing-key"
 BID = "bid 2 3"
 QUOTE = "> Liars, step 1: your bid is due\n> Bid: open with a bid\n"
-
-
-@pytest.fixture(autouse=True)
-def inbound(settings: Settings, time_machine: TimeMachineFixture, now: datetime) -> None:
-    time_machine.move_to(now, tick=False)
-    settings.INBOUND_ADDRESS = "orders@in.example.org"
-    settings.ANYMAIL = {"WEBHOOK_SECRET": SECRET, "MAILGUN_WEBHOOK_SIGNING_KEY": SIGNING_KEY}
 
 
 @pytest.fixture
@@ -56,78 +42,16 @@ def on_turn(now: datetime) -> Seat:
     return Seat.objects.get(game=game, position=step.prompts[0]["seat"])
 
 
-def auth() -> dict[str, Any]:
-    import base64
-
-    return {"HTTP_AUTHORIZATION": "Basic " + base64.b64encode(SECRET.encode()).decode()}
+# Every ESP whose inbound webhook the service wires, each in its own payload shape.
+PROVIDERS = ESPS
 
 
-def postmark(to: str, text: str, html: str, message_id: str) -> Any:
-    payload = {
-        "From": "ann@example.org",
-        "FromFull": {"Email": "ann@example.org", "Name": "Ann", "MailboxHash": ""},
-        "To": to,
-        "ToFull": [{"Email": to, "Name": "", "MailboxHash": ""}],
-        "OriginalRecipient": to,
-        "Subject": "Re: Liars, step 1",
-        "MessageID": "73e6d360-66eb-11e1-8e72-a8904824019b",
-        "Date": "Mon, 23 Nov 2026 18:00:00 +0000",
-        "TextBody": text,
-        "HtmlBody": html,
-        "StrippedTextReply": "",
-        "Headers": [{"Name": "Message-ID", "Value": message_id}],
-        "Attachments": [],
-    }
-    return Client().post(
-        "/mail/webhooks/postmark/inbound/",
-        data=json.dumps(payload),
-        content_type="application/json",
-        **auth(),
-    )
+def send(api: EspApi, provider: str, to: str, text: str, html: str, message_id: str) -> Any:
+    """The reply (``text`` or ``html`` empty when it has no such part) as ``provider``
+    posts it to its real URL, with the basic-auth secret and the ESP's signature."""
+    esp = PROVIDERS[provider]
+    return post(esp.url, esp.post(api, to, message_id, text, html), **auth())
 
-
-def mailgun(to: str, text: str, html: str, message_id: str) -> Any:
-    """A Mailgun route's forward(), fully parsed and signed, without a stripped text (the
-    service cuts the quotation itself)."""
-    timestamp, token = "1795370400", "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0"
-    signature = hmac.new(SIGNING_KEY.encode(), f"{timestamp}{token}".encode(), hashlib.sha256)
-    headers = [["Message-Id", message_id], ["From", "Ann <ann@example.org>"], ["To", to]]
-    form = {
-        "recipient": to,
-        "sender": "ann@example.org",
-        "from": "Ann <ann@example.org>",
-        "subject": "Re: Liars, step 1",
-        "body-plain": text,
-        "body-html": html,
-        "message-headers": json.dumps(headers),
-        "timestamp": timestamp,
-        "token": token,
-        "signature": signature.hexdigest(),
-    }
-    return Client().post("/mail/webhooks/mailgun/inbound/", data=form, **auth())
-
-
-def sendgrid(to: str, text: str, html: str, message_id: str) -> Any:
-    """SendGrid's Inbound Parse, parsed (not raw) form."""
-    headers = f"Message-ID: {message_id}\nFrom: ann@example.org\nTo: {to}\nSubject: Re: step 1\n"
-    form = {
-        "headers": headers,
-        "from": "ann@example.org",
-        "to": to,
-        "subject": "Re: Liars, step 1",
-        "text": text,
-        "html": html,
-        "envelope": json.dumps({"from": "ann@example.org", "to": [to]}),
-        "charsets": json.dumps({"text": "utf-8", "html": "utf-8", "subject": "utf-8"}),
-    }
-    return Client().post("/mail/webhooks/sendgrid/inbound/", data=form, **auth())
-
-
-PROVIDERS: dict[str, Callable[[str, str, str, str], Any]] = {
-    "postmark": postmark,
-    "mailgun": mailgun,
-    "sendgrid": sendgrid,
-}
 
 GMAIL_HTML = (
     '<div dir="ltr">bid 2 3<br></div><br><div class="gmail_quote"><div dir="ltr" '
@@ -181,12 +105,12 @@ REPLIES = {
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("written", REPLIES)
 def test_a_reply_as_people_write_it_becomes_the_order(
-    on_turn: Seat, provider: str, written: str
+    on_turn: Seat, esp_api: EspApi, provider: str, written: str
 ) -> None:
     text, html = REPLIES[written]
     address = access.reply_address(on_turn)
     assert address is not None
-    response = PROVIDERS[provider](address, text, html, f"<{provider}-1@mail.example.net>")
+    response = send(esp_api, provider, address, text, html, f"<{provider}-1@mail.example.net>")
     assert response.status_code == 200
     order = Order.objects.get()
     assert (order.seat_id, order.source, order.text, order.canonical) == (
@@ -195,19 +119,20 @@ def test_a_reply_as_people_write_it_becomes_the_order(
         BID,
         BID,
     )
-    assert InboundMessage.objects.get().state == "order"
+    message = InboundMessage.objects.get()
+    assert (message.state, message.esp) == ("order", PROVIDERS[provider].esp)
     assert tasks.write_receipts() == 1
     assert OutboundEmail.objects.filter(kind="receipt", to=on_turn.email).count() == 1
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_reply_with_no_readable_order_is_answered_without_an_empty_quote(
-    on_turn: Seat, provider: str
+    on_turn: Seat, esp_api: EspApi, provider: str
 ) -> None:
     html = '<div class="gmail_quote"><blockquote>Liars, step 1</blockquote></div>'
     address = access.reply_address(on_turn)
     assert address is not None
-    response = PROVIDERS[provider](address, "", html, f"<{provider}-2@mail.example.net>")
+    response = send(esp_api, provider, address, "", html, f"<{provider}-2@mail.example.net>")
     assert response.status_code == 200
     assert not Order.objects.exists()
     refused = OutboundEmail.objects.get(kind="refused")
@@ -266,13 +191,13 @@ SIGN_OFFS = {
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("written", SIGN_OFFS)
 def test_a_sign_off_without_its_separator_is_left_out_and_named_in_the_receipt(
-    on_turn: Seat, provider: str, written: str
+    on_turn: Seat, esp_api: EspApi, provider: str, written: str
 ) -> None:
     sign_off = SIGN_OFFS[written]
     address = access.reply_address(on_turn)
     assert address is not None
     text = f"{BID}\n{sign_off}\n\n{QUOTE}"
-    response = PROVIDERS[provider](address, text, "", f"<{provider}-3@mail.example.net>")
+    response = send(esp_api, provider, address, text, "", f"<{provider}-3@mail.example.net>")
     assert response.status_code == 200
     order = Order.objects.get()
     assert (order.text, order.canonical, order.ignored) == (BID, BID, sign_off.strip())
@@ -296,10 +221,12 @@ def test_a_sign_off_without_its_separator_is_left_out_and_named_in_the_receipt(
         "Thanks for running this game, it is the best part of my week, really!",
     ],
 )
-def test_a_line_that_is_an_order_or_long_is_not_a_sign_off(on_turn: Seat, after: str) -> None:
+def test_a_line_that_is_an_order_or_long_is_not_a_sign_off(
+    on_turn: Seat, esp_api: EspApi, after: str
+) -> None:
     address = access.reply_address(on_turn)
     assert address is not None
-    postmark(address, f"{BID}\n{after}", "", "<postmark-4@mail.example.net>")
+    send(esp_api, "postmark", address, f"{BID}\n{after}", "", "<postmark-4@mail.example.net>")
     assert not Order.objects.exists()
     refused = OutboundEmail.objects.get(kind="refused")
     assert f"> {BID}\n> {after}\n" in refused.text
