@@ -240,8 +240,10 @@ class Order(models.Model):
     receipt_due = models.BooleanField(default=False)
     results = models.JSONField(default=list, blank=True)
     # The lines of an emailed order after the order that its game reads as no order (a
-    # sign-off: "Thanks,", "Ann"): left out of ``text``, and named in the receipt.
-    ignored = models.TextField(blank=True)
+    # sign-off: "Thanks,", "Ann"): left out of ``text``, and named in the receipt. A
+    # database default too: a process of the release before this column (a worker still
+    # running during an upgrade) inserts orders without it.
+    ignored = models.TextField(blank=True, default="", db_default="")
     # When a receipt naming this order was written: a seat's receipts for a step are
     # coalesced to one per RECEIPT_WINDOW_SECONDS (postal.write_receipts).
     receipt_at = models.DateTimeField(null=True, blank=True)
@@ -313,7 +315,7 @@ class EmailPreference(models.Model):
 
     email = models.EmailField(unique=True)
     digest = models.BooleanField(default=False)
-    no_reminders = models.BooleanField(default=False)
+    no_reminders = models.BooleanField(default=False, db_default=False)
     hour = models.PositiveSmallIntegerField(default=8)
     time_zone = models.CharField(max_length=64, default="UTC")
     reports = models.CharField(max_length=10, choices=Reports.choices, blank=True)
