@@ -14,9 +14,10 @@ allowed, as for ``/healthz``: the scraper reaches the service inside its network
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Min, Sum
+from django.db.models import Count, Min, QuerySet, Sum
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
@@ -71,12 +72,7 @@ class Figures(Collector):
         outbox = GaugeMetricFamily(
             "moderator_outbox_emails", "Outbox rows by state.", labels=["state"]
         )
-        by_state = dict(
-            OutboundEmail.objects.order_by()
-            .values("state")
-            .annotate(count=Count("id"))
-            .values_list("state", "count")
-        )
+        by_state = _counted(OutboundEmail.objects.all())
         for state in OutboundEmail.State.values:
             outbox.add_metric([state], by_state.get(state, 0))
         yield outbox
@@ -102,15 +98,16 @@ class Figures(Collector):
             "Emails received by the inbound webhooks, by what became of them.",
             labels=["state"],
         )
-        received = dict(
-            InboundMessage.objects.order_by()
-            .values("state")
-            .annotate(count=Count("id"))
-            .values_list("state", "count")
-        )
+        received = _counted(InboundMessage.objects.all())
         for state in InboundMessage.State.values:
             inbound.add_metric([state], received.get(state, 0))
         yield inbound
+
+
+def _counted(rows: QuerySet[Any]) -> dict[str, int]:
+    """State -> how many of ``rows`` are in it (one grouped count)."""
+    counts = rows.order_by().values("state").annotate(count=Count("id"))
+    return dict(counts.values_list("state", "count"))
 
 
 @require_GET

@@ -8,38 +8,22 @@ answer that says so and quotes nothing."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 import pytest
 
-from games import access, postal, tasks
-from games.models import Game, Order, Seat, Step
+from games import access, tasks
+from games.models import Game, Order, Seat
 from games.replies import NOT_FOUND
 from moderator.mail import reading
 from moderator.mail.models import InboundMessage, OutboundEmail
 from tests.esps import ESPS, EspApi, auth, post
-from tests.factories import GMFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("esp_settings")]
 
 SEED = bytes(range(32))
 BID = "bid 2 3"
 QUOTE = "> Liars, step 1: your bid is due\n> Bid: open with a bid\n"
-
-
-@pytest.fixture
-def on_turn(now: datetime) -> Seat:
-    """The seat that owes the opening bid of a Liar's Dice game."""
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="liars-dice",
-        title="Liars",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
-    )
-    game = postal.start_game(game.pk, now=now, seed=SEED)
-    step = Step.objects.get(game=game, number=1)
-    return Seat.objects.get(game=game, position=step.prompts[0]["seat"])
 
 
 # Every ESP whose inbound webhook the service wires, each in its own payload shape.

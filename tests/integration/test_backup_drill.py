@@ -19,6 +19,7 @@ from games import postal
 from games.models import Game
 from tests.factories import choice_game
 from tests.integration.conftest import ROOT, Services, wait_for
+from tests.services import missing
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.redis]
 
@@ -39,7 +40,7 @@ def psql(database: str, sql: str) -> str:
 @pytest.fixture
 def restored() -> Iterator[str]:
     if shutil.which("pg_dump") is None or shutil.which("pg_restore") is None:
-        pytest.skip("PostgreSQL's client programs (pg_dump, pg_restore) are not installed")
+        missing("PostgreSQL's client programs (pg_dump, pg_restore)")
     drop = ["dropdb", *client_options(), "--if-exists", "--force", RESTORED]
     subprocess.run(drop, check=True)
     subprocess.run(["createdb", *client_options(), RESTORED], check=True)

@@ -15,6 +15,7 @@ from django.utils.module_loading import import_string
 from pytest_django.fixtures import Settings
 
 from games import postal
+from games.models import Game
 from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
 from tests.factories import choice_game
@@ -30,13 +31,19 @@ def records(caplog: pytest.LogCaptureFixture, event: str) -> list[logging.LogRec
     return [record for record in caplog.records if getattr(record, "event", None) == event]
 
 
-def test_a_resolved_step_is_one_line_with_its_game_step_and_outcome(
-    caplog: pytest.LogCaptureFixture, now: datetime
-) -> None:
+def resolved(caplog: pytest.LogCaptureFixture, now: datetime) -> tuple[Game, logging.LogRecord]:
+    """A game whose step 1 the GM resolved, and the one line that logged it."""
     game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
     caplog.set_level(logging.INFO, logger="games.postal")
     postal.resolve_now(game.pk, now=now)
     (line,) = records(caplog, "step_resolved")
+    return game, line
+
+
+def test_a_resolved_step_is_one_line_with_its_game_step_and_outcome(
+    caplog: pytest.LogCaptureFixture, now: datetime
+) -> None:
+    game, line = resolved(caplog, now)
     assert {name: getattr(line, name) for name in FIELDS} == {
         "event": "step_resolved",
         "game": game.pk,
@@ -71,10 +78,7 @@ def test_each_email_sent_or_failed_is_one_line_without_its_address(
 def test_log_format_json_writes_each_line_as_one_json_object(
     caplog: pytest.LogCaptureFixture, now: datetime
 ) -> None:
-    game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
-    caplog.set_level(logging.INFO, logger="games.postal")
-    postal.resolve_now(game.pk, now=now)
-    (line,) = records(caplog, "step_resolved")
+    game, line = resolved(caplog, now)
     # The formatter as LOGGING names it for LOG_FORMAT=json, built as dictConfig builds it.
     logging_config: dict[str, Any] = django_settings.LOGGING
     spec = dict(logging_config["formatters"]["json"])

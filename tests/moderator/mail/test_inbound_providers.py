@@ -20,7 +20,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from unittest import mock
 
@@ -29,8 +29,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from django.test import Client
 from pytest_django.fixtures import Settings
 
-from games import access, postal, tasks
-from games.models import Order, Seat, Step
+from games import access, tasks
+from games.models import Order, Seat
 from moderator.mail.models import DeliveryEvent, InboundMessage, OutboundEmail
 from tests.conftest import NOW
 from tests.esps import (
@@ -66,25 +66,10 @@ from tests.esps import (
     sns,
     svix_signed,
 )
-from tests.factories import GMFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("esp_settings")]
 
 SEED = bytes(range(32))
-
-
-@pytest.fixture
-def on_turn(now: datetime) -> Seat:
-    """The seat that owes the opening bid of a Liar's Dice game."""
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="liars-dice",
-        title="Liars",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
-    )
-    game = postal.start_game(game.pk, now=now, seed=SEED)
-    step = Step.objects.get(game=game, number=1)
-    return Seat.objects.get(game=game, position=step.prompts[0]["seat"])
 
 
 def stored() -> tuple[int, int, int]:
