@@ -235,6 +235,23 @@ class Settings:
         return [(o.label, o.words(getattr(parsed, o.key))) for o in self.options_of(profile.key)]
 
 
+@dataclass(frozen=True)
+class Strategy:
+    """An autopilot a player may choose for a seat: what plays the seat's owed order when
+    they miss a deadline, instead of the game's no-moves-received default.
+
+    ``play(state, seat)`` returns an order that ``submit`` takes now. It is pure and
+    deterministic: it reads only what ``view(state, seat)`` shows that seat (never another
+    seat's hidden dice), draws no dice, and gives the same order for the same state, so a
+    game replays from its record. ``key`` is stored on the seat; ``title`` is what the
+    player picks and what the report names."""
+
+    key: str
+    title: str
+    summary: str
+    play: Callable[[Any, int], Any]
+
+
 def single_profile(title: str, summary: str, *options: Option) -> Settings:
     """The settings of a game with one way to play."""
     return Settings(profiles=(Profile("", title, summary),), options=options)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from games.engines.base import Engine, Profile, Settings
+from games.engines.base import Engine, Profile, Settings, Strategy
 from games.engines.choice import rules as choice
 from games.engines.dice_survivor import rules as dice_survivor
 from games.engines.drop_shy import rules as drop_shy
@@ -28,6 +28,8 @@ class Game:
     engine: Engine[Any, Any, Any]
     settings: Settings
     form: str = ""
+    # The autopilots a player may choose for a seat of this game (games.engines.base.Strategy).
+    strategies: tuple[Strategy, ...] = ()
 
 
 # One line per game; the order is the order GMs see them in.
@@ -46,6 +48,7 @@ _GAMES: list[Game] = [
 ENGINES: dict[str, Engine[Any, Any, Any]] = {game.engine.key: game.engine for game in _GAMES}
 FORMS: dict[str, str] = {game.engine.key: game.form for game in _GAMES if game.form}
 SETTINGS: dict[str, Settings] = {game.engine.key: game.settings for game in _GAMES}
+STRATEGIES: dict[str, tuple[Strategy, ...]] = {game.engine.key: game.strategies for game in _GAMES}
 
 
 def get(key: str) -> Engine[Any, Any, Any]:
@@ -78,3 +81,13 @@ def describe(key: str, options: dict[str, Any]) -> tuple[str, list[tuple[str, st
     entry = SETTINGS[key]
     parsed = ENGINES[key].options(options)
     return entry.profile_of(options).title, entry.describe(options, parsed)
+
+
+def strategies(key: str) -> tuple[Strategy, ...]:
+    """The autopilots a player may choose for a seat of game ``key`` (maybe none)."""
+    return STRATEGIES[key]
+
+
+def strategy(key: str, name: str) -> Strategy | None:
+    """The autopilot ``name`` of game ``key``; None if the game has none so named."""
+    return next((s for s in STRATEGIES.get(key, ()) if s.key == name), None)
