@@ -8,6 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Upper
 
 from games.engines import registry
 
@@ -33,6 +34,24 @@ class Reports(models.TextChoices):
     OWED = "owed", "only when I owe an order, with what happened since"
     DIGEST = "digest", "a daily digest of what happened"
     NONE = "none", "never: I read them on my seat's page"
+
+
+class SignUpMode(models.TextChoices):
+    """How players join a game: only by the GM's invitation, or by signing up on the list
+    of open games (games.signups), seated in the order they confirmed or as the GM
+    approves them."""
+
+    CLOSED = "", "only the players I invite"
+    FIRST = "first", "open: first come, first seated"
+    APPROVE = "approve", "open: I approve each player"
+
+
+class AbsencePolicy(models.TextChoices):
+    """What a player's declared absence does to their turns (games.absences)."""
+
+    EXTEND = "extend", "the deadline waits for them (up to the game's cap)"
+    DEFAULT = "default", "their turns are played as if missed (extensions kept)"
+    AUTOPILOT = "autopilot", "an autopilot plays their turns"
 
 
 class Game(models.Model):
@@ -73,6 +92,29 @@ class Game(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Open games (games.signups): how players join, and how many seats the game has.
+    signup = models.CharField(
+        max_length=10, choices=SignUpMode.choices, blank=True, default="", db_default=""
+    )
+    seats_wanted = models.PositiveSmallIntegerField(null=True, blank=True)
+    # Missed turns and absences (games.absences): each seat's automatic extensions (a
+    # missed deadline first moves by ``extension_hours``), what a declared absence does
+    # and how many hours in all one seat's absences may hold the game, and after how many
+    # missed turns in a row a seat falls into civil disorder (0: never).
+    extensions = models.PositiveSmallIntegerField(default=0, db_default=0)
+    extension_hours = models.PositiveSmallIntegerField(default=24, db_default=24)
+    absence_policy = models.CharField(
+        max_length=10,
+        choices=AbsencePolicy.choices,
+        default=AbsencePolicy.EXTEND,
+        db_default=AbsencePolicy.EXTEND,
+    )
+    absence_cap_hours = models.PositiveSmallIntegerField(default=168, db_default=168)
+    civil_disorder_after = models.PositiveSmallIntegerField(default=3, db_default=3)
+    # A seat in civil disorder is offered on the list of open games for a new player.
+    offer_seats = models.BooleanField(default=False, db_default=False)
+    # A finished rated game counts in its game's ratings (games.ratings).
+    rated = models.BooleanField(default=False, db_default=False)
 
     # Not a column: seat names by position, kept on this instance by a caller that has the
     # seats loaded already (a step's emails, the GM page), so standings read no seat again.
@@ -141,12 +183,24 @@ class Seat(models.Model):
     # when it owes an order, a daily digest or the final standings tell every event since.
     reports = models.CharField(max_length=10, choices=Reports.choices, blank=True)
     reported_through = models.PositiveBigIntegerField(default=0)
+    # What plays the seat's turn when it misses a deadline: "" the game's NMR default, else
+    # the key of one of its engine's strategies (games.engines.base.Strategy).
+    autopilot = models.CharField(max_length=40, blank=True, default="", db_default="")
+    # Automatic extensions spent, missed turns in a row (an order sets it back to 0), the
+    # hours the seat's absences held the game, and when it fell into civil disorder.
+    extensions_used = models.PositiveSmallIntegerField(default=0, db_default=0)
+    missed_in_row = models.PositiveSmallIntegerField(default=0, db_default=0)
+    away_hours_used = models.PositiveIntegerField(default=0, db_default=0)
+    civil_disorder_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["game", "position"]
         constraints = [
             models.UniqueConstraint(fields=["game", "position"], name="seat_position_unique")
         ]
+        # Every seat of a person (their games, their record): addresses compared whatever
+        # their case, as ``email__iexact`` does.
+        indexes = [models.Index(Upper("email"), name="seat_email_upper")]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.game})"
@@ -223,6 +277,7 @@ class Order(models.Model):
         EMAIL = "email"
         GM = "gm"
         DEFAULT = "default", "no moves received"
+        AUTOPILOT = "autopilot", "the player's autopilot"
         REPLAY = "replay"
 
     step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="orders")
@@ -326,3 +381,119 @@ class EmailPreference(models.Model):
         if self.no_reminders:
             return f"{self.email}: no reminders"
         return f"{self.email}: {'digest' if self.digest else 'each reminder'}"
+
+
+# --- players: people who sign in by email ------------------------------------------------
+
+
+class Player(models.Model):
+    """A person who signed in with their email address (games.players): a Django user
+    without a password, and what they set for all their seats. Their seats are the seats
+    of the address, in every game; a player who never signs in keeps their seat links."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="player"
+    )
+    email = models.EmailField(unique=True)  # normalised: email_choices.normalise
+    # The name of the player's public page (their record and ratings): never the address.
+    public_id = models.CharField(max_length=16, unique=True, default=new_public_id, editable=False)
+    name = models.CharField(max_length=60, blank=True)
+    time_zone = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return self.name or self.email
+
+
+class SignIn(models.Model):
+    """A sign-in asked for an address: a link (its token) and a code to type, both stored
+    hashed, single use, valid until ``expires_at``; a code typed wrong too often voids it."""
+
+    email = models.EmailField(db_index=True)  # normalised
+    token_hash = models.CharField(max_length=64, unique=True)
+    code_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # Where the player was going (a local path), taken after signing in.
+    next = models.CharField(max_length=200, blank=True)
+
+    def __str__(self) -> str:
+        return f"sign-in of {self.email}"
+
+
+class Absence(models.Model):
+    """A player away from ``first_day`` to ``last_day`` (both included, in their time
+    zone ``zone``), for all the games of the address or one (games.absences)."""
+
+    email = models.EmailField(db_index=True)  # normalised
+    game = models.ForeignKey(
+        Game, on_delete=models.CASCADE, null=True, blank=True, related_name="absences"
+    )
+    first_day = models.DateField()
+    last_day = models.DateField()
+    zone = models.CharField(max_length=64)
+    # The same days as instants: from the first day's midnight to the end of the last.
+    starts_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["starts_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.email} away {self.first_day} to {self.last_day}"
+
+
+class SignUp(models.Model):
+    """A person's wish to play an open game (games.signups). It counts once its address
+    is confirmed (the link emailed to it); then it holds a seat (``ACCEPTED``), waits for
+    one or for the GM (``WAITING``), or ended."""
+
+    class State(models.TextChoices):
+        UNCONFIRMED = "unconfirmed", "waiting for the email confirmation"
+        WAITING = "waiting", "on the waiting list"
+        ACCEPTED = "accepted", "has a seat"
+        WITHDRAWN = "withdrawn", "withdrawn"
+        DECLINED = "declined", "declined by the GM"
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="signups")
+    name = models.CharField(max_length=60)
+    email = models.EmailField()
+    state = models.CharField(max_length=12, choices=State.choices, default=State.UNCONFIRMED)
+    # The link that confirms the address and later lets the player withdraw (hashed).
+    token_hash = models.CharField(max_length=64, unique=True)
+    # A sign-up for a seat in civil disorder of a running game: its position.
+    position = models.PositiveSmallIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["game", "confirmed_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} for {self.game}"
+
+
+class Rating(models.Model):
+    """A player's rating in one game (games.ratings), from the finished rated games of
+    their address: the skill estimate ``mu`` and its uncertainty ``sigma``."""
+
+    engine = models.CharField(max_length=40, choices=registry.choices)
+    email = models.EmailField()  # normalised
+    name = models.CharField(max_length=60)
+    mu = models.FloatField()
+    sigma = models.FloatField()
+    games = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["engine", "-mu"]
+        constraints = [
+            models.UniqueConstraint(fields=["engine", "email"], name="rating_once_per_game")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} in {self.engine}: {self.mu:.1f}"
