@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from django.core.validators import validate_email
 from django.db import connection, models, transaction
 from django.db.models import Exists, F, Max, OuterRef, Q, QuerySet
 
-from games import access, email_choices, reminders, reports, schedule, signals
+from games import absences, access, email_choices, reminders, reports, schedule, signals
 from games.engines import registry
 from games.engines.base import (
     Dice,
@@ -33,10 +34,12 @@ from games.engines.base import (
     OptionsError,
     OrderError,
     Prompt,
+    Strategy,
+    counted,
     encoder,
 )
 from games.engines.dice import VerifiableDice, commitment, new_seed
-from games.models import DiceRoll, Game, Order, Reports, Seat, Step
+from games.models import AbsencePolicy, DiceRoll, Game, Order, Reports, Seat, Step
 from games.models import Event as EventRow
 from moderator.mail import building, queueing
 
@@ -368,6 +371,9 @@ def _accept(
             # they are then part of the step's record. Otherwise it must not count as this
             # step's answer, and nothing of it but its dice and events is kept.
             row.save()
+            if seat.missed_in_row or seat.civil_disorder_at is not None:
+                # The player is back: no missed turns in a row, no civil disorder.
+                Seat.objects.filter(pk=seat.pk).update(missed_in_row=0, civil_disorder_at=None)
         stored = (game.state, game.dice_drawn)
         _record(game, step, dice, events)
         game.state = engine.state_to_json(new_state)
@@ -507,12 +513,15 @@ def _linked_seat_locking_its_game(game_id: int, position: int, links: Mapping[in
 SEAT_COLUMNS = (
     "id", "game_id", "position", "name", "email", "time_zone", "status", "link_version",
     "nmr_count", "email_failing", "email_failing_at", "reports", "reported_through",
+    "autopilot", "extensions_used", "missed_in_row", "away_hours_used", "civil_disorder_at",
 )  # fmt: skip
 GAME_COLUMNS = (
     "id", "engine", "title", "public_id", "options", "status", "gm_id", "time_zone",
     "schedule", "early_processing", "seed", "commitment", "seed_revealed", "dice_drawn",
     "state", "step_number", "needs_gm", "reminders", "paused_at", "previous_id",
-    "created_at", "started_at", "finished_at",
+    "created_at", "started_at", "finished_at", "signup", "seats_wanted", "extensions",
+    "extension_hours", "absence_policy", "absence_cap_hours", "civil_disorder_after",
+    "offer_seats", "rated",
 )  # fmt: skip
 STEP_COLUMNS = (
     "id", "game_id", "number", "status", "opened_at", "deadline", "prompts", "closed_at",
@@ -890,9 +899,14 @@ def _resolve_locked(game: Game, step_id: int, *, now: datetime, closed_by: str) 
         return False
     if closed_by == Step.Closed.DEADLINE and step.deadline > now:
         return False
+    seats = _answering(game, step)
+    missing = _missing(step, seats)
+    away = absences.away([s for s in seats if s.position in missing], now=now) if missing else {}
+    if closed_by == Step.Closed.DEADLINE and _held_back(game, step, seats, missing, away, now):
+        return False  # the deadline moved on: an absence or an automatic extension
     engine = registry.get(game.engine)
     state = engine.state_from_json(game.state)
-    _resolve(game, step, engine, state, now, closed_by)
+    _resolve(game, step, engine, state, now, closed_by, seats=seats, away=away)
     game.save(update_fields=ADVANCED_FIELDS)
     return True
 
@@ -904,9 +918,164 @@ def _resolve(
     state: Any,
     now: datetime,
     closed_by: str,
+    seats: list[Seat] | None = None,
+    away: dict[int, absences.Away] | None = None,
 ) -> None:
-    """Close ``step``: NMR defaults recorded, the engine's resolve, the next step opened."""
-    answering = list(
+    """Close ``step``: missed turns played (autopilots, NMR defaults), the engine's
+    resolve, the next step opened. ``seats``: the game's seats as ``_answering`` reads
+    them, and ``away``: those of the missing seats whose players are away, when the
+    caller has them."""
+    if seats is None:
+        seats = _answering(game, step)
+    by_position = {seat.position: seat for seat in seats}
+    missing = _missing(step, seats)
+    if away is None:
+        away = absences.away([by_position[p] for p in missing], now=now) if missing else {}
+    dice = VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn)
+    events: list[Event] = []
+    if missing:
+        state, events, moved_on = _missed_turns(
+            game, step, engine, state, dice, missing, by_position, away, now
+        )
+        if moved_on:
+            # An autopilot's order took effect at once and moved the game on (a bid): the
+            # step is done without the engine's resolve, as after a player's such order.
+            _record(game, step, dice, events)
+            closed = _close_step(step, state, engine, now, closed_by)
+            _advance(game, seats, engine, state, events, now, state_json=closed)
+            return
+    new_state, more = engine.resolve(state, dice)
+    events += more
+    _record(game, step, dice, events)
+    closed = _close_step(step, new_state, engine, now, closed_by)
+    _advance(game, seats, engine, new_state, events, now, state_json=closed)
+
+
+def _missed_turns(
+    game: Game,
+    step: Step,
+    engine: Engine[Any, Any, Any],
+    state: Any,
+    dice: VerifiableDice,
+    missing: list[int],
+    by_position: dict[int, Seat],
+    away: dict[int, absences.Away],
+    now: datetime,
+) -> tuple[Any, list[Event], bool]:
+    """The seats at ``missing`` sent no order for ``step``: each seat's autopilot plays its
+    order into ``state`` (``_autopilot``), or the engine's NMR default is recorded for
+    ``resolve`` to play. Each seat counts a missed turn; one that has missed
+    ``civil_disorder_after`` in a row falls into civil disorder (its GM is told). Returns
+    the state with the autopilots' orders, what they did, and whether one of them took
+    effect at once and moved the game on."""
+    rows: list[Order] = []
+    events: list[Event] = []
+    moved_on = False
+    for position in missing:
+        seat = by_position[position]
+        strategy = _autopilot(game, seat, seat.pk in away)
+        played = None
+        if strategy is not None:
+            played = _autopilot_plays(engine, state, position, strategy, dice)
+        before = state
+        if strategy is not None and played is not None:
+            order, state, done = played
+            moved_on = _prompt_list(engine.prompts(state)) != step.prompts
+            events += [
+                Event(f"{seat.name} sent no order: their autopilot ({strategy.title}) plays"),
+                Event(
+                    f"your autopilot ({strategy.title}) played: "
+                    f"{engine.canonical(before, position, order)}",
+                    to=(position,),
+                ),
+                # What the order did, when it took effect at once; a sealed order's
+                # events are only its receipt, which a missed turn does not get.
+                *(done if moved_on else []),
+            ]
+            source = Order.Source.AUTOPILOT
+        else:
+            order = engine.default(state, position)
+            source = Order.Source.DEFAULT
+        # A missed turn gets no receipt: the step's report says what was played.
+        rows.append(
+            Order(
+                step=step,
+                seat=seat,
+                text="",
+                parsed=engine.order_to_json(order),
+                canonical=engine.canonical(before, position, order),
+                source=source,
+                received_at=now,
+                receipt_due=False,
+            )
+        )
+        if moved_on:
+            # The game moved on (a sequential game prompts one seat): no other seat owes.
+            break
+    Order.objects.bulk_create(rows)
+    missed = [row.seat.position for row in rows]
+    game.seats.filter(position__in=missed).update(
+        nmr_count=F("nmr_count") + 1, missed_in_row=F("missed_in_row") + 1
+    )
+    if game.civil_disorder_after:
+        events += _civil_disorder(game, missed, by_position, now)
+    return state, events, moved_on
+
+
+def _autopilot(game: Game, seat: Seat, is_away: bool) -> Strategy | None:
+    """What plays a missed turn of ``seat``: the autopilot its player chose, or, while
+    they are away in a game whose absences are played by an autopilot, the game's first;
+    None: the NMR default."""
+    chosen = registry.strategy(game.engine, seat.autopilot) if seat.autopilot else None
+    if chosen is None and is_away and game.absence_policy == AbsencePolicy.AUTOPILOT:
+        offered = registry.strategies(game.engine)
+        chosen = offered[0] if offered else None
+    return chosen
+
+
+def _autopilot_plays(
+    engine: Engine[Any, Any, Any], state: Any, position: int, strategy: Strategy, dice: Dice
+) -> tuple[Any, Any, list[Event]] | None:
+    """(order, state after it, its events) when the engine takes ``strategy``'s order;
+    None (the NMR default plays, and the log says why) if the strategy fails."""
+    try:
+        order = strategy.play(state, position)
+        new_state, events = engine.submit(state, position, order, dice)
+    except GameError as error:
+        log.warning("autopilot %s refused for seat %s: %s", strategy.key, position, error)
+        return None
+    return order, new_state, events
+
+
+def _civil_disorder(
+    game: Game, missing: list[int], by_position: dict[int, Seat], now: datetime
+) -> list[Event]:
+    """The missing seats that have now missed ``civil_disorder_after`` turns in a row fall
+    into civil disorder: marked, told in the report, and their GM alerted by email."""
+    limit = game.civil_disorder_after
+    fallen = [
+        by_position[position]
+        for position in missing
+        if by_position[position].civil_disorder_at is None
+        and by_position[position].missed_in_row + 1 >= limit
+    ]
+    if not fallen:
+        return []
+    Seat.objects.filter(pk__in=[seat.pk for seat in fallen]).update(civil_disorder_at=now)
+    offered = " and is offered to a new player" if game.offer_seats else ""
+    queueing.queue([reports.civil_disorder_email(game, fallen, now)], urgent=True)
+    return [
+        Event(
+            f"{seat.name} has missed {counted(limit, 'turn')} in a row: the seat is in civil "
+            f"disorder{offered}; the game goes on with its defaults"
+        )
+        for seat in fallen
+    ]
+
+
+def _answering(game: Game, step: Step) -> list[Seat]:
+    """The game's seats, each with ``sent_order``: whether it sent an order for ``step``."""
+    return list(
         game.seats.order_by("position").annotate(
             sent_order=Exists(
                 Order.objects.filter(step=step, seat=OuterRef("pk")).exclude(
@@ -915,34 +1084,81 @@ def _resolve(
             )
         )
     )
-    answered = {seat.position for seat in answering if seat.sent_order}
-    seats: list[Seat] = [*answering]
-    by_position = {seat.position: seat for seat in seats}
-    missing = [position for position in step.prompted_seats if position not in answered]
-    defaults: list[Order] = []
-    for position in missing:
-        order = engine.default(state, position)
-        # A default gets no receipt: the step's report says it was played.
-        defaults.append(
-            Order(
-                step=step,
-                seat=by_position[position],
-                text="",
-                parsed=engine.order_to_json(order),
-                canonical=engine.canonical(state, position, order),
-                source=Order.Source.DEFAULT,
-                received_at=now,
-                receipt_due=False,
+
+
+def _missing(step: Step, seats: list[Seat]) -> list[int]:
+    """The positions ``step`` prompts that sent no order (``seats`` from ``_answering``)."""
+    answered = {seat.position for seat in seats if getattr(seat, "sent_order", False)}
+    return [position for position in step.prompted_seats if position not in answered]
+
+
+def _held_back(
+    game: Game,
+    step: Step,
+    seats: list[Seat],
+    missing: list[int],
+    away: dict[int, absences.Away],
+    now: datetime,
+) -> bool:
+    """At ``step``'s deadline: True if its deadline moved on instead of the step being
+    resolved, because a seat that owes an order is away and the game waits for absent
+    players (up to ``absence_cap_hours`` per seat), or because a seat that owes one has an
+    automatic extension left (``extensions`` per seat); a seat in civil disorder waits
+    for nothing. Everyone is told."""
+    if not missing or (not game.extensions and not away):
+        return False
+    owing = [seat for seat in seats if seat.position in missing and seat.civil_disorder_at is None]
+    start = max(step.deadline, now)
+    waits: dict[Seat, datetime] = {}
+    if game.absence_policy == AbsencePolicy.EXTEND:
+        for seat in owing:
+            left = game.absence_cap_hours - seat.away_hours_used
+            if seat.pk in away and left > 0:
+                waits[seat] = min(away[seat.pk].ends_at, start + timedelta(hours=left))
+    events: list[Event] = []
+    if waits:
+        deadline = max(waits.values())
+        for seat, until in waits.items():
+            hours = math.ceil((until - step.deadline).total_seconds() / 3600)
+            seat.away_hours_used += hours
+            seat.save(update_fields=["away_hours_used"])
+            last_day = away[seat.pk].last_day
+            events.append(
+                Event(
+                    f"{seat.name} is away until {last_day.day} {last_day:%B}: the deadline "
+                    f"of step {step.number} waits for them"
+                )
             )
-        )
-    if defaults:
-        Order.objects.bulk_create(defaults)
-        game.seats.filter(position__in=missing).update(nmr_count=F("nmr_count") + 1)
-    dice = VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn)
-    new_state, events = engine.resolve(state, dice)
-    _record(game, step, dice, events)
-    closed = _close_step(step, new_state, engine, now, closed_by)
-    _advance(game, seats, engine, new_state, events, now, state_json=closed)
+        reason = "a player is away"
+    else:
+        spending = [
+            seat
+            for seat in owing
+            if seat.extensions_used < game.extensions
+            and not (seat.pk in away and game.absence_policy != AbsencePolicy.EXTEND)
+        ]
+        if not spending:
+            return False
+        deadline = start + timedelta(hours=game.extension_hours)
+        for seat in spending:
+            seat.extensions_used += 1
+            seat.save(update_fields=["extensions_used"])
+            left = game.extensions - seat.extensions_used
+            events.append(
+                Event(
+                    f"{seat.name} missed the deadline of step {step.number} and used an "
+                    f"automatic extension ({counted(left, 'extension')} left): the deadline "
+                    f"moved by {counted(game.extension_hours, 'hour')}"
+                )
+            )
+        reason = "a player used an automatic extension"
+    step.deadline = deadline
+    step.save(update_fields=["deadline"])
+    EventRow.objects.bulk_create(
+        EventRow(game=game, step=step, text=event.text, audience=None) for event in events
+    )
+    _tell_deadline(game, step, now, reason=f"{reason}: " + "; ".join(e.text for e in events))
+    return True
 
 
 def _close_step(
@@ -1163,6 +1379,24 @@ def choose_reports(game_id: int, *, position: int, choice: str, everywhere: bool
     return seats
 
 
+def choose_autopilot(game_id: int, *, position: int, key: str) -> Seat:
+    """The seat's player chooses what plays their turn when they miss a deadline: ""
+    (the game's NMR default) or one of its engine's autopilots."""
+    with transaction.atomic():
+        game = _locked(game_id)
+        seat = _seat(game, position)
+        if game.status in (Game.Status.FINISHED, Game.Status.ABANDONED):
+            raise PostalError("the game is over; nothing plays for you any more")
+        if key and registry.strategy(game.engine, key) is None:
+            offered = ", ".join(s.key for s in registry.strategies(game.engine)) or "none"
+            raise PostalError(
+                f"{registry.get(game.engine).title} has no autopilot {key!r} (it has: {offered})"
+            )
+        seat.autopilot = key
+        seat.save(update_fields=["autopilot"])
+    return seat
+
+
 def _latest_event(game: Game) -> int:
     return game.events.order_by("-id").values_list("id", flat=True).first() or 0
 
@@ -1203,18 +1437,26 @@ def extend_deadline(game_id: int, *, deadline: datetime, now: datetime) -> Step:
             raise PostalError("the new deadline must be in the future")
         step.deadline = deadline
         step.save(update_fields=["deadline"])
-        # Told to the seats that get every step's report, and to every seat that owes.
-        engine = registry.get(game.engine)
-        seats = [
-            seat
-            for seat in game.seats.order_by("position")
-            if seat.position in step.prompted_seats or not email_choices.tells_since(seat, engine)
-        ]
-        tokens = access.mint(seats, now=now)
-        queueing.queue(
-            [reports.deadline_email(game, seat, step, tokens[seat.position]) for seat in seats]
-        )
+        _tell_deadline(game, step, now)
     return step
+
+
+def _tell_deadline(game: Game, step: Step, now: datetime, reason: str = "") -> None:
+    """Email the open step's new deadline to the seats that get every step's report and
+    to every seat that owes an order. ``reason``: why it moved, when not the GM's doing."""
+    engine = registry.get(game.engine)
+    seats = [
+        seat
+        for seat in game.seats.order_by("position")
+        if seat.position in step.prompted_seats or not email_choices.tells_since(seat, engine)
+    ]
+    tokens = access.mint(seats, now=now)
+    queueing.queue(
+        [
+            reports.deadline_email(game, seat, step, tokens[seat.position], reason=reason)
+            for seat in seats
+        ]
+    )
 
 
 def pause(game_id: int, *, now: datetime) -> None:
@@ -1300,12 +1542,21 @@ def replace_player(game_id: int, *, position: int, name: str, email: str, now: d
         seat.name, seat.email = name, email
         seat.link_version += 1
         seat.nmr_count = 0
+        # A new player: their own autopilot choice, extensions and missed turns.
+        seat.autopilot = ""
+        seat.extensions_used = seat.missed_in_row = seat.away_hours_used = 0
+        seat.civil_disorder_at = None
         seat.save(
             update_fields=[
                 "name",
                 "email",
                 "link_version",
                 "nmr_count",
+                "autopilot",
+                "extensions_used",
+                "missed_in_row",
+                "away_hours_used",
+                "civil_disorder_at",
                 "email_failing",
                 "email_failing_at",
                 "reports",

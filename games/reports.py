@@ -419,7 +419,11 @@ def lost_links_email(seats: list[Seat], tokens: list[str], now: datetime) -> Out
     )
 
 
-def deadline_email(game: Game, seat: Seat, step: Step, token: str) -> OutboundEmail:
+def deadline_email(
+    game: Game, seat: Seat, step: Step, token: str, reason: str = ""
+) -> OutboundEmail:
+    """The open step's deadline moved: by the GM, or for ``reason`` (an absence, an
+    automatic extension)."""
     deadline = local_time(step.deadline, seat.zone)
     owed = [p for p in step.prompts if p["seat"] == seat.position]
     return _build(
@@ -427,7 +431,24 @@ def deadline_email(game: Game, seat: Seat, step: Step, token: str) -> OutboundEm
         game,
         seat,
         f"deadline:{game.pk}:{step.number}:{seat.position}:{step.deadline:%s}",
-        _context(game, seat, token, step=step, deadline=deadline, owed=owed),
+        _context(game, seat, token, step=step, deadline=deadline, owed=owed, reason=reason),
+    )
+
+
+def civil_disorder_email(game: Game, seats: list[Seat], now: datetime) -> OutboundEmail:
+    """Tell the GM that ``seats`` fell into civil disorder (missed too many turns)."""
+    return building.build(
+        "civil-disorder",
+        to=game.gm.email,
+        dedupe_key=f"civil-disorder:{game.pk}:{game.step_number}:"
+        + ",".join(str(seat.position) for seat in seats),
+        context={
+            "game": game,
+            "seats": seats,
+            "limit": game.civil_disorder_after,
+            "gm_url": f"{settings.SITE_URL}/gm/games/{game.pk}/",
+        },
+        game=game,
     )
 
 

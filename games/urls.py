@@ -15,6 +15,12 @@ urlpatterns = [
     path("play/<int:game_id>/<int:position>/", views.play, name="seat"),
     path("play/<int:game_id>/<int:position>/view.json", views.play_json, name="seat_json"),
     path("play/<int:game_id>/<int:position>/email/", views.email_choice, name="email_choice"),
+    path(
+        "play/<int:game_id>/<int:position>/autopilot/",
+        views.autopilot_choice,
+        name="autopilot",
+    ),
+    path("play/<int:game_id>/<int:position>/away/", views.away, name="away"),
     path("play/reminders/", views.reminder_choice, name="reminders"),
     path("email/stop/<str:what>/<str:token>/", views.stop_email, name="stop_email"),
     path("calendar/gm/<str:token>.ics", views.gm_calendar, name="gm_calendar"),

@@ -18,6 +18,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.core.cache import cache
+from django.db.models import OuterRef, Q, Subquery
+from django.db.models.functions import Lower
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import pluralize
@@ -27,9 +29,22 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from redis.exceptions import RedisError
 
-from games import access, archive, calendar, email_choices, postal, reminders, reports, schedule
+from games import (
+    absences,
+    access,
+    archive,
+    calendar,
+    email_choices,
+    postal,
+    reminders,
+    reports,
+    schedule,
+)
+from games.engines import registry
 from games.forms import (
     TEXT,
+    AbsenceForm,
+    AutopilotForm,
     EmailChoiceForm,
     LostLinksForm,
     ReminderChoiceForm,
@@ -38,7 +53,7 @@ from games.forms import (
     typed_order,
 )
 from games.gm_forms import first_error
-from games.models import Game, Order, Seat, Step
+from games.models import Absence, AbsencePolicy, Game, Order, Seat, Step
 from moderator import ratelimit
 
 
@@ -275,6 +290,7 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
         counting=_counting_order(step, seat),
         calendar_url=access.calendar_url(seat),
         **_email_choice_context(seat, engine),
+        **_missed_context(game, seat),
         other_seats=[other for other in held if other.pk != seat.pk],
     )
     return render(request, "games/play.html", context)
@@ -299,6 +315,34 @@ def _email_choice_context(seat: Seat, engine: Any) -> dict[str, Any]:
         "email_default": not seat.reports,
         "game_default": email_choices.YOU_GET[email_choices.game_default(engine)],
         "digest_time": email_choices.digest_time(seat, preference),
+    }
+
+
+def _missed_context(game: Game, seat: Seat) -> dict[str, Any]:
+    """What plays the seat's missed turns, its extensions left, and who of the game is
+    away now (one query: each seat with the last day of an absence covering now)."""
+    now = timezone.now()
+    covering = Absence.objects.filter(
+        email=Lower(OuterRef("email")), starts_at__lte=now, ends_at__gt=now
+    ).filter(Q(game__isnull=True) | Q(game_id=game.pk))
+    away = [
+        {"name": name, "until": until, "you": position == seat.position}
+        for position, name, until in game.seats.annotate(
+            until=Subquery(covering.order_by("-ends_at").values("last_day")[:1])
+        )
+        .filter(until__isnull=False)
+        .order_by("position")
+        .values_list("position", "name", "until")
+    ]
+    strategy = registry.strategy(game.engine, seat.autopilot) if seat.autopilot else None
+    return {
+        "autopilot_form": AutopilotForm(
+            engine_key=game.engine, initial={"autopilot": seat.autopilot}
+        ),
+        "autopilot": strategy,
+        "extensions_left": max(game.extensions - seat.extensions_used, 0),
+        "away": away,
+        "absence_policy": absences.WHAT_IT_DOES[AbsencePolicy(game.absence_policy)],
     }
 
 
@@ -650,3 +694,95 @@ def email_choice(request: HttpRequest, game_id: int, position: int) -> HttpRespo
     else:
         messages.success(request, f"Done: you now get this game's reports {you_get}.")
     return redirect(seat_page(seat))
+
+
+@require_POST
+def autopilot_choice(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
+    """The player chooses what plays their turn when they miss a deadline."""
+    seats = _browser_seats(request, game_id=game_id, position=position)
+    if not seats:
+        return not_valid(request)
+    seat = seats[0]
+    form = AutopilotForm(request.POST, engine_key=seat.game.engine)
+    if not form.is_valid():
+        messages.error(request, f"{first_error(form)} Nothing was changed.")
+        return redirect(seat_page(seat))
+    try:
+        seat = postal.choose_autopilot(
+            game_id, position=position, key=form.cleaned_data["autopilot"]
+        )
+    except postal.PostalError as error:
+        messages.error(
+            request, f"{error.message[:1].upper()}{error.message[1:]}. Nothing was changed."
+        )
+        return redirect(seat_page(seat))
+    strategy = registry.strategy(seat.game.engine, seat.autopilot)
+    if strategy is None:
+        messages.success(request, "Done: when you miss a deadline, the game's default plays.")
+    else:
+        messages.success(
+            request, f"Done: when you miss a deadline, your autopilot ({strategy.title}) plays."
+        )
+    return redirect(seat_page(seat))
+
+
+@require_http_methods(["GET", "POST"])
+def away(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
+    """The seat's player declares an absence (for this game or all the games of their
+    address), sees theirs, and takes one back."""
+    seats = _browser_seats(request, game_id=game_id, position=position)
+    if not seats:
+        return not_valid(request)
+    seat = seats[0]
+    game = seat.game
+    now = timezone.now()
+    form = AbsenceForm()
+    if request.method == "POST" and "withdraw" in request.POST:
+        withdrawn = request.POST["withdraw"]
+        try:
+            if not (withdrawn.isascii() and withdrawn.isdigit() and len(withdrawn) < 12):
+                raise absences.AbsenceError("there is no such absence of yours")
+            absences.withdraw(seat.email, int(withdrawn), now=now)
+        except absences.AbsenceError as error:
+            messages.error(
+                request, f"{error.message[:1].upper()}{error.message[1:]}. Nothing was changed."
+            )
+        else:
+            messages.success(request, "Done: that absence is removed.")
+        return redirect("games:away", game_id, position)
+    if request.method == "POST":
+        form = AbsenceForm(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                absence = absences.declare(
+                    seat.email,
+                    first_day=data["first_day"],
+                    last_day=data["last_day"],
+                    zone=seat.zone,
+                    now=now,
+                    game=game if data["scope"] == "game" else None,
+                )
+            except absences.AbsenceError as error:
+                form.add_error(None, f"{error.message[:1].upper()}{error.message[1:]}.")
+            else:
+                where = f"in {game.title}" if absence.game_id else "in all your games"
+                messages.success(
+                    request,
+                    f"Done: you are away {where} from {absence.first_day:%d %B %Y} to "
+                    f"{absence.last_day:%d %B %Y}.",
+                )
+                return redirect("games:away", game_id, position)
+    return render(
+        request,
+        "games/away.html",
+        {
+            "game": game,
+            "seat": seat,
+            "form": form,
+            "absences": absences.declared(seat.email, now=now),
+            "policy": absences.WHAT_IT_DOES[AbsencePolicy(game.absence_policy)],
+            "cap_hours": game.absence_cap_hours,
+            "hours_left": max(game.absence_cap_hours - seat.away_hours_used, 0),
+        },
+    )

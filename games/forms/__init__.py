@@ -353,6 +353,62 @@ class EmailChoiceForm(forms.Form):
     )
 
 
+class AutopilotForm(forms.Form):
+    """What plays a seat's turn when its player misses a deadline: the game's NMR default
+    or one of the autopilots its engine offers (``games.engines.base.Strategy``)."""
+
+    autopilot = forms.ChoiceField(
+        label="When I miss a deadline",
+        widget=forms.RadioSelect,
+        required=False,
+        error_messages={"invalid_choice": "Choose the game's default or one of its autopilots."},
+    )
+
+    def __init__(self, *args: Any, engine_key: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["autopilot"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [
+            ("", "the game's no-moves-received default plays"),
+            *(
+                (strategy.key, f"autopilot: {strategy.title}. {strategy.summary}")
+                for strategy in registry.strategies(engine_key)
+            ),
+        ]
+
+
+class AbsenceForm(forms.Form):
+    """A player away from one day to another, both included, in their time zone."""
+
+    first_day = forms.DateField(
+        label="Away from",
+        widget=forms.DateInput(attrs={"type": "date"}),
+        error_messages={
+            "required": "Give the first day you are away.",
+            "invalid": "Write the first day as a date, for example 2026-12-24.",
+        },
+    )
+    last_day = forms.DateField(
+        label="Back after",
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text="the last day you are away",
+        error_messages={
+            "required": "Give the last day you are away.",
+            "invalid": "Write the last day as a date, for example 2026-12-31.",
+        },
+    )
+    scope = forms.ChoiceField(
+        label="For",
+        choices=[("game", "this game only"), ("all", "all my games")],
+        initial="all",
+        widget=forms.RadioSelect,
+        error_messages={
+            "required": "Choose whether you are away from this game or from all your games.",
+            "invalid_choice": "Choose whether you are away from this game or from all your games.",
+        },
+    )
+
+
 class LostLinksForm(forms.Form):
     """The home page's "email me my links": one address."""
 

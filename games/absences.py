@@ -1,0 +1,157 @@
+"""A player's declared absences, and what they do to the deadlines of their games.
+
+A player (an email address) says they are away from one day to another, both included, in
+their time zone, for every game of the address or for one. Each game's GM chose what an
+absence does there (``Game.absence_policy``): the deadline waits for the absent player up
+to ``absence_cap_hours`` in all for the seat, or their missed turns are played as any
+missed turn (the NMR default, or the autopilot they chose), or an autopilot plays them.
+``games.postal`` reads the absences when a deadline passes; this module writes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from django.db import transaction
+from django.db.models import Q
+
+from games import schedule
+from games.email_choices import normalise
+from games.models import Absence, AbsencePolicy, Game, Seat
+
+# The longest absence one declaration may cover, and how far ahead it may start.
+LONGEST_DAYS = 92
+AHEAD_DAYS = 366
+# Declarations an address may hold at once (past ones do not count).
+MOST_AT_ONCE = 20
+
+
+# What an absence does in a game (Game.absence_policy), told to the player who is away.
+WHAT_IT_DOES = {
+    AbsencePolicy.EXTEND: "the deadline waits for you",
+    AbsencePolicy.DEFAULT: "your missed turns are played as any missed turn (your choice above)",
+    AbsencePolicy.AUTOPILOT: "an autopilot plays your turns (yours if you chose one)",
+}
+
+
+class AbsenceError(Exception):
+    """A declaration not taken; the message is for the player."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Away:
+    """What the pages show of an absence: until which day (in the player's zone)."""
+
+    last_day: date
+    ends_at: datetime
+
+
+def bounds(first_day: date, last_day: date, zone: str) -> tuple[datetime, datetime]:
+    """The instants an absence covers: from its first day's midnight to the end of its
+    last, in ``zone``."""
+    tz = ZoneInfo(zone)
+    starts = datetime.combine(first_day, time.min, tzinfo=tz)
+    ends = datetime.combine(last_day + timedelta(days=1), time.min, tzinfo=tz)
+    return starts, ends
+
+
+def declare(
+    email: str,
+    *,
+    first_day: date,
+    last_day: date,
+    zone: str,
+    now: datetime,
+    game: Game | None = None,
+) -> Absence:
+    """Record that ``email`` is away; AbsenceError says why it was not taken (and nothing
+    is written). ``game``: only that game's seats; None: every game of the address."""
+    address = normalise(email)
+    try:
+        schedule.zone(zone)
+    except schedule.ScheduleError as error:
+        raise AbsenceError(str(error)) from None
+    if last_day < first_day:
+        raise AbsenceError(
+            f"the absence ends ({last_day:%d %B %Y}) before it starts ({first_day:%d %B %Y})"
+        )
+    if (last_day - first_day).days + 1 > LONGEST_DAYS:
+        raise AbsenceError(
+            f"an absence is at most {LONGEST_DAYS} days; for longer, ask your GMs to replace you"
+        )
+    starts_at, ends_at = bounds(first_day, last_day, zone)
+    if ends_at <= now:
+        raise AbsenceError(f"the absence ended already ({last_day:%d %B %Y})")
+    if starts_at > now + timedelta(days=AHEAD_DAYS):
+        raise AbsenceError(f"an absence may start at most {AHEAD_DAYS} days ahead")
+    if game is not None and not game.seats.filter(email__iexact=address).exists():
+        raise AbsenceError("you have no seat in this game")
+    with transaction.atomic():
+        current = Absence.objects.select_for_update().filter(email=address, ends_at__gt=now)
+        if len(current) >= MOST_AT_ONCE:
+            raise AbsenceError(
+                f"you have {MOST_AT_ONCE} absences declared already; remove one first"
+            )
+        return Absence.objects.create(
+            email=address,
+            game=game,
+            first_day=first_day,
+            last_day=last_day,
+            zone=zone,
+            starts_at=starts_at,
+            ends_at=ends_at,
+            created_at=now,
+        )
+
+
+def withdraw(email: str, absence_id: int, *, now: datetime) -> None:
+    """The player is back, or never left: their absence is removed (one of theirs only)."""
+    deleted, _ = Absence.objects.filter(pk=absence_id, email=normalise(email)).delete()
+    if not deleted:
+        raise AbsenceError("there is no such absence of yours")
+
+
+def declared(email: str, *, now: datetime) -> list[Absence]:
+    """The address's absences not over yet, soonest first, with their games."""
+    return list(
+        Absence.objects.select_related("game")
+        .filter(email=normalise(email), ends_at__gt=now)
+        .order_by("starts_at", "id")
+    )
+
+
+def away(seats: Iterable[Seat], *, now: datetime) -> dict[int, Away]:
+    """Seat id -> until when the seat's player is away, for the seats whose player is
+    away now (an absence for all their games or for the seat's game covers ``now``); one
+    query. Absences that follow one another without a gap count as one."""
+    seats = list(seats)
+    if not seats:
+        return {}
+    addresses = {normalise(seat.email) for seat in seats}
+    games = {seat.game_id for seat in seats}
+    rows = list(
+        Absence.objects.filter(email__in=addresses, ends_at__gt=now)
+        .filter(Q(game__isnull=True) | Q(game_id__in=games))
+        .order_by("starts_at")
+        .values_list("email", "game_id", "starts_at", "ends_at", "last_day")
+    )
+    result: dict[int, Away] = {}
+    for seat in seats:
+        address = normalise(seat.email)
+        covering: Away | None = None
+        for email, game_id, starts_at, ends_at, last_day in rows:
+            if email != address or (game_id is not None and game_id != seat.game_id):
+                continue
+            reaches = now if covering is None else covering.ends_at
+            if starts_at <= reaches < ends_at:
+                covering = Away(last_day, ends_at)
+        if covering is not None:
+            result[seat.pk] = covering
+    return result

@@ -1,0 +1,448 @@
+"""What a missed deadline does: an absent player's deadline waits (capped), an automatic
+extension moves it, the player's autopilot or the NMR default plays, and too many missed
+turns in a row put the seat in civil disorder. Declaring absences: bad input says why and
+writes nothing."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from games import absences, postal
+from games.engines import registry
+from games.engines.base import Strategy
+from games.engines.choice.rules import ChoiceEngine
+from games.models import Absence, AbsencePolicy, Event, Game, Order, Seat, Step
+from moderator.mail.models import OutboundEmail
+from tests.factories import choice_game
+
+pytestmark = pytest.mark.django_db
+
+SEED = bytes(range(32))
+CHOICE = ChoiceEngine()
+HOUR = timedelta(hours=1)
+
+
+def started(now: datetime, players: int = 3, **fields: Any) -> Game:
+    game = choice_game(players)
+    Game.objects.filter(pk=game.pk).update(**fields)
+    return postal.start_game(game.pk, now=now, seed=SEED)
+
+
+def open_step(game: Game) -> Step:
+    return Step.objects.get(game=game, status=Step.Status.OPEN)
+
+
+def seat(game: Game, position: int) -> Seat:
+    return Seat.objects.get(game=game, position=position)
+
+
+def order_all_but(game: Game, missing: set[int], now: datetime) -> None:
+    game.refresh_from_db()
+    state = CHOICE.state_from_json(game.state)
+    for position in range(len(state.players)):
+        if position not in missing:
+            text = CHOICE.canonical(state, position, CHOICE.default(state, position))
+            postal.accept_order(
+                game_id=game.pk, position=position, text=text, source="web", now=now
+            )
+
+
+def latest_event(game: Game) -> int:
+    return max(Event.objects.filter(game=game).values_list("id", flat=True), default=0)
+
+
+def new_events(step: Step, after: int) -> list[str]:
+    return list(
+        Event.objects.filter(step=step, id__gt=after).order_by("id").values_list("text", flat=True)
+    )
+
+
+def deadline_emails(game: Game) -> list[OutboundEmail]:
+    return list(OutboundEmail.objects.filter(game=game, kind="deadline").order_by("id"))
+
+
+# --- declaring ----------------------------------------------------------------------------
+
+
+def test_an_absence_covers_its_days_in_the_players_zone(now: datetime) -> None:
+    game = started(now)
+    absence = absences.declare(
+        "Bob@Example.org",
+        first_day=date(2026, 11, 25),
+        last_day=date(2026, 11, 27),
+        zone="Europe/Berlin",
+        now=now,
+    )
+    assert absence.email == "bob@example.org"
+    assert absence.game is None
+    assert absence.starts_at == datetime(2026, 11, 24, 23, 0, tzinfo=UTC)
+    assert absence.ends_at - absence.starts_at == timedelta(days=3)
+    away = absences.away(Seat.objects.filter(game=game), now=absence.starts_at)
+    assert list(away) == [seat(game, 1).pk]
+    assert away[seat(game, 1).pk].last_day == date(2026, 11, 27)
+    assert absences.away(Seat.objects.filter(game=game), now=absence.ends_at) == {}
+
+
+def test_absences_that_follow_one_another_count_as_one(now: datetime) -> None:
+    game = started(now)
+    for first, last in [
+        (date(2026, 12, 1), date(2026, 12, 3)),
+        (date(2026, 12, 4), date(2026, 12, 9)),
+    ]:
+        absences.declare("bob@example.org", first_day=first, last_day=last, zone="UTC", now=now)
+    moment = datetime(2026, 12, 2, 12, tzinfo=now.tzinfo)
+    assert absences.away([seat(game, 1)], now=moment)[seat(game, 1).pk].last_day == date(
+        2026, 12, 9
+    )
+
+
+def test_an_absence_for_one_game_does_not_cover_the_others(now: datetime) -> None:
+    one, other = started(now), started(now)
+    absences.declare(
+        "ann@example.org",
+        first_day=date(2026, 11, 1),
+        last_day=date(2026, 12, 31),
+        zone="UTC",
+        now=now,
+        game=one,
+    )
+    seats = [seat(one, 0), seat(other, 0)]
+    assert list(absences.away(seats, now=now)) == [seat(one, 0).pk]
+
+
+@pytest.mark.parametrize(
+    ("first", "last", "message"),
+    [
+        (
+            date(2026, 12, 10),
+            date(2026, 12, 9),
+            "the absence ends (09 December 2026) before it starts (10 December 2026)",
+        ),
+        (date(2026, 11, 1), date(2026, 11, 2), "the absence ended already (02 November 2026)"),
+        (
+            date(2026, 12, 1),
+            date(2027, 3, 31),
+            "an absence is at most 92 days; for longer, ask your GMs to replace you",
+        ),
+        (date(2028, 1, 1), date(2028, 1, 2), "an absence may start at most 366 days ahead"),
+    ],
+)
+def test_a_wrong_absence_says_why_and_writes_nothing(
+    now: datetime, first: date, last: date, message: str
+) -> None:
+    started(now)
+    with pytest.raises(absences.AbsenceError) as error:
+        absences.declare("ann@example.org", first_day=first, last_day=last, zone="UTC", now=now)
+    assert error.value.message == message
+    assert Absence.objects.count() == 0
+
+
+def test_an_absence_for_a_game_without_the_player_is_refused(now: datetime) -> None:
+    game = started(now)
+    with pytest.raises(absences.AbsenceError, match="you have no seat in this game"):
+        absences.declare(
+            "zed@example.org",
+            first_day=date(2026, 12, 1),
+            last_day=date(2026, 12, 2),
+            zone="UTC",
+            now=now,
+            game=game,
+        )
+    with pytest.raises(absences.AbsenceError, match="No time zone|time zone"):
+        absences.declare(
+            "ann@example.org",
+            first_day=date(2026, 12, 1),
+            last_day=date(2026, 12, 2),
+            zone="Mars/Olympus",
+            now=now,
+        )
+    assert Absence.objects.count() == 0
+
+
+def test_only_its_own_player_removes_an_absence(now: datetime) -> None:
+    started(now)
+    absence = absences.declare(
+        "ann@example.org",
+        first_day=date(2026, 12, 1),
+        last_day=date(2026, 12, 2),
+        zone="UTC",
+        now=now,
+    )
+    with pytest.raises(absences.AbsenceError, match="there is no such absence of yours"):
+        absences.withdraw("bob@example.org", absence.pk, now=now)
+    assert Absence.objects.count() == 1
+    absences.withdraw("ANN@example.org", absence.pk, now=now)
+    assert Absence.objects.count() == 0
+
+
+# --- the deadline waits for an absent player ------------------------------------------------
+
+
+def test_the_deadline_waits_for_an_absent_player_until_they_are_back(now: datetime) -> None:
+    game = started(now)
+    step = open_step(game)
+    absences.declare(
+        "bob@example.org",
+        first_day=date(2026, 11, 25),
+        last_day=date(2026, 11, 27),
+        zone="UTC",
+        now=now,
+    )
+    order_all_but(game, {1}, now)
+    before = latest_event(game)
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is False
+    step.refresh_from_db()
+    back = datetime(2026, 11, 28, tzinfo=now.tzinfo)
+    assert (step.status, step.deadline) == (Step.Status.OPEN, back)
+    hours = (back - (now + 48 * HOUR)).total_seconds() / 3600
+    assert seat(game, 1).away_hours_used == hours
+    assert seat(game, 1).nmr_count == 0
+    assert new_events(step, before) == [
+        "bob is away until 27 November: the deadline of step 1 waits for them"
+    ]
+    emails = deadline_emails(game)
+    assert [email.to for email in emails] == [
+        "ann@example.org",
+        "bob@example.org",
+        "cy@example.org",
+    ]
+    assert "a player is away: bob is away until 27 November" in emails[1].text
+    # At the new deadline the absence is over: the step resolves with bob's default.
+    assert postal.resolve_due_step(step.pk, now=back) is True
+    assert Order.objects.get(step=step, seat=seat(game, 1)).source == Order.Source.DEFAULT
+
+
+def test_an_absence_holds_a_game_at_most_the_cap(now: datetime) -> None:
+    game = started(now, absence_cap_hours=30)
+    step = open_step(game)
+    absences.declare(
+        "bob@example.org",
+        first_day=date(2026, 11, 25),
+        last_day=date(2026, 12, 20),
+        zone="UTC",
+        now=now,
+    )
+    order_all_but(game, {1}, now)
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is False
+    step.refresh_from_db()
+    assert step.deadline == now + 48 * HOUR + 30 * HOUR
+    assert seat(game, 1).away_hours_used == 30
+    # The cap is spent: the next deadline resolves the step.
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is True
+    assert Order.objects.get(step=step, seat=seat(game, 1)).source == Order.Source.DEFAULT
+
+
+def test_where_absences_are_played_the_deadline_does_not_wait(now: datetime) -> None:
+    game = started(now, absence_policy=AbsencePolicy.DEFAULT, extensions=2)
+    step = open_step(game)
+    absences.declare(
+        "bob@example.org",
+        first_day=date(2026, 11, 25),
+        last_day=date(2026, 12, 20),
+        zone="UTC",
+        now=now,
+    )
+    order_all_but(game, {1}, now)
+    # bob is away: his turn is played; he keeps his extensions for when he is back.
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is True
+    assert seat(game, 1).extensions_used == 0
+    assert Order.objects.get(step=step, seat=seat(game, 1)).source == Order.Source.DEFAULT
+
+
+# --- automatic extensions ---------------------------------------------------------------------
+
+
+def test_a_missed_deadline_uses_an_extension_then_the_default_plays(now: datetime) -> None:
+    game = started(now, extensions=1, extension_hours=12)
+    step = open_step(game)
+    order_all_but(game, {2}, now)
+    before = latest_event(game)
+    first = step.deadline
+    assert postal.resolve_due_step(step.pk, now=first) is False
+    step.refresh_from_db()
+    assert step.deadline == first + 12 * HOUR
+    assert (seat(game, 2).extensions_used, seat(game, 2).nmr_count) == (1, 0)
+    assert new_events(step, before) == [
+        "cy missed the deadline of step 1 and used an automatic extension (0 extensions "
+        "left): the deadline moved by 12 hours"
+    ]
+    assert len(deadline_emails(game)) == 3
+    # None left: the next missed deadline plays the default.
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is True
+    assert Order.objects.get(step=step, seat=seat(game, 2)).source == Order.Source.DEFAULT
+    assert (seat(game, 2).nmr_count, seat(game, 2).missed_in_row) == (1, 1)
+
+
+def test_a_late_sweep_moves_the_deadline_from_now(now: datetime) -> None:
+    game = started(now, extensions=2, extension_hours=24)
+    step = open_step(game)
+    late = step.deadline + 5 * HOUR
+    assert postal.resolve_due_step(step.pk, now=late) is False
+    step.refresh_from_db()
+    assert step.deadline == late + 24 * HOUR
+    assert [s.extensions_used for s in Seat.objects.filter(game=game)] == [1, 1, 1]
+
+
+def test_the_gm_resolving_now_spends_no_extension(now: datetime) -> None:
+    game = started(now, extensions=2)
+    assert postal.resolve_now(game.pk, now=now) is True
+    assert [s.extensions_used for s in Seat.objects.filter(game=game)] == [0, 0, 0]
+    assert [s.nmr_count for s in Seat.objects.filter(game=game)] == [1, 1, 1]
+
+
+# --- autopilots -------------------------------------------------------------------------------
+
+
+def _default_strategy(state: Any, seat: int) -> Any:
+    return CHOICE.default(state, seat)
+
+
+TEST_STRATEGY = Strategy("test", "the test pilot", "plays the default.", _default_strategy)
+
+
+@pytest.fixture
+def strategies(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(registry.STRATEGIES, "choice", (TEST_STRATEGY,))
+
+
+def test_a_chosen_autopilot_plays_a_missed_turn_and_the_report_says_so(
+    now: datetime, strategies: None
+) -> None:
+    game = started(now)
+    postal.choose_autopilot(game.pk, position=1, key="test")
+    step = open_step(game)
+    order_all_but(game, {1}, now)
+    before = latest_event(game)
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is True
+    order = Order.objects.get(step=step, seat=seat(game, 1))
+    assert order.source == Order.Source.AUTOPILOT
+    state = CHOICE.state_from_json(step.state_before)
+    assert order.canonical == CHOICE.canonical(state, 1, CHOICE.default(state, 1))
+    events = list(
+        Event.objects.filter(step=step, id__gt=before)
+        .order_by("id")
+        .values_list("text", "audience")
+    )
+    assert events[0] == ("bob sent no order: their autopilot (the test pilot) plays", None)
+    assert events[1] == (f"your autopilot (the test pilot) played: {order.canonical}", [1])
+    assert not any("sent no order: the NMR default" in text for text, _ in events)
+    assert (seat(game, 1).nmr_count, seat(game, 1).missed_in_row) == (1, 1)
+    report = OutboundEmail.objects.get(
+        game=game, kind="report", to="bob@example.org", dedupe_key__contains=":2:"
+    )
+    assert "your autopilot (the test pilot) played" in report.text
+    other = OutboundEmail.objects.get(
+        game=game, kind="report", to="ann@example.org", dedupe_key__contains=":2:"
+    )
+    assert "bob sent no order: their autopilot (the test pilot) plays" in other.text
+    assert "your autopilot" not in other.text
+
+
+def test_a_strategy_that_fails_leaves_the_default_to_play(
+    now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(state: Any, seat: int) -> Any:
+        from games.engines.base import OrderError
+
+        raise OrderError("no idea")
+
+    monkeypatch.setitem(registry.STRATEGIES, "choice", (Strategy("test", "t", "s", broken),))
+    game = started(now)
+    postal.choose_autopilot(game.pk, position=0, key="test")
+    step = open_step(game)
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is True
+    assert Order.objects.get(step=step, seat=seat(game, 0)).source == Order.Source.DEFAULT
+
+
+def test_an_absent_player_gets_the_games_autopilot_where_the_gm_chose_so(
+    now: datetime, strategies: None
+) -> None:
+    game = started(now, absence_policy=AbsencePolicy.AUTOPILOT)
+    absences.declare(
+        "cy@example.org",
+        first_day=date(2026, 11, 25),
+        last_day=date(2026, 11, 30),
+        zone="UTC",
+        now=now,
+    )
+    step = open_step(game)
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is True
+    sources = dict(Order.objects.filter(step=step).values_list("seat__position", "source"))
+    assert sources == {0: "default", 1: "default", 2: "autopilot"}
+
+
+def test_choosing_an_autopilot_the_game_has_not_is_refused(now: datetime, strategies: None) -> None:
+    game = started(now)
+    with pytest.raises(
+        postal.PostalError, match="Choice has no autopilot 'nope' \\(it has: test\\)"
+    ):
+        postal.choose_autopilot(game.pk, position=0, key="nope")
+    assert seat(game, 0).autopilot == ""
+    postal.choose_autopilot(game.pk, position=0, key="test")
+    postal.choose_autopilot(game.pk, position=0, key="")
+    assert seat(game, 0).autopilot == ""
+
+
+# --- civil disorder ---------------------------------------------------------------------------
+
+
+def test_missed_turns_in_a_row_put_a_seat_in_civil_disorder_and_alert_the_gm(now: datetime) -> None:
+    game = started(now, civil_disorder_after=2)
+    for number in (1, 2):
+        step = open_step(game)
+        order_all_but(game, {2}, now)
+        assert postal.resolve_due_step(step.pk, now=step.deadline) is True
+        assert (seat(game, 2).missed_in_row, seat(game, 2).civil_disorder_at is None) == (
+            number,
+            number < 2,
+        )
+    assert seat(game, 2).civil_disorder_at == step.deadline
+    assert Event.objects.filter(
+        step=step,
+        text="cy has missed 2 turns in a row: the seat is in civil disorder; the game goes on "
+        "with its defaults",
+    ).exists()
+    alert = OutboundEmail.objects.get(kind="civil-disorder")
+    assert alert.to == game.gm.email
+    assert "cy (seat 3)" in alert.text and "missed 2 turns in a row" in alert.text
+    # An order from the player ends it.
+    order_all_but(game, set(), now)
+    assert (seat(game, 2).missed_in_row, seat(game, 2).civil_disorder_at) == (0, None)
+
+
+def test_a_seat_in_civil_disorder_spends_no_extension(now: datetime) -> None:
+    game = started(now, civil_disorder_after=1, extensions=3)
+    step = open_step(game)
+    order_all_but(game, {2}, now)
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is False  # an extension
+    assert postal.resolve_due_step(step.pk, now=open_step(game).deadline) is False
+    assert postal.resolve_due_step(step.pk, now=open_step(game).deadline) is False
+    assert postal.resolve_due_step(step.pk, now=open_step(game).deadline) is True
+    assert seat(game, 2).civil_disorder_at is not None
+    step = open_step(game)
+    order_all_but(game, {2}, now)
+    # In civil disorder: no extension left to wait for, and none spent.
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is True
+    assert seat(game, 2).extensions_used == 3
+
+
+def test_replacing_a_player_starts_their_seat_afresh(now: datetime, strategies: None) -> None:
+    game = started(now, civil_disorder_after=1, extensions=1)
+    postal.choose_autopilot(game.pk, position=2, key="test")
+    step = open_step(game)
+    postal.resolve_due_step(step.pk, now=step.deadline)
+    postal.resolve_due_step(step.pk, now=open_step(game).deadline)
+    before = seat(game, 2)
+    assert (before.extensions_used, before.missed_in_row, before.autopilot) == (1, 1, "test")
+    assert before.civil_disorder_at is not None
+    postal.replace_player(game.pk, position=2, name="dan", email="dan@example.org", now=now)
+    after = seat(game, 2)
+    assert (
+        after.extensions_used,
+        after.missed_in_row,
+        after.autopilot,
+        after.civil_disorder_at,
+    ) == (0, 0, "", None)
