@@ -20,6 +20,7 @@ from django.db.models import Q
 
 from games import schedule
 from games.email_choices import normalise
+from games.engines.base import counted
 from games.models import Absence, AbsencePolicy, Game, Seat
 
 # The longest absence one declaration may cover, and how far ahead it may start.
@@ -35,6 +36,18 @@ WHAT_IT_DOES = {
     AbsencePolicy.DEFAULT: "your missed turns are played as any missed turn (your choice above)",
     AbsencePolicy.AUTOPILOT: "an autopilot plays your turns (yours if you chose one)",
 }
+
+
+def day(value: date) -> str:
+    """A day as players read it: "1 December 2026"."""
+    return f"{value.day} {value:%B %Y}"
+
+
+def hours_in_words(hours: int) -> str:
+    """``hours`` in days when whole days: "7 days", else "30 hours"."""
+    if hours and hours % 24 == 0:
+        return counted(hours // 24, "day")
+    return counted(hours, "hour")
 
 
 class AbsenceError(Exception):
@@ -80,7 +93,7 @@ def declare(
         raise AbsenceError(str(error)) from None
     if last_day < first_day:
         raise AbsenceError(
-            f"the absence ends ({last_day:%d %B %Y}) before it starts ({first_day:%d %B %Y})"
+            f"the absence ends ({day(last_day)}) before it starts ({day(first_day)})"
         )
     if (last_day - first_day).days + 1 > LONGEST_DAYS:
         raise AbsenceError(
@@ -88,7 +101,7 @@ def declare(
         )
     starts_at, ends_at = bounds(first_day, last_day, zone)
     if ends_at <= now:
-        raise AbsenceError(f"the absence ended already ({last_day:%d %B %Y})")
+        raise AbsenceError(f"the absence ended already ({day(last_day)})")
     if starts_at > now + timedelta(days=AHEAD_DAYS):
         raise AbsenceError(f"an absence may start at most {AHEAD_DAYS} days ahead")
     if game is not None and not game.seats.filter(email__iexact=address).exists():

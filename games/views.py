@@ -769,8 +769,8 @@ def away(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
                 where = f"in {game.title}" if absence.game_id else "in all your games"
                 messages.success(
                     request,
-                    f"Done: you are away {where} from {absence.first_day:%d %B %Y} to "
-                    f"{absence.last_day:%d %B %Y}.",
+                    f"Done: you are away {where} from {absences.day(absence.first_day)} to "
+                    f"{absences.day(absence.last_day)}.",
                 )
                 return redirect("games:away", game_id, position)
     return render(
@@ -782,7 +782,7 @@ def away(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
             "form": form,
             "absences": absences.declared(seat.email, now=now),
             "policy": absences.WHAT_IT_DOES[AbsencePolicy(game.absence_policy)],
-            "cap_hours": game.absence_cap_hours,
-            "hours_left": max(game.absence_cap_hours - seat.away_hours_used, 0),
+            "cap": absences.hours_in_words(game.absence_cap_hours),
+            "left": absences.hours_in_words(max(game.absence_cap_hours - seat.away_hours_used, 0)),
         },
     )

@@ -389,9 +389,9 @@ class AbsenceForm(forms.Form):
         },
     )
     last_day = forms.DateField(
-        label="Back after",
+        label="Away until",
         widget=forms.DateInput(attrs={"type": "date"}),
-        help_text="the last day you are away",
+        help_text="the last day you are away, included",
         error_messages={
             "required": "Give the last day you are away.",
             "invalid": "Write the last day as a date, for example 2026-12-31.",

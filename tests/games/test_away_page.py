@@ -131,7 +131,7 @@ def test_a_player_declares_an_absence_and_others_see_it(client: Client, now: dat
     )
     html = response.content.decode()
     assert messages_of(html) == [
-        "Done: you are away in all your games from 23 November 2026 to 02 December 2026."
+        "Done: you are away in all your games from 23 November 2026 to 2 December 2026."
     ]
     absence = Absence.objects.get()
     assert (absence.email, absence.game, absence.first_day, absence.last_day) == (
@@ -154,7 +154,7 @@ def test_a_player_declares_an_absence_and_others_see_it(client: Client, now: dat
     [
         (
             {"first_day": "2026-12-10", "last_day": "2026-12-09", "scope": "all"},
-            "The absence ends (09 December 2026) before it starts (10 December 2026).",
+            "The absence ends (9 December 2026) before it starts (10 December 2026).",
         ),
         (
             {"first_day": "tomorrow", "last_day": "2026-12-09", "scope": "all"},

@@ -119,9 +119,9 @@ def test_an_absence_for_one_game_does_not_cover_the_others(now: datetime) -> Non
         (
             date(2026, 12, 10),
             date(2026, 12, 9),
-            "the absence ends (09 December 2026) before it starts (10 December 2026)",
+            "the absence ends (9 December 2026) before it starts (10 December 2026)",
         ),
-        (date(2026, 11, 1), date(2026, 11, 2), "the absence ended already (02 November 2026)"),
+        (date(2026, 11, 1), date(2026, 11, 2), "the absence ended already (2 November 2026)"),
         (
             date(2026, 12, 1),
             date(2027, 3, 31),
