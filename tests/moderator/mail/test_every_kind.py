@@ -86,6 +86,11 @@ def send_every_kind(now: datetime, settings: Settings) -> None:
     ScriptedBackend.script = [refused(550)]
     assert sending.send(report.pk, now=now) == "failed"  # alert
     ScriptedBackend.script = []
+    unruly = choice_game(3, title="Unruly")
+    Game.objects.filter(pk=unruly.pk).update(civil_disorder_after=1)
+    unruly = postal.start_game(unruly.pk, now=now, seed=SEED)
+    first = unruly.steps.get(number=1)
+    assert postal.resolve_due_step(first.pk, now=first.deadline)  # civil-disorder
     league = league_of(now)
     from campaigns import postal as campaigns
 
