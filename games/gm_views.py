@@ -29,7 +29,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
-from games import access, game_templates, postal, reports, schedule
+from games import absences, access, game_templates, postal, reports, schedule
 from games.engines import registry
 from games.engines.base import Engine, Profile, counted
 from games.gm_forms import (
@@ -356,6 +356,11 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
     game = _game(request, game_id, games)
     status = overview(game)
     seats = list(game.seats.all())
+    # Each seat with its player's absence now and the title of its autopilot.
+    away = absences.away(seats, now=timezone.now())
+    seat_rows = [
+        (seat, away.get(seat.pk), registry.strategy(game.engine, seat.autopilot)) for seat in seats
+    ]
     public, hidden = seat_views(game, seats, status)
     names = {seat.position: seat.name for seat in seats}
     # The log reads each event's step number, not the step's (large) states.
@@ -378,6 +383,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "game": game,
         "status": status,
         "seats": seats,
+        "seat_rows": seat_rows,
         "engine": registry.get(game.engine),
         "rules": registry.describe(game.engine, game.options),
         "rhythm": schedule.describe(game.schedule),

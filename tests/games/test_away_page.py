@@ -213,3 +213,38 @@ def test_a_player_removes_only_their_own_absence(client: Client, now: datetime) 
     response = client.post(away_page(game, 1), {"withdraw": str(mine.pk)}, follow=True)
     assert messages_of(response.content.decode()) == ["Done: that absence is removed."]
     assert list(Absence.objects.values_list("pk", flat=True)) == [theirs.pk]
+
+
+def test_the_gm_sees_who_is_away_in_disorder_and_on_autopilot(
+    now: datetime, strategies: None
+) -> None:
+    from tests.games.test_gm import staff_user
+
+    gm = staff_user()
+    game = choice_game(3, gm=gm)
+    Game.objects.filter(pk=game.pk).update(extensions=2, civil_disorder_after=1)
+    game = postal.start_game(game.pk, now=now, seed=SEED)
+    postal.choose_autopilot(game.pk, position=0, key="test")
+    absences.declare(
+        "bob@example.org",
+        first_day=date(2026, 11, 20),
+        last_day=date(2026, 12, 3),
+        zone="UTC",
+        now=now,
+    )
+    Seat.objects.filter(game=game, position=2).update(
+        civil_disorder_at=now, missed_in_row=4, nmr_count=6, extensions_used=2
+    )
+    client = Client()
+    client.force_login(gm)
+    html = client.get(f"/gm/{game.pk}/").content.decode()
+    rows = html.split('<table class="stack" id="seat-table">')[1].split("</tbody>")[0]
+    cells = re.findall(r'<td data-label="(Status|Missed turns)">(.*?)</td>', rows)
+    assert cells == [
+        ("Status", "active"),
+        ("Missed turns", "0<br>extensions used: 0 of 2<br>autopilot: the test pilot"),
+        ("Status", "active<br>away until 3 December"),
+        ("Missed turns", "0<br>extensions used: 0 of 2"),
+        ("Status", 'active<br><span class="bad">civil disorder since 23 Nov</span>'),
+        ("Missed turns", "6 (4 in a row)<br>extensions used: 2 of 2"),
+    ]
