@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from games.engines.base import Engine, Profile, Settings, Strategy
+from games.engines.choice import autopilot as choice_autopilot
 from games.engines.choice import rules as choice
 from games.engines.dice_survivor import rules as dice_survivor
 from games.engines.drop_shy import rules as drop_shy
@@ -34,7 +35,12 @@ class Game:
 
 # One line per game; the order is the order GMs see them in.
 _GAMES: list[Game] = [
-    Game(choice.ChoiceEngine(), choice.SETTINGS, form="games.forms.choice.ChoiceOrderForm"),
+    Game(
+        choice.ChoiceEngine(),
+        choice.SETTINGS,
+        form="games.forms.choice.ChoiceOrderForm",
+        strategies=choice_autopilot.STRATEGIES,
+    ),
     Game(dice_survivor.DiceSurvivorEngine(), dice_survivor.SETTINGS),
     Game(drop_shy.DropShyEngine(), drop_shy.SETTINGS, form="games.forms.drop_shy.DropShyOrderForm"),
     Game(
