@@ -17,6 +17,7 @@ from games.engines.choice import rules as choice
 from games.engines.dice_survivor import rules as dice_survivor
 from games.engines.drop_shy import rules as drop_shy
 from games.engines.first_player import rules as first_player
+from games.engines.liars_dice import autopilot as liars_dice_autopilot
 from games.engines.liars_dice import rules as liars_dice
 
 
@@ -47,6 +48,7 @@ _GAMES: list[Game] = [
         liars_dice.LiarsDiceEngine(),
         liars_dice.SETTINGS,
         form="games.forms.liars_dice.LiarsDiceOrderForm",
+        strategies=liars_dice_autopilot.STRATEGIES,
     ),
     Game(first_player.FirstPlayerEngine(), first_player.SETTINGS),
 ]
