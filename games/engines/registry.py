@@ -15,6 +15,7 @@ from games.engines.base import Engine, Profile, Settings, Strategy
 from games.engines.choice import autopilot as choice_autopilot
 from games.engines.choice import rules as choice
 from games.engines.dice_survivor import rules as dice_survivor
+from games.engines.drop_shy import autopilot as drop_shy_autopilot
 from games.engines.drop_shy import rules as drop_shy
 from games.engines.first_player import rules as first_player
 from games.engines.liars_dice import autopilot as liars_dice_autopilot
@@ -43,7 +44,12 @@ _GAMES: list[Game] = [
         strategies=choice_autopilot.STRATEGIES,
     ),
     Game(dice_survivor.DiceSurvivorEngine(), dice_survivor.SETTINGS),
-    Game(drop_shy.DropShyEngine(), drop_shy.SETTINGS, form="games.forms.drop_shy.DropShyOrderForm"),
+    Game(
+        drop_shy.DropShyEngine(),
+        drop_shy.SETTINGS,
+        form="games.forms.drop_shy.DropShyOrderForm",
+        strategies=drop_shy_autopilot.STRATEGIES,
+    ),
     Game(
         liars_dice.LiarsDiceEngine(),
         liars_dice.SETTINGS,
