@@ -14,6 +14,7 @@ from typing import Any
 from games.engines.base import Engine, Profile, Settings, Strategy
 from games.engines.choice import autopilot as choice_autopilot
 from games.engines.choice import rules as choice
+from games.engines.dice_survivor import autopilot as dice_survivor_autopilot
 from games.engines.dice_survivor import rules as dice_survivor
 from games.engines.drop_shy import autopilot as drop_shy_autopilot
 from games.engines.drop_shy import rules as drop_shy
@@ -43,7 +44,11 @@ _GAMES: list[Game] = [
         form="games.forms.choice.ChoiceOrderForm",
         strategies=choice_autopilot.STRATEGIES,
     ),
-    Game(dice_survivor.DiceSurvivorEngine(), dice_survivor.SETTINGS),
+    Game(
+        dice_survivor.DiceSurvivorEngine(),
+        dice_survivor.SETTINGS,
+        strategies=dice_survivor_autopilot.STRATEGIES,
+    ),
     Game(
         drop_shy.DropShyEngine(),
         drop_shy.SETTINGS,
