@@ -86,6 +86,8 @@ def best_score(state: ChoiceState, seat: int) -> ChoiceOrder:
     """The ``best-score`` autopilot: the Wurfels (or free rides) and pairs, one per round of
     the postal turn, that together leave the highest score were the game to end after them.
     Plays no card and no Suppen-Kasper round."""
+    if not 0 <= seat < len(state.players):
+        raise OrderError(f"there is no seat {seat} in this game")
     sheet = state.sheets[seat]
     if not sheet.active or state.finished:
         raise OrderError("no order is expected from you now")

@@ -7,10 +7,12 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from games.engines import registry
+from games.engines.base import OrderError
 from games.engines.choice.autopilot import STRATEGIES, best_score
 from games.engines.choice.rules import (
     Choice,
@@ -148,6 +150,15 @@ def test_it_plays_no_card_in_suppenkasper() -> None:
     assert order.sk is None and all(line.card is None for line in order.lines)
     assert order == lines(("W", 3, (3, 3), (4, 6)))
     assert checked_order(engine, STRATEGIES[0], state, 0) == order
+
+
+def test_it_refuses_a_seat_that_owes_nothing() -> None:
+    state = state_of(Sheet(), (1, 2, 3, 4, 5))
+    ended = replace(state, sheets=(Sheet(active=False, ended_round=20, score=0), Sheet()))
+    for seat, where in ((0, ended), (2, state), (-1, state)):
+        with pytest.raises(OrderError):
+            best_score(where, seat)
+    assert [prompt.seat for prompt in engine.prompts(ended)] == [1]
 
 
 def test_it_does_not_read_the_other_players_sealed_orders() -> None:
