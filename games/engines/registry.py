@@ -12,10 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from games.engines.base import Engine, Profile, Settings, Strategy
+from games.engines.choice import autopilot as choice_autopilot
 from games.engines.choice import rules as choice
+from games.engines.dice_survivor import autopilot as dice_survivor_autopilot
 from games.engines.dice_survivor import rules as dice_survivor
+from games.engines.drop_shy import autopilot as drop_shy_autopilot
 from games.engines.drop_shy import rules as drop_shy
 from games.engines.first_player import rules as first_player
+from games.engines.liars_dice import autopilot as liars_dice_autopilot
 from games.engines.liars_dice import rules as liars_dice
 
 
@@ -34,13 +38,28 @@ class Game:
 
 # One line per game; the order is the order GMs see them in.
 _GAMES: list[Game] = [
-    Game(choice.ChoiceEngine(), choice.SETTINGS, form="games.forms.choice.ChoiceOrderForm"),
-    Game(dice_survivor.DiceSurvivorEngine(), dice_survivor.SETTINGS),
-    Game(drop_shy.DropShyEngine(), drop_shy.SETTINGS, form="games.forms.drop_shy.DropShyOrderForm"),
+    Game(
+        choice.ChoiceEngine(),
+        choice.SETTINGS,
+        form="games.forms.choice.ChoiceOrderForm",
+        strategies=choice_autopilot.STRATEGIES,
+    ),
+    Game(
+        dice_survivor.DiceSurvivorEngine(),
+        dice_survivor.SETTINGS,
+        strategies=dice_survivor_autopilot.STRATEGIES,
+    ),
+    Game(
+        drop_shy.DropShyEngine(),
+        drop_shy.SETTINGS,
+        form="games.forms.drop_shy.DropShyOrderForm",
+        strategies=drop_shy_autopilot.STRATEGIES,
+    ),
     Game(
         liars_dice.LiarsDiceEngine(),
         liars_dice.SETTINGS,
         form="games.forms.liars_dice.LiarsDiceOrderForm",
+        strategies=liars_dice_autopilot.STRATEGIES,
     ),
     Game(first_player.FirstPlayerEngine(), first_player.SETTINGS),
 ]

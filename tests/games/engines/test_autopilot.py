@@ -1,0 +1,71 @@
+"""The autopilots every game offers through the registry (games.engines.base.Strategy): who
+offers which, that each lives in its game's home, and that nothing under games/engines
+imports Django. Each game's autopilots are tested in test_<game>_autopilot.py."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from games.engines import registry
+
+ENGINES = Path(registry.__file__).parent
+HOMES = {
+    "choice": "choice",
+    "liars-dice": "liars_dice",
+    "drop-shy": "drop_shy",
+    "dice-survivor": "dice_survivor",
+    "first-player": "first_player",
+}
+
+
+def test_the_games_that_offer_autopilots() -> None:
+    offered = {key: [s.key for s in registry.strategies(key)] for key in registry.ENGINES}
+    assert offered == {
+        "choice": ["best-score"],
+        "dice-survivor": ["odds"],
+        "drop-shy": ["next-room"],
+        "liars-dice": ["expected-count"],
+        "first-player": [],
+    }
+
+
+@pytest.mark.parametrize("game", sorted(HOMES))
+def test_each_autopilot_is_named_once_and_lives_in_its_games_home(game: str) -> None:
+    strategies = registry.strategies(game)
+    assert len({s.key for s in strategies}) == len(strategies)
+    for strategy in strategies:
+        assert re.fullmatch(r"[a-z]+(-[a-z]+)*", strategy.key)
+        assert strategy.title and strategy.summary.endswith(".")
+        assert registry.strategy(game, strategy.key) is strategy
+        assert strategy.play.__module__ == f"games.engines.{HOMES[game]}.autopilot"
+    assert registry.strategy(game, "no-such-autopilot") is None
+
+
+def test_an_unknown_game_has_no_autopilot() -> None:
+    assert registry.strategy("no-such-game", "best-score") is None
+    with pytest.raises(KeyError):
+        registry.strategies("no-such-game")
+
+
+def imported(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_nothing_under_games_engines_imports_django() -> None:
+    files = sorted(ENGINES.rglob("*.py"))
+    assert ENGINES / "choice" / "autopilot.py" in files
+    found = {
+        str(path.relative_to(ENGINES)): sorted(name for name in imported(path) if "django" in name)
+        for path in files
+    }
+    assert {path: names for path, names in found.items() if names} == {}
