@@ -104,7 +104,7 @@ def describe(key: str, options: dict[str, Any]) -> tuple[str, list[tuple[str, st
 
 def strategies(key: str) -> tuple[Strategy, ...]:
     """The autopilots a player may choose for a seat of game ``key`` (maybe none)."""
-    return STRATEGIES[key]
+    return STRATEGIES.get(key, ())
 
 
 def strategy(key: str, name: str) -> Strategy | None:

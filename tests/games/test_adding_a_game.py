@@ -39,6 +39,7 @@ def guess_registered(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> Ite
     monkeypatch.setitem(registry.ENGINES, game.engine.key, game.engine)
     monkeypatch.setitem(registry.FORMS, game.engine.key, game.form)
     monkeypatch.setitem(registry.SETTINGS, game.engine.key, game.settings)
+    monkeypatch.setitem(registry.STRATEGIES, game.engine.key, game.strategies)
     settings.TEMPLATES = [
         {**settings.TEMPLATES[0], "DIRS": [*settings.TEMPLATES[0]["DIRS"], HOME / "templates"]}
     ]
