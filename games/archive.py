@@ -43,12 +43,14 @@ def _moves(game: Game) -> list[dict[str, Any]]:
         by_step.setdefault(order.step.number, []).append(order)
     for step in game.steps.order_by("number"):
         step_orders = by_step.get(step.number, [])
-        # An autopilot's order counts as the seat's: replay plays it as written.
+        # An autopilot's order is played as the seat's own: a sealed one answers the
+        # step's prompt (the replay resolves once all are in), one that takes effect at
+        # once moves the game on, as it did at the deadline.
         latest = {o.seat_id: o for o in step_orders if o.source != Order.Source.DEFAULT}
         for order in sorted(latest.values(), key=lambda o: (o.received_at, o.pk)):
             moves.append({"player": order.seat.name, "order": order.canonical})
         if step.status == Step.Status.DONE and any(
-            o.source in (Order.Source.DEFAULT, Order.Source.AUTOPILOT) for o in step_orders
+            o.source == Order.Source.DEFAULT for o in step_orders
         ):
             moves.append({"deadline": True})
     return moves

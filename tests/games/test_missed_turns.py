@@ -447,3 +447,76 @@ def test_replacing_a_player_starts_their_seat_afresh(now: datetime, strategies: 
         after.autopilot,
         after.civil_disorder_at,
     ) == (0, 0, "", None)
+
+
+# --- the games' own autopilots, played by post and replayed ---------------------------------
+
+
+def liars_game(now: datetime) -> Game:
+    game = postal.create_game(
+        gm=choice_game(2).gm,
+        engine_key="liars-dice",
+        title="Liars",
+        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
+        schedule_spec={"kind": "interval", "seconds": 24 * 3600},
+    )
+    return postal.start_game(game.pk, now=now, seed=SEED)
+
+
+def test_a_liars_dice_autopilot_bids_at_the_deadline_and_the_record_replays(
+    now: datetime,
+) -> None:
+    from games import archive, records
+
+    game = liars_game(now)
+    engine = registry.get("liars-dice")
+    for position in range(3):
+        postal.choose_autopilot(game.pk, position=position, key="expected-count")
+    strategy = registry.strategy("liars-dice", "expected-count")
+    assert strategy is not None
+    played: list[str] = []
+    moment = now
+    # Every seat misses every deadline: the autopilots play the game to its end.
+    for _ in range(200):
+        game.refresh_from_db()
+        if game.status == Game.Status.FINISHED:
+            break
+        step = open_step(game)
+        state = engine.state_from_json(game.state)
+        (seat_position,) = step.prompted_seats
+        expected = engine.canonical(state, seat_position, strategy.play(state, seat_position))
+        moment = step.deadline
+        assert postal.resolve_due_step(step.pk, now=moment) is True
+        step.refresh_from_db()
+        order = Order.objects.get(step=step)
+        assert (order.source, order.canonical, step.closed_by) == (
+            Order.Source.AUTOPILOT,
+            expected,
+            Step.Closed.DEADLINE,
+        )
+        played.append(order.canonical)
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED
+    assert "liar" in played
+    assert not Order.objects.filter(step__game=game, source=Order.Source.DEFAULT).exists()
+    replayed = records.run(archive.export(game))
+    assert engine.state_to_json(replayed.state) == game.state
+    assert archive.verify(game).problems == []
+
+
+def test_a_choice_autopilot_plays_a_sealed_turn_the_engine_then_resolves(now: datetime) -> None:
+    from games import archive, records
+
+    game = started(now)
+    postal.choose_autopilot(game.pk, position=2, key="best-score")
+    step = open_step(game)
+    order_all_but(game, {2}, now)
+    state = CHOICE.state_from_json(open_step(game).state_before)
+    strategy = registry.strategy("choice", "best-score")
+    assert strategy is not None
+    expected = CHOICE.canonical(state, 2, strategy.play(state, 2))
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is True
+    order = Order.objects.get(step=step, seat=seat(game, 2))
+    assert (order.source, order.canonical) == (Order.Source.AUTOPILOT, expected)
+    game.refresh_from_db()
+    assert CHOICE.state_to_json(records.run(archive.export(game)).state) == game.state
