@@ -17,6 +17,7 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.html import format_html
 from django.utils.module_loading import import_string
 from django.utils.safestring import SafeString, mark_safe
 
@@ -371,7 +372,14 @@ class AutopilotForm(forms.Form):
         field.choices = [
             ("", "the game's no-moves-received default plays"),
             *(
-                (strategy.key, f"autopilot: {strategy.title}. {strategy.summary}")
+                (
+                    strategy.key,
+                    format_html(
+                        'Autopilot: {}<span class="muted summary">{}</span>',
+                        strategy.title,
+                        strategy.summary,
+                    ),
+                )
                 for strategy in registry.strategies(engine_key)
             ),
         ]

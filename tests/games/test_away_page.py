@@ -68,11 +68,12 @@ def test_the_seat_page_says_what_plays_a_missed_turn(
     section = html.split('<section id="missed">')[1].split("</section>")[0]
     assert (
         '<input type="radio" name="autopilot" value="" id="id_autopilot_0" checked> '
-        "The game&#x27;s no-moves-received default plays</label>" in section
+        "<span>The game&#x27;s no-moves-received default plays</span></label>" in section
     )
     assert (
         '<input type="radio" name="autopilot" value="test" id="id_autopilot_1"> '
-        "Autopilot: the test pilot. Plays safe.</label>" in section
+        '<span>Autopilot: the test pilot<span class="muted summary">Plays safe.</span></span>'
+        "</label>" in section
     )
     assert "You have <strong>2 of 2</strong> left" in section
     assert "the deadline moves on by 12 hours for everyone" in section
