@@ -62,11 +62,16 @@ def rankings(request: HttpRequest) -> HttpResponse:
 
 def ranking(request: HttpRequest, engine: str) -> HttpResponse:
     """One game's rated players, best first, a page at a time (``?page=N``; a page out of
-    range shows the last one)."""
+    range shows the last one). A player is named as on their page: the name they chose,
+    else the name of their latest rated game."""
     if engine not in registry.ENGINES:
         raise Http404("no such game")
-    players = Player.objects.filter(email=OuterRef("email")).values("public_id")[:1]
-    rows = ratings.ranking(engine).annotate(public_id=Subquery(players))
+    # The player's page and the name they chose, for an address that has them.
+    players = Player.objects.filter(email=OuterRef("email"))
+    rows = ratings.ranking(engine).annotate(
+        public_id=Subquery(players.values("public_id")[:1]),
+        chosen_name=Subquery(players.values("name")[:1]),
+    )
     page = Paginator(rows, RANKING_PAGE).get_page(request.GET.get("page"))
     context = {
         "engine": registry.get(engine),

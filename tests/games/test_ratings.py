@@ -16,6 +16,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 from openskill.models import PlackettLuce
+from pytest_django import DjangoAssertNumQueries
 
 from campaigns import postal as campaigns_postal
 from campaigns.models import Campaign
@@ -277,9 +278,9 @@ def test_a_league_keeps_its_own_standings_when_its_games_are_rated(now: datetime
 # --- the pages ------------------------------------------------------------------------------
 
 
-def player_for(email: str, now: datetime) -> Player:
+def player_for(email: str, now: datetime, name: str = "") -> Player:
     user = get_user_model().objects.create(username=email)
-    return Player.objects.create(user=user, email=email, created_at=now)
+    return Player.objects.create(user=user, email=email, name=name, created_at=now)
 
 
 def test_the_ranking_lists_every_rated_player_best_first_linking_players_with_a_page(
@@ -287,17 +288,21 @@ def test_the_ranking_lists_every_rated_player_best_first_linking_players_with_a_
 ) -> None:
     play_season(now)
     ann = player_for("ann@example.org", now)
+    bob = player_for("bob@example.org", now, name="Bob the Bold")
     response = client.get("/rankings/liars-dice/")
     assert response.status_code == 200
     html = response.content.decode()
-    expected = [
-        [str(rank), row.name, str(ratings.shown(row)), str(row.games)]
-        for rank, row in enumerate(ratings.ranking("liars-dice"), start=1)
+    best_first = list(ratings.ranking("liars-dice"))
+    assert [row.name for row in best_first] == ["ann", "cy", "dee", "bob"]
+    # bob is named as on his page: the name he chose.
+    names = ["ann", "cy", "dee", "Bob the Bold"]
+    assert rows(section_of(html, "ranking")) == [
+        [f"{rank}. {name}", str(ratings.shown(row)), str(row.games)]
+        for rank, (name, row) in enumerate(zip(names, best_first, strict=True), start=1)
     ]
-    assert rows(section_of(html, "ranking")) == expected
-    assert [row[1] for row in expected] == ["ann", "cy", "dee", "bob"]
     assert re.findall(r'<a href="(/players/[^"]*)">([^<]*)</a>', html) == [
-        (f"/players/{ann.public_id}/", "ann")
+        (f"/players/{ann.public_id}/", "ann"),
+        (f"/players/{bob.public_id}/", "Bob the Bold"),
     ]
     assert "@" not in html and "example.org" not in html
     index = client.get("/rankings/").content.decode()
@@ -327,16 +332,16 @@ def test_an_unknown_game_has_no_ranking(client: Client, key: str) -> None:
 
 
 def test_a_ranking_page_out_of_range_or_not_a_number_shows_a_page_of_the_ranking(
-    client: Client, now: datetime, settings: Any
+    client: Client, now: datetime
 ) -> None:
     play_out(started(["ann", "bob", "cy"], now=now, rated=True), sending={"ann", "bob"})
     for page in ("abc", "0", "99", "-1", "1.5"):
         response = client.get("/rankings/liars-dice/", {"page": page})
         assert response.status_code == 200
-        assert [row[1] for row in rows(section_of(response.content.decode(), "ranking"))] == [
-            "ann",
-            "cy",
-            "bob",
+        assert [row[0] for row in rows(section_of(response.content.decode(), "ranking"))] == [
+            "1. ann",
+            "2. cy",
+            "3. bob",
         ]
     assert "Page 1 of" not in response.content.decode()  # one page: no page links
 
@@ -346,8 +351,8 @@ def test_a_long_ranking_is_paged(client: Client, now: datetime, monkeypatch: Any
     play_out(started(["ann", "bob", "cy"], now=now, rated=True), sending={"ann", "bob"})
     first = client.get("/rankings/liars-dice/").content.decode()
     second = client.get("/rankings/liars-dice/", {"page": "2"}).content.decode()
-    assert [row[:2] for row in rows(section_of(first, "ranking"))] == [["1", "ann"], ["2", "cy"]]
-    assert [row[:2] for row in rows(section_of(second, "ranking"))] == [["3", "bob"]]
+    assert [row[0] for row in rows(section_of(first, "ranking"))] == ["1. ann", "2. cy"]
+    assert [row[0] for row in rows(section_of(second, "ranking"))] == ["3. bob"]
     pages = found(r'<nav aria-label="Pages of the ranking">(.*?)</nav>', first)
     assert plain(pages) == "Page 1 of 2 Next page"
 
@@ -401,3 +406,19 @@ def unescape_quotes(html: str) -> str:
 def test_the_next_game_of_a_rated_game_is_rated(now: datetime) -> None:
     game = play_out(started(["ann", "bob", "cy"], now=now, rated=True), sending={"ann", "bob"})
     assert postal.play_again(game.pk, now=now + DAY).rated is True
+
+
+def test_the_ranking_page_reads_two_queries_whatever_the_number_of_players(
+    client: Client, now: datetime, django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
+    """The count of rated players (for the pages) and one page of them with their pages."""
+    play_out(started(["ann", "bob", "cy"], now=now, rated=True), sending={"ann", "bob"})
+    player_for("ann@example.org", now)
+    with django_assert_num_queries(2):
+        assert client.get("/rankings/liars-dice/").status_code == 200
+    play_season(now + 10 * DAY)
+    player_for("bob@example.org", now)
+    with django_assert_num_queries(2):
+        assert client.get("/rankings/liars-dice/").status_code == 200
+    with django_assert_num_queries(1):
+        assert client.get("/rankings/").status_code == 200

@@ -324,3 +324,16 @@ def test_a_player_without_seats_has_an_empty_record(client: Client, now: datetim
     assert found(r"<h1>(.*?)</h1>", html) == "A player"
     assert record_line(html) == "No games played here yet."
     assert plain(section(html, "finished")) == "Finished games No finished game yet."
+
+
+def test_the_player_page_reads_four_queries_whatever_the_number_of_games(
+    client: Client, now: datetime, django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
+    """The player, their seats with turn counts, the final states, their ratings."""
+    play_out(started(["ann", "bob", "cy"], now=now, rated=True), sending={"ann", "bob"})
+    page = f"/players/{player_for('ann@example.org', now).public_id}/"
+    with django_assert_num_queries(4):
+        assert client.get(page).status_code == 200
+    played_games(now + 100 * HOUR)
+    with django_assert_num_queries(4):
+        assert client.get(page).status_code == 200
