@@ -118,7 +118,12 @@ def rate_game(game: Game, state: Any, *, now: datetime) -> bool:
         Rating.objects.bulk_create(
             [
                 Rating(
-                    engine=game.engine, email=p.email, name=p.name, mu=0, sigma=0, updated_at=now
+                    engine=game.engine,
+                    email=p.email,
+                    name=p.name,
+                    mu=MODEL.mu,
+                    sigma=MODEL.sigma,
+                    updated_at=now,
                 )
                 for p in result
             ],
@@ -137,9 +142,7 @@ def rate_game(game: Game, state: Any, *, now: datetime) -> bool:
 
 
 def _skill(row: Rating) -> Skill:
-    """A row as a skill; a row just inserted (no game yet) is a new player."""
-    if row.games == 0:
-        return Skill(row.name)
+    """A row as a skill (a row just inserted holds a new player: no game yet)."""
     return Skill(row.name, row.mu, row.sigma, row.games, row.updated_at)
 
 
