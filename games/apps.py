@@ -8,10 +8,13 @@ class GamesConfig(AppConfig):
         from anymail.signals import inbound, tracking
         from django.db.backends.signals import connection_created
 
-        from games import replies
+        from games import ratings, replies
+        from games.signals import game_finished
         from moderator.db.arrays import binary_arrays
 
         inbound.connect(replies.on_inbound, dispatch_uid="games.replies.inbound")
         tracking.connect(replies.on_tracking, dispatch_uid="games.replies.tracking")
+        # A rated game counts in its game's ratings in the transaction that finishes it.
+        game_finished.connect(ratings.on_game_finished, dispatch_uid="games.ratings.game_finished")
         # The step's rows are bulk-inserted as arrays: binary ones (moderator/db/arrays.py).
         connection_created.connect(binary_arrays, dispatch_uid="moderator.db.binary_arrays")

@@ -106,6 +106,12 @@ class CreateGameForm(DeadlinesForm):
         ),
         help_text=PLAYERS_HELP,
     )
+    rated = forms.BooleanField(
+        required=False,
+        initial=False,
+        label="Rated: the result counts in the game's ranking",
+        help_text="Each player's rating in this game moves with their finishing place.",
+    )
 
     def __init__(
         self,
@@ -124,7 +130,7 @@ class CreateGameForm(DeadlinesForm):
         return self.option_fields.bound(self)
 
     def main_fields(self) -> list[forms.BoundField]:
-        return [self[name] for name in ("title", "players")]
+        return [self[name] for name in ("title", "players", "rated")]
 
     def rhythm_fields(self) -> list[forms.BoundField]:
         return [self[name] for name in ("schedule", "time_zone", "early_processing")]

@@ -225,6 +225,7 @@ def _create(
                 time_zone=data["time_zone"],
                 schedule_spec=data["schedule"],
                 early_processing=data["early_processing"],
+                rated=data["rated"],
             )
         except postal.PostalError as error:
             form.add_error(None, error.message)
@@ -385,7 +386,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "seats": seats,
         "seat_rows": seat_rows,
         "engine": registry.get(game.engine),
-        "rules": registry.describe(game.engine, game.options),
+        "rules": reports.rules_in_words(game),
         "rhythm": schedule.describe(game.schedule),
         "follows_rules": hasattr(registry.get(game.engine), "follow_up"),
         "template_form": TemplateForm(game=game, initial={"name": game.title}),

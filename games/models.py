@@ -115,6 +115,9 @@ class Game(models.Model):
     offer_seats = models.BooleanField(default=False, db_default=False)
     # A finished rated game counts in its game's ratings (games.ratings).
     rated = models.BooleanField(default=False, db_default=False)
+    # When its result went into the ratings (games.ratings claims the game with it, so a
+    # game counts once); None for a game not (yet) counted.
+    rated_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     # Not a column: seat names by position, kept on this instance by a caller that has the
     # seats loaded already (a step's emails, the GM page), so standings read no seat again.

@@ -128,8 +128,10 @@ def create_game(
     time_zone: str = "UTC",
     schedule_spec: dict[str, Any] | None = None,
     early_processing: bool = True,
+    rated: bool = False,
 ) -> Game:
-    """A new game with its seats, not started. PostalError says what is wrong."""
+    """A new game with its seats, not started. PostalError says what is wrong. ``rated``:
+    once finished, its result counts in its game's ratings (``games.ratings``)."""
     options = {} if options is None else options
     engine = check_options(engine_key, options)
     title = _single_line(title, "the title")
@@ -167,6 +169,7 @@ def create_game(
             schedule=spec,
             early_processing=early_processing,
             status=Game.Status.RECRUITING,
+            rated=rated,
         )
         Seat.objects.bulk_create(
             Seat(
@@ -521,7 +524,7 @@ GAME_COLUMNS = (
     "state", "step_number", "needs_gm", "reminders", "paused_at", "previous_id",
     "created_at", "started_at", "finished_at", "signup", "seats_wanted", "extensions",
     "extension_hours", "absence_policy", "absence_cap_hours", "civil_disorder_after",
-    "offer_seats", "rated",
+    "offer_seats", "rated", "rated_at",
 )  # fmt: skip
 STEP_COLUMNS = (
     "id", "game_id", "number", "status", "opened_at", "deadline", "prompts", "closed_at",
@@ -1633,7 +1636,8 @@ def play_again(game_id: int, *, now: datetime) -> Game:
     """The next game with the same players and options, started at once, once the game is
     finished. Where the game's rules say how a game follows another (``engine.follow_up``:
     Drop-Shy's loser places first and the instigator is rolled for the winner), they set the
-    seats and options; else the seats keep their order. Same schedule, zone and reminders."""
+    seats and options; else the seats keep their order. Same schedule, zone, reminders and
+    rating (a rated game's next game is rated)."""
     with transaction.atomic():
         game = _locked(game_id)
         engine = registry.get(game.engine)
@@ -1658,6 +1662,7 @@ def play_again(game_id: int, *, now: datetime) -> Game:
             time_zone=game.time_zone,
             schedule_spec=game.schedule,
             early_processing=game.early_processing,
+            rated=game.rated,
         )
         new.previous, new.reminders = game, game.reminders
         new.save(update_fields=["previous", "reminders"])

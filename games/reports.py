@@ -46,6 +46,17 @@ def verify_url(game: Game) -> str:
     return f"{settings.SITE_URL}{reverse('games:verify', args=[game.public_id])}"
 
 
+# How a rated game says so among its rules in words (``Game.rated``: games.ratings).
+RATED = ("Rated", "yes: the result counts in the game's ranking")
+
+
+def rules_in_words(game: Game) -> tuple[str, list[tuple[str, str]]]:
+    """The title of the game's profile and each option in words (``registry.describe``),
+    and, for a rated game, that it is rated."""
+    title, words = registry.describe(game.engine, game.options)
+    return title, [*words, RATED] if game.rated else words
+
+
 def options_in_play(game: Game, engine: Engine[Any, Any, Any]) -> Any:
     """The game's options with every default filled in, as plain data: what the help of a
     game shows depends on them (a profile, a variant, the cards or anomalies in play)."""
@@ -74,7 +85,7 @@ def seat_context(
         "verify_url": verify_url(game),
         "finished": step is None,
         # The profile and options in words, worked out only where a template shows them.
-        "rules": partial(registry.describe, game.engine, game.options),
+        "rules": partial(rules_in_words, game),
         "title": registry.title(game.engine, game.options),
         "options": options_in_play(game, engine),
     }
@@ -103,7 +114,7 @@ def _context(game: Game, seat: Seat, token: str, **extra: Any) -> dict[str, Any]
         "engine": registry.get(game.engine),
         "link": access.url(token),
         "verify_url": verify_url(game),
-        "rules": partial(registry.describe, game.engine, game.options),
+        "rules": partial(rules_in_words, game),
         **extra,
     }
 

@@ -13,6 +13,8 @@ urlpatterns = [
     path("gm/", include("games.gm_urls")),
     # The ESPs' inbound and tracking webhooks (moderator/mail/webhooks.py).
     path("mail/webhooks/", include("moderator.mail.webhooks")),
+    # Players' public pages and the rankings of rated games (games/standing_views.py).
+    path("", include("games.standing_urls")),
     path("", include("games.urls")),
 ]
 if settings.DEBUG:
