@@ -17,7 +17,7 @@ from django.utils.safestring import mark_safe
 
 from games import postal, schedule
 from games.forms.options import OptionsFields
-from games.models import TEMPLATE_NAME_LENGTH, Game, Seat
+from games.models import TEMPLATE_NAME_LENGTH, AbsencePolicy, Game, Seat
 
 DATETIME_LOCAL = "%Y-%m-%dT%H:%M"
 NAME_LENGTH = Seat._meta.get_field("name").max_length or 60
@@ -78,6 +78,16 @@ class DeadlinesForm(forms.Form):
             raise ValidationError(str(error)) from None
 
 
+MISSED_FIELDS = (
+    "extensions",
+    "extension_hours",
+    "absence_policy",
+    "absence_cap_days",
+    "civil_disorder_after",
+    "offer_seats",
+)
+
+
 class CreateGameForm(DeadlinesForm):
     """A new game of one game and profile: its title, the profile's options as fields
     (``games.forms.options``), its rhythm and its players."""
@@ -113,6 +123,51 @@ class CreateGameForm(DeadlinesForm):
         help_text="Each player's rating in this game moves with their finishing place.",
     )
 
+    # Missed turns and absences (postal.MissedTurns).
+    extensions = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=postal.MOST_EXTENSIONS,
+        initial=0,
+        label="Automatic extensions per seat",
+        help_text="A missed deadline first spends one: the deadline moves on for everyone.",
+    )
+    extension_hours = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=7 * 24,
+        initial=24,
+        label="Length of an extension (hours)",
+    )
+    absence_policy = forms.ChoiceField(
+        required=False,
+        choices=AbsencePolicy.choices,
+        initial=AbsencePolicy.EXTEND,
+        label="While a player is away",
+        help_text="Players declare absences on their pages; everyone sees 'away until ...'.",
+    )
+    absence_cap_days = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=60,
+        initial=7,
+        label="At most this many days of waiting per seat (in all)",
+    )
+    civil_disorder_after = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=50,
+        initial=3,
+        label="Civil disorder after this many missed turns in a row",
+        help_text="You are told by email; the game goes on with the defaults. 0: never.",
+    )
+    offer_seats = forms.BooleanField(
+        required=False,
+        initial=False,
+        label="Offer a seat in civil disorder on the list of open games",
+        help_text="You approve the new player.",
+    )
+
     def __init__(
         self,
         *args: Any,
@@ -134,6 +189,26 @@ class CreateGameForm(DeadlinesForm):
 
     def rhythm_fields(self) -> list[forms.BoundField]:
         return [self[name] for name in ("schedule", "time_zone", "early_processing")]
+
+    def missed_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in MISSED_FIELDS]
+
+    def missed_turns(self) -> postal.MissedTurns:
+        """What the GM chose about missed turns, once the form is valid."""
+        data = self.cleaned_data
+        given = postal.MissedTurns()  # a field left empty keeps its default
+
+        def value(name: str, default: Any) -> Any:
+            return default if data.get(name) in (None, "") else data[name]
+
+        return postal.MissedTurns(
+            extensions=value("extensions", given.extensions),
+            extension_hours=value("extension_hours", given.extension_hours),
+            absence_policy=value("absence_policy", given.absence_policy),
+            absence_cap_hours=value("absence_cap_days", given.absence_cap_hours // 24) * 24,
+            civil_disorder_after=value("civil_disorder_after", given.civil_disorder_after),
+            offer_seats=bool(data.get("offer_seats")),
+        )
 
     def clean_title(self) -> str:
         title: str = self.cleaned_data["title"]

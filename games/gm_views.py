@@ -226,6 +226,7 @@ def _create(
                 schedule_spec=data["schedule"],
                 early_processing=data["early_processing"],
                 rated=data["rated"],
+                missed=form.missed_turns(),
             )
         except postal.PostalError as error:
             form.add_error(None, error.message)

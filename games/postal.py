@@ -8,6 +8,7 @@ in as ``now``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
@@ -91,6 +92,42 @@ class Player:
     time_zone: str = ""
 
 
+@dataclass(frozen=True)
+class MissedTurns:
+    """What a game does about missed deadlines and absences (games.absences): each seat's
+    automatic extensions and their length, what a declared absence does and how long in
+    all it may hold the game for one seat, after how many missed turns in a row a seat is
+    in civil disorder (0: never), and whether such a seat is offered on the open games."""
+
+    extensions: int = 0
+    extension_hours: int = 24
+    absence_policy: str = AbsencePolicy.EXTEND
+    absence_cap_hours: int = 168
+    civil_disorder_after: int = 3
+    offer_seats: bool = False
+
+    def check(self) -> None:
+        """PostalError names the first value out of its range."""
+        ranges = {
+            "extensions": (self.extensions, 0, MOST_EXTENSIONS),
+            "the length of an extension (hours)": (self.extension_hours, 1, 7 * 24),
+            "the cap of a seat's absences (hours)": (self.absence_cap_hours, 0, 60 * 24),
+            "the missed turns before civil disorder": (self.civil_disorder_after, 0, 50),
+        }
+        for what, (value, low, high) in ranges.items():
+            if not low <= value <= high:
+                raise PostalError(f"{what} must be from {low} to {high}, not {value}")
+        if self.absence_policy not in AbsencePolicy.values:
+            raise PostalError(f"no such absence policy: {self.absence_policy!r}")
+
+    @classmethod
+    def of(cls, game: Game) -> MissedTurns:
+        return cls(**{field: getattr(game, field) for field in cls.__dataclass_fields__})
+
+
+MOST_EXTENSIONS = 10
+
+
 # --- creating and starting ------------------------------------------------------------------
 
 
@@ -129,10 +166,14 @@ def create_game(
     schedule_spec: dict[str, Any] | None = None,
     early_processing: bool = True,
     rated: bool = False,
+    missed: MissedTurns | None = None,
 ) -> Game:
     """A new game with its seats, not started. PostalError says what is wrong. ``rated``:
-    once finished, its result counts in its game's ratings (``games.ratings``)."""
+    once finished, its result counts in its game's ratings (``games.ratings``); ``missed``:
+    what it does about missed deadlines and absences (the defaults when None)."""
     options = {} if options is None else options
+    missed = MissedTurns() if missed is None else missed
+    missed.check()
     engine = check_options(engine_key, options)
     title = _single_line(title, "the title")
     if not engine.min_players <= len(players) <= engine.max_players:
@@ -170,6 +211,7 @@ def create_game(
             early_processing=early_processing,
             status=Game.Status.RECRUITING,
             rated=rated,
+            **dataclasses.asdict(missed),
         )
         Seat.objects.bulk_create(
             Seat(
@@ -1663,6 +1705,7 @@ def play_again(game_id: int, *, now: datetime) -> Game:
             schedule_spec=game.schedule,
             early_processing=game.early_processing,
             rated=game.rated,
+            missed=MissedTurns.of(game),
         )
         new.previous, new.reminders = game, game.reminders
         new.save(update_fields=["previous", "reminders"])

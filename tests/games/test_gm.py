@@ -1200,3 +1200,68 @@ def test_the_deadline_input_is_read_in_the_zone_even_across_a_clock_change(
     act(client, game, "extend", deadline="2027-03-14T12:00")  # EDT from 14 March 2027
     assert game.steps.get().deadline == datetime(2027, 3, 14, 16, 0, tzinfo=UTC)
     assert game.steps.get().deadline - now > timedelta(days=100)
+
+
+MISSED = {
+    "extensions": "2",
+    "extension_hours": "12",
+    "absence_policy": "autopilot",
+    "absence_cap_days": "3",
+    "civil_disorder_after": "4",
+    "offer_seats": "on",
+}
+
+
+def test_the_gm_sets_what_missed_turns_and_absences_do(client: Client, now: datetime) -> None:
+    form = client.get(CHOICE_FORM).content.decode()
+    assert '<fieldset id="missed-turns">' in form
+    client.post(CHOICE_FORM, GOOD | MISSED)
+    game = Game.objects.get()
+    assert postal.MissedTurns.of(game) == postal.MissedTurns(
+        extensions=2,
+        extension_hours=12,
+        absence_policy="autopilot",
+        absence_cap_hours=72,
+        civil_disorder_after=4,
+        offer_seats=True,
+    )
+    # The next game plays by the same rules.
+    finished = postal.start_game(game.pk, now=now, seed=SEED)
+    Game.objects.filter(pk=finished.pk).update(status=Game.Status.FINISHED)
+    again = postal.play_again(game.pk, now=now)
+    assert postal.MissedTurns.of(again) == postal.MissedTurns.of(game)
+
+
+def test_a_game_created_without_them_takes_the_defaults(client: Client) -> None:
+    client.post(CHOICE_FORM, GOOD)
+    assert postal.MissedTurns.of(Game.objects.get()) == postal.MissedTurns()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [
+        ("extensions", "11", "Ensure this value is less than or equal to 10."),
+        ("extension_hours", "0", "Ensure this value is greater than or equal to 1."),
+        (
+            "absence_policy",
+            "sleep",
+            "Select a valid choice. sleep is not one of the available choices.",
+        ),
+        ("absence_cap_days", "-1", "Ensure this value is greater than or equal to 0."),
+        ("civil_disorder_after", "x", "Enter a whole number."),
+    ],
+)
+def test_a_wrong_missed_turn_setting_is_said_and_creates_nothing(
+    client: Client, field: str, value: str, error: str
+) -> None:
+    response = client.post(CHOICE_FORM, GOOD | MISSED | {field: value})
+    assert response.status_code == 200
+    assert response.context["form"].errors[field] == [error]
+    assert Game.objects.count() == 0
+
+
+def test_postal_refuses_missed_turn_settings_out_of_range() -> None:
+    with pytest.raises(postal.PostalError, match=r"^extensions must be from 0 to 10, not 12$"):
+        postal.MissedTurns(extensions=12).check()
+    with pytest.raises(postal.PostalError, match=r"^no such absence policy: 'nap'$"):
+        postal.MissedTurns(absence_policy="nap").check()
