@@ -195,6 +195,9 @@ class Seat(models.Model):
     missed_in_row = models.PositiveSmallIntegerField(default=0, db_default=0)
     away_hours_used = models.PositiveIntegerField(default=0, db_default=0)
     civil_disorder_at = models.DateTimeField(null=True, blank=True)
+    # When the seat's player took it over from another (postal.replace_player; None: they
+    # have held it from the start). Their record counts the seat's turns from then on.
+    held_since = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["game", "position"]
@@ -211,6 +214,24 @@ class Seat(models.Model):
     @property
     def zone(self) -> str:
         return self.time_zone or self.game.time_zone
+
+
+class Handover(models.Model):
+    """A player who left a seat to another (postal.replace_player): who, and the time they
+    held it, so their record counts the seat as abandoned with the turns they owed then."""
+
+    seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="handovers")
+    name = models.CharField(max_length=60)
+    email = models.EmailField()
+    held_since = models.DateTimeField(null=True, blank=True)  # None: from the start
+    left_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["seat", "left_at", "id"]
+        indexes = [models.Index(Upper("email"), name="handover_email_upper")]
+
+    def __str__(self) -> str:
+        return f"{self.name} left {self.seat}"
 
 
 class SeatLink(models.Model):

@@ -40,7 +40,7 @@ from games.engines.base import (
     encoder,
 )
 from games.engines.dice import VerifiableDice, commitment, new_seed
-from games.models import AbsencePolicy, DiceRoll, Game, Order, Reports, Seat, Step
+from games.models import AbsencePolicy, DiceRoll, Game, Handover, Order, Reports, Seat, Step
 from games.models import Event as EventRow
 from moderator.mail import building, queueing
 
@@ -559,6 +559,7 @@ SEAT_COLUMNS = (
     "id", "game_id", "position", "name", "email", "time_zone", "status", "link_version",
     "nmr_count", "email_failing", "email_failing_at", "reports", "reported_through",
     "autopilot", "extensions_used", "missed_in_row", "away_hours_used", "civil_disorder_at",
+    "held_since",
 )  # fmt: skip
 GAME_COLUMNS = (
     "id", "engine", "title", "public_id", "options", "status", "gm_id", "time_zone",
@@ -1580,6 +1581,11 @@ def replace_player(game_id: int, *, position: int, name: str, email: str, now: d
         if game.seats.exclude(pk=seat.pk).filter(name__iexact=name).exists():
             raise PostalError(f"another player is already called {name!r}")
         if seat.email.lower() != email.lower():
+            # The player who leaves keeps the seat in their record, abandoned.
+            Handover.objects.create(
+                seat=seat, name=seat.name, email=seat.email, held_since=seat.held_since, left_at=now
+            )
+            seat.held_since = now
             seat.email_failing, seat.email_failing_at = "", None
             # The new person's own default, else the game's; told from now on.
             seat.reports = email_choices.defaults([email]).get(email_choices.normalise(email), "")
@@ -1602,6 +1608,7 @@ def replace_player(game_id: int, *, position: int, name: str, email: str, now: d
                 "missed_in_row",
                 "away_hours_used",
                 "civil_disorder_at",
+                "held_since",
                 "email_failing",
                 "email_failing_at",
                 "reports",

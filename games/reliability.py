@@ -1,16 +1,19 @@
 """A player's record: how reliably they play and where they finished, read from the postal
 record of every seat of their address (``games.players``). Read only, and a fixed number
 of queries whatever the number of games: the seats with their games and turn counts in
-one, the final states of their finished games in a second (only when there are any).
+one, the seats they left to others in a second, the final states of their finished games
+in a third (only when there are any).
 
 What counts (docs/players.md, "Reliability"):
 
 - played: seats in games that started;
 - finished: seats in finished games still the player's at the end (not ``REPLACED``);
 - running: seats in running or paused games still the player's (counted, never shown);
-- abandoned: seats ``REPLACED`` or fallen into civil disorder;
+- abandoned: seats ``REPLACED``, fallen into civil disorder, or left to another player
+  (a ``Handover``: the GM replaced the player);
 - turns owed: the done steps in which the seat has an order, its own or one played for
-  it; turns missed: those whose order was played for it (``DEFAULT``, ``AUTOPILOT``).
+  it; turns missed: those whose order was played for it (``DEFAULT``, ``AUTOPILOT``);
+  a seat that changed hands counts for each player the orders of the time they held it.
 
 Why orders and not the steps' prompts: every seat a step prompted has an order once the
 step is done (postal's resolution writes a default for each prompted seat without one),
@@ -26,18 +29,19 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from functools import reduce
 from typing import Any
 
-from django.db.models import Count, IntegerField, OuterRef, Q, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from games.email_choices import normalise
 from games.engines import registry
-from games.models import Game, Order, Seat, Step
+from games.models import Game, Handover, Order, Seat, Step
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # The sources of an order played for a seat that sent none: a missed turn.
 MISSED = (Order.Source.DEFAULT, Order.Source.AUTOPILOT)
 RUNNING = (Game.Status.RUNNING, Game.Status.PAUSED)
@@ -103,17 +107,28 @@ def records_of(emails: Iterable[str]) -> dict[str, Record]:
     same two queries however many addresses and games."""
     wanted = sorted({normalise(email) for email in emails if email.strip()})
     seats = _seats(wanted) if wanted else []
+    left = _left(wanted) if wanted else []
     states = _final_states(seats)
     by_email: dict[str, list[Seat]] = {email: [] for email in wanted}
     for seat in seats:
         by_email[normalise(seat.email)].append(seat)
-    return {email: _record(email, by_email[email], states) for email in wanted}
+    left_by: dict[str, list[Handover]] = {email: [] for email in wanted}
+    for handover in left:
+        left_by[normalise(handover.email)].append(handover)
+    return {
+        email: _with_left(_record(email, by_email[email], states), left_by[email])
+        for email in wanted
+    }
 
 
 def _seats(emails: list[str]) -> list[Seat]:
     """Every seat of ``emails`` in a started game, with its game (not its state) and its
     turns owed and missed, in one query."""
     done = Order.objects.filter(seat=OuterRef("pk"), step__status=Step.Status.DONE).order_by()
+    # Only the turns of the time the seat has been this player's.
+    done = done.filter(
+        Q(seat__held_since__isnull=True) | Q(received_at__gte=OuterRef("held_since"))
+    )
     turns = Count("step", distinct=True)
     owed = done.values("seat").annotate(turns=turns).values("turns")
     missed = done.filter(source__in=MISSED).values("seat").annotate(turns=turns).values("turns")
@@ -128,6 +143,40 @@ def _seats(emails: list[str]) -> list[Seat]:
             missed=Coalesce(Subquery(missed, output_field=IntegerField()), 0),
         )
         .order_by("-game__started_at", "-game_id", "position")
+    )
+
+
+def _left(emails: list[str]) -> list[Handover]:
+    """The seats ``emails`` left to other players, each with the turns owed and missed
+    while they held it, in one query."""
+    done = Order.objects.filter(
+        seat=OuterRef("seat"), step__status=Step.Status.DONE, received_at__lt=OuterRef("left_at")
+    ).order_by()
+    # From when they took it over (the start: held_since is None) until they left.
+    done = done.filter(received_at__gte=Coalesce(OuterRef("held_since"), Value(EPOCH)))
+    turns = Count("step", distinct=True)
+    owed = done.values("seat").annotate(turns=turns).values("turns")
+    missed = done.filter(source__in=MISSED).values("seat").annotate(turns=turns).values("turns")
+    same_address = reduce(operator.or_, (Q(email__iexact=email) for email in emails))
+    return list(
+        Handover.objects.filter(same_address).annotate(
+            owed=Coalesce(Subquery(owed, output_field=IntegerField()), 0),
+            missed=Coalesce(Subquery(missed, output_field=IntegerField()), 0),
+        )
+    )
+
+
+def _with_left(record: Record, left: list[Handover]) -> Record:
+    """``record`` with the seats its player left to others: played, abandoned, and the
+    turns of their time."""
+    if not left:
+        return record
+    return replace(
+        record,
+        played=record.played + len(left),
+        abandoned=record.abandoned + len(left),
+        owed=record.owed + sum(handover.owed for handover in left),  # type: ignore[attr-defined]
+        missed=record.missed + sum(h.missed for h in left),  # type: ignore[attr-defined]
     )
 
 

@@ -135,19 +135,20 @@ def test_a_record_counts_seats_turns_and_places_exactly(now: datetime) -> None:
     assert records["cy@example.org"].nmr_rate == 1.0
 
 
-def test_a_record_reads_two_queries_whatever_the_number_of_games(
+def test_a_record_reads_three_queries_whatever_the_number_of_games(
     now: datetime, django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
     play_out(started(["ann", "bob", "cy"], now=now), sending={"ann", "bob"})
-    with django_assert_num_queries(2):
+    # The seats, the seats left to others, the final states.
+    with django_assert_num_queries(3):
         assert record_of("ann@example.org").finished == 1
     played_games(now + 100 * HOUR)
     everybody = ["ann@example.org", "bob@example.org", "cy@example.org", "dee@example.org"]
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(3):
         records = records_of([*everybody, "nobody@example.org"])
     assert [records[email].played for email in everybody] == [5, 4, 4, 1]
     # Only running games: no final state to read.
-    with django_assert_num_queries(1):
+    with django_assert_num_queries(2):
         assert record_of("dee@example.org").running == 1
     with django_assert_num_queries(0):
         assert records_of([]) == {}
@@ -189,6 +190,26 @@ def test_a_seat_in_civil_disorder_is_abandoned(now: datetime) -> None:
         "bob@example.org", "bob", played=1, running=1, abandoned=1
     )
     assert record_of("ann@example.org").abandoned == 0
+
+
+def test_a_seat_left_to_another_player_is_abandoned_with_the_turns_of_its_time(
+    now: datetime,
+) -> None:
+    game = started(["ann", "bob"], now=now, engine="choice", options=SHORT_CHOICE)
+    # Both miss the first step's deadline; then the GM hands bob's seat to cy.
+    step = game.steps.get(number=1)
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is True
+    assert record_of("bob@example.org").missed == 1
+    later = step.deadline + timedelta(minutes=1)
+    postal.replace_player(game.pk, position=1, name="cy", email="cy@example.org", now=later)
+    step = game.steps.get(number=2)
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is True
+    assert record_of("bob@example.org") == Record(
+        "bob@example.org", "", played=1, abandoned=1, owed=1, missed=1
+    )
+    cy = record_of("cy@example.org")
+    assert (cy.played, cy.abandoned, cy.owed, cy.missed) == (1, 0, 1, 1)
+    assert record_of("ann@example.org").owed == 2
 
 
 def test_an_address_is_one_person_whatever_its_case_and_odd_input_has_an_empty_record(
@@ -326,14 +347,15 @@ def test_a_player_without_seats_has_an_empty_record(client: Client, now: datetim
     assert plain(section(html, "finished")) == "Finished games No finished game yet."
 
 
-def test_the_player_page_reads_four_queries_whatever_the_number_of_games(
+def test_the_player_page_reads_five_queries_whatever_the_number_of_games(
     client: Client, now: datetime, django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
-    """The player, their seats with turn counts, the final states, their ratings."""
+    """The player, their seats with turn counts, the seats they left, the final states,
+    their ratings."""
     play_out(started(["ann", "bob", "cy"], now=now, rated=True), sending={"ann", "bob"})
     page = f"/players/{player_for('ann@example.org', now).public_id}/"
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(5):
         assert client.get(page).status_code == 200
     played_games(now + 100 * HOUR)
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(5):
         assert client.get(page).status_code == 200
