@@ -1425,6 +1425,40 @@ def choose_reports(game_id: int, *, position: int, choice: str, everywhere: bool
     return seats
 
 
+def use_extension(game_id: int, *, position: int, now: datetime) -> Step:
+    """The seat's player spends one of their automatic extensions before the deadline:
+    the open step's deadline moves on by the game's extension time, and everyone is told.
+    PostalError says why not (none left, no order owed, the game not running)."""
+    with transaction.atomic():
+        game = _locked(game_id)
+        seat = _seat(game, position)
+        if game.status != Game.Status.RUNNING:
+            raise PostalError(f"the game is {game.status}; deadlines move only in a running game")
+        if not game.extensions:
+            raise PostalError("this game gives no extensions")
+        if seat.extensions_used >= game.extensions:
+            raise PostalError(
+                f"you have used all {counted(game.extensions, 'extension')} of this game"
+            )
+        step = _open_step_of(game)
+        if position not in step.prompted_seats:
+            raise PostalError("you owe no order this step, so its deadline stays")
+        if step.deadline <= now:
+            raise PostalError("the deadline has passed")
+        seat.extensions_used += 1
+        seat.save(update_fields=["extensions_used"])
+        step.deadline += timedelta(hours=game.extension_hours)
+        step.save(update_fields=["deadline"])
+        left = game.extensions - seat.extensions_used
+        text = (
+            f"{seat.name} used an extension ({counted(left, 'extension')} left): the deadline "
+            f"of step {step.number} moved by {counted(game.extension_hours, 'hour')}"
+        )
+        EventRow.objects.create(game=game, step=step, text=text, audience=None)
+        _tell_deadline(game, step, now, reason=text)
+    return step
+
+
 def choose_autopilot(game_id: int, *, position: int, key: str) -> Seat:
     """The seat's player chooses what plays their turn when they miss a deadline: ""
     (the game's NMR default) or one of its engine's autopilots."""

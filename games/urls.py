@@ -21,6 +21,7 @@ urlpatterns = [
         name="autopilot",
     ),
     path("play/<int:game_id>/<int:position>/away/", views.away, name="away"),
+    path("play/<int:game_id>/<int:position>/extension/", views.extension, name="extension"),
     path("play/reminders/", views.reminder_choice, name="reminders"),
     path("email/stop/<str:what>/<str:token>/", views.stop_email, name="stop_email"),
     path("calendar/gm/<str:token>.ics", views.gm_calendar, name="gm_calendar"),

@@ -786,3 +786,22 @@ def away(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
             "left": absences.hours_in_words(max(game.absence_cap_hours - seat.away_hours_used, 0)),
         },
     )
+
+
+@require_POST
+def extension(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
+    """The player spends one of their extensions: the deadline moves on for everyone."""
+    seats = _browser_seats(request, game_id=game_id, position=position)
+    if not seats:
+        return not_valid(request)
+    seat = seats[0]
+    try:
+        step = postal.use_extension(game_id, position=position, now=timezone.now())
+    except postal.PostalError as error:
+        messages.error(
+            request, f"{error.message[:1].upper()}{error.message[1:]}. Nothing was changed."
+        )
+    else:
+        deadline = schedule.local_time(step.deadline, seat.zone)
+        messages.success(request, f"Done: the deadline is now {deadline}; everyone is told.")
+    return redirect(seat_page(seat))

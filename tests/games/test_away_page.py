@@ -249,3 +249,20 @@ def test_the_gm_sees_who_is_away_in_disorder_and_on_autopilot(
         ("Status", 'active<br><span class="bad">civil disorder since 23 Nov</span>'),
         ("Missed turns", "6 (4 in a row)<br>extensions used: 2 of 2"),
     ]
+
+
+def test_the_player_uses_an_extension_from_the_seat_page(client: Client, now: datetime) -> None:
+    game = started(now, extensions=1, extension_hours=6)
+    open_seat(client, game, 0, now)
+    html = client.get(seat_page(game, 0)).content.decode()
+    assert 'id="extension-form"' in html
+    response = client.post(f"/play/{game.pk}/0/extension/", follow=True)
+    assert messages_of(response.content.decode()) == [
+        "Done: the deadline is now Thu 26 Nov 2026 00:00 UTC; everyone is told."
+    ]
+    assert 'id="extension-form"' not in response.content.decode()
+    response = client.post(f"/play/{game.pk}/0/extension/", follow=True)
+    assert messages_of(response.content.decode()) == [
+        "You have used all 1 extension of this game. Nothing was changed."
+    ]
+    assert client.post(f"/play/{game.pk}/1/extension/").status_code == 404

@@ -520,3 +520,62 @@ def test_a_choice_autopilot_plays_a_sealed_turn_the_engine_then_resolves(now: da
     assert (order.source, order.canonical) == (Order.Source.AUTOPILOT, expected)
     game.refresh_from_db()
     assert CHOICE.state_to_json(records.run(archive.export(game)).state) == game.state
+
+
+# --- an extension asked for before the deadline ---------------------------------------------
+
+
+def test_a_player_spends_an_extension_before_the_deadline(now: datetime) -> None:
+    game = started(now, extensions=1, extension_hours=6)
+    step = open_step(game)
+    deadline = step.deadline
+    before = latest_event(game)
+    moved = postal.use_extension(game.pk, position=0, now=now)
+    assert moved.deadline == deadline + 6 * HOUR
+    assert open_step(game).deadline == deadline + 6 * HOUR
+    assert seat(game, 0).extensions_used == 1
+    assert new_events(step, before) == [
+        "ann used an extension (0 extensions left): the deadline of step 1 moved by 6 hours"
+    ]
+    assert len(deadline_emails(game)) == 3
+    with pytest.raises(postal.PostalError, match=r"^you have used all 1 extension of this game$"):
+        postal.use_extension(game.pk, position=0, now=now)
+    assert open_step(game).deadline == deadline + 6 * HOUR
+    assert len(deadline_emails(game)) == 3
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"extensions": 0}, "this game gives no extensions"),
+        (
+            {"extensions": 2, "status": Game.Status.PAUSED},
+            "the game is paused; deadlines move only in a running game",
+        ),
+    ],
+)
+def test_an_extension_that_cannot_be_had_changes_nothing(
+    now: datetime, fields: dict[str, Any], message: str
+) -> None:
+    game = started(now)
+    Game.objects.filter(pk=game.pk).update(**fields)
+    deadline = open_step(game).deadline
+    with pytest.raises(postal.PostalError) as error:
+        postal.use_extension(game.pk, position=0, now=now)
+    assert error.value.message == message
+    assert (open_step(game).deadline, seat(game, 0).extensions_used) == (deadline, 0)
+
+
+def test_no_extension_without_an_order_owed_or_after_the_deadline(now: datetime) -> None:
+    game = liars_game(now)
+    Game.objects.filter(pk=game.pk).update(extensions=2)
+    step = open_step(game)
+    (owing,) = step.prompted_seats
+    other = (owing + 1) % 3
+    with pytest.raises(
+        postal.PostalError, match=r"^you owe no order this step, so its deadline stays$"
+    ):
+        postal.use_extension(game.pk, position=other, now=now)
+    with pytest.raises(postal.PostalError, match=r"^the deadline has passed$"):
+        postal.use_extension(game.pk, position=owing, now=step.deadline)
+    assert open_step(game).deadline == step.deadline
