@@ -36,7 +36,7 @@ from games.engines.base import (
     encoder,
 )
 from games.engines.dice import VerifiableDice, commitment, new_seed
-from games.models import DiceRoll, Game, Order, Reports, Seat, Step
+from games.models import DiceRoll, Game, Order, Reports, Seat, SignUpMode, Step
 from games.models import Event as EventRow
 from moderator.mail import building, queueing
 
@@ -125,16 +125,18 @@ def create_game(
     time_zone: str = "UTC",
     schedule_spec: dict[str, Any] | None = None,
     early_processing: bool = True,
+    signup: str = SignUpMode.CLOSED,
+    seats_wanted: int | None = None,
 ) -> Game:
-    """A new game with its seats, not started. PostalError says what is wrong."""
+    """A new game with its seats, not started. PostalError says what is wrong.
+
+    ``signup``: how players join (``SignUpMode``). An open game has ``seats_wanted`` seats,
+    within its engine's player counts: the ``players`` invited take the first of them (there
+    may be none), and people sign up for the others (``games.signups``)."""
     options = {} if options is None else options
     engine = check_options(engine_key, options)
     title = _single_line(title, "the title")
-    if not engine.min_players <= len(players) <= engine.max_players:
-        raise PostalError(
-            f"{engine.title} takes {engine.min_players} to {engine.max_players} players, "
-            f"not {len(players)}"
-        )
+    _check_seats(engine, len(players), signup, seats_wanted)
     seen: set[str] = set()
     for number, player in enumerate(players, start=1):
         name = _single_line(player.name, f"the name of player {number}")
@@ -164,6 +166,8 @@ def create_game(
             schedule=spec,
             early_processing=early_processing,
             status=Game.Status.RECRUITING,
+            signup=signup,
+            seats_wanted=seats_wanted if signup != SignUpMode.CLOSED else None,
         )
         Seat.objects.bulk_create(
             Seat(
@@ -177,6 +181,25 @@ def create_game(
             for position, player in enumerate(players)
         )
     return game
+
+
+def _check_seats(
+    engine: Engine[Any, Any, Any], invited: int, signup: str, seats_wanted: int | None
+) -> None:
+    counts = f"{engine.title} takes {engine.min_players} to {engine.max_players} players"
+    if signup not in SignUpMode.values:
+        raise PostalError(f"{signup!r} is not a way for players to join")
+    if signup == SignUpMode.CLOSED:
+        if not engine.min_players <= invited <= engine.max_players:
+            raise PostalError(f"{counts}, not {invited}")
+        return
+    if seats_wanted is None or not engine.min_players <= seats_wanted <= engine.max_players:
+        raise PostalError(f"{counts}: choose the number of seats between them")
+    if invited >= seats_wanted:
+        raise PostalError(
+            f"the {invited} players you invite fill all {seats_wanted} seats: leave a seat "
+            "to sign up for, or let only the players you invite join"
+        )
 
 
 def _zone(name: str) -> None:
