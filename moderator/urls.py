@@ -13,6 +13,8 @@ urlpatterns = [
     path("gm/", include("games.gm_urls")),
     # The ESPs' inbound and tracking webhooks (moderator/mail/webhooks.py).
     path("mail/webhooks/", include("moderator.mail.webhooks")),
+    # Open games and sign-up (games/signups.py): no sign-in needed.
+    path("open/", include("games.signup_urls")),
     path("", include("games.urls")),
 ]
 if settings.DEBUG:
