@@ -107,18 +107,16 @@ class CreateGameForm(DeadlinesForm):
         label="How players join",
         help_text="An open game is listed on the site's open games, where anybody may sign up.",
     )
-    seats_wanted = forms.IntegerField(
-        required=False,
-        label="Seats",
-        help_text="For an open game: how many players it takes. The game starts when the "
-        "last seat is taken (first come, first seated) or when you start it.",
-    )
+    seats_wanted = forms.IntegerField(required=False, label="Seats")
     players = forms.CharField(
         required=False,
         widget=forms.Textarea(
             attrs={"rows": 6, "placeholder": "Ann <ann@example.org>\nBob, bob@example.org"}
         ),
-        help_text=PLAYERS_HELP,
+        help_text=format_html(
+            "{} In an open game they take the first seats, and the box may be empty.",
+            PLAYERS_HELP,
+        ),
     )
 
     def __init__(
@@ -131,6 +129,14 @@ class CreateGameForm(DeadlinesForm):
     ) -> None:
         super().__init__(*args, **kwargs)
         self.game = game
+        engine = registry.get(game)
+        seats = self.fields["seats_wanted"]
+        seats.widget.attrs.update(min=engine.min_players, max=engine.max_players)
+        seats.help_text = (
+            f"For an open game: how many players it takes, {engine.min_players} to "
+            f"{engine.max_players}. It starts when the last seat is taken (first come, first "
+            "seated) or when you start it."
+        )
         self.option_fields = OptionsFields(game, profile)
         self.option_fields.add_to(self, chosen)
 
@@ -175,7 +181,7 @@ class CreateGameForm(DeadlinesForm):
         """An invitation-only game names its players; an open game has its seats, within
         the game's player counts and more than the players invited."""
         players = data.get("players")
-        if players is None:
+        if players is None or "signup" not in data:
             return
         if not data.get("signup"):
             if not players:
@@ -242,7 +248,12 @@ class ReplaceForm(SeatForm):
 class SignUpForm(GameForm):
     """One sign-up of the game, for the GM's approve and decline."""
 
-    signup = forms.TypedChoiceField(coerce=int, choices=())
+    signup = forms.TypedChoiceField(
+        coerce=int,
+        choices=(),
+        label="Sign-up",
+        error_messages={"invalid_choice": "that is not a sign-up of this game"},
+    )
 
     def __init__(self, *args: Any, game: Game, **kwargs: Any) -> None:
         super().__init__(*args, game=game, **kwargs)

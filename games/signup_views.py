@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from games import postal, reports, schedule, signups
 from games.engines import registry
-from games.models import Game, Seat, SignUp
+from games.models import Game, Seat, SignUp, SignUpMode
 from games.players import player_of
 from moderator import ratelimit
 
@@ -30,10 +30,17 @@ class SignUpForm(forms.Form):
         max_length=signups.NAME_LENGTH,
         label="Your name in the game",
         help_text="The other players see it.",
+        widget=forms.TextInput(attrs={"autocomplete": "nickname"}),
+        error_messages={"required": "Write the name you want to play under."},
     )
     email = forms.EmailField(
         max_length=signups.EMAIL_LENGTH,
         label="Your email address",
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+        error_messages={
+            "required": "Write your email address: the confirmation link goes there.",
+            "invalid": "That is not an email address: write it as name@example.org.",
+        },
         help_text="The confirmation link, your turn reports and your link go there; nobody "
         "else sees it but the GM.",
     )
@@ -54,6 +61,13 @@ class SignUpForm(forms.Form):
             seat_field.initial = offered[0].position
 
 
+# How players join, in a visitor's words (the GM's new-game page says "I approve").
+JOINING = {
+    SignUpMode.FIRST: "first come, first seated",
+    SignUpMode.APPROVE: "the GM approves each player",
+}
+
+
 def game_facts(game: Game) -> dict[str, Any]:
     """What the list and a game's page say of a game: its game and options in words, its
     rhythm, its GM, how players join."""
@@ -64,7 +78,7 @@ def game_facts(game: Game) -> dict[str, Any]:
         "options": options,
         "rhythm": schedule.describe(game.schedule),
         "gm_name": signups.gm_name(game),
-        "mode": game.get_signup_display(),
+        "mode": JOINING.get(SignUpMode(game.signup), ""),
     }
 
 
