@@ -119,7 +119,7 @@ def main_text(response: Any) -> str:
 
 def errors(response: Any) -> list[str]:
     """The messages of the page's form errors."""
-    return errors(response)
+    return re.findall(r'<ul class="errors"[^>]*><li>(.*?)</li>', main_text(response))
 
 
 # --- creating an open game ----------------------------------------------------------------------
