@@ -436,6 +436,10 @@ def decline(game_id: int, signup_id: int, *, now: datetime) -> SignUp:
             raise postal.PostalError(
                 f"{signup.name} plays in {game.title} now: replace the player instead"
             )
+        if signup.position is None and game.status != Game.Status.RECRUITING:
+            raise postal.PostalError(
+                f"{game.title} has started: {signup.name} was told it started without them"
+            )
         _end(game, signup, State.DECLINED, "declined", now)
     return signup
 
@@ -576,7 +580,7 @@ def gm_view(game: Game, game_seats: list[Seat], now: datetime) -> GMView:
         waits = signup.state == State.WAITING
         if signup.position is None:
             approvable = waits and counted is not None and counted.left > 0
-            declinable = waits or (signup.state == State.ACCEPTED and recruiting)
+            declinable = recruiting and signup.state in (State.WAITING, State.ACCEPTED)
         else:
             approvable = waits and any(seat.position == signup.position for seat in offered)
             declinable = waits

@@ -1031,3 +1031,23 @@ def test_the_sign_up_page_of_a_running_game_shows_no_seats_private_data(now: dat
         assert secret not in seen and escape(secret) not in seen, secret
     for seat in Seat.objects.filter(game=game):
         assert seat.email not in seen
+
+
+def test_a_sign_up_left_waiting_by_the_start_is_not_declined_after_it(now: datetime) -> None:
+    game = open_game(seats=2, mode="approve")
+    confirmed(game, "ann", now)
+    confirmed(game, "bob", now)
+    signups.approve(game.pk, SignUp.objects.get(name="ann").pk, now=now)
+    signups.start(game.pk, now=now)
+    with pytest.raises(postal.PostalError) as refused:
+        signups.decline(game.pk, SignUp.objects.get(name="bob").pk, now=now)
+    assert refused.value.message == (
+        "Open Choice has started: bob was told it started without them"
+    )
+    assert told("bob")[-1] == ("signup", "Open Choice: the game started without you")
+    game.refresh_from_db()
+    rows = signups.gm_view(game, list(game.seats.all()), now).rows
+    assert [(row.signup.name, row.approvable, row.declinable) for row in rows] == [
+        ("ann", False, False),
+        ("bob", False, False),
+    ]
