@@ -225,9 +225,8 @@ def test_the_confirmation_email_is_urgent_and_its_link_is_stored_hashed(
     assert (email.kind, email.to, email.game_id) == ("signup-confirm", "bob@example.org", game.pk)
     assert email.text == (
         "Hello bob,\n\n"
-        "Someone, probably you, signed this address up to play Choice by post:\n"
-        '"Open Choice".\n'
-        "The GM is Greta Moss; deadlines every 48 hours (UTC).\n\n"
+        'Someone, probably you, signed this address up to play Choice by post: "Open\n'
+        'Choice". The GM is Greta Moss; deadlines every 48 hours (UTC).\n\n'
         "Confirm your sign-up with this link within 48 hours:\n"
         f"http://testserver/open/confirm/{token}/\n\n"
         "Confirming takes a seat while one is left; if the last one goes first, you join the\n"
@@ -1051,3 +1050,27 @@ def test_a_sign_up_left_waiting_by_the_start_is_not_declined_after_it(now: datet
         ("ann", False, False),
         ("bob", False, False),
     ]
+
+
+def test_the_gms_decision_is_emailed_in_words_with_the_games_links(now: datetime) -> None:
+    game = open_game(seats=2, mode="approve")
+    confirmed(game, "bob", now)
+    signups.approve(game.pk, SignUp.objects.get().pk, now=now)
+    email = OutboundEmail.objects.filter(to="bob@example.org").order_by("id").last()
+    assert email is not None
+    assert (email.kind, email.subject, email.reply_to) == (
+        "signup",
+        "Open Choice: the GM gave you a seat",
+        game.gm.email,
+    )
+    assert email.text == (
+        "Hello bob,\n\n"
+        "Greta Moss, the GM, gave you a seat. The game starts when every seat is taken,\n"
+        "or when the GM starts it; your first turn report, with the link to your seat,\n"
+        "comes by email then.\n\n"
+        'The game: "Open Choice", Choice by post, run by Greta Moss; deadlines every 48\n'
+        "hours (UTC).\n"
+        f"  http://testserver/open/{game.public_id}/\n"
+        "Your sign-up: the link in the email that asked you to confirm it.\n"
+        "Every open game: http://testserver/open/\n\n"
+    )
