@@ -161,6 +161,7 @@ def game_page(request: HttpRequest, public_id: str) -> HttpResponse:
         "offered": offered,
         "seats": signups.seats(game) if signups.is_open(game) else None,
         "waits": signups.would_wait(game) if signups.is_open(game) else True,
+        "full": signups.is_full(game),
         "board": _public_board(game) if offered and game.state is not None else "",
     }
     return render(request, "games/signups/game.html", context, status=status)
@@ -177,6 +178,7 @@ def _sent(request: HttpRequest, game: Game, email: str, replacing: bool) -> Http
         "email": email,
         "replacing": replacing,
         "waits": signups.would_wait(game),
+        "full": signups.is_full(game),
         "hours": settings.SIGNUP_CONFIRM_HOURS,
     }
     return render(request, "games/signups/sent.html", context)
@@ -232,6 +234,7 @@ def _signup_page(
         why = signups.refusal(game, signup.position)
         context["refusal"] = None if why is None else _sentence(why)
         context["waits"] = why is None and signups.would_wait(game, signup.position)
+        context["full"] = why is None and signups.is_full(game)
     if signup.state == SignUp.State.WAITING:
         context["place"] = signups.waiting_place(signup)
     status = 200

@@ -143,6 +143,11 @@ def is_open(game: Game) -> bool:
     return game.status == Game.Status.RECRUITING and game.signup != SignUpMode.CLOSED
 
 
+def is_full(game: Game) -> bool:
+    """An open game not yet started whose every seat is taken."""
+    return is_open(game) and seats(game).left == 0
+
+
 def would_wait(game: Game, position: int | None = None) -> bool:
     """Whether a sign-up confirmed now would wait (on the waiting list, or for the GM)
     rather than take a seat at once."""
@@ -631,6 +636,7 @@ def confirm_email(game: Game, signup: SignUp, token: str, *, waits: bool) -> Out
         "hours": settings.SIGNUP_CONFIRM_HOURS,
         "waits": waits,
         "approve": game.signup == SignUpMode.APPROVE,
+        "full": is_full(game),
         "seat": None if signup.position is None else signup.position + 1,
     }
     return building.build(

@@ -1074,3 +1074,19 @@ def test_the_gms_decision_is_emailed_in_words_with_the_games_links(now: datetime
         "Your sign-up: the link in the email that asked you to confirm it.\n"
         "Every open game: http://testserver/open/\n\n"
     )
+
+
+def test_a_full_approved_game_says_a_seat_must_come_free_first(now: datetime) -> None:
+    game = open_game(seats=2, mode="approve", invited=("ann",))
+    confirmed(game, "bob", now)
+    signups.approve(game.pk, SignUp.objects.get().pk, now=now)
+    full = (
+        "Every seat is taken now: the GM can give you one only if a seat comes free before the "
+        "game starts."
+    )
+    assert full in words(main_text(visitor().get(f"/open/{game.public_id}/")))
+    assert full in words(main_text(post_signup(game, "cy", "cy@example.org")))
+    (email,) = OutboundEmail.objects.filter(kind="signup-confirm", to="cy@example.org")
+    assert " ".join(full.split()) in " ".join(email.text.split())
+    roomy = open_game(seats=2, mode="approve", title="Not full")
+    assert full not in words(main_text(visitor().get(f"/open/{roomy.public_id}/")))
