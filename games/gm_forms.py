@@ -16,8 +16,9 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from games import postal, schedule
+from games.engines import registry
 from games.forms.options import OptionsFields
-from games.models import TEMPLATE_NAME_LENGTH, AbsencePolicy, Game, Seat
+from games.models import TEMPLATE_NAME_LENGTH, AbsencePolicy, Game, Seat, SignUp, SignUpMode
 
 DATETIME_LOCAL = "%Y-%m-%dT%H:%M"
 NAME_LENGTH = Seat._meta.get_field("name").max_length or 60
@@ -110,11 +111,22 @@ class CreateGameForm(DeadlinesForm):
         label="Resolve early",
         help_text="Resolve a step as soon as every order is in, before the deadline.",
     )
+    signup = forms.ChoiceField(
+        choices=SignUpMode.choices,
+        required=False,
+        label="How players join",
+        help_text="An open game is listed on the site's open games, where anybody may sign up.",
+    )
+    seats_wanted = forms.IntegerField(required=False, label="Seats")
     players = forms.CharField(
+        required=False,
         widget=forms.Textarea(
             attrs={"rows": 6, "placeholder": "Ann <ann@example.org>\nBob, bob@example.org"}
         ),
-        help_text=PLAYERS_HELP,
+        help_text=format_html(
+            "{} In an open game they take the first seats, and the box may be empty.",
+            PLAYERS_HELP,
+        ),
     )
     rated = forms.BooleanField(
         required=False,
@@ -178,6 +190,14 @@ class CreateGameForm(DeadlinesForm):
     ) -> None:
         super().__init__(*args, **kwargs)
         self.game = game
+        engine = registry.get(game)
+        seats = self.fields["seats_wanted"]
+        seats.widget.attrs.update(min=engine.min_players, max=engine.max_players)
+        seats.help_text = (
+            f"For an open game: how many players it takes, {engine.min_players} to "
+            f"{engine.max_players}. It starts when the last seat is taken (first come, first "
+            "seated) or when you start it."
+        )
         self.option_fields = OptionsFields(game, profile)
         self.option_fields.add_to(self, chosen)
 
@@ -185,7 +205,7 @@ class CreateGameForm(DeadlinesForm):
         return self.option_fields.bound(self)
 
     def main_fields(self) -> list[forms.BoundField]:
-        return [self[name] for name in ("title", "players", "rated")]
+        return [self[name] for name in ("title", "signup", "seats_wanted", "players", "rated")]
 
     def rhythm_fields(self) -> list[forms.BoundField]:
         return [self[name] for name in ("schedule", "time_zone", "early_processing")]
@@ -227,16 +247,40 @@ class CreateGameForm(DeadlinesForm):
                 raise ValidationError(f"line {number}: two players are called {player.name!r}")
             seen.add(player.name.lower())
             players.append(player)
-        if not players:
-            raise ValidationError("name at least one player")
         return players
 
     def clean(self) -> dict[str, Any] | None:
         data = super().clean()
+        if data is not None:
+            self._check_seats(data)
         options = self.option_fields.data(self)
         if data is not None and options is not None and self.option_fields.check(self, options):
             data["options"] = options
         return data
+
+    def _check_seats(self, data: dict[str, Any]) -> None:
+        """An invitation-only game names its players; an open game has its seats, within
+        the game's player counts and more than the players invited."""
+        players = data.get("players")
+        if players is None or "signup" not in data:
+            return
+        if not data.get("signup"):
+            if not players:
+                self.add_error("players", "name at least one player, or open the game for sign-up")
+            return
+        wanted = data.get("seats_wanted")
+        engine = registry.get(self.game)
+        counts = f"{engine.title} takes {engine.min_players} to {engine.max_players} players"
+        if wanted is None:
+            self.add_error("seats_wanted", f"say how many seats the game has: {counts}")
+        elif not engine.min_players <= wanted <= engine.max_players:
+            self.add_error("seats_wanted", f"{counts}, not {wanted}")
+        elif len(players) >= wanted:
+            self.add_error(
+                "players",
+                f"the {len(players)} players you invite fill all {wanted} seats: leave a seat "
+                "to sign up for, or let only the players you invite join",
+            )
 
 
 class GameForm(forms.Form):
@@ -280,6 +324,25 @@ class OrderForm(SeatForm):
 class ReplaceForm(SeatForm):
     name = forms.CharField(max_length=NAME_LENGTH, label="New name")
     email = forms.CharField(max_length=EMAIL_LENGTH, label="New email")
+
+
+class SignUpForm(GameForm):
+    """One sign-up of the game, for the GM's approve and decline."""
+
+    signup = forms.TypedChoiceField(
+        coerce=int,
+        choices=(),
+        label="Sign-up",
+        error_messages={"invalid_choice": "that is not a sign-up of this game"},
+    )
+
+    def __init__(self, *args: Any, game: Game, **kwargs: Any) -> None:
+        super().__init__(*args, game=game, **kwargs)
+        signup_field = self.fields["signup"]
+        assert isinstance(signup_field, forms.TypedChoiceField)
+        signup_field.choices = [
+            (signup.pk, signup.name) for signup in SignUp.objects.filter(game=game).only("name")
+        ]
 
 
 class ExtendForm(GameForm):

@@ -29,7 +29,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
-from games import absences, access, game_templates, postal, reports, schedule
+from games import absences, access, game_templates, postal, reports, schedule, signups
 from games.engines import registry
 from games.engines.base import Engine, Profile, counted
 from games.gm_forms import (
@@ -41,6 +41,7 @@ from games.gm_forms import (
     ReplaceForm,
     SeatForm,
     SetOrderForm,
+    SignUpForm,
     TemplateForm,
     first_error,
 )
@@ -227,11 +228,13 @@ def _create(
                 early_processing=data["early_processing"],
                 rated=data["rated"],
                 missed=form.missed_turns(),
+                signup=data["signup"],
+                seats_wanted=data["seats_wanted"],
             )
         except postal.PostalError as error:
             form.add_error(None, error.message)
         else:
-            messages.success(request, f"{new.title} is created; invite the players next.")
+            messages.success(request, _created(new))
             return redirect("gm:game", new.pk)
     context = {
         "form": form,
@@ -240,6 +243,15 @@ def _create(
         "template": template,
     }
     return render(request, "games/gm/create.html", context)
+
+
+def _created(game: Game) -> str:
+    if not game.signup:
+        return f"{game.title} is created; invite the players next."
+    where = signups.game_url(game)
+    if game.seats.exists():
+        return f"{game.title} is created and open for sign-up at {where}; invite your players."
+    return f"{game.title} is created and open for sign-up at {where}."
 
 
 @dataclass(frozen=True)
@@ -408,6 +420,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "replace_form": ReplaceForm(game=game, auto_id="replace_%s"),
         "extend_form": ExtendForm(game=game, initial=extend_initial),
         "seed": game.seed.hex() if game.status == Game.Status.FINISHED and game.seed else None,
+        "signups": signups.gm_view(game, seats, timezone.now()),
     }
     return render(request, "games/gm/game.html", context)
 
@@ -421,8 +434,33 @@ def _invite(form: Any, now: datetime) -> str:
 
 
 def _start(form: Any, now: datetime) -> str:
-    postal.start_game(form.game.pk, now=now)
+    signups.start(form.game.pk, now=now)
     return "The game has started; the first reports are on their way."
+
+
+def _approve(form: SignUpForm, now: datetime) -> str:
+    signup = signups.approve(form.game.pk, form.cleaned_data["signup"], now=now)
+    if signup.position is not None:
+        return (
+            f"{signup.name} takes over seat {signup.position + 1}; their link is on its way, "
+            "and the other sign-ups for the seat are told."
+        )
+    return f"{signup.name} has a seat; they are told by email."
+
+
+def _decline(form: SignUpForm, now: datetime) -> str:
+    signup = signups.decline(form.game.pk, form.cleaned_data["signup"], now=now)
+    return f"{signup.name}'s sign-up is declined; they are told by email."
+
+
+def _close_signups(form: Any, now: datetime) -> str:
+    told = signups.close(form.game.pk, now=now)
+    waiting = (
+        f"; {counted(told, 'player')} on the waiting list {'was' if told == 1 else 'were'} told"
+        if told
+        else ""
+    )
+    return f"Sign-ups are closed: the game left the list of open games{waiting}."
 
 
 def _extend(form: ExtendForm, now: datetime) -> str:
@@ -517,6 +555,9 @@ ACTIONS: dict[str, tuple[type[GameForm], Callable[[Any, datetime], str]]] = {
     "again": (GameForm, _again),
     "save-template": (TemplateForm, _save_template),
     "set-order": (SetOrderForm, _set_order),
+    "approve": (SignUpForm, _approve),
+    "decline": (SignUpForm, _decline),
+    "close-signups": (GameForm, _close_signups),
 }
 
 

@@ -40,7 +40,17 @@ from games.engines.base import (
     encoder,
 )
 from games.engines.dice import VerifiableDice, commitment, new_seed
-from games.models import AbsencePolicy, DiceRoll, Game, Handover, Order, Reports, Seat, Step
+from games.models import (
+    AbsencePolicy,
+    DiceRoll,
+    Game,
+    Handover,
+    Order,
+    Reports,
+    Seat,
+    SignUpMode,
+    Step,
+)
 from games.models import Event as EventRow
 from moderator.mail import building, queueing
 
@@ -167,20 +177,22 @@ def create_game(
     early_processing: bool = True,
     rated: bool = False,
     missed: MissedTurns | None = None,
+    signup: str = SignUpMode.CLOSED,
+    seats_wanted: int | None = None,
 ) -> Game:
     """A new game with its seats, not started. PostalError says what is wrong. ``rated``:
     once finished, its result counts in its game's ratings (``games.ratings``); ``missed``:
-    what it does about missed deadlines and absences (the defaults when None)."""
+    what it does about missed deadlines and absences (the defaults when None).
+
+    ``signup``: how players join (``SignUpMode``). An open game has ``seats_wanted`` seats,
+    within its engine's player counts: the ``players`` invited take the first of them (there
+    may be none), and people sign up for the others (``games.signups``)."""
     options = {} if options is None else options
     missed = MissedTurns() if missed is None else missed
     missed.check()
     engine = check_options(engine_key, options)
     title = _single_line(title, "the title")
-    if not engine.min_players <= len(players) <= engine.max_players:
-        raise PostalError(
-            f"{engine.title} takes {engine.min_players} to {engine.max_players} players, "
-            f"not {len(players)}"
-        )
+    _check_seats(engine, len(players), signup, seats_wanted)
     seen: set[str] = set()
     for number, player in enumerate(players, start=1):
         name = _single_line(player.name, f"the name of player {number}")
@@ -212,6 +224,8 @@ def create_game(
             status=Game.Status.RECRUITING,
             rated=rated,
             **dataclasses.asdict(missed),
+            signup=signup,
+            seats_wanted=seats_wanted if signup != SignUpMode.CLOSED else None,
         )
         Seat.objects.bulk_create(
             Seat(
@@ -225,6 +239,25 @@ def create_game(
             for position, player in enumerate(players)
         )
     return game
+
+
+def _check_seats(
+    engine: Engine[Any, Any, Any], invited: int, signup: str, seats_wanted: int | None
+) -> None:
+    counts = f"{engine.title} takes {engine.min_players} to {engine.max_players} players"
+    if signup not in SignUpMode.values:
+        raise PostalError(f"{signup!r} is not a way for players to join")
+    if signup == SignUpMode.CLOSED:
+        if not engine.min_players <= invited <= engine.max_players:
+            raise PostalError(f"{counts}, not {invited}")
+        return
+    if seats_wanted is None or not engine.min_players <= seats_wanted <= engine.max_players:
+        raise PostalError(f"{counts}: choose the number of seats between them")
+    if invited >= seats_wanted:
+        raise PostalError(
+            f"the {invited} players you invite fill all {seats_wanted} seats: leave a seat "
+            "to sign up for, or let only the players you invite join"
+        )
 
 
 def _zone(name: str) -> None:

@@ -183,6 +183,19 @@ def lost_links_rate_limited(request: HttpRequest, email: str) -> bool:
     return per_email or per_client
 
 
+def signup_rate_limited(request: HttpRequest, email: str) -> bool:
+    """Count one sign-up to an open game, for the email address (in any case) and for the
+    client address; True when either is over its limit (``RATES["signup-email"]``,
+    ``RATES["signup-address"]``): each sign-up emails the address it names."""
+    per_email, per_client = over_limits(
+        [
+            ("signup-email", hashlib.sha256(email.strip().lower().encode()).hexdigest()),
+            ("signup-address", client_address(request)),
+        ]
+    )
+    return per_email or per_client
+
+
 def too_many(request: HttpRequest, kind: str, *, back: str | None = None) -> HttpResponse:
     """The 429 page, worded for ``kind``: "link", "calendar" or "orders" (with ``back``, the
     address of the page the order came from)."""

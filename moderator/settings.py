@@ -317,6 +317,9 @@ CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)
 STEP_FAILURE_LIMIT = envint("STEP_FAILURE_LIMIT", 5, minimum=1)
 # How long a magic link in an email stays valid.
 LINK_DAYS = envint("LINK_DAYS", 60, minimum=1)
+# How long the link that confirms a sign-up to an open game may be used to confirm it
+# (games.signups); a sign-up not confirmed by then lapses, and the address may sign up again.
+SIGNUP_CONFIRM_HOURS = envint("SIGNUP_CONFIRM_HOURS", 48, minimum=1)
 # How many pending emails (or order receipts) one sweep (or receipts run) hands out at
 # most; the next takes the rest.
 SWEEP_BATCH = envint("SWEEP_BATCH", 500, minimum=1)
@@ -341,6 +344,8 @@ RATES = {
     "order-address": "60/m",  # order posts from one address, for any seats
     "lost-links-email": "3/h",  # "email me my links" for one email address, from anywhere
     "lost-links-address": "10/h",  # "email me my links" from one client address, any emails
+    "signup-email": "5/h",  # sign-ups to open games for one email address, from anywhere
+    "signup-address": "20/h",  # sign-ups to open games from one client address, any emails
 }
 # A calendar feed is served from the cache this long (as its Cache-Control says): a calendar
 # app polling every minute costs one query per feed per five minutes.

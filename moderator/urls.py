@@ -15,6 +15,8 @@ urlpatterns = [
     path("mail/webhooks/", include("moderator.mail.webhooks")),
     # Players' public pages and the rankings of rated games (games/standing_views.py).
     path("", include("games.standing_urls")),
+    # Open games and sign-up (games/signups.py): no sign-in needed.
+    path("open/", include("games.signup_urls")),
     path("", include("games.urls")),
 ]
 if settings.DEBUG:

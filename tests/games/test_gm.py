@@ -489,7 +489,7 @@ def test_a_bad_option_is_shown_on_its_field_in_words_and_writes_nothing(
         ),
         ("players", " <ann@example.org>", "line 1: the name is missing"),
         ("players", f"{'a' * 61} <ann@example.org>", "line 1: a name has at most 60 characters"),
-        ("players", "\n \n", "This field is required."),
+        ("players", "\n \n", "name at least one player, or open the game for sign-up"),
     ],
 )
 def test_create_game_shows_the_message_next_to_the_field_and_writes_nothing(
