@@ -30,7 +30,8 @@ from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.urls import reverse
 
-from games import email_choices, postal, schedule
+from games import email_choices, postal, reliability, schedule
+from games.email_choices import normalise
 from games.engines import registry
 from games.models import Game, Seat, SignUp, SignUpMode
 from moderator import links
@@ -537,6 +538,8 @@ class Row:
     confirmed: str
     approvable: bool
     declinable: bool
+    # How reliably the person has played here (games.reliability), for the GM choosing.
+    record: reliability.Record | None = None
 
 
 @dataclass(frozen=True)
@@ -581,6 +584,7 @@ def gm_view(game: Game, game_seats: list[Seat], now: datetime) -> GMView:
         and seat.status == Seat.Status.ACTIVE
     ]
     rows = []
+    records = reliability.records_of(signup.email for signup in every)
     for signup in every:
         waits = signup.state == State.WAITING
         if signup.position is None:
@@ -592,7 +596,8 @@ def gm_view(game: Game, game_seats: list[Seat], now: datetime) -> GMView:
         confirmed = ""
         if signup.confirmed_at is not None:
             confirmed = schedule.local_time(signup.confirmed_at, game.time_zone)
-        rows.append(Row(signup, confirmed, approvable, declinable))
+        record = records.get(normalise(signup.email))
+        rows.append(Row(signup, confirmed, approvable, declinable, record))
     engine = registry.get(game.engine)
     return GMView(
         shown=bool(game.signup or every or offered),

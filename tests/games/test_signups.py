@@ -915,17 +915,24 @@ def test_the_gm_page_shows_the_sign_ups_and_the_gm_approves_declines_and_starts(
     assert [(int(pk), words(row)) for pk, row in rows] == [
         (
             ids["bob"],
-            "bob bob@example.org on the waiting list Mon 23 Nov 2026 18:00 UTC Approve Decline",
+            "bob No games played here yet. bob@example.org on the waiting list "
+            "Mon 23 Nov 2026 18:00 UTC Approve Decline",
         ),
         (
             ids["cy"],
-            "cy cy@example.org on the waiting list Mon 23 Nov 2026 18:00 UTC Approve Decline",
+            "cy No games played here yet. cy@example.org on the waiting list "
+            "Mon 23 Nov 2026 18:00 UTC Approve Decline",
         ),
         (
             ids["dee"],
-            "dee dee@example.org on the waiting list Mon 23 Nov 2026 18:00 UTC Approve Decline",
+            "dee No games played here yet. dee@example.org on the waiting list "
+            "Mon 23 Nov 2026 18:00 UTC Approve Decline",
         ),
-        (ids["eve"], "eve eve@example.org waiting for the email confirmation not yet"),
+        (
+            ids["eve"],
+            "eve No games played here yet. eve@example.org waiting for the email confirmation "
+            "not yet",
+        ),
     ]
     assert re.findall(r'<ol id="waiting-list">(.*?)</ol>', section) == [
         "<li>bob</li><li>cy</li><li>dee</li>"
@@ -1050,6 +1057,23 @@ def test_a_sign_up_left_waiting_by_the_start_is_not_declined_after_it(now: datet
         ("ann", False, False),
         ("bob", False, False),
     ]
+
+
+def test_a_gm_choosing_among_sign_ups_sees_how_reliably_each_has_played(
+    gm_client: Client, gm: User, now: datetime
+) -> None:
+    earlier = choice_game(2)
+    earlier = postal.start_game(earlier.pk, now=now, seed=bytes(range(32)))
+    step = earlier.steps.get(number=1)
+    postal.resolve_due_step(step.pk, now=step.deadline)  # ann and bob miss a turn
+    game = open_game(seats=3, mode="approve", gm=gm)
+    confirmed(game, "bob", now)
+    page = main_text(gm_client.get(f"/gm/{game.pk}/"))
+    row = re.findall(r'<tr id="signup-\d+">(.*?)</tr>', page)[0]
+    assert words(row).startswith(
+        "bob 1 game played · 0 finished · 1 running · 0 abandoned · missed 1 of 1 turn (100%) "
+        "bob@example.org"
+    )
 
 
 def test_the_gms_decision_is_emailed_in_words_with_the_games_links(now: datetime) -> None:
