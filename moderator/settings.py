@@ -317,6 +317,8 @@ CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)
 STEP_FAILURE_LIMIT = envint("STEP_FAILURE_LIMIT", 5, minimum=1)
 # How long a magic link in an email stays valid.
 LINK_DAYS = envint("LINK_DAYS", 60, minimum=1)
+# How long a player's sign-in link and code stay valid (games.players), in minutes.
+SIGNIN_MINUTES = envint("SIGNIN_MINUTES", 15, minimum=1)
 # How many pending emails (or order receipts) one sweep (or receipts run) hands out at
 # most; the next takes the rest.
 SWEEP_BATCH = envint("SWEEP_BATCH", 500, minimum=1)
@@ -341,6 +343,9 @@ RATES = {
     "order-address": "60/m",  # order posts from one address, for any seats
     "lost-links-email": "3/h",  # "email me my links" for one email address, from anywhere
     "lost-links-address": "10/h",  # "email me my links" from one client address, any emails
+    "signin-email": "5/h",  # sign-in emails asked for one email address, from anywhere
+    "signin-address": "20/h",  # sign-in emails asked from one client address, any emails
+    "signin-code": "30/h",  # sign-in codes typed from one client address
 }
 # A calendar feed is served from the cache this long (as its Cache-Control says): a calendar
 # app polling every minute costs one query per feed per five minutes.

@@ -13,6 +13,8 @@ urlpatterns = [
     path("gm/", include("games.gm_urls")),
     # The ESPs' inbound and tracking webhooks (moderator/mail/webhooks.py).
     path("mail/webhooks/", include("moderator.mail.webhooks")),
+    # A player's own place: signing in by email, their games and settings.
+    path("", include("games.player_urls")),
     path("", include("games.urls")),
 ]
 if settings.DEBUG:

@@ -211,6 +211,9 @@ def test_the_limits_are_the_documented_numbers(settings: Settings) -> None:
         "order-address": "60/m",
         "lost-links-email": "3/h",
         "lost-links-address": "10/h",
+        "signin-email": "5/h",
+        "signin-address": "20/h",
+        "signin-code": "30/h",
     }
     assert (10, timedelta(minutes=15)) == (settings.AXES_FAILURE_LIMIT, settings.AXES_COOLOFF_TIME)
     assert settings.CALENDAR_CACHE_SECONDS == 300

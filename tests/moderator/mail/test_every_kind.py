@@ -18,7 +18,7 @@ from django.conf import settings
 from pytest_django.fixtures import Settings
 from time_machine import TimeMachineFixture
 
-from games import access, digests, postal, reminders, replies, tasks
+from games import access, digests, players, postal, reminders, replies, tasks
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Seat
 from moderator.mail import building, sending
@@ -65,6 +65,7 @@ def send_every_kind(now: datetime, settings: Settings) -> None:
     game = postal.start_game(game.pk, now=now, seed=SEED)  # report
     postal.rotate_link(game.pk, position=0, now=now)  # link
     postal.send_lost_links("bob@example.org", now=now)  # lost-links
+    players.ask("bob@example.org", now=now)  # signin
     postal.accept_order(game_id=game.pk, position=0, text=owed_text(game, 0), source="web", now=now)
     tasks.write_receipts()  # receipt
     bob = Seat.objects.get(game=game, position=1)
