@@ -374,13 +374,13 @@ def test_a_seat_given_to_another_player_leaves_my_games(now: datetime) -> None:
 
 def test_a_gm_signed_in_is_told_my_games_are_a_players(client: Client, now: datetime) -> None:
     gm = GMFactory.create(is_staff=True, email="ann@example.org")
-    started("Choice", now)
+    game = started("Choice", now)
     client.force_login(gm)
     text = main_text(client.get("/me/"))
     assert "You are signed in as a game master, not as a player." in text
     assert "Choice" not in text
     # The GM's session opens no seat of the address.
-    assert client.get("/play/1/0/").status_code == 404
+    assert client.get(seat_page(game, 0)).status_code == 404
 
 
 @pytest.mark.parametrize("games", [2, 6])
