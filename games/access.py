@@ -12,10 +12,12 @@ from typing import Any
 
 from django.conf import settings
 from django.core import signing
+from django.db.models import Subquery
+from django.db.models.functions import Upper
 from django.http import HttpRequest, HttpResponseBase
 from django.utils.crypto import salted_hmac
 
-from games.models import Seat, SeatLink
+from games.models import Player, Seat, SeatLink
 from moderator import links
 
 
@@ -219,7 +221,8 @@ def gm_calendar_url(user: Any) -> str:
 # version moves on) closes every browser opened with an older link, and a pair nobody
 # signed, or older than SESSION_COOKIE_AGE, is no pair. The server keeps nothing: a
 # player's page or order reads no session (a round trip to Redis or the database that
-# was a tenth of an order post's CPU), and Redis being down costs a player nothing.
+# was a tenth of an order post's CPU), and Redis being down costs a player nothing. (A
+# player who signed in by email is known by their session: below.)
 
 SEATS_COOKIE = "seats"
 SEATS_KEPT = 100  # the most recent links a browser keeps (a cookie holds about 4 kB)
@@ -239,7 +242,16 @@ def _pairs(value: Any) -> list[tuple[int, int]]:
 
 
 def browser_links(request: HttpRequest) -> dict[int, int]:
-    """Seat id -> the link version of the link that opened it in this browser."""
+    """Seat id -> the link version of the link that opened it in this browser, and every
+    seat of a signed-in player's address at its link version now (``player_links``): the
+    one answer to which seats a browser may open, for every player page and order post."""
+    links = cookie_links(request)
+    signed_in = player_links(request)
+    return {**links, **signed_in} if signed_in else links
+
+
+def cookie_links(request: HttpRequest) -> dict[int, int]:
+    """The seats this browser opened with their magic links (its seats cookie)."""
     signed = request.COOKIES.get(SEATS_COOKIE)
     if signed is not None:
         try:
@@ -252,12 +264,85 @@ def browser_links(request: HttpRequest) -> dict[int, int]:
     return {}
 
 
+# --- the seats of a signed-in player ---------------------------------------------------------
+# A player who signed in by email (games.players) opens every seat of their address without
+# its link: the address is theirs, proven by the sign-in. Who the player is comes from the
+# session's user and their Player row, and the seats from the Player's address now: a seat
+# given to another player (``replace_player``) is no longer theirs, and signing out ends it
+# all. A cookie set at sign-in (``SIGNED_IN_COOKIE``, which holds nothing) only says that
+# there is something to look for: without it, no session is read, so a GM's browser and
+# every browser of magic links reads no session on a player page or an order post, as
+# before players could sign in.
+
+SIGNED_IN_COOKIE = "signedin"
+PLAYER_SESSION_KEY = "player"
+_PLAYER_LINKS = "_player_seat_links"  # the request's attribute: read once a request
+
+
+def signed_in_hint(request: HttpRequest) -> bool:
+    """Whether this browser may be a signed-in player's (nothing read yet)."""
+    return SIGNED_IN_COOKIE in request.COOKIES and settings.SESSION_COOKIE_NAME in request.COOKIES
+
+
+def mark_signed_in(response: HttpResponseBase) -> None:
+    response.set_cookie(
+        SIGNED_IN_COOKIE,
+        "1",
+        max_age=settings.SESSION_COOKIE_AGE,
+        path=settings.SESSION_COOKIE_PATH,
+        domain=settings.SESSION_COOKIE_DOMAIN,
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=True,
+        samesite=settings.SESSION_COOKIE_SAMESITE,
+    )
+
+
+def forget_signed_in(response: HttpResponseBase) -> None:
+    """The browser forgets the player and the seats its links opened (signing out)."""
+    for name in (SIGNED_IN_COOKIE, SEATS_COOKIE):
+        response.delete_cookie(
+            name,
+            path=settings.SESSION_COOKIE_PATH,
+            domain=settings.SESSION_COOKIE_DOMAIN,
+            samesite=settings.SESSION_COOKIE_SAMESITE,
+        )
+
+
+def player_links(request: HttpRequest) -> dict[int, int]:
+    """Seat id -> current link version of every seat of the signed-in player's address
+    (a session read and one query, once a request); {} for anybody else."""
+    cached: dict[int, int] | None = getattr(request, _PLAYER_LINKS, None)
+    if cached is not None:
+        return cached
+    found: dict[int, int] = {}
+    if signed_in_hint(request) and request.session.get(PLAYER_SESSION_KEY):
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated:
+            found = seat_links_of_user(user.pk)
+    setattr(request, _PLAYER_LINKS, found)
+    return found
+
+
+def seat_links_of_user(user_id: int) -> dict[int, int]:
+    """Seat id -> link version of every seat of the address of the user's Player (none for
+    a user who is no player), in one query."""
+    # Compared as ``email__iexact`` compares (by the index seat_email_upper), which takes
+    # no subquery.
+    address = Player.objects.filter(user_id=user_id).values(upper=Upper("email"))[:1]
+    return dict(
+        Seat.objects.alias(upper=Upper("email"))
+        .filter(upper=Subquery(address))
+        .order_by()
+        .values_list("pk", "link_version")
+    )
+
+
 def remember_seat(request: HttpRequest, response: HttpResponseBase, seat: Seat) -> None:
     """Add ``seat``, as its link opens it now, to the seats this browser holds (set on
     ``response``), the most recent last."""
     links = [
         (seat_id, version)
-        for seat_id, version in browser_links(request).items()
+        for seat_id, version in cookie_links(request).items()
         if seat_id != seat.pk
     ]
     links = [*links, (seat.pk, seat.link_version)][-SEATS_KEPT:]

@@ -105,7 +105,12 @@ def preference_of(address: str, *, time_zone: str) -> EmailPreference:
 def saved_preference(seat: Seat) -> EmailPreference | None:
     """The preferences saved for the seat's address, or None: one read for all that the
     seat's page says of them (``digest_time``, ``reminders.choice_of``)."""
-    return EmailPreference.objects.filter(email=normalise(seat.email)).first()
+    return saved_preference_of(seat.email)
+
+
+def saved_preference_of(address: str) -> EmailPreference | None:
+    """The preferences saved for ``address``, or None."""
+    return EmailPreference.objects.filter(email=normalise(address)).first()
 
 
 def digest_time(seat: Seat, preference: EmailPreference | None) -> str:

@@ -184,15 +184,23 @@ def choose(seat: Seat, *, way: str, hour: int | None = None) -> EmailPreference:
     """The reminders of the seat's address, in every game: one email per reminder
     (EACH), one daily digest at ``hour`` of the seat's zone (DIGEST), or none (NONE).
     Without ``hour``, the address keeps its own (8:00 for a new one)."""
+    return choose_for_address(seat.email, way=way, hour=hour, time_zone=seat.zone)
+
+
+def choose_for_address(
+    email: str, *, way: str, hour: int | None = None, time_zone: str
+) -> EmailPreference:
+    """``choose`` for an address itself (a signed-in player's settings, games.players):
+    the digest's hour is of ``time_zone``."""
     defaults: dict[str, Any] = {
         "digest": way == DIGEST,
         "no_reminders": way == NONE,
-        "time_zone": seat.zone,
+        "time_zone": time_zone,
     }
     if hour is not None:
         defaults["hour"] = hour
     choice, _ = EmailPreference.objects.update_or_create(
-        email=email_choices.normalise(seat.email), defaults=defaults
+        email=email_choices.normalise(email), defaults=defaults
     )
     return choice
 

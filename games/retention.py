@@ -7,6 +7,8 @@ dice and orders, which are never pruned, and little else.
 - Magic links that have expired (LINK_DAYS after they were minted): such a link opens
   nothing already, so a player who follows it sees the same "not valid" page either way.
 - Sessions that have expired (Django's own ``clear_expired``, as ``clearsessions``).
+- Players' sign-ins a day after they expired (games.players): until then their link says
+  it expired rather than that it is unknown.
 
 Events, steps and their states stay: the seat page, the GM's log, the record and the
 dice check read them.
@@ -21,6 +23,7 @@ from importlib import import_module
 from django.conf import settings
 from django.db import transaction
 
+from games import players
 from games.models import SeatLink
 from moderator.mail import pruning
 
@@ -36,6 +39,7 @@ def prune(*, now: datetime, batch: int = pruning.BATCH) -> Pruned:
     run twice, or two at once (the second finds nothing, or other rows)."""
     bodies = pruning.prune_bodies(now=now, batch=batch)
     links = prune_links(now=now, batch=batch)
+    players.prune_sign_ins(now=now)
     import_module(settings.SESSION_ENGINE).SessionStore.clear_expired()
     return Pruned(bodies=bodies, links=links)
 

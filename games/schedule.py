@@ -166,3 +166,8 @@ def local_time(moment: datetime, time_zone: str) -> str:
     if local.utcoffset() == utc.utcoffset():
         return f"{utc:%a %d %b %Y %H:%M} UTC"
     return f"{local:%a %d %b %Y %H:%M} {local.tzname()} ({utc:%H:%M} UTC)"
+
+
+def zone_names() -> list[str]:
+    """Every IANA time zone name this machine knows, sorted: what a zone may be."""
+    return sorted(_zone_names())

@@ -1,10 +1,12 @@
 """Public pages and the players' pages.
 
-A player has no account: a magic link ``/p/<token>/`` shows a Continue page on GET (email
+A player needs no account: a magic link ``/p/<token>/`` shows a Continue page on GET (email
 link scanners must change nothing, so GET writes nothing, not even a cookie) and, on
 POST, adds the seat to the browser's signed seats cookie (``access.remember_seat``) and
 redirects to the seat's own token-free page, ``/play/<game>/<position>/``. Every player
-page is scoped to the seats the browser holds; anything else answers the same plain 404.
+page is scoped to the seats the browser holds (``access.browser_links``: its links, and
+every seat of a player signed in by email, games.player_views); anything else answers the
+same plain 404.
 Views stay thin: ``games.access`` and ``games.postal`` do the work.
 """
 

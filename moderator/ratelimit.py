@@ -196,6 +196,20 @@ def signup_rate_limited(request: HttpRequest, email: str) -> bool:
     return per_email or per_client
 
 
+def signin_rate_limited(request: HttpRequest, email: str) -> bool:
+    """Count one request for a sign-in email (games.players), for the address (in any case)
+    and for the client address; True when either is over its limit
+    (``RATES["signin-email"]``, ``RATES["signin-address"]``). Every address is counted
+    alike, whether it plays here or not."""
+    per_email, per_client = over_limits(
+        [
+            ("signin-email", hashlib.sha256(email.strip().lower().encode()).hexdigest()),
+            ("signin-address", client_address(request)),
+        ]
+    )
+    return per_email or per_client
+
+
 def too_many(request: HttpRequest, kind: str, *, back: str | None = None) -> HttpResponse:
     """The 429 page, worded for ``kind``: "link", "calendar" or "orders" (with ``back``, the
     address of the page the order came from)."""

@@ -320,6 +320,8 @@ LINK_DAYS = envint("LINK_DAYS", 60, minimum=1)
 # How long the link that confirms a sign-up to an open game may be used to confirm it
 # (games.signups); a sign-up not confirmed by then lapses, and the address may sign up again.
 SIGNUP_CONFIRM_HOURS = envint("SIGNUP_CONFIRM_HOURS", 48, minimum=1)
+# How long a player's sign-in link and code stay valid (games.players), in minutes.
+SIGNIN_MINUTES = envint("SIGNIN_MINUTES", 15, minimum=1)
 # How many pending emails (or order receipts) one sweep (or receipts run) hands out at
 # most; the next takes the rest.
 SWEEP_BATCH = envint("SWEEP_BATCH", 500, minimum=1)
@@ -346,6 +348,9 @@ RATES = {
     "lost-links-address": "10/h",  # "email me my links" from one client address, any emails
     "signup-email": "5/h",  # sign-ups to open games for one email address, from anywhere
     "signup-address": "20/h",  # sign-ups to open games from one client address, any emails
+    "signin-email": "5/h",  # sign-in emails asked for one email address, from anywhere
+    "signin-address": "20/h",  # sign-in emails asked from one client address, any emails
+    "signin-code": "30/h",  # sign-in codes typed from one client address
 }
 # A calendar feed is served from the cache this long (as its Cache-Control says): a calendar
 # app polling every minute costs one query per feed per five minutes.

@@ -17,6 +17,8 @@ urlpatterns = [
     path("", include("games.standing_urls")),
     # Open games and sign-up (games/signups.py): no sign-in needed.
     path("open/", include("games.signup_urls")),
+    # A player's own place: signing in by email, their games and settings.
+    path("", include("games.player_urls")),
     path("", include("games.urls")),
 ]
 if settings.DEBUG:

@@ -213,6 +213,9 @@ def test_the_limits_are_the_documented_numbers(settings: Settings) -> None:
         "lost-links-address": "10/h",
         "signup-email": "5/h",
         "signup-address": "20/h",
+        "signin-email": "5/h",
+        "signin-address": "20/h",
+        "signin-code": "30/h",
     }
     assert (10, timedelta(minutes=15)) == (settings.AXES_FAILURE_LIMIT, settings.AXES_COOLOFF_TIME)
     assert settings.CALENDAR_CACHE_SECONDS == 300

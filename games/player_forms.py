@@ -1,0 +1,119 @@
+"""The forms of a player's own pages (games.player_views): signing in by email, typing the
+code, and their settings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from games import players, reminders, schedule
+from games.models import Player, Reports
+
+EMAIL_ERRORS = {
+    "required": "Write your email address.",
+    "invalid": "That is not an email address: write it as name@example.org.",
+}
+
+
+class SignInForm(forms.Form):
+    """The address to email a sign-in link and code to."""
+
+    email = forms.EmailField(
+        label="Email to sign in with", max_length=254, error_messages=EMAIL_ERRORS
+    )
+
+
+class CodeForm(forms.Form):
+    """The code of a sign-in email, typed with its address."""
+
+    email = forms.EmailField(label="Your email", max_length=254, error_messages=EMAIL_ERRORS)
+    code = forms.CharField(
+        label="The 6-digit code",
+        max_length=20,
+        error_messages={"required": "Type the 6-digit code of the email."},
+    )
+
+    def clean_code(self) -> str:
+        code = players.clean_code(self.cleaned_data["code"])
+        if not code:
+            raise forms.ValidationError(
+                "The code is 6 digits, as the email writes it: type them, spaces or not."
+            )
+        return code
+
+
+# The time zones a player may choose: "" leaves each game's own.
+NO_ZONE = ""
+
+
+class SettingsForm(forms.Form):
+    """A player's name, time zone and the email choices of their address. Reports and
+    reminders apply only when changed (``changed``): saving the name must not push the
+    address's reports choice over a seat's own."""
+
+    name = forms.CharField(
+        label="Your name",
+        max_length=Player._meta.get_field("name").max_length,
+        required=False,
+        help_text=(
+            "Filled in when you sign up for a game. Your seats keep the names your GMs gave them."
+        ),
+    )
+    time_zone = forms.ChoiceField(
+        label="Your time zone",
+        required=False,
+        help_text=(
+            "Deadlines are written in it: on your pages, in your reports and reminders, in all "
+            "your games not over."
+        ),
+        error_messages={"invalid_choice": "Choose a time zone of the list, such as Europe/Berlin."},
+    )
+    reports = forms.ChoiceField(
+        label="Email me the reports of all my games",
+        choices=Reports.choices,
+        widget=forms.RadioSelect,
+        required=False,
+        error_messages={"invalid_choice": "Choose one of the ways to get your reports by email."},
+    )
+    digest = forms.ChoiceField(
+        label="Reminders before my deadlines",
+        choices=[
+            (reminders.EACH, "one email per game, before each deadline"),
+            (reminders.DIGEST, "one daily digest for all my games"),
+            (reminders.NONE, "none: deadlines pass without a reminder"),
+        ],
+        widget=forms.RadioSelect,
+        error_messages={
+            "required": "Choose how reminders come.",
+            "invalid_choice": "Choose one of the ways reminders come.",
+        },
+    )
+    hour = forms.TypedChoiceField(
+        label="Digest at",
+        choices=[(str(hour), f"{hour:02d}:00") for hour in range(24)],
+        coerce=int,
+        error_messages={"invalid_choice": "Choose an hour of the list for the digest."},
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        zones = self.fields["time_zone"]
+        assert isinstance(zones, forms.ChoiceField)
+        zones.choices = [(NO_ZONE, "each game's own (its GM's)")] + [
+            (name, name) for name in schedule.zone_names()
+        ]
+
+    def chosen(self) -> players.Chosen:
+        """What to save: reports and reminders only if changed here."""
+        data = self.cleaned_data
+        changed = set(self.changed_data)
+        reports = data["reports"] if "reports" in changed else ""
+        way = data["digest"] if changed & {"digest", "hour"} else ""
+        return players.Chosen(
+            name=data["name"].strip(),
+            time_zone=data["time_zone"],
+            reports=reports,
+            reminders=way,
+            hour=data["hour"] if way else None,
+        )
