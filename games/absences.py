@@ -26,6 +26,8 @@ from games.models import Absence, AbsencePolicy, Game, Seat
 # The longest absence one declaration may cover, and how far ahead it may start.
 LONGEST_DAYS = 92
 AHEAD_DAYS = 366
+# The games an absence may be declared for alone: not over yet.
+LIVE = (Game.Status.RECRUITING, Game.Status.RUNNING, Game.Status.PAUSED)
 # Declarations an address may hold at once (past ones do not count).
 MOST_AT_ONCE = 20
 

@@ -12,4 +12,5 @@ urlpatterns = [
     path("signout/", player_views.signout, name="signout"),
     path("me/", player_views.me, name="me"),
     path("me/settings/", player_views.me_settings, name="settings"),
+    path("me/away/", player_views.me_away, name="away"),
 ]

@@ -22,8 +22,9 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
-from games import access, email_choices, players, reminders
+from games import absences, access, email_choices, players, reliability, reminders, views
 from games.gm_forms import first_error
+from games.models import AbsencePolicy
 from games.player_forms import CodeForm, SettingsForm, SignInForm
 from games.players import SignInRefused
 from moderator import ratelimit
@@ -182,9 +183,13 @@ def me(request: HttpRequest) -> HttpResponse:
     player = players.player_of(request.user)
     if player is None:
         return render(request, "games/players/me.html", {"not_a_player": True})
-    return render(
-        request, "games/players/me.html", {"player": player, "games": players.my_games(player)}
-    )
+    context = {
+        "player": player,
+        "games": players.my_games(player),
+        "record": reliability.record_of(player.email),
+        "away": absences.declared(player.email, now=timezone.now()),
+    }
+    return render(request, "games/players/me.html", context)
 
 
 @login_required(login_url="players:signin")
@@ -216,3 +221,33 @@ def me_settings(request: HttpRequest) -> HttpResponse:
     else:
         messages.success(request, "Saved: nothing had changed.")
     return redirect("players:settings")
+
+
+@login_required(login_url="players:signin")
+@require_http_methods(["GET", "POST"])
+def me_away(request: HttpRequest) -> HttpResponse:
+    """A signed-in player's absences, for all their games or one not over yet."""
+    player = players.player_of(request.user)
+    if player is None:
+        return render(request, "games/players/me.html", {"not_a_player": True})
+    live = [
+        seat.game
+        for seat in players.seats_of(player.email)
+        .select_related("game")
+        .defer("game__state", "game__seed")
+        .filter(game__status__in=absences.LIVE)
+        .order_by("game__title", "game_id")
+    ]
+    games = {str(game.pk): game for game in live}
+    return views.away_page(
+        request,
+        email=player.email,
+        zone=player.time_zone or "UTC",
+        games=games,
+        context={
+            "policies": [
+                (game.title, absences.WHAT_IT_DOES[AbsencePolicy(game.absence_policy)])
+                for game in games.values()
+            ]
+        },
+    )

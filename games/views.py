@@ -737,57 +737,81 @@ def away(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
         return not_valid(request)
     seat = seats[0]
     game = seat.game
+    return away_page(
+        request,
+        email=seat.email,
+        zone=seat.zone,
+        games={"game": game},
+        context={
+            "game": game,
+            "seat": seat,
+            "policy": absences.WHAT_IT_DOES[AbsencePolicy(game.absence_policy)],
+            "cap": absences.hours_in_words(game.absence_cap_hours),
+            "left": absences.hours_in_words(max(game.absence_cap_hours - seat.away_hours_used, 0)),
+        },
+    )
+
+
+def away_page(
+    request: HttpRequest,
+    *,
+    email: str,
+    zone: str,
+    games: dict[str, Game],
+    context: dict[str, Any],
+) -> HttpResponse:
+    """The absences of ``email``: declared (for one of ``games``, by the form's value, or
+    for all), listed, and taken back; days in ``zone``. The seat's away page and a
+    signed-in player's share it."""
     now = timezone.now()
-    form = AbsenceForm()
+    choices = [
+        (value, "this game only" if value == "game" else game.title)
+        for value, game in games.items()
+    ]
+    form = AbsenceForm(games=choices)
     if request.method == "POST" and "withdraw" in request.POST:
         withdrawn = request.POST["withdraw"]
         try:
             if not (withdrawn.isascii() and withdrawn.isdigit() and len(withdrawn) < 12):
                 raise absences.AbsenceError("there is no such absence of yours")
-            absences.withdraw(seat.email, int(withdrawn), now=now)
+            absences.withdraw(email, int(withdrawn), now=now)
         except absences.AbsenceError as error:
             messages.error(
                 request, f"{error.message[:1].upper()}{error.message[1:]}. Nothing was changed."
             )
         else:
             messages.success(request, "Done: that absence is removed.")
-        return redirect("games:away", game_id, position)
+        return redirect(request.path)
     if request.method == "POST":
-        form = AbsenceForm(request.POST)
+        form = AbsenceForm(request.POST, games=choices)
         if form.is_valid():
             data = form.cleaned_data
             try:
                 absence = absences.declare(
-                    seat.email,
+                    email,
                     first_day=data["first_day"],
                     last_day=data["last_day"],
-                    zone=seat.zone,
+                    zone=zone,
                     now=now,
-                    game=game if data["scope"] == "game" else None,
+                    game=games.get(data["scope"]),
                 )
             except absences.AbsenceError as error:
                 form.add_error(None, f"{error.message[:1].upper()}{error.message[1:]}.")
             else:
-                where = f"in {game.title}" if absence.game_id else "in all your games"
+                where = f"in {absence.game.title}" if absence.game else "in all your games"
                 messages.success(
                     request,
                     f"Done: you are away {where} from {absences.day(absence.first_day)} to "
                     f"{absences.day(absence.last_day)}.",
                 )
-                return redirect("games:away", game_id, position)
-    return render(
-        request,
-        "games/away.html",
-        {
-            "game": game,
-            "seat": seat,
-            "form": form,
-            "absences": absences.declared(seat.email, now=now),
-            "policy": absences.WHAT_IT_DOES[AbsencePolicy(game.absence_policy)],
-            "cap": absences.hours_in_words(game.absence_cap_hours),
-            "left": absences.hours_in_words(max(game.absence_cap_hours - seat.away_hours_used, 0)),
-        },
-    )
+                return redirect(request.path)
+    context = {
+        **context,
+        "form": form,
+        "zone": zone,
+        "absences": absences.declared(email, now=now),
+    }
+    return render(request, "games/away.html", context)
 
 
 @require_POST

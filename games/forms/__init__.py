@@ -407,14 +407,21 @@ class AbsenceForm(forms.Form):
     )
     scope = forms.ChoiceField(
         label="For",
-        choices=[("game", "this game only"), ("all", "all my games")],
         initial="all",
         widget=forms.RadioSelect,
         error_messages={
-            "required": "Choose whether you are away from this game or from all your games.",
-            "invalid_choice": "Choose whether you are away from this game or from all your games.",
+            "required": "Choose whether you are away from one game or from all your games.",
+            "invalid_choice": "Choose whether you are away from one game or from all your games.",
         },
     )
+
+    def __init__(self, *args: Any, games: list[tuple[str, str]], **kwargs: Any) -> None:
+        """``games``: (value, words) of each game the player may be away from alone; the
+        form's ``scope`` is one of them or "all"."""
+        super().__init__(*args, **kwargs)
+        field = self.fields["scope"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [*games, ("all", "all my games")]
 
 
 class LostLinksForm(forms.Form):

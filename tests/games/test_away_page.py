@@ -167,7 +167,7 @@ def test_a_player_declares_an_absence_and_others_see_it(client: Client, now: dat
         ),
         (
             {"first_day": "2026-12-01", "last_day": "2026-12-02", "scope": "moon"},
-            "Choose whether you are away from this game or from all your games.",
+            "Choose whether you are away from one game or from all your games.",
         ),
     ],
 )

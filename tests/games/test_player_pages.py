@@ -396,8 +396,9 @@ def test_my_games_page_makes_the_same_queries_whatever_the_seats(
                 postal.resolve_now(game.pk, now=now)
     client = signed_in("ann@example.org")
     client.get("/me/")  # the CSRF cookie is set once
-    # The session (none when Redis has it), the user, the Player, and my_games' four.
-    with django_assert_max_num_queries(7):
+    # The session (none when Redis has it), the user, the Player, my_games' four, the
+    # record's three (seats, seats left to others, final states) and the absences.
+    with django_assert_max_num_queries(11):
         assert client.get("/me/").status_code == 200
 
 
@@ -574,3 +575,68 @@ def test_a_user_made_inactive_cannot_sign_in(now: datetime) -> None:
     assert response.status_code == 403
     assert "This address may not sign in here" in main_text(response)
     assert client.get("/me/").status_code == 302
+
+
+# --- away, and the player's own record ---------------------------------------------------
+
+
+def test_a_signed_in_player_declares_an_absence_for_one_game_or_all(now: datetime) -> None:
+
+    from games.models import Absence, AbsencePolicy
+
+    friday = started("Friday", now)
+    sunday = started("Sunday", now)
+    Game.objects.filter(pk=sunday.pk).update(absence_policy=AbsencePolicy.AUTOPILOT)
+    client = signed_in("ann@example.org")
+    page = client.get("/me/away/").content.decode()
+    policies = re.findall(
+        r'<td class="card-title">(.*?)</td><td data-label="While you are away">(.*?)</td>', page
+    )
+    assert policies == [
+        ("Friday", "the deadline waits for you"),
+        ("Sunday", "an autopilot plays your turns (yours if you chose one)"),
+    ]
+    response = client.post(
+        "/me/away/",
+        {"first_day": "2026-12-01", "last_day": "2026-12-03", "scope": str(sunday.pk)},
+        follow=True,
+    )
+    assert "Done: you are away in Sunday from 1 December 2026 to 3 December 2026." in (
+        response.content.decode()
+    )
+    absence = Absence.objects.get()
+    assert (absence.email, absence.game_id) == ("ann@example.org", sunday.pk)
+    me = client.get("/me/").content.decode()
+    assert '<p id="my-away">Away: 1 December to 3 December (Sunday).' in me
+    # Another player's game is not a choice: the form says so and nothing is written.
+    other = started("Elsewhere", now, ("Cy", "cy@example.org"), BOB)
+    response = client.post(
+        "/me/away/",
+        {"first_day": "2026-12-01", "last_day": "2026-12-03", "scope": str(other.pk)},
+    )
+    assert "Choose whether you are away from one game or from all your games." in (
+        response.content.decode()
+    )
+    assert Absence.objects.count() == 1
+    assert friday.pk != sunday.pk
+
+
+def test_my_games_shows_my_record_and_links_my_public_page(now: datetime) -> None:
+    from games.models import Player
+
+    game = started("Friday", now)
+    step = game.steps.get(number=1)
+    postal.resolve_due_step(step.pk, now=step.deadline)
+    client = signed_in("ann@example.org")
+    me = client.get("/me/").content.decode()
+    player = Player.objects.get(email="ann@example.org")
+    assert f'href="/players/{player.public_id}/">My public page</a>' in me
+    record = re.findall(r'<p class="record">(.*?)</p>', me)[0]
+    assert re.sub(r"<[^>]+>", "", record) == (
+        "1 game played · 0 finished · 1 running · 0 abandoned · missed 1 of 1 turn (100%)"
+    )
+
+
+def test_away_needs_signing_in(client: Client) -> None:
+    response = client.get("/me/away/")
+    assert (response.status_code, response["Location"]) == (302, "/signin/?next=/me/away/")
