@@ -284,10 +284,12 @@ def signed_in_hint(request: HttpRequest) -> bool:
     return SIGNED_IN_COOKIE in request.COOKIES and settings.SESSION_COOKIE_NAME in request.COOKIES
 
 
-def mark_signed_in(response: HttpResponseBase) -> None:
+def _set_cookie(response: HttpResponseBase, name: str, value: str) -> None:
+    """A cookie of the player's browser, kept as the session's is (its age, path, domain,
+    secure and same-site settings), never read by scripts."""
     response.set_cookie(
-        SIGNED_IN_COOKIE,
-        "1",
+        name,
+        value,
         max_age=settings.SESSION_COOKIE_AGE,
         path=settings.SESSION_COOKIE_PATH,
         domain=settings.SESSION_COOKIE_DOMAIN,
@@ -295,6 +297,10 @@ def mark_signed_in(response: HttpResponseBase) -> None:
         httponly=True,
         samesite=settings.SESSION_COOKIE_SAMESITE,
     )
+
+
+def mark_signed_in(response: HttpResponseBase) -> None:
+    _set_cookie(response, SIGNED_IN_COOKIE, "1")
 
 
 def forget_signed_in(response: HttpResponseBase) -> None:
@@ -347,15 +353,6 @@ def remember_seat(request: HttpRequest, response: HttpResponseBase, seat: Seat) 
     ]
     links = [*links, (seat.pk, seat.link_version)][-SEATS_KEPT:]
     value = signing.dumps([list(pair) for pair in links], salt=_SEATS_SALT, compress=True)
-    response.set_cookie(
-        SEATS_COOKIE,
-        value,
-        max_age=settings.SESSION_COOKIE_AGE,
-        path=settings.SESSION_COOKIE_PATH,
-        domain=settings.SESSION_COOKIE_DOMAIN,
-        secure=settings.SESSION_COOKIE_SECURE,
-        httponly=True,
-        samesite=settings.SESSION_COOKIE_SAMESITE,
-    )
+    _set_cookie(response, SEATS_COOKIE, value)
     if settings.SESSION_COOKIE_NAME in request.COOKIES:
         request.session.pop(_SESSION_SEATS, None)  # the cookie holds them now

@@ -60,6 +60,11 @@ def new_events(step: Step, after: int) -> list[str]:
     )
 
 
+def away(name: str, first: date, last: date, now: datetime) -> None:
+    """``name``@example.org is away from ``first`` to ``last`` in all their games (UTC)."""
+    absences.declare(f"{name}@example.org", first_day=first, last_day=last, zone="UTC", now=now)
+
+
 def deadline_emails(game: Game) -> list[OutboundEmail]:
     return list(OutboundEmail.objects.filter(game=game, kind="deadline").order_by("id"))
 
@@ -185,13 +190,7 @@ def test_only_its_own_player_removes_an_absence(now: datetime) -> None:
 def test_the_deadline_waits_for_an_absent_player_until_they_are_back(now: datetime) -> None:
     game = started(now)
     step = open_step(game)
-    absences.declare(
-        "bob@example.org",
-        first_day=date(2026, 11, 25),
-        last_day=date(2026, 11, 27),
-        zone="UTC",
-        now=now,
-    )
+    away("bob", date(2026, 11, 25), date(2026, 11, 27), now)
     order_all_but(game, {1}, now)
     before = latest_event(game)
     assert postal.resolve_due_step(step.pk, now=step.deadline) is False
@@ -219,13 +218,7 @@ def test_the_deadline_waits_for_an_absent_player_until_they_are_back(now: dateti
 def test_an_absence_holds_a_game_at_most_the_cap(now: datetime) -> None:
     game = started(now, absence_cap_hours=30)
     step = open_step(game)
-    absences.declare(
-        "bob@example.org",
-        first_day=date(2026, 11, 25),
-        last_day=date(2026, 12, 20),
-        zone="UTC",
-        now=now,
-    )
+    away("bob", date(2026, 11, 25), date(2026, 12, 20), now)
     order_all_but(game, {1}, now)
     assert postal.resolve_due_step(step.pk, now=step.deadline) is False
     step.refresh_from_db()
@@ -239,13 +232,7 @@ def test_an_absence_holds_a_game_at_most_the_cap(now: datetime) -> None:
 def test_where_absences_are_played_the_deadline_does_not_wait(now: datetime) -> None:
     game = started(now, absence_policy=AbsencePolicy.DEFAULT, extensions=2)
     step = open_step(game)
-    absences.declare(
-        "bob@example.org",
-        first_day=date(2026, 11, 25),
-        last_day=date(2026, 12, 20),
-        zone="UTC",
-        now=now,
-    )
+    away("bob", date(2026, 11, 25), date(2026, 12, 20), now)
     order_all_but(game, {1}, now)
     # bob is away: his turn is played; he keeps his extensions for when he is back.
     assert postal.resolve_due_step(step.pk, now=step.deadline) is True
@@ -362,13 +349,7 @@ def test_an_absent_player_gets_the_games_autopilot_where_the_gm_chose_so(
     now: datetime, strategies: None
 ) -> None:
     game = started(now, absence_policy=AbsencePolicy.AUTOPILOT)
-    absences.declare(
-        "cy@example.org",
-        first_day=date(2026, 11, 25),
-        last_day=date(2026, 11, 30),
-        zone="UTC",
-        now=now,
-    )
+    away("cy", date(2026, 11, 25), date(2026, 11, 30), now)
     step = open_step(game)
     assert postal.resolve_due_step(step.pk, now=step.deadline) is True
     sources = dict(Order.objects.filter(step=step).values_list("seat__position", "source"))
