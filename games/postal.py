@@ -1208,7 +1208,6 @@ def _held_back(
                     f"of step {step.number} waits for them"
                 )
             )
-        reason = "a player is away"
     else:
         spending = [
             seat
@@ -1230,13 +1229,12 @@ def _held_back(
                     f"moved by {counted(game.extension_hours, 'hour')}"
                 )
             )
-        reason = "a player used an automatic extension"
     step.deadline = deadline
     step.save(update_fields=["deadline"])
     EventRow.objects.bulk_create(
         EventRow(game=game, step=step, text=event.text, audience=None) for event in events
     )
-    _tell_deadline(game, step, now, reason=f"{reason}: " + "; ".join(e.text for e in events))
+    _tell_deadline(game, step, now, reason="; ".join(event.text for event in events))
     return True
 
 

@@ -209,7 +209,10 @@ def test_the_deadline_waits_for_an_absent_player_until_they_are_back(now: dateti
         "bob@example.org",
         "cy@example.org",
     ]
-    assert "a player is away: bob is away until 27 November" in emails[1].text
+    assert (
+        'The deadline of step 1 of "Test Choice" is now\nSat 28 Nov 2026 00:00 UTC: bob is away '
+        "until 27 November: the deadline of step 1 waits for them." in emails[1].text
+    )
     # At the new deadline the absence is over: the step resolves with bob's default.
     assert postal.resolve_due_step(step.pk, now=back) is True
     assert Order.objects.get(step=step, seat=seat(game, 1)).source == Order.Source.DEFAULT
