@@ -20,8 +20,6 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.core.cache import cache
-from django.db.models import OuterRef, Q, Subquery
-from django.db.models.functions import Lower
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import pluralize
@@ -55,7 +53,7 @@ from games.forms import (
     typed_order,
 )
 from games.gm_forms import first_error
-from games.models import Absence, AbsencePolicy, Game, Order, Seat, Step
+from games.models import AbsencePolicy, Game, Order, Seat, Step
 from moderator import ratelimit
 
 
@@ -321,27 +319,16 @@ def _email_choice_context(seat: Seat, engine: Any) -> dict[str, Any]:
 
 
 def _missed_context(game: Game, seat: Seat) -> dict[str, Any]:
-    """What plays the seat's missed turns, its extensions left, and who of the game is
-    away now (one query: each seat with the last day of an absence covering now)."""
-    now = timezone.now()
-    covering = Absence.objects.filter(
-        email=Lower(OuterRef("email")), starts_at__lte=now, ends_at__gt=now
-    ).filter(Q(game__isnull=True) | Q(game_id=game.pk))
+    """What plays the seat's missed turns (the choices, written by the template), its
+    extensions left, and who of the game is away now (one query)."""
     away = [
         {"name": name, "until": until, "you": position == seat.position}
-        for position, name, until in game.seats.annotate(
-            until=Subquery(covering.order_by("-ends_at").values("last_day")[:1])
-        )
-        .filter(until__isnull=False)
-        .order_by("position")
-        .values_list("position", "name", "until")
+        for position, name, until in absences.away_in_game(game.pk, now=timezone.now())
     ]
-    strategy = registry.strategy(game.engine, seat.autopilot) if seat.autopilot else None
+    strategies = registry.strategies(game.engine)
     return {
-        "autopilot_form": AutopilotForm(
-            engine_key=game.engine, initial={"autopilot": seat.autopilot}
-        ),
-        "autopilot": strategy,
+        "autopilots": [(s.key, s.title, s.summary) for s in strategies],
+        "autopilot": registry.strategy(game.engine, seat.autopilot) if seat.autopilot else None,
         "extensions_left": max(game.extensions - seat.extensions_used, 0),
         "away": away,
         "absence_policy": absences.WHAT_IT_DOES[AbsencePolicy(game.absence_policy)],

@@ -17,7 +17,6 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
-from django.utils.html import format_html
 from django.utils.module_loading import import_string
 from django.utils.safestring import SafeString, mark_safe
 
@@ -356,7 +355,9 @@ class EmailChoiceForm(forms.Form):
 
 class AutopilotForm(forms.Form):
     """What plays a seat's turn when its player misses a deadline: the game's NMR default
-    or one of the autopilots its engine offers (``games.engines.base.Strategy``)."""
+    or one of the autopilots its engine offers (``games.engines.base.Strategy``). It reads
+    the player's choice; the seat page writes the choices itself, with each autopilot's
+    summary (``templates/games/play.html``)."""
 
     autopilot = forms.ChoiceField(
         label="When I miss a deadline",
@@ -371,17 +372,7 @@ class AutopilotForm(forms.Form):
         assert isinstance(field, forms.ChoiceField)
         field.choices = [
             ("", "the game's no-moves-received default plays"),
-            *(
-                (
-                    strategy.key,
-                    format_html(
-                        'Autopilot: {}<span class="muted summary">{}</span>',
-                        strategy.title,
-                        strategy.summary,
-                    ),
-                )
-                for strategy in registry.strategies(engine_key)
-            ),
+            *((strategy.key, strategy.title) for strategy in registry.strategies(engine_key)),
         ]
 
 

@@ -67,11 +67,11 @@ def test_the_seat_page_says_what_plays_a_missed_turn(
     html = client.get(seat_page(game, 0)).content.decode()
     section = html.split('<section id="missed">')[1].split("</section>")[0]
     assert (
-        '<input type="radio" name="autopilot" value="" id="id_autopilot_0" checked> '
-        "<span>The game&#x27;s no-moves-received default plays</span></label>" in section
+        '<input type="radio" name="autopilot" value="" id="autopilot-default" checked> '
+        "<span>The game's no-moves-received default plays</span></label>" in section
     )
     assert (
-        '<input type="radio" name="autopilot" value="test" id="id_autopilot_1"> '
+        '<input type="radio" name="autopilot" value="test" id="autopilot-test"> '
         '<span>Autopilot: the test pilot<span class="muted summary">Plays safe.</span></span>'
         "</label>" in section
     )
