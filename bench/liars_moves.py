@@ -38,12 +38,17 @@ def smallest_raise(state: Any, seat: int) -> str:
 
 
 def next_move(state: Any, bids: int) -> tuple[int, str]:
-    """(seat on turn, its move): the smallest raise until the round has ``bids`` bids,
-    then a challenge."""
+    """(seat on turn, its move): the smallest raise until the round has ``bids`` bids, or
+    no raise is left (few dice in play late in a long game), then a challenge."""
     seat = state.turn
     if len(state.bids) >= bids:
         return seat, "liar"
-    return seat, smallest_raise(state, seat)
+    try:
+        return seat, smallest_raise(state, seat)
+    except RuntimeError:
+        if not state.bids:
+            raise
+        return seat, "liar"
 
 
 def bid_series(state: Any, count: int) -> list[tuple[int, str]]:
