@@ -25,7 +25,16 @@ from django.core.validators import validate_email
 from django.db import connection, models, transaction
 from django.db.models import Exists, F, Max, OuterRef, Q, QuerySet
 
-from games import absences, access, email_choices, reminders, reports, schedule, signals
+from games import (
+    absences,
+    access,
+    email_choices,
+    reminders,
+    reports,
+    schedule,
+    signals,
+    webhooks,
+)
 from games.engines import registry
 from games.engines.base import (
     Dice,
@@ -1348,9 +1357,9 @@ def _queue_reports(
     now: datetime,
 ) -> None:
     """Each seat's report of the new step (or the final standings), as often as the seat
-    chose (``email_choices``). A seat that does not get every step's report is told every
-    event since its last email, and its mark moves on to the latest (one query each, only
-    when there are such seats)."""
+    chose (``email_choices``), and the event to the game's webhooks (``webhooks``). A seat
+    that does not get every step's report is told every event since its last email, and its
+    mark moves on to the latest (one query each, only when there are such seats)."""
     mailed = [seat for seat in seats if email_choices.sends_report(seat, engine, step)]
     told = [seat for seat in mailed if email_choices.tells_since(seat, engine)]
     since, latest = reports.events_since(game, told)
@@ -1358,6 +1367,7 @@ def _queue_reports(
     queueing.queue(reports.step_emails(game, seats, engine, state, events, step, tokens, since))
     if latest:
         _mark_told([seat.pk for seat in told], latest)
+    webhooks.step_events(game, seats, engine, state, events, step, now)
 
 
 def _mark_told(seat_ids: list[int], latest: int) -> None:

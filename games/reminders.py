@@ -24,7 +24,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q
 
-from games import access, email_choices, schedule
+from games import access, email_choices, schedule, webhooks
 from games.engines import registry
 from games.models import EmailPreference, Game, Order, Seat, Step
 from moderator.mail import building, queueing
@@ -136,6 +136,8 @@ def _queue(todo: list[tuple[Step, int | float, int]], now: datetime) -> int:
             for step, window, position in todo
             if position in seats[step.game_id]
         ]
+        # The webhooks hear of every reminder, a quiet address's too (once each).
+        webhooks.reminder_events(todo, now)
         return len(queueing.queue_once(rows)) if rows else 0
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime, timedelta
 
 from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from games import digests, postal, reminders, retention
+from games import digests, postal, reminders, retention, webhooks
 from moderator import queues
 from moderator.mail import queueing, sending
 
@@ -17,23 +18,35 @@ from moderator.mail import queueing, sending
 def sweep() -> dict[str, int]:
     """What the database says is due, apart from steps (beat, every SWEEP_SECONDS): due
     email (first attempts whose enqueue was lost, and retries), email never confirmed
-    (marked unknown, not sent again), reminders, and the daily digests (of reminders, and
-    of reports) whose hour has come."""
+    (marked unknown, not sent again), the same of webhook posts (``games.webhooks``),
+    reminders, and the daily digests (of reminders, and of reports) whose hour has come."""
     now = timezone.now()
     lost = now - timedelta(seconds=settings.SWEEP_SECONDS)
     mails = queueing.pending_ids(settings.SWEEP_BATCH, older_than=lost, now=now)
     queueing.enqueue(mails)
     unknown = sending.mark_unknown(now)
+    posts = webhooks.pending_ids(settings.SWEEP_BATCH, older_than=lost, now=now)
+    if posts:
+        webhooks.enqueue(posts)
+    webhooks.mark_stale(now)
     reminded = reminders.send_reminders(now)
     reminder_digests = reminders.send_digests(now)
     daily = digests.send_daily_digests(now)
     return {
         "mails": len(mails),
         "unknown": unknown,
+        "webhooks": len(posts),
         "reminders": reminded,
         "digests": reminder_digests,
         "daily": daily,
     }
+
+
+@shared_task(name=webhooks.SEND_WEBHOOKS, acks_late=True, reject_on_worker_lost=True)
+def send_webhooks(*, delivery_ids: list[int]) -> dict[str, int]:
+    """Post a batch of webhook deliveries; how many rows ended in each state."""
+    states = webhooks.send_batch(delivery_ids, now=timezone.now())
+    return dict(Counter(states.values()))
 
 
 @shared_task(name="games.hand_out_steps")

@@ -242,6 +242,13 @@ MAIL_CLAIM = envint("MAIL_CLAIM", 10, minimum=1)
 # never pruned.
 MAIL_RETENTION_DAYS = envint("MAIL_RETENTION_DAYS", 30, minimum=1)
 
+# Outgoing webhooks (games/webhooks.py, docs/webhooks.md): retried as email is (the MAIL_RETRY_*
+# settings and MAIL_MAX_ATTEMPTS), each post given this many seconds. Plain http is refused
+# except to this machine (127.0.0.1, localhost), and that only when DEBUG is on or
+# WEBHOOK_ALLOW_LOCAL_HTTP says so (tests against a local server).
+WEBHOOK_TIMEOUT_SECONDS = envint("WEBHOOK_TIMEOUT_SECONDS", 5, minimum=1)
+WEBHOOK_ALLOW_LOCAL_HTTP = envbool("WEBHOOK_ALLOW_LOCAL_HTTP", DEBUG)
+
 # --- Celery ----------------------------------------------------------------------------
 # The embedded default's broker is kombu's filesystem transport: it needs no server.
 BROKER_DIR = VAR_DIR / "broker"
@@ -277,6 +284,7 @@ CELERY_TASK_ROUTES = {
     "games.hand_out_steps": {"queue": URGENT_QUEUE},
     "games.write_receipts": {"queue": URGENT_QUEUE},
     "mail.send_urgent_emails": {"queue": URGENT_QUEUE},
+    "games.send_webhooks": {"queue": "mail"},
     "mail.*": {"queue": "mail"},
     "games.*": {"queue": STEPS_QUEUE},
 }
