@@ -8,7 +8,11 @@ class GamesConfig(AppConfig):
         from anymail.signals import inbound, tracking
         from django.db.backends.signals import connection_created
 
-        from games import ratings, replies
+        from games import (
+            ratings,
+            replies,
+            tasks,  # noqa: F401 - registers the task webhooks.enqueue publishes by name
+        )
         from games.signals import game_finished
         from moderator.db.arrays import binary_arrays
 

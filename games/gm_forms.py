@@ -15,10 +15,18 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
-from games import postal, schedule
+from games import postal, schedule, webhooks
 from games.engines import registry
 from games.forms.options import OptionsFields
-from games.models import TEMPLATE_NAME_LENGTH, AbsencePolicy, Game, Seat, SignUp, SignUpMode
+from games.models import (
+    TEMPLATE_NAME_LENGTH,
+    AbsencePolicy,
+    Game,
+    Seat,
+    SignUp,
+    SignUpMode,
+    Webhook,
+)
 
 DATETIME_LOCAL = "%Y-%m-%dT%H:%M"
 NAME_LENGTH = Seat._meta.get_field("name").max_length or 60
@@ -289,6 +297,29 @@ class GameForm(forms.Form):
     def __init__(self, *args: Any, game: Game, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.game = game
+
+
+class WebhookForm(GameForm):
+    """The game's webhook (docs/webhooks.md): an address (blank removes it), its format,
+    and whether it is on."""
+
+    url = forms.CharField(
+        max_length=500,
+        required=False,
+        label="Webhook URL",
+        help_text="https:// only; leave blank to remove the webhook.",
+    )
+    format = forms.ChoiceField(choices=Webhook.Format.choices, label="Format")
+    active = forms.BooleanField(required=False, initial=True, label="Send events")
+
+    def clean_url(self) -> str:
+        url = str(self.cleaned_data["url"]).strip()
+        if not url:
+            return ""
+        try:
+            return webhooks.check_url(url)
+        except webhooks.BadURL as error:
+            raise forms.ValidationError(error.message) from None
 
 
 class TemplateForm(GameForm):

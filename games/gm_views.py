@@ -29,7 +29,16 @@ from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
-from games import absences, access, game_templates, postal, reports, schedule, signups
+from games import (
+    absences,
+    access,
+    game_templates,
+    postal,
+    reports,
+    schedule,
+    signups,
+    webhooks,
+)
 from games.engines import registry
 from games.engines.base import Engine, Profile, counted
 from games.gm_forms import (
@@ -43,9 +52,10 @@ from games.gm_forms import (
     SetOrderForm,
     SignUpForm,
     TemplateForm,
+    WebhookForm,
     first_error,
 )
-from games.models import Event, Game, GameTemplate, Order, Seat, Step
+from games.models import Event, Game, GameTemplate, Order, Seat, Step, Webhook, WebhookDelivery
 from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
 
@@ -421,8 +431,24 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "extend_form": ExtendForm(game=game, initial=extend_initial),
         "seed": game.seed.hex() if game.status == Game.Status.FINISHED and game.seed else None,
         "signups": signups.gm_view(game, seats, timezone.now()),
+        **_webhook_context(game),
     }
     return render(request, "games/gm/game.html", context)
+
+
+def _webhook_context(game: Game) -> dict[str, Any]:
+    """The game's webhook form (its address never shown in full: it may hold a secret)
+    and its latest deliveries; the section opens by itself when one failed."""
+    hook = Webhook.objects.filter(game=game).first()
+    initial = {"format": hook.format, "active": hook.active} if hook else {"active": True}
+    deliveries = webhooks.latest(game)
+    return {
+        "webhook": hook,
+        "webhook_shown": webhooks.shown(hook.url) if hook else "",
+        "webhook_form": WebhookForm(game=game, initial=initial, auto_id="webhook_%s"),
+        "webhook_deliveries": deliveries,
+        "webhook_trouble": any(d.state == WebhookDelivery.State.FAILED for d in deliveries),
+    }
 
 
 # --- actions -------------------------------------------------------------------------------
@@ -535,6 +561,19 @@ def _set_order(form: SetOrderForm, now: datetime) -> str:
     return "The actual order is set: " + ", ".join(form.cleaned_data["names"]) + "."
 
 
+def _webhook(form: WebhookForm, now: datetime) -> str:
+    data = form.cleaned_data
+    hook = webhooks.set_for_game(
+        form.game.pk, url=data["url"], format=data["format"], active=data["active"]
+    )
+    if hook is None:
+        return "The webhook is removed."
+    state = "it gets the game's events" if hook.active else "it is switched off"
+    return (
+        f"The webhook is set to {webhooks.shown(hook.url)} ({hook.get_format_display()}); {state}."
+    )
+
+
 def _clear(form: Any, now: datetime) -> str:
     postal.clear_needs_gm(form.game.pk)
     return "Cleared: the sweep tries the open step again."
@@ -558,6 +597,7 @@ ACTIONS: dict[str, tuple[type[GameForm], Callable[[Any, datetime], str]]] = {
     "approve": (SignUpForm, _approve),
     "decline": (SignUpForm, _decline),
     "close-signups": (GameForm, _close_signups),
+    "webhook": (WebhookForm, _webhook),
 }
 
 

@@ -117,7 +117,7 @@ def _set(where: Q, owner: dict[str, int], *, url: str, format: str, active: bool
         return None
     url = check_url(url)
     hook, _ = Webhook.objects.update_or_create(
-        **owner, defaults={"url": url, "format": format, "active": active}
+        defaults={"url": url, "format": format, "active": active}, **owner
     )
     return hook
 

@@ -1,0 +1,395 @@
+"""Outgoing webhooks against a real HTTP server on 127.0.0.1: a step opened, a reminder and
+the game's end are posted once each, in our versioned JSON or as Discord's and Slack's
+messages; a 500 is retried until it succeeds; the sweep and a task racing post once; a
+failure shows on the GM's page; a bad address is refused and nothing saved; and no payload
+of a Liar's Dice game holds a cup."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from datetime import datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+import time_machine
+from django.test import Client
+from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks, Settings
+
+from games import postal, reminders, tasks, webhooks
+from games.engines import registry
+from games.engines.liars_dice.rules import LiarsDiceEngine
+from games.models import Event, Game, Webhook, WebhookDelivery
+from tests.factories import GMFactory, choice_game
+from tests.games.playing import SHORT_CHOICE, play_out
+
+pytestmark = pytest.mark.django_db
+
+SEED = bytes(range(32))
+HOUR = timedelta(hours=1)
+State = WebhookDelivery.State
+
+
+class Receiver:
+    """A webhook's receiving end: every post's JSON body in ``posts``; the statuses to
+    answer with, in turn, in ``answers`` (200 once they run out)."""
+
+    def __init__(self) -> None:
+        self.posts: list[dict[str, Any]] = []
+        self.answers: list[int] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers["Content-Length"])
+                receiver.posts.append(json.loads(self.rfile.read(length)))
+                status = receiver.answers.pop(0) if receiver.answers else 200
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hook/secret-token"
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True)
+        self.thread.start()
+
+    def events(self) -> list[str]:
+        return [post["event"] for post in self.posts]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+@pytest.fixture
+def receiver(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> Iterator[Receiver]:
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    settings.WEBHOOK_ALLOW_LOCAL_HTTP = True
+    settings.SITE_URL = "https://dice.example.org"
+    server = Receiver()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def commit(
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> Callable[[], AbstractContextManager[Any]]:
+    """``with commit():`` what the block hands to the workers after its commits is handed
+    when it ends (Celery runs eagerly in tests)."""
+    return lambda: django_capture_on_commit_callbacks(execute=True)
+
+
+def hooked_game(url: str, format: str = "json", players: int = 3, **kwargs: Any) -> Game:
+    game = choice_game(players, **kwargs)
+    webhooks.set_for_game(game.pk, url=url, format=format, active=True)
+    return game
+
+
+def verify(game: Game) -> str:
+    return f"https://dice.example.org/games/{game.public_id}/verify/"
+
+
+def public_texts(game: Game, step: int) -> list[str]:
+    events = Event.objects.filter(game=game, step__number=step, audience__isnull=True).order_by(
+        "id"
+    )
+    return list(events.values_list("text", flat=True))
+
+
+def test_a_step_opened_is_posted_with_its_deadline_and_who_owes(
+    now: datetime, receiver: Receiver, commit: Callable[[], AbstractContextManager[Any]]
+) -> None:
+    game = hooked_game(receiver.url, title="Tuesday Choice")
+    with commit():
+        game = postal.start_game(game.pk, now=now, seed=SEED)
+    opening = public_texts(game, 1)
+    assert len(opening) == 1
+    assert receiver.posts == [
+        {
+            "version": 1,
+            "event": "step.opened",
+            "game": {"id": game.public_id, "title": "Tuesday Choice", "url": verify(game)},
+            "step": {"number": 1, "deadline": "2026-11-25T18:00:00Z", "owed": ["ann", "bob", "cy"]},
+            "events": opening,
+        }
+    ]
+    with commit():
+        postal.resolve_now(game.pk, now=now + HOUR)
+    second = receiver.posts[1]
+    resolved = public_texts(game, 1)[1:]
+    assert resolved != []
+    assert (second["event"], second["step"]["number"], second["events"]) == (
+        "step.opened",
+        2,
+        resolved,
+    )
+    assert list(WebhookDelivery.objects.values_list("state", "attempts")) == [(State.SENT, 1)] * 2
+
+
+def test_a_reminder_is_posted_once_per_seat_that_owes(
+    now: datetime, receiver: Receiver, commit: Callable[[], AbstractContextManager[Any]]
+) -> None:
+    with commit():
+        game = postal.start_game(hooked_game(receiver.url).pk, now=now, seed=SEED)
+    with commit():
+        postal.accept_order(
+            game_id=game.pk, position=0, text=_default(game, 0), source="web", now=now
+        )
+    receiver.posts.clear()
+    for minutes in (0, 10, 20):
+        with commit():
+            assert reminders.send_reminders(now + 24 * HOUR + timedelta(minutes=minutes)) >= 0
+    assert [(p["event"], p["seat"], p["hours"], p["step"]) for p in receiver.posts] == [
+        ("reminder", "bob", 24, {"number": 1, "deadline": "2026-11-25T18:00:00Z"}),
+        ("reminder", "cy", 24, {"number": 1, "deadline": "2026-11-25T18:00:00Z"}),
+    ]
+
+
+def _default(game: Game, position: int) -> str:
+    game.refresh_from_db()
+    engine = registry.get(game.engine)
+    state = engine.state_from_json(game.state)
+    return str(engine.canonical(state, position, engine.default(state, position)))
+
+
+def test_the_end_is_posted_with_the_standings_by_seat_name(
+    now: datetime, receiver: Receiver, commit: Callable[[], AbstractContextManager[Any]]
+) -> None:
+    game = hooked_game(receiver.url, options=SHORT_CHOICE)
+    with commit():
+        game = play_out(
+            postal.start_game(game.pk, now=now, seed=SEED), sending={"ann", "bob", "cy"}
+        )
+    finished = receiver.posts[-1]
+    assert receiver.events() == ["step.opened"] * (game.step_number) + ["game.finished"]
+    engine = registry.get(game.engine)
+    standings = engine.standings(engine.state_from_json(game.state)) or []
+    assert len(standings) == 3
+    names = dict(game.seats.values_list("position", "name"))
+    assert finished["standings"] == [
+        {"seat": names[s.seat], "place": s.place, "score": s.score} for s in standings
+    ]
+    assert finished["game"]["url"] == verify(game)
+
+
+def test_discord_and_slack_get_a_message_in_words(
+    now: datetime, receiver: Receiver, commit: Callable[[], AbstractContextManager[Any]]
+) -> None:
+    game = hooked_game(receiver.url, format="discord", title="<Night> & day")
+    with commit():
+        postal.start_game(game.pk, now=now, seed=SEED)
+    (opening,) = public_texts(game, 1)
+    text = (
+        f"- {opening}\n"
+        "<Night> & day: step 1 is open until 2026-11-25 18:00 UTC. Orders owed by ann, bob, cy.\n"
+        f"Dice check: {verify(game)}"
+    )
+    assert receiver.posts == [{"content": text, "allowed_mentions": {"parse": []}}]
+    webhooks.set_for_game(game.pk, url=receiver.url, format="slack", active=True)
+    delivery = WebhookDelivery.objects.get()
+    assert webhooks.body("slack", delivery.payload) == {
+        "text": text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    }
+
+
+def test_a_500_is_retried_by_the_sweep_until_it_is_taken(
+    now: datetime,
+    receiver: Receiver,
+    commit: Callable[[], AbstractContextManager[Any]],
+    settings: Settings,
+) -> None:
+    settings.MAIL_RETRY_BASE_SECONDS = 60
+    receiver.answers = [500, 503]
+    with commit():
+        game = postal.start_game(hooked_game(receiver.url).pk, now=now, seed=SEED)
+    delivery = WebhookDelivery.objects.get(game=game)
+    assert (delivery.state, delivery.attempts, delivery.last_error) == (
+        State.PENDING,
+        1,
+        "the server answered 500 Internal Server Error",
+    )
+    assert delivery.next_attempt_at is not None
+    assert now + timedelta(seconds=30) <= delivery.next_attempt_at <= now + timedelta(seconds=60)
+    with time_machine.travel(now + timedelta(minutes=1), tick=False), commit():
+        tasks.sweep()
+    delivery.refresh_from_db()
+    assert (delivery.state, delivery.attempts) == (State.PENDING, 2)
+    with time_machine.travel(now + timedelta(minutes=5), tick=False), commit():
+        tasks.sweep()
+    delivery.refresh_from_db()
+    assert (delivery.state, delivery.attempts, delivery.last_error) == (State.SENT, 3, "")
+    assert receiver.events() == ["step.opened"] * 3
+
+
+def test_a_refusal_fails_at_once_and_shows_on_the_gm_page(
+    now: datetime, receiver: Receiver, commit: Callable[[], AbstractContextManager[Any]]
+) -> None:
+    receiver.answers = [404]
+    gm = GMFactory.create(is_staff=True)
+    with commit():
+        game = postal.start_game(hooked_game(receiver.url, gm=gm).pk, now=now, seed=SEED)
+    delivery = WebhookDelivery.objects.get(game=game)
+    assert (delivery.state, delivery.last_error) == (
+        State.FAILED,
+        "the server answered 404 Not Found",
+    )
+    client = Client()
+    client.force_login(gm)
+    page = client.get(f"/gm/{game.pk}/").content.decode()
+    assert "the server answered 404 Not Found" in page
+    assert '<details class="fold" open>\n<summary><h2>Webhook</h2>' in page
+    assert "secret-token" not in page
+    assert f"http://127.0.0.1:{receiver.server.server_port}/…" in page
+    with time_machine.travel(now + HOUR, tick=False), commit():
+        tasks.sweep()
+    assert receiver.events() == ["step.opened"]
+
+
+def test_the_sweep_and_a_task_racing_post_once(
+    now: datetime, receiver: Receiver, commit: Callable[[], AbstractContextManager[Any]]
+) -> None:
+    # Started without its hand-over to the workers (as if the broker were away): pending.
+    game = postal.start_game(hooked_game(receiver.url).pk, now=now, seed=SEED)
+    ids = [WebhookDelivery.objects.get(game=game).pk]
+    assert receiver.posts == []
+    later = now + timedelta(minutes=5)
+    with time_machine.travel(later, tick=False):
+        with commit():
+            assert tasks.sweep()["webhooks"] == 1
+        assert webhooks.send_batch(ids, now=later) == {}
+        assert tasks.send_webhooks(delivery_ids=ids) == {}
+        with commit():
+            assert tasks.sweep()["webhooks"] == 0
+    assert receiver.events() == ["step.opened"]
+    assert WebhookDelivery.objects.get().attempts == 1
+
+
+def test_a_claimed_row_is_posted_by_whoever_claimed_it_only(now: datetime) -> None:
+    game = postal.start_game(hooked_game("https://hooks.example.org/x").pk, now=now, seed=SEED)
+    delivery = WebhookDelivery.objects.get(game=game)
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(state=State.SENDING, sending_since=now)
+    assert webhooks.send_batch([delivery.pk], now=now) == {}
+    # Never confirmed after MAIL_SENDING_TIMEOUT_SECONDS: failed, not posted again.
+    assert webhooks.mark_stale(now + timedelta(minutes=10)) == 1
+    delivery.refresh_from_db()
+    assert (delivery.state, delivery.last_error) == (State.FAILED, webhooks.NEVER_CONFIRMED)
+
+
+def test_an_event_is_written_once_however_often_it_is_reported(
+    now: datetime, receiver: Receiver, commit: Callable[[], AbstractContextManager[Any]]
+) -> None:
+    with commit():
+        game = postal.start_game(hooked_game(receiver.url).pk, now=now, seed=SEED)
+    engine = registry.get(game.engine)
+    state = engine.state_from_json(game.state)
+    step = game.steps.get(number=1)
+    with commit():
+        ids = webhooks.step_events(game, list(game.seats.all()), engine, state, [], step, now)
+    assert ids == []
+    assert WebhookDelivery.objects.count() == 1
+    assert receiver.events() == ["step.opened"]
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("http://example.org/hook", "the address must start with https://"),
+        ("ftp://example.org/hook", "enter a web address starting with https://"),
+        ("not a url", "enter a web address starting with https://"),
+        ("https://user:pw@example.org/hook", "the address must not hold a user name or password"),
+    ],
+)
+def test_a_bad_address_is_refused_and_nothing_saved(
+    now: datetime, settings: Settings, url: str, message: str
+) -> None:
+    settings.WEBHOOK_ALLOW_LOCAL_HTTP = False
+    gm = GMFactory.create(is_staff=True)
+    game = choice_game(3, gm=gm)
+    client = Client()
+    client.force_login(gm)
+    response = client.post(
+        f"/gm/{game.pk}/webhook/", {"url": url, "format": "json", "active": "on"}, follow=True
+    )
+    shown = [str(m) for m in response.context["messages"]]
+    assert len(shown) == 1
+    assert shown[0].startswith(f"Webhook URL: {message}")
+    assert Webhook.objects.count() == 0
+
+
+def test_plain_http_to_this_machine_only_when_allowed(settings: Settings) -> None:
+    settings.WEBHOOK_ALLOW_LOCAL_HTTP = False
+    with pytest.raises(webhooks.BadURL):
+        webhooks.check_url("http://127.0.0.1:9/hook")
+    settings.WEBHOOK_ALLOW_LOCAL_HTTP = True
+    assert webhooks.check_url(" http://127.0.0.1:9/hook ") == "http://127.0.0.1:9/hook"
+    with pytest.raises(webhooks.BadURL):
+        webhooks.check_url("http://10.0.0.1/hook")
+
+
+def test_the_gm_sets_and_removes_the_webhook(now: datetime) -> None:
+    gm = GMFactory.create(is_staff=True)
+    game = choice_game(3, gm=gm)
+    client = Client()
+    client.force_login(gm)
+    url = "https://discord.com/api/webhooks/1/secret"
+    response = client.post(
+        f"/gm/{game.pk}/webhook/", {"url": url, "format": "discord", "active": "on"}, follow=True
+    )
+    assert [str(m) for m in response.context["messages"]] == [
+        "The webhook is set to https://discord.com/… (Discord); it gets the game's events."
+    ]
+    assert list(Webhook.objects.values_list("game_id", "url", "format", "active")) == [
+        (game.pk, url, "discord", True)
+    ]
+    client.post(f"/gm/{game.pk}/webhook/", {"url": "", "format": "json"})
+    assert Webhook.objects.count() == 0
+
+
+def test_a_liars_dice_webhook_never_holds_a_cup(
+    now: datetime, receiver: Receiver, commit: Callable[[], AbstractContextManager[Any]]
+) -> None:
+    engine = LiarsDiceEngine()
+    game = postal.create_game(
+        gm=GMFactory.create(),
+        engine_key="liars-dice",
+        title="Liars",
+        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
+        options={},
+        schedule_spec={"kind": "interval", "seconds": 3600},
+    )
+    webhooks.set_for_game(game.pk, url=receiver.url, format="json", active=True)
+    with commit():
+        game = postal.start_game(game.pk, now=now, seed=SEED)
+    state = engine.state_from_json(game.state)
+    with commit():
+        postal.accept_order(
+            game_id=game.pk, position=state.turn, text="bid 1 2", source="web", now=now
+        )
+    # Every body each format would post, for every delivery written.
+    bodies = [
+        json.dumps(webhooks.body(format, delivery.payload), ensure_ascii=False)
+        for delivery in WebhookDelivery.objects.all()
+        for format in Webhook.Format.values
+    ]
+    assert receiver.events() == ["step.opened", "step.opened"]
+    posted = json.dumps(receiver.posts, ensure_ascii=False)
+    private = list(Event.objects.filter(game=game, audience__isnull=False))
+    assert private != []
+    for seat in range(3):
+        cup = json.dumps(list(state.hands[seat]))
+        view = json.dumps(engine.view(state, seat))
+        # The seat's own view holds its cup; no webhook body does.
+        assert cup in view
+        assert cup not in posted
+        assert all(cup not in body for body in bodies)
+    for event in private:
+        assert event.text not in posted
+        assert all(event.text not in body for body in bodies)
