@@ -100,25 +100,25 @@ def shown(url: str) -> str:
 def set_for_game(game_id: int, *, url: str, format: str, active: bool) -> Webhook | None:
     """The game's webhook set to ``url`` (checked: BadURL), or removed with its deliveries
     when ``url`` is blank; returns it (None: removed)."""
-    return _set(Q(game_id=game_id), {"game_id": game_id}, url=url, format=format, active=active)
+    new = Webhook(game_id=game_id)
+    return _set(Q(game_id=game_id), new, url=url, format=format, active=active)
 
 
 def set_for_campaign(campaign_id: int, *, url: str, format: str, active: bool) -> Webhook | None:
     """``set_for_game`` for a campaign: its webhook hears of every game of its league."""
-    where = Q(campaign_id=campaign_id)
-    return _set(where, {"campaign_id": campaign_id}, url=url, format=format, active=active)
+    new = Webhook(campaign_id=campaign_id)
+    return _set(Q(campaign_id=campaign_id), new, url=url, format=format, active=active)
 
 
-def _set(where: Q, owner: dict[str, int], *, url: str, format: str, active: bool) -> Webhook | None:
+def _set(where: Q, new: Webhook, *, url: str, format: str, active: bool) -> Webhook | None:
     if format not in Format.values:
         raise BadURL(f"choose a format: {', '.join(Format.values)}.")
     if not url.strip():
         Webhook.objects.filter(where).delete()
         return None
-    url = check_url(url)
-    hook, _ = Webhook.objects.update_or_create(
-        defaults={"url": url, "format": format, "active": active}, **owner
-    )
+    hook = Webhook.objects.filter(where).first() or new
+    hook.url, hook.format, hook.active = check_url(url), format, active
+    hook.save()
     return hook
 
 
