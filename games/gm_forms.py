@@ -300,20 +300,28 @@ class GameForm(forms.Form):
 
 
 class WebhookForm(GameForm):
-    """The game's webhook (docs/webhooks.md): an address (blank removes it), its format,
-    and whether it is on."""
+    """The game's webhook (docs/webhooks.md): an address (blank keeps the current one,
+    which the page never shows: it may hold a secret), its format, and whether it is on."""
 
     url = forms.CharField(
         max_length=500,
         required=False,
         label="Webhook URL",
-        help_text="https:// only; leave blank to remove the webhook.",
+        help_text="https:// only.",
     )
     format = forms.ChoiceField(choices=Webhook.Format.choices, label="Format")
     active = forms.BooleanField(required=False, initial=True, label="Send events")
 
+    def __init__(self, *args: Any, game: Game, **kwargs: Any) -> None:
+        super().__init__(*args, game=game, **kwargs)
+        self.has_hook = Webhook.objects.filter(game=game).exists()
+        if self.has_hook:
+            self.fields["url"].help_text = "https:// only; leave blank to keep the current one."
+
     def clean_url(self) -> str:
         url = str(self.cleaned_data["url"]).strip()
+        if not url and not self.has_hook:
+            raise forms.ValidationError("enter the webhook's address, starting with https://.")
         if not url:
             return ""
         try:

@@ -566,12 +566,16 @@ def _webhook(form: WebhookForm, now: datetime) -> str:
     hook = webhooks.set_for_game(
         form.game.pk, url=data["url"], format=data["format"], active=data["active"]
     )
-    if hook is None:
-        return "The webhook is removed."
     state = "it gets the game's events" if hook.active else "it is switched off"
     return (
         f"The webhook is set to {webhooks.shown(hook.url)} ({hook.get_format_display()}); {state}."
     )
+
+
+def _remove_webhook(form: Any, now: datetime) -> str:
+    if not webhooks.remove(game_id=form.game.pk):
+        raise postal.PostalError("the game has no webhook to remove")
+    return "The webhook is removed, with its deliveries."
 
 
 def _clear(form: Any, now: datetime) -> str:
@@ -598,6 +602,7 @@ ACTIONS: dict[str, tuple[type[GameForm], Callable[[Any, datetime], str]]] = {
     "decline": (SignUpForm, _decline),
     "close-signups": (GameForm, _close_signups),
     "webhook": (WebhookForm, _webhook),
+    "remove-webhook": (GameForm, _remove_webhook),
 }
 
 

@@ -97,27 +97,35 @@ def shown(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}/…"
 
 
-def set_for_game(game_id: int, *, url: str, format: str, active: bool) -> Webhook | None:
-    """The game's webhook set to ``url`` (checked: BadURL), or removed with its deliveries
-    when ``url`` is blank; returns it (None: removed)."""
+def set_for_game(game_id: int, *, url: str, format: str, active: bool) -> Webhook:
+    """The game's webhook set to ``url`` (checked: BadURL), or, with ``url`` blank, its
+    current address kept with the new format and switch."""
     new = Webhook(game_id=game_id)
     return _set(Q(game_id=game_id), new, url=url, format=format, active=active)
 
 
-def set_for_campaign(campaign_id: int, *, url: str, format: str, active: bool) -> Webhook | None:
+def set_for_campaign(campaign_id: int, *, url: str, format: str, active: bool) -> Webhook:
     """``set_for_game`` for a campaign: its webhook hears of every game of its league."""
     new = Webhook(campaign_id=campaign_id)
     return _set(Q(campaign_id=campaign_id), new, url=url, format=format, active=active)
 
 
-def _set(where: Q, new: Webhook, *, url: str, format: str, active: bool) -> Webhook | None:
+def remove(*, game_id: int | None = None, campaign_id: int | None = None) -> bool:
+    """The game's (or campaign's) webhook removed, with its deliveries; whether it had one."""
+    where = Q(game_id=game_id) if game_id is not None else Q(campaign_id=campaign_id)
+    deleted, _ = Webhook.objects.filter(where).delete()
+    return bool(deleted)
+
+
+def _set(where: Q, new: Webhook, *, url: str, format: str, active: bool) -> Webhook:
     if format not in Format.values:
         raise BadURL(f"choose a format: {', '.join(Format.values)}.")
-    if not url.strip():
-        Webhook.objects.filter(where).delete()
-        return None
     hook = Webhook.objects.filter(where).first() or new
-    hook.url, hook.format, hook.active = check_url(url), format, active
+    if url.strip():
+        hook.url = check_url(url)
+    elif not hook.url:
+        raise BadURL("enter the webhook's address, starting with https://.")
+    hook.format, hook.active = format, active
     hook.save()
     return hook
 

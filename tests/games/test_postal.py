@@ -508,8 +508,9 @@ def test_a_step_makes_the_same_number_of_queries_whatever_its_seats(
     # Inside the savepoint a test runs it in (a transaction in production): the game
     # locked (with its GM), the step, the seats (each with whether it sent an order), the
     # absences of those that did not; the NMR defaults, the NMR counts, the dice, the
-    # events, the step closed, the next one opened, the links, the reports, the game saved.
-    with django_assert_num_queries(15):
+    # events, the step closed, the next one opened, the links, the reports, the game's
+    # webhooks, the game saved.
+    with django_assert_num_queries(16):
         assert postal.resolve_due_step(step.pk, now=step.deadline) is True
     assert Step.objects.get(pk=step.pk).status == Step.Status.DONE
     assert Order.objects.filter(step=step, source=Order.Source.DEFAULT).count() == seats
@@ -529,8 +530,8 @@ def test_the_order_that_resolves_its_step_makes_the_same_number_of_queries_whate
     # The seat with its game locked, the step, the order and its event, the seats that
     # have answered (all of them); the resolution: the seats (each with whether it sent an
     # order), the dice, the events, the step closed, the next one opened, the links, the GM
-    # (the reports answer to them), the reports, the game saved.
-    with django_assert_num_queries(16):
+    # (the reports answer to them), the reports, the game's webhooks, the game saved.
+    with django_assert_num_queries(17):
         postal.accept_order(
             game_id=game.pk, position=last, text=nmr_text(game, last), source="web", now=now
         )

@@ -27,8 +27,8 @@ PAGE_QUERIES = 6
 # The last order of a step with early processing on: the seat with its game locked and the
 # open step (one statement), whether every seat answered, and the resolution (the seats
 # with whether each answered, dice, events, the step closed, the next step, links, the
-# outbox, the game).
-RESOLVING_QUERIES = 15
+# outbox, the game's webhooks, the game).
+RESOLVING_QUERIES = 16
 
 
 def bids(count: int) -> list[str]:

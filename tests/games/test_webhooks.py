@@ -305,6 +305,7 @@ def test_an_event_is_written_once_however_often_it_is_reported(
         ("ftp://example.org/hook", "enter a web address starting with https://"),
         ("not a url", "enter a web address starting with https://"),
         ("https://user:pw@example.org/hook", "the address must not hold a user name or password"),
+        ("", "enter the webhook's address"),
     ],
 )
 def test_a_bad_address_is_refused_and_nothing_saved(
@@ -349,7 +350,13 @@ def test_the_gm_sets_and_removes_the_webhook(now: datetime) -> None:
     assert list(Webhook.objects.values_list("game_id", "url", "format", "active")) == [
         (game.pk, url, "discord", True)
     ]
-    client.post(f"/gm/{game.pk}/webhook/", {"url": "", "format": "json"})
+    # Blank keeps the address (the page never shows it); the format and switch change.
+    client.post(f"/gm/{game.pk}/webhook/", {"url": "", "format": "slack"}, follow=True)
+    assert list(Webhook.objects.values_list("url", "format", "active")) == [(url, "slack", False)]
+    response = client.post(f"/gm/{game.pk}/remove-webhook/", follow=True)
+    assert [str(m) for m in response.context["messages"]] == [
+        "The webhook is removed, with its deliveries."
+    ]
     assert Webhook.objects.count() == 0
 
 
