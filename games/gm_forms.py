@@ -339,6 +339,8 @@ class SeatForm(GameForm):
 
 
 class OrderForm(SeatForm, ReasonForm):
+    field_order = ["seat", "text", "reason"]
+
     text = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 4}), max_length=5000, strip=False, label="Order"
     )
@@ -351,6 +353,8 @@ class OrderForm(SeatForm, ReasonForm):
 
 
 class ReplaceForm(SeatForm, ReasonForm):
+    field_order = ["seat", "name", "email", "reason"]
+
     name = forms.CharField(max_length=NAME_LENGTH, label="New name")
     email = forms.CharField(max_length=EMAIL_LENGTH, label="New email")
 
