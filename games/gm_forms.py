@@ -19,6 +19,7 @@ from games import postal, schedule, webhooks
 from games.engines import registry
 from games.forms.options import OptionsFields
 from games.models import (
+    GM_REASON_LENGTH,
     TEMPLATE_NAME_LENGTH,
     AbsencePolicy,
     Game,
@@ -292,7 +293,10 @@ class CreateGameForm(DeadlinesForm):
 
 
 class GameForm(forms.Form):
-    """An action form of one game; seat choices come from the game."""
+    """An action form of one game; seat choices come from the game. ``by``: the id of the
+    user who acts, set by the view."""
+
+    by: int | None = None
 
     def __init__(self, *args: Any, game: Game, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -330,6 +334,24 @@ class WebhookForm(GameForm):
             raise forms.ValidationError(error.message) from None
 
 
+class ReasonForm(GameForm):
+    """A GM action the players are told of in the game's log (``GMAction``), with the
+    GM's reason, optional."""
+
+    reason = forms.CharField(
+        required=False,
+        max_length=GM_REASON_LENGTH,
+        label="Reason (players see it)",
+        widget=forms.TextInput(attrs={"placeholder": "optional"}),
+    )
+
+    def clean_reason(self) -> str:
+        reason: str = self.cleaned_data["reason"]
+        if not _control_free(reason):
+            raise ValidationError("the reason must be a single line without control characters")
+        return reason
+
+
 class TemplateForm(GameForm):
     name = forms.CharField(max_length=TEMPLATE_NAME_LENGTH, label="Template name")
 
@@ -348,7 +370,9 @@ class SeatForm(GameForm):
         return self.names[self.cleaned_data["seat"]]
 
 
-class OrderForm(SeatForm):
+class OrderForm(SeatForm, ReasonForm):
+    field_order = ["seat", "text", "reason"]
+
     text = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 4}), max_length=5000, strip=False, label="Order"
     )
@@ -360,7 +384,9 @@ class OrderForm(SeatForm):
         return text
 
 
-class ReplaceForm(SeatForm):
+class ReplaceForm(SeatForm, ReasonForm):
+    field_order = ["seat", "name", "email", "reason"]
+
     name = forms.CharField(max_length=NAME_LENGTH, label="New name")
     email = forms.CharField(max_length=EMAIL_LENGTH, label="New email")
 
@@ -384,7 +410,7 @@ class SignUpForm(GameForm):
         ]
 
 
-class ExtendForm(GameForm):
+class ExtendForm(ReasonForm):
     """A new deadline typed as local time of the game's zone (a datetime-local input)."""
 
     deadline = forms.DateTimeField(
@@ -407,7 +433,7 @@ def first_error(form: forms.Form) -> str:
     return "the form is not valid"
 
 
-class SetOrderForm(GameForm):
+class SetOrderForm(ReasonForm):
     """The First Player host override (rules F-16): every player, first player first."""
 
     names = forms.CharField(

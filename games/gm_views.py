@@ -47,6 +47,7 @@ from games.gm_forms import (
     ExtendForm,
     GameForm,
     OrderForm,
+    ReasonForm,
     ReplaceForm,
     SeatForm,
     SetOrderForm,
@@ -399,6 +400,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         for event in log
     ]
     emails, older_emails = game_emails(game)
+    gm_log = reports.gm_log(game)
     extend_initial = {}
     if status.step is not None:
         local = status.step.deadline.astimezone(ZoneInfo(game.time_zone))
@@ -418,6 +420,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "public": public,
         "hidden": hidden,
         "events": events,
+        "gm_log": gm_log,
         "emails": emails,
         "older_emails": older_emails,
         "sendable_again": SENDABLE_AGAIN,
@@ -429,6 +432,9 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "order_form": OrderForm(game=game, auto_id="order_%s"),
         "replace_form": ReplaceForm(game=game, auto_id="replace_%s"),
         "extend_form": ExtendForm(game=game, initial=extend_initial),
+        "pause_form": ReasonForm(game=game, auto_id="pause_%s"),
+        "resume_form": ReasonForm(game=game, auto_id="resume_%s"),
+        "resolve_form": ReasonForm(game=game, auto_id="resolve_%s"),
         "seed": game.seed.hex() if game.status == Game.Status.FINISHED and game.seed else None,
         "signups": signups.gm_view(game, seats, timezone.now()),
         **_webhook_context(game),
@@ -489,24 +495,31 @@ def _close_signups(form: Any, now: datetime) -> str:
     return f"Sign-ups are closed: the game left the list of open games{waiting}."
 
 
+def _logged(form: ReasonForm) -> dict[str, Any]:
+    """The arguments that log a GM action for the players: the GM's reason and who acted."""
+    return {"reason": form.cleaned_data["reason"], "by": form.by}
+
+
 def _extend(form: ExtendForm, now: datetime) -> str:
-    step = postal.extend_deadline(form.game.pk, deadline=form.cleaned_data["deadline"], now=now)
+    step = postal.extend_deadline(
+        form.game.pk, deadline=form.cleaned_data["deadline"], now=now, **_logged(form)
+    )
     when = schedule.local_time(step.deadline, form.game.time_zone)
     return f"The deadline of step {step.number} is now {when}; every player is told."
 
 
-def _pause(form: Any, now: datetime) -> str:
-    postal.pause(form.game.pk, now=now)
+def _pause(form: ReasonForm, now: datetime) -> str:
+    postal.pause(form.game.pk, now=now, **_logged(form))
     return "The game is paused."
 
 
-def _resume(form: Any, now: datetime) -> str:
-    postal.resume(form.game.pk, now=now)
+def _resume(form: ReasonForm, now: datetime) -> str:
+    postal.resume(form.game.pk, now=now, **_logged(form))
     return "The game runs again; the deadline moved on by the time it was paused."
 
 
-def _resolve(form: Any, now: datetime) -> str:
-    if not postal.resolve_now(form.game.pk, now=now):
+def _resolve(form: ReasonForm, now: datetime) -> str:
+    if not postal.resolve_now(form.game.pk, now=now, **_logged(form)):
         raise postal.PostalError(f"nothing was resolved: the game is {form.game.status}")
     return "The step is resolved; missing orders got their NMR defaults."
 
@@ -518,6 +531,7 @@ def _order(form: OrderForm, now: datetime) -> str:
         text=form.cleaned_data["text"],
         source=Order.Source.GM,
         now=now,
+        **_logged(form),
     )
     return f"Order of {order.seat.name} accepted: {order.canonical}"
 
@@ -529,6 +543,7 @@ def _replace(form: ReplaceForm, now: datetime) -> str:
         name=form.cleaned_data["name"],
         email=form.cleaned_data["email"],
         now=now,
+        **_logged(form),
     )
     return f"Seat {seat.position + 1} is now played by {seat.name} <{seat.email}>; a link is sent."
 
@@ -557,7 +572,7 @@ def _save_template(form: TemplateForm, now: datetime) -> str:
 
 
 def _set_order(form: SetOrderForm, now: datetime) -> str:
-    postal.set_order(form.game.pk, names=form.cleaned_data["names"], now=now)
+    postal.set_order(form.game.pk, names=form.cleaned_data["names"], now=now, **_logged(form))
     return "The actual order is set: " + ", ".join(form.cleaned_data["names"]) + "."
 
 
@@ -587,9 +602,9 @@ ACTIONS: dict[str, tuple[type[GameForm], Callable[[Any, datetime], str]]] = {
     "invite": (GameForm, _invite),
     "start": (GameForm, _start),
     "extend": (ExtendForm, _extend),
-    "pause": (GameForm, _pause),
-    "resume": (GameForm, _resume),
-    "resolve": (GameForm, _resolve),
+    "pause": (ReasonForm, _pause),
+    "resume": (ReasonForm, _resume),
+    "resolve": (ReasonForm, _resolve),
     "order": (OrderForm, _order),
     "replace": (ReplaceForm, _replace),
     "rotate": (SeatForm, _rotate),
@@ -616,6 +631,7 @@ def act(request: HttpRequest, game_id: int, action: str) -> HttpResponse:
     game = _game(request, game_id)
     form_class, run = ACTIONS[action]
     form = form_class(request.POST, game=game)
+    form.by = request.user.pk
     if not form.is_valid():
         messages.error(request, first_error(form))
     else:

@@ -278,6 +278,10 @@ class Step(models.Model):
     closed_by = models.CharField(max_length=20, choices=Closed.choices, blank=True)
     failures = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True)
+    # The GM acted on the game while this step was open (a GMAction with its number): its
+    # report then reads them, and a step without costs no query for them. A database
+    # default too: a process of the release before this column inserts steps without it.
+    gm_acted = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["game", "number"]
@@ -380,6 +384,48 @@ class Event(models.Model):
 
     def visible_to(self, position: int | None) -> bool:
         return self.audience is None or (position is not None and position in self.audience)
+
+
+# The longest reason a GM may give for an action (it is one line on the players' pages).
+GM_REASON_LENGTH = 300
+
+
+class GMAction(models.Model):
+    """One thing the GM did to a game, as the players are told of it (docs/players.md,
+    "The GM's log"): written by the ``games.postal`` function that did it, in the same
+    transaction. ``words`` say what was done in the players' terms and never hold hidden
+    information (an order the GM entered is named, not quoted); ``reason`` is the GM's own,
+    optional. ``step_number``: the game's step when it was done."""
+
+    class Kind(models.TextChoices):
+        DEADLINE = "deadline", "deadline moved"
+        ORDER = "order", "order entered for a seat"
+        HOST_ORDER = "host-order", "actual order set"
+        REPLACE = "replace", "player replaced"
+        RESOLVE = "resolve", "step resolved early"
+        PAUSE = "pause", "game paused"
+        RESUME = "resume", "game resumed"
+        ROLLBACK = "rollback", "step rolled back"
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="gm_actions")
+    step_number = models.PositiveIntegerField()
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    words = models.TextField()
+    reason = models.CharField(max_length=GM_REASON_LENGTH, blank=True)
+    at = models.DateTimeField()
+    gm = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="gm_actions",
+    )
+
+    class Meta:
+        ordering = ["game", "id"]
+
+    def __str__(self) -> str:
+        return self.words
 
 
 class EmailPreference(models.Model):

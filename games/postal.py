@@ -50,9 +50,11 @@ from games.engines.base import (
 )
 from games.engines.dice import VerifiableDice, commitment, new_seed
 from games.models import (
+    GM_REASON_LENGTH,
     AbsencePolicy,
     DiceRoll,
     Game,
+    GMAction,
     Handover,
     Order,
     Reports,
@@ -317,6 +319,8 @@ def accept_order(
     now: datetime,
     step_number: int | None = None,
     ignored: str = "",
+    reason: str = "",
+    by: int | None = None,
 ) -> Order:
     """Take in an order for the current step, or raise OrderRejected and change nothing.
 
@@ -332,7 +336,13 @@ def accept_order(
 
     An accepted order is marked as owed its receipt, which ``write_receipts`` writes (the
     workers' task, every RECEIPT_SECONDS).
+
+    An order the GM enters for a seat (``Order.Source.GM``) is logged for the players
+    (``GMAction``) with the GM's ``reason`` and user id ``by``: which seat, never its text.
     """
+    logged = None
+    if source == Order.Source.GM:
+        logged = _GMNote(_gm_reason(reason), by)
     return _accept(
         lambda: (_seat_locking_its_game(game_id, position), None),
         text,
@@ -340,6 +350,7 @@ def accept_order(
         now,
         step_number,
         ignored=ignored,
+        logged=logged,
     )
 
 
@@ -383,6 +394,7 @@ def _accept(
     step_number: int | None,
     admit: Callable[[Seat], bool] | None = None,
     ignored: str = "",
+    logged: _GMNote | None = None,
 ) -> Order:
     if "\x00" in text:
         # Never a part of an order, and the record (PostgreSQL text) cannot hold it.
@@ -461,6 +473,16 @@ def _accept(
             if seat.missed_in_row or seat.civil_disorder_at is not None:
                 # The player is back: no missed turns in a row, no civil disorder.
                 Seat.objects.filter(pk=seat.pk).update(missed_in_row=0, civil_disorder_at=None)
+            if logged is not None:
+                # Before the step may close below: its report reads the step's log.
+                _log_gm(
+                    game,
+                    GMAction.Kind.ORDER,
+                    f"The GM entered an order for {seat.name}",
+                    logged,
+                    now,
+                    step=step,
+                )
         stored = (game.state, game.dice_drawn)
         _record(game, step, dice, events)
         game.state = engine.state_to_json(new_state)
@@ -474,7 +496,7 @@ def _accept(
             # An order that took effect at once and moved the game on: the step is done.
             seats = list(game.seats.order_by("position"))
             closed = _close_step(step, new_state, engine, now, Step.Closed.ORDER)
-            _advance(game, seats, engine, new_state, events, now, state_json=closed)
+            _advance(game, seats, engine, new_state, events, now, state_json=closed, closed=step)
             moved_on = True
         elif refused is None and game.early_processing and _all_answered(step):
             _resolve(game, step, engine, new_state, now, Step.Closed.EARLY)
@@ -613,7 +635,7 @@ GAME_COLUMNS = (
 )  # fmt: skip
 STEP_COLUMNS = (
     "id", "game_id", "number", "status", "opened_at", "deadline", "prompts", "closed_at",
-    "closed_by", "failures", "last_error",
+    "closed_by", "failures", "last_error", "gm_acted",
 )  # fmt: skip
 _JSON_COLUMNS = {"options", "schedule", "state", "reminders", "prompts"}
 _POSITION, _LINK_VERSION = SEAT_COLUMNS.index("position"), SEAT_COLUMNS.index("link_version")
@@ -944,8 +966,11 @@ def resolve_due_step(step_id: int, *, now: datetime) -> bool:
         return False
 
 
-def resolve_now(game_id: int, *, now: datetime) -> bool:
-    """The GM closes the current step before its deadline (NMR defaults for missing orders)."""
+def resolve_now(game_id: int, *, now: datetime, reason: str = "", by: int | None = None) -> bool:
+    """The GM closes the current step before its deadline (NMR defaults for missing
+    orders); logged for the players with the GM's ``reason`` (``GMAction``). False, and
+    nothing written, when the game is not running."""
+    note = _GMNote(_gm_reason(reason), by)
     step_id = (
         Step.objects.filter(game_id=game_id, status=Step.Status.OPEN)
         .values_list("id", flat=True)
@@ -953,7 +978,15 @@ def resolve_now(game_id: int, *, now: datetime) -> bool:
     )
     if step_id is None:
         raise PostalError("the game has no open step")
-    return _resolve_step(step_id, now=now, closed_by=Step.Closed.GM)
+    with transaction.atomic():
+        game = Game.objects.select_related("gm").select_for_update(of=("self",)).get(pk=game_id)
+        number = Step.objects.filter(pk=step_id).values_list("number", flat=True).get()
+        # Logged before the resolution, so that the step's report names it.
+        _log_gm(game, GMAction.Kind.RESOLVE, f"The GM resolved step {number} early", note, now)
+        if not _resolve_locked(game, step_id, now=now, closed_by=Step.Closed.GM):
+            transaction.set_rollback(True)
+            return False
+    return True
 
 
 # What a resolution changes on the game row (it is saved with exactly these).
@@ -1030,13 +1063,13 @@ def _resolve(
             # step is done without the engine's resolve, as after a player's such order.
             _record(game, step, dice, events)
             closed = _close_step(step, state, engine, now, closed_by)
-            _advance(game, seats, engine, state, events, now, state_json=closed)
+            _advance(game, seats, engine, state, events, now, state_json=closed, closed=step)
             return
     new_state, more = engine.resolve(state, dice)
     events += more
     _record(game, step, dice, events)
     closed = _close_step(step, new_state, engine, now, closed_by)
-    _advance(game, seats, engine, new_state, events, now, state_json=closed)
+    _advance(game, seats, engine, new_state, events, now, state_json=closed, closed=step)
 
 
 def _missed_turns(
@@ -1280,15 +1313,17 @@ def _advance(
     events: list[Event],
     now: datetime,
     state_json: Any = None,
+    closed: Step | None = None,
 ) -> None:
     """After a step closed: open the next one, or finish the game; queue the reports.
-    ``state_json``: ``state`` as JSON when the caller has it."""
+    ``state_json``: ``state`` as JSON when the caller has it; ``closed``: the step that
+    closed, whose GM actions the reports name."""
     step = _open_step(game, seats, engine, state, now, state_json)
     if step is None:
         game.status = Game.Status.FINISHED
         game.finished_at = now
         game.seed_revealed = True
-    _queue_reports(game, seats, engine, state, events, step, now)
+    _queue_reports(game, seats, engine, state, events, step, now, closed)
     if step is None:
         game.save()
         signals.game_finished.send(sender=Game, game=game, state=state, now=now)
@@ -1355,16 +1390,22 @@ def _queue_reports(
     events: list[Event],
     step: Step | None,
     now: datetime,
+    closed: Step | None = None,
 ) -> None:
     """Each seat's report of the new step (or the final standings), as often as the seat
     chose (``email_choices``), and the event to the game's webhooks (``webhooks``). A seat
     that does not get every step's report is told every event since its last email, and its
-    mark moves on to the latest (one query each, only when there are such seats)."""
+    mark moves on to the latest (one query each, only when there are such seats). The
+    reports name what the GM did while ``closed`` was open (one query, only when the GM did
+    something)."""
     mailed = [seat for seat in seats if email_choices.sends_report(seat, engine, step)]
     told = [seat for seat in mailed if email_choices.tells_since(seat, engine)]
     since, latest = reports.events_since(game, told)
     tokens = access.mint(mailed, now=now)
-    queueing.queue(reports.step_emails(game, seats, engine, state, events, step, tokens, since))
+    gm_did = reports.gm_actions_of(game, closed) if mailed and closed is not None else []
+    queueing.queue(
+        reports.step_emails(game, seats, engine, state, events, step, tokens, since, gm_did)
+    )
     if latest:
         _mark_told([seat.pk for seat in told], latest)
     webhooks.step_events(game, seats, engine, state, events, step, now)
@@ -1525,6 +1566,54 @@ def _latest_event(game: Game) -> int:
 # --- the GM's actions ---------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _GMNote:
+    """What a GM action's log entry takes from its caller: the GM's reason, checked, and
+    the id of the user who acted (None: the game's GM)."""
+
+    reason: str
+    by: int | None
+
+
+def _gm_reason(reason: str) -> str:
+    """The GM's reason for an action, stripped; PostalError unless it is one line of at
+    most GM_REASON_LENGTH characters without control characters."""
+    reason = reason.strip()
+    if any(ord(char) < 32 or char in "\x7f\x85\u2028\u2029" for char in reason):
+        raise PostalError("the reason must be a single line without control characters")
+    if len(reason) > GM_REASON_LENGTH:
+        raise PostalError(f"the reason has at most {GM_REASON_LENGTH} characters")
+    return reason
+
+
+def _log_gm(
+    game: Game,
+    kind: str,
+    words: str,
+    note: _GMNote,
+    now: datetime,
+    step: Step | None = None,
+) -> None:
+    """Log a GM action for the players, in the caller's transaction, and mark the open step
+    (``step``, when the caller holds it) as one the GM acted in."""
+    GMAction.objects.create(
+        game=game,
+        step_number=game.step_number,
+        kind=kind,
+        words=words,
+        reason=note.reason,
+        at=now,
+        gm_id=note.by if note.by is not None else game.gm_id,
+    )
+    if step is not None:
+        step.gm_acted = True
+        step.save(update_fields=["gm_acted"])
+    else:
+        Step.objects.filter(game=game, number=game.step_number, status=Step.Status.OPEN).update(
+            gm_acted=True
+        )
+
+
 def _locked(game_id: int) -> Game:
     return Game.objects.select_for_update().get(pk=game_id)
 
@@ -1549,14 +1638,22 @@ def invite(game_id: int, *, now: datetime) -> int:
     return len(rows)
 
 
-def extend_deadline(game_id: int, *, deadline: datetime, now: datetime) -> Step:
-    """Move the open step's deadline to ``deadline`` (later than now)."""
+def extend_deadline(
+    game_id: int, *, deadline: datetime, now: datetime, reason: str = "", by: int | None = None
+) -> Step:
+    """Move the open step's deadline to ``deadline`` (later than now); logged for the
+    players with the GM's ``reason``."""
+    note = _GMNote(_gm_reason(reason), by)
     with transaction.atomic():
         game = _locked(game_id)
         step = _open_step_of(game)
         if deadline <= now:
             raise PostalError("the new deadline must be in the future")
         step.deadline = deadline
+        when = schedule.local_time(deadline, game.time_zone)
+        _log_gm(
+            game, GMAction.Kind.DEADLINE, f"The GM moved the deadline to {when}", note, now, step
+        )
         step.save(update_fields=["deadline"])
         _tell_deadline(game, step, now)
     return step
@@ -1580,8 +1677,10 @@ def _tell_deadline(game: Game, step: Step, now: datetime, reason: str = "") -> N
     )
 
 
-def pause(game_id: int, *, now: datetime) -> None:
-    """Stop the clock: no step resolves and no order is taken until the GM resumes."""
+def pause(game_id: int, *, now: datetime, reason: str = "", by: int | None = None) -> None:
+    """Stop the clock: no step resolves and no order is taken until the GM resumes; logged
+    for the players with the GM's ``reason``."""
+    note = _GMNote(_gm_reason(reason), by)
     with transaction.atomic():
         game = _locked(game_id)
         if game.status != Game.Status.RUNNING:
@@ -1589,10 +1688,13 @@ def pause(game_id: int, *, now: datetime) -> None:
         game.status = Game.Status.PAUSED
         game.paused_at = now
         game.save(update_fields=["status", "paused_at"])
+        _log_gm(game, GMAction.Kind.PAUSE, "The GM paused the game", note, now)
 
 
-def resume(game_id: int, *, now: datetime) -> None:
-    """Restart the clock; the open step's deadline moves on by the time spent paused."""
+def resume(game_id: int, *, now: datetime, reason: str = "", by: int | None = None) -> None:
+    """Restart the clock; the open step's deadline moves on by the time spent paused;
+    logged for the players with the GM's ``reason``."""
+    note = _GMNote(_gm_reason(reason), by)
     with transaction.atomic():
         game = _locked(game_id)
         if game.status != Game.Status.PAUSED:
@@ -1605,6 +1707,7 @@ def resume(game_id: int, *, now: datetime) -> None:
         game.paused_at = None
         game.needs_gm = ""
         game.save(update_fields=["status", "paused_at", "needs_gm"])
+        _log_gm(game, GMAction.Kind.RESUME, "The GM resumed the game", note, now)
 
 
 def rotate_link(game_id: int, *, position: int, now: datetime) -> str:
@@ -1641,9 +1744,20 @@ def send_lost_links(email: str, *, now: datetime) -> int:
     return len(seats)
 
 
-def replace_player(game_id: int, *, position: int, name: str, email: str, now: datetime) -> Seat:
+def replace_player(
+    game_id: int,
+    *,
+    position: int,
+    name: str,
+    email: str,
+    now: datetime,
+    reason: str = "",
+    by: int | None = None,
+) -> Seat:
     """A new person takes the seat: new name and address, new link; the seat keeps its
-    state, and the old person's links stop working."""
+    state, and the old person's links stop working. Logged for the players with
+    ``reason`` (``GMAction``): by name, never by address."""
+    note = _GMNote(_gm_reason(reason), by)
     name = _single_line(name, "the name")
     email = _single_line(email, "the email")
     try:
@@ -1655,6 +1769,7 @@ def replace_player(game_id: int, *, position: int, name: str, email: str, now: d
         seat = _seat(game, position)
         if game.seats.exclude(pk=seat.pk).filter(name__iexact=name).exists():
             raise PostalError(f"another player is already called {name!r}")
+        _log_gm(game, GMAction.Kind.REPLACE, _replaced(seat, name, email), note, now)
         if seat.email.lower() != email.lower():
             # The player who leaves keeps the seat in their record, abandoned.
             Handover.objects.create(
@@ -1695,6 +1810,15 @@ def replace_player(game_id: int, *, position: int, name: str, email: str, now: d
     return seat
 
 
+def _replaced(seat: Seat, name: str, email: str) -> str:
+    """A replacement in the players' words: names only, never an address."""
+    if seat.email.lower() != email.lower():
+        return f"The GM gave {seat.name}'s seat to {name}"
+    if seat.name != name:
+        return f"The GM renamed {seat.name} to {name}"
+    return f"The GM gave {seat.name} a new link"
+
+
 def resend_report(game_id: int, *, position: int, now: datetime) -> None:
     """Send the seat its current report again, with a fresh link."""
     with transaction.atomic():
@@ -1715,10 +1839,14 @@ def _capability(game: Game, name: str, without: str) -> tuple[Engine[Any, Any, A
     return engine, method
 
 
-def set_order(game_id: int, *, names: Sequence[str], now: datetime) -> Game:
+def set_order(
+    game_id: int, *, names: Sequence[str], now: datetime, reason: str = "", by: int | None = None
+) -> Game:
     """The host enters the actual order of a First Player round (rules F-16) while its gift
     window or rolling is open, because the real game has its own first-player rule; the
-    round's transfers still apply and the game moves on as after a reveal."""
+    round's transfers still apply and the game moves on as after a reveal. Logged for the
+    players with the GM's ``reason``."""
+    note = _GMNote(_gm_reason(reason), by)
     with transaction.atomic():
         game = _locked(game_id)
         engine, host_order = _capability(game, "host_order", "has no order for the host to set")
@@ -1743,8 +1871,12 @@ def set_order(game_id: int, *, names: Sequence[str], now: datetime) -> Game:
             VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn),
             events,
         )
+        named = ", ".join(seats[position].name for position in order)
+        _log_gm(
+            game, GMAction.Kind.HOST_ORDER, f"The GM set the actual order: {named}", note, now, step
+        )
         closed = _close_step(step, state, engine, now, Step.Closed.GM)
-        _advance(game, seats, engine, state, events, now, state_json=closed)
+        _advance(game, seats, engine, state, events, now, state_json=closed, closed=step)
         game.save()
     return game
 

@@ -13,20 +13,21 @@ adds templates, not code.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Count, Q, Window
 from django.urls import reverse
 
 from games import access, calendar, email_choices
 from games.engines import registry
 from games.engines.base import Engine, Event, to_json
 from games.models import Event as EventRow
-from games.models import Game, Order, Seat, Step
+from games.models import Game, GMAction, Order, Seat, Step
 from games.schedule import local_time
 from moderator.mail import building
 from moderator.mail.models import OutboundEmail
@@ -131,11 +132,12 @@ def _report(
     shared: dict[str, Rendered] | None = None,
     rendered_events: dict[tuple[str, ...], dict[str, Rendered]] | None = None,
     since: list[dict[str, Any]] | None = None,
+    gm_did: list[str] | None = None,
 ) -> OutboundEmail:
     context = seat_context(game, seat, engine, state, step)
     context.update(link=access.url(token), events=events, **(shared or {}))
     context.update(events_parts(events, {} if rendered_events is None else rendered_events))
-    context.update(email_choice(seat, engine), since=since)
+    context.update(email_choice(seat, engine), since=since, gm_did=gm_did or [])
     attachments = []
     headers = None
     if step is None:
@@ -248,6 +250,7 @@ def step_emails(
     step: Step | None,
     tokens: dict[int, str],
     since: dict[int, list[dict[str, Any]]] | None = None,
+    gm_did: list[str] | None = None,
 ) -> list[OutboundEmail]:
     """The report of a newly opened step, or the game-over email, to each seat that has a
     token (``games.email_choices.sends_report``); ``seats``: all of the game's. The public
@@ -255,7 +258,8 @@ def step_emails(
 
     ``since``: position -> what happened since the seat's last email (``events_since``),
     for the seats that do not get every step's report; they are told that instead of the
-    step's events."""
+    step's events. ``gm_did``: what the GM did during the step that closed, in words
+    (``gm_actions_of``), the same for every seat."""
     game.seat_names = {seat.position: seat.name for seat in seats}
     shared = shared_parts(game, engine, state, step)
     rendered_events: dict[tuple[str, ...], dict[str, Rendered]] = {}
@@ -272,10 +276,53 @@ def step_emails(
             shared=shared,
             rendered_events=rendered_events,
             since=since.get(seat.position),
+            gm_did=gm_did,
         )
         for seat in seats
         if seat.position in tokens
     ]
+
+
+def gm_said(action: GMAction) -> str:
+    """A GM action as players read it: its words, and the GM's reason if there is one."""
+    return f"{action.words} ({action.reason})" if action.reason else action.words
+
+
+def gm_actions_of(game: Game, step: Step) -> list[str]:
+    """What the GM did while ``step`` was open, oldest first, in words for its report; no
+    query when the GM did nothing then (``Step.gm_acted``)."""
+    if not step.gm_acted:
+        return []
+    actions = GMAction.objects.filter(game=game, step_number=step.number).order_by("id")
+    return [gm_said(action) for action in actions.only("words", "reason")]
+
+
+# The seat page and the GM's page list this many of the game's latest GM actions.
+GM_LOG_ROWS = 20
+
+
+@dataclass(frozen=True)
+class GMLog:
+    """The latest GM actions of a game, newest first, and how many there are in all."""
+
+    actions: Sequence[GMAction]
+    total: int
+
+    @property
+    def older(self) -> int:
+        return self.total - len(self.actions)
+
+
+def gm_log(game: Game) -> GMLog:
+    """The game's GM log for its pages, in one query (the count is a window over the
+    game's rows, taken before the limit)."""
+    rows = list(
+        GMAction.objects.filter(game=game)
+        .only("step_number", "words", "reason", "at")
+        .annotate(total=Window(Count("id")))
+        .order_by("-id")[:GM_LOG_ROWS]
+    )
+    return GMLog(rows, rows[0].total if rows else 0)
 
 
 def events_since(game: Game, seats: list[Seat]) -> tuple[dict[int, list[dict[str, Any]]], int]:

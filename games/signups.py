@@ -410,7 +410,12 @@ def _replace(game: Game, signup: SignUp, now: datetime) -> None:
     if why is not None:
         raise postal.PostalError(f"{why}: decline {signup.name}'s sign-up")
     postal.replace_player(
-        game.pk, position=signup.position, name=signup.name, email=signup.email, now=now
+        game.pk,
+        position=signup.position,
+        name=signup.name,
+        email=signup.email,
+        now=now,
+        reason="a new player took over the seat from the open games",
     )
     Seat.objects.filter(game=game, position=signup.position).update(
         civil_disorder_at=None, missed_in_row=0

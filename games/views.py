@@ -292,6 +292,7 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
         **_email_choice_context(seat, engine),
         **_missed_context(game, seat),
         other_seats=[other for other in held if other.pk != seat.pk],
+        gm_log=reports.gm_log(game),
     )
     return render(request, "games/play.html", context)
 
