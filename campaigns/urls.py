@@ -11,6 +11,7 @@ urlpatterns = [
     path("new/league/<slug:game>/<slug:profile>/", views.new_campaign, name="new_league_profile"),
     path("<int:campaign_id>/", views.campaign_page, name="campaign"),
     path("<int:campaign_id>/members/", views.add_member, name="add_member"),
+    path("<int:campaign_id>/webhook/", views.campaign_webhook, name="webhook"),
     path("<int:campaign_id>/nights/", views.open_night, name="open_night"),
     path("<int:campaign_id>/games/", views.league_game, name="league_game"),
     path("<int:campaign_id>/tracker.csv", views.tracker_csv, name="tracker_csv"),

@@ -16,9 +16,10 @@ from django.views.decorators.http import require_POST
 from campaigns import chart, dates, postal
 from campaigns.forms import FIRST_PLAYER_KEY, CampaignForm, MemberForm, NightForm
 from campaigns.models import Campaign, Night
-from games import schedule
+from games import schedule, webhooks
 from games.engines import registry
-from games.gm_forms import first_error
+from games.gm_forms import WebhookFields, first_error
+from games.models import Webhook
 
 
 def campaigns_of(request: HttpRequest) -> QuerySet[Campaign]:
@@ -110,6 +111,7 @@ def campaign_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "members": members,
         "member_form": MemberForm(),
         "rules": rules_of(campaign),
+        **_webhook_context(campaign),
     }
     if campaign.kind == Campaign.Kind.FIRST_PLAYER:
         sheet = postal.tracker(campaign)
@@ -132,6 +134,54 @@ def campaign_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
         games, rows = postal.league_standings(campaign)
         context |= {"games": games, "rows": rows}
     return render(request, "campaigns/campaign.html", context)
+
+
+def _webhook_context(campaign: Campaign) -> dict[str, object]:
+    """The campaign's webhook form (its address never shown in full) and its latest
+    deliveries, of all its games."""
+    hook = Webhook.objects.filter(campaign=campaign).first()
+    initial = {"format": hook.format, "active": hook.active} if hook else {}
+    return {
+        "webhook": hook,
+        "webhook_shown": webhooks.shown(hook.url) if hook else "",
+        "webhook_form": WebhookFields(
+            has_hook=hook is not None, initial=initial, auto_id="webhook_%s"
+        ),
+        "webhook_deliveries": webhooks.latest_of_campaign(campaign.pk),
+    }
+
+
+@staff_member_required
+@require_POST
+def campaign_webhook(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Set, change or (with ``remove``) take away the campaign's webhook."""
+    campaign = _campaign(request, campaign_id)
+    if "remove" in request.POST:
+        if webhooks.remove(campaign_id=campaign.pk):
+            messages.success(request, "The webhook is removed, with its deliveries.")
+        else:
+            messages.error(request, "The campaign has no webhook to remove.")
+        return redirect("campaigns:campaign", campaign.pk)
+    has_hook = Webhook.objects.filter(campaign=campaign).exists()
+    form = WebhookFields(request.POST, has_hook=has_hook)
+    if not form.is_valid():
+        messages.error(request, f"{first_error(form)} Nothing was changed.")
+        return redirect("campaigns:campaign", campaign.pk)
+    data = form.cleaned_data
+    try:
+        hook = webhooks.set_for_campaign(
+            campaign.pk, url=data["url"], format=data["format"], active=data["active"]
+        )
+    except webhooks.BadURL as error:
+        messages.error(request, f"{error.message} Nothing was changed.")
+    else:
+        state = "on" if hook.active else "switched off"
+        messages.success(
+            request,
+            f"The webhook is set to {webhooks.shown(hook.url)} ({hook.get_format_display()}); "
+            f"{state}. It hears of every game of the campaign.",
+        )
+    return redirect("campaigns:campaign", campaign.pk)
 
 
 @staff_member_required

@@ -303,9 +303,10 @@ class GameForm(forms.Form):
         self.game = game
 
 
-class WebhookForm(GameForm):
-    """The game's webhook (docs/webhooks.md): an address (blank keeps the current one,
-    which the page never shows: it may hold a secret), its format, and whether it is on."""
+class WebhookFields(forms.Form):
+    """A webhook (docs/webhooks.md) of a game or a campaign: an address (blank keeps the
+    current one, which pages never show: it may hold a secret), its format, and whether it
+    is on. ``has_hook``: whether there is a current one."""
 
     url = forms.CharField(
         max_length=500,
@@ -316,10 +317,10 @@ class WebhookForm(GameForm):
     format = forms.ChoiceField(choices=Webhook.Format.choices, label="Format")
     active = forms.BooleanField(required=False, initial=True, label="Send events")
 
-    def __init__(self, *args: Any, game: Game, **kwargs: Any) -> None:
-        super().__init__(*args, game=game, **kwargs)
-        self.has_hook = Webhook.objects.filter(game=game).exists()
-        if self.has_hook:
+    def __init__(self, *args: Any, has_hook: bool, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.has_hook = has_hook
+        if has_hook:
             self.fields["url"].help_text = "https:// only; leave blank to keep the current one."
 
     def clean_url(self) -> str:
@@ -332,6 +333,14 @@ class WebhookForm(GameForm):
             return webhooks.check_url(url)
         except webhooks.BadURL as error:
             raise forms.ValidationError(error.message) from None
+
+
+class WebhookForm(WebhookFields, GameForm):
+    """The game's webhook, as a GM panel action of the game."""
+
+    def __init__(self, *args: Any, game: Game, **kwargs: Any) -> None:
+        has_hook = Webhook.objects.filter(game=game).exists()
+        super().__init__(*args, has_hook=has_hook, game=game, **kwargs)
 
 
 class ReasonForm(GameForm):

@@ -134,8 +134,22 @@ def hooks_of(game: Game) -> list[Webhook]:
     """The active webhooks that hear of ``game``: its own, and its campaign's (one query)."""
     return list(
         Webhook.objects.filter(
-            Q(game_id=game.pk) | Q(campaign__games__game_id=game.pk), active=True
-        ).order_by("id")
+            Q(game_id=game.pk)
+            | Q(campaign__games__game_id=game.pk)
+            | Q(campaign__nights__tables__game_id=game.pk),
+            active=True,
+        )
+        .distinct()
+        .order_by("id")
+    )
+
+
+def latest_of_campaign(campaign_id: int, count: int = 10) -> list[WebhookDelivery]:
+    """The latest deliveries of a campaign's webhook, for its page."""
+    return list(
+        WebhookDelivery.objects.filter(webhook__campaign_id=campaign_id)
+        .select_related("game")
+        .defer("payload", "game__state")[:count]
     )
 
 

@@ -7,6 +7,7 @@ of a Liar's Dice game holds a cup."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
@@ -400,3 +401,40 @@ def test_a_liars_dice_webhook_never_holds_a_cup(
     for event in private:
         assert event.text not in posted
         assert all(event.text not in body for body in bodies)
+
+
+# --- a campaign's webhook ---------------------------------------------------------------------
+
+
+def test_a_campaigns_webhook_hears_of_its_games_set_on_its_page(
+    now: datetime, receiver: Receiver, commit: Callable[[], AbstractContextManager[Any]]
+) -> None:
+    from campaigns import postal as campaigns
+    from tests.campaigns.test_postal import league_of
+
+    league = league_of(now)
+    league.host.is_staff = True
+    league.host.save(update_fields=["is_staff"])
+    client = Client()
+    client.force_login(league.host)
+    page = f"/gm/campaigns/{league.pk}/"
+    bad = client.post(f"{page}webhook/", {"url": "ftp://x", "format": "json", "active": "on"})
+    assert bad.status_code == 302
+    assert not Webhook.objects.filter(campaign=league).exists()
+    client.post(f"{page}webhook/", {"url": receiver.url, "format": "slack", "active": "on"})
+    hook = Webhook.objects.get(campaign=league)
+    assert (hook.url, hook.format, hook.active) == (receiver.url, "slack", True)
+    with commit():
+        entry = campaigns.start_league_game(league.pk, now=now, seed=SEED)
+    assert len(receiver.posts) == 1
+    assert f"{entry.game.title}: step 1 is open" in receiver.posts[0]["text"]
+    html = client.get(page).content.decode()
+    assert "secret-token" not in html
+    assert re.findall(
+        r'<tr id="delivery-\d+"><td class="nowrap">[^<]*</td><td>(.*?)</td>', html
+    ) == [entry.game.title]
+    another = Client()
+    another.force_login(GMFactory.create(is_staff=True))
+    assert another.post(f"{page}webhook/", {"remove": "1"}).status_code == 404
+    client.post(f"{page}webhook/", {"remove": "1"})
+    assert not Webhook.objects.filter(campaign=league).exists()
