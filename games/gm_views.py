@@ -10,7 +10,6 @@ mail, where a failed email or one of unknown outcome can be sent again."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,7 +25,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
 from games import (
@@ -57,6 +55,7 @@ from games.gm_forms import (
     first_error,
 )
 from games.models import Event, Game, GameTemplate, Order, Seat, Step, Webhook, WebhookDelivery
+from games.spectators import own_ids
 from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
 
@@ -274,15 +273,6 @@ class SeatView:
     board: str
     private: str
     raw: str
-
-
-_ID = re.compile(r'(?<=\s)id="([^"]*)"')
-
-
-def own_ids(html: str, prefix: str) -> SafeString:
-    """Rendered blocks with every id prefixed: the game page shows the blocks of every seat
-    one after the other, and an id names one element of a page."""
-    return mark_safe(_ID.sub(lambda match: f'id="{prefix}{match[1]}"', html))  # ids only
 
 
 def _rendered(context: dict[str, Any], seat: Seat | None, raw: dict[str, Any]) -> SeatView:
