@@ -23,6 +23,7 @@ from games.models import (
     TEMPLATE_NAME_LENGTH,
     AbsencePolicy,
     Game,
+    Publicity,
     Seat,
     SignUp,
     SignUpMode,
@@ -350,6 +351,17 @@ class ReasonForm(GameForm):
         if not _control_free(reason):
             raise ValidationError("the reason must be a single line without control characters")
         return reason
+
+
+class PublicForm(GameForm):
+    """Who may watch the game at its public page and in the archive."""
+
+    public = forms.ChoiceField(
+        choices=Publicity.choices,
+        label="Spectators",
+        help_text="A public game shows everybody its board and public events, never a "
+        "player's hidden information before it is over.",
+    )
 
 
 class TemplateForm(GameForm):

@@ -35,6 +35,7 @@ from games import (
     reports,
     schedule,
     signups,
+    spectators,
     webhooks,
 )
 from games.engines import registry
@@ -45,6 +46,7 @@ from games.gm_forms import (
     ExtendForm,
     GameForm,
     OrderForm,
+    PublicForm,
     ReasonForm,
     ReplaceForm,
     SeatForm,
@@ -54,7 +56,17 @@ from games.gm_forms import (
     WebhookForm,
     first_error,
 )
-from games.models import Event, Game, GameTemplate, Order, Seat, Step, Webhook, WebhookDelivery
+from games.models import (
+    Event,
+    Game,
+    GameTemplate,
+    Order,
+    Publicity,
+    Seat,
+    Step,
+    Webhook,
+    WebhookDelivery,
+)
 from games.spectators import own_ids
 from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
@@ -428,6 +440,9 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "seed": game.seed.hex() if game.status == Game.Status.FINISHED and game.seed else None,
         "signups": signups.gm_view(game, seats, timezone.now()),
         **_webhook_context(game),
+        "public_form": PublicForm(game=game, initial={"public": game.public}, auto_id="public_%s"),
+        "public_url": reverse("games:public", args=[game.public_id]),
+        "watched": spectators.is_public(game),
     }
     return render(request, "games/gm/game.html", context)
 
@@ -583,6 +598,16 @@ def _remove_webhook(form: Any, now: datetime) -> str:
     return "The webhook is removed, with its deliveries."
 
 
+def _public(form: PublicForm, now: datetime) -> str:
+    game = postal.set_public(form.game.pk, form.cleaned_data["public"])
+    if game.public == Publicity.NO:
+        return "The game is never public: only its players and you see it."
+    where = f"{settings.SITE_URL}{reverse('games:public', args=[game.public_id])}"
+    if game.public == Publicity.YES:
+        return f"The game is public now: anybody may watch it at {where}."
+    return f"The game will be public once finished, at {where}."
+
+
 def _clear(form: Any, now: datetime) -> str:
     postal.clear_needs_gm(form.game.pk)
     return "Cleared: the sweep tries the open step again."
@@ -608,6 +633,7 @@ ACTIONS: dict[str, tuple[type[GameForm], Callable[[Any, datetime], str]]] = {
     "close-signups": (GameForm, _close_signups),
     "webhook": (WebhookForm, _webhook),
     "remove-webhook": (GameForm, _remove_webhook),
+    "public": (PublicForm, _public),
 }
 
 

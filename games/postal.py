@@ -57,6 +57,7 @@ from games.models import (
     GMAction,
     Handover,
     Order,
+    Publicity,
     Reports,
     Seat,
     SignUpMode,
@@ -1924,6 +1925,17 @@ def play_again(game_id: int, *, now: datetime) -> Game:
         new.previous, new.reminders = game, game.reminders
         new.save(update_fields=["previous", "reminders"])
         return start_game(new.pk, now=now)
+
+
+def set_public(game_id: int, public: str) -> Game:
+    """The GM's choice of who may watch the game (``Publicity``; games.spectators)."""
+    if public not in Publicity.values:
+        raise PostalError(f"{public!r} is not a choice of who may watch the game")
+    with transaction.atomic():
+        game = _locked(game_id)
+        game.public = public
+        game.save(update_fields=["public"])
+    return game
 
 
 def clear_needs_gm(game_id: int) -> None:

@@ -52,9 +52,7 @@ def archive(engine: str | None, player: str = "") -> QuerySet[Game]:
     if engine is not None:
         games = games.filter(engine=engine)
     if player:
-        games = games.filter(
-            pk__in=Seat.objects.filter(name__icontains=player).values("game_id")
-        )
+        games = games.filter(pk__in=Seat.objects.filter(name__icontains=player).values("game_id"))
     return games.order_by("-finished_at", "-pk").prefetch_related("seats")
 
 
