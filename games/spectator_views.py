@@ -42,7 +42,7 @@ def game_page(request: HttpRequest, public_id: str) -> HttpResponse:
         if finished
         else game.steps.filter(number=game.step_number).defer("state_before", "state_after").first()
     )
-    state = engine.state_from_json(game.state)
+    state = None if game.state is None else engine.state_from_json(game.state)
     context: dict[str, Any] = {
         "game": game,
         "seats": seats,
@@ -50,13 +50,13 @@ def game_page(request: HttpRequest, public_id: str) -> HttpResponse:
         "step": step,
         "finished": finished,
         "deadline": schedule.local_time(step.deadline, game.time_zone) if step else None,
-        "board": spectators.public_board(game, game.state, step),
+        "board": "" if state is None else spectators.public_board(game, game.state, step),
         "history": reports.history(game, None, before=history_before(request)),
         "standings": [
             {"name": game.seat_names[s.seat], "place": s.place, "score": s.score}
             for s in engine.standings(state) or []
         ]
-        if finished
+        if finished and state is not None
         else [],
     }
     return render(request, "games/spectators/game.html", context)
