@@ -96,7 +96,7 @@ class Roll:
 
 @dataclass(frozen=True)
 class Hidden:
-    """One seat's private view of the final state, shown once the game is over."""
+    """One seat's private view of a step, shown once the game is over."""
 
     name: str
     private: SafeString
@@ -106,7 +106,8 @@ class Hidden:
 class ReplayStep:
     """Step ``number`` of a finished game as the replay shows it: the board after it, all
     its events (with who saw each, None: everybody), its rolls checked against the seed,
-    and, at the last step, each seat's private view of the final state."""
+    and each seat's private view while it was played (the game being over, nothing is
+    hidden any more)."""
 
     number: int
     last: int
@@ -158,17 +159,18 @@ def replay_step(game: Game, number: int) -> ReplayStep | None:
         board=board,
         events=events,
         rolls=rolls,
-        hidden=_final_hidden(game, seats) if number == last else [],
+        hidden=_hidden_during(game, seats, step),
     )
 
 
-def _final_hidden(game: Game, seats: list[Seat]) -> list[Hidden]:
-    """Each seat's private block of the game's final state, through its templates."""
+def _hidden_during(game: Game, seats: list[Seat], step: Step) -> list[Hidden]:
+    """Each seat's private block while ``step`` was played (its state before: the cups
+    the players held when they gave their orders), through the game's templates."""
     engine = registry.get(game.engine)
-    state = engine.state_from_json(game.state)
+    state = engine.state_from_json(step.state_before)
     hidden = []
     for seat in seats:
-        context = reports.seat_context(game, seat, engine, state, None)
+        context = reports.seat_context(game, seat, engine, state, step)
         private = render_to_string(context["private_html"], context)
         # Every seat's block on one page: each id prefixed, so it names one element.
         hidden.append(Hidden(seat.name, own_ids(private, f"seat-{seat.position}-")))

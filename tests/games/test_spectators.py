@@ -141,7 +141,12 @@ def test_the_replay_checks_every_roll_and_reveals_every_cup(
                 f'<td data-label="Rolled">{face(seed, game.pk, roll.index, roll.sides)}</td>'
                 in page
             )
-        assert ("Every player's hidden information at the end" in page) is (step.number == last)
+        assert f"Every player's hidden information during step {step.number}" in page
+        state = game.rules.state_from_json(step.state_before)
+        for position in (0, 1):
+            # Each cup held during the step, as its seat saw it on its own page.
+            dice = " ".join(map(str, state.hands[position]))
+            assert f"{dice}</span>" in page, (step.number, position)
         assert ('rel="next"' in page) is (step.number < last)
         assert ('rel="prev"' in page) is (step.number > 1)
     # Every cup was told to its seat only; the replay shows them all.
