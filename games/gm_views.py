@@ -252,6 +252,7 @@ def _create(
                 missed=form.missed_turns(),
                 signup=data["signup"],
                 seats_wanted=data["seats_wanted"],
+                public=data["public"] or Publicity.AUTO,
             )
         except postal.PostalError as error:
             form.add_error(None, error.message)

@@ -191,9 +191,11 @@ def create_game(
     missed: MissedTurns | None = None,
     signup: str = SignUpMode.CLOSED,
     seats_wanted: int | None = None,
+    public: str = Publicity.AUTO,
 ) -> Game:
     """A new game with its seats, not started. PostalError says what is wrong. ``rated``:
-    once finished, its result counts in its game's ratings (``games.ratings``); ``missed``:
+    once finished, its result counts in its game's ratings (``games.ratings``); ``public``:
+    who may watch it (``Publicity``, games.spectators); ``missed``:
     what it does about missed deadlines and absences (the defaults when None).
 
     ``signup``: how players join (``SignUpMode``). An open game has ``seats_wanted`` seats,
@@ -235,6 +237,7 @@ def create_game(
             early_processing=early_processing,
             status=Game.Status.RECRUITING,
             rated=rated,
+            public=public,
             **dataclasses.asdict(missed),
             signup=signup,
             seats_wanted=seats_wanted if signup != SignUpMode.CLOSED else None,

@@ -15,6 +15,7 @@ from games import postal, spectators
 from games.engines.dice import face
 from games.models import DiceRoll, Event, Game, Publicity, Seat, Step
 from tests.factories import GMFactory, choice_game
+from tests.games.test_gm import CHOICE_FORM, GOOD
 from tests.games.test_hidden import readable_by
 from tests.games.test_liars_dice_postal import cup_secrets, due, sweep_after, with_distinct_cups
 
@@ -89,6 +90,16 @@ def test_the_gm_sets_who_may_watch_and_a_wrong_choice_changes_nothing(now: datet
     client.post(f"/gm/{game.pk}/public/", {"public": "no"})
     game.refresh_from_db()
     assert game.public == Publicity.NO
+
+
+def test_the_new_game_form_sets_who_may_watch() -> None:
+    gm = GMFactory.create(is_staff=True)
+    client = Client()
+    client.force_login(gm)
+    form = {**GOOD, "title": "Watched", "public": "yes"}
+    response = client.post(CHOICE_FORM, form)
+    assert response.status_code == 302, response.content.decode()
+    assert Game.objects.get(title="Watched").public == Publicity.YES
 
 
 def test_a_running_public_game_shows_no_cup_that_a_seat_sees(now: datetime) -> None:
