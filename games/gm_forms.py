@@ -23,6 +23,7 @@ from games.models import (
     TEMPLATE_NAME_LENGTH,
     AbsencePolicy,
     Game,
+    Publicity,
     Seat,
     SignUp,
     SignUpMode,
@@ -98,6 +99,19 @@ MISSED_FIELDS = (
 )
 
 
+def public_field(required: bool = True) -> forms.ChoiceField:
+    """Who may watch the game (``Publicity``): on the new-game form (where leaving it out
+    keeps the default) and the game page."""
+    return forms.ChoiceField(
+        required=required,
+        choices=Publicity.choices,
+        initial=Publicity.AUTO,
+        label="Spectators",
+        help_text="A public game shows everybody its board and public events, never a "
+        "player's hidden information before it is over.",
+    )
+
+
 class CreateGameForm(DeadlinesForm):
     """A new game of one game and profile: its title, the profile's options as fields
     (``games.forms.options``), its rhythm and its players."""
@@ -137,6 +151,7 @@ class CreateGameForm(DeadlinesForm):
             PLAYERS_HELP,
         ),
     )
+    public = public_field(required=False)
     rated = forms.BooleanField(
         required=False,
         initial=False,
@@ -214,7 +229,9 @@ class CreateGameForm(DeadlinesForm):
         return self.option_fields.bound(self)
 
     def main_fields(self) -> list[forms.BoundField]:
-        return [self[name] for name in ("title", "signup", "seats_wanted", "players", "rated")]
+        return [
+            self[name] for name in ("title", "signup", "seats_wanted", "players", "public", "rated")
+        ]
 
     def rhythm_fields(self) -> list[forms.BoundField]:
         return [self[name] for name in ("schedule", "time_zone", "early_processing")]
@@ -359,6 +376,12 @@ class ReasonForm(GameForm):
         if not _control_free(reason):
             raise ValidationError("the reason must be a single line without control characters")
         return reason
+
+
+class PublicForm(GameForm):
+    """Who may watch the game at its public page and in the archive."""
+
+    public = public_field()
 
 
 class TemplateForm(GameForm):

@@ -10,7 +10,6 @@ mail, where a failed email or one of unknown outcome can be sent again."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,7 +25,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
 from games import (
@@ -37,6 +35,7 @@ from games import (
     reports,
     schedule,
     signups,
+    spectators,
     webhooks,
 )
 from games.engines import registry
@@ -47,6 +46,7 @@ from games.gm_forms import (
     ExtendForm,
     GameForm,
     OrderForm,
+    PublicForm,
     ReasonForm,
     ReplaceForm,
     SeatForm,
@@ -56,7 +56,18 @@ from games.gm_forms import (
     WebhookForm,
     first_error,
 )
-from games.models import Event, Game, GameTemplate, Order, Seat, Step, Webhook, WebhookDelivery
+from games.models import (
+    Event,
+    Game,
+    GameTemplate,
+    Order,
+    Publicity,
+    Seat,
+    Step,
+    Webhook,
+    WebhookDelivery,
+)
+from games.spectators import own_ids
 from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
 
@@ -241,6 +252,7 @@ def _create(
                 missed=form.missed_turns(),
                 signup=data["signup"],
                 seats_wanted=data["seats_wanted"],
+                public=data["public"] or Publicity.AUTO,
             )
         except postal.PostalError as error:
             form.add_error(None, error.message)
@@ -274,15 +286,6 @@ class SeatView:
     board: str
     private: str
     raw: str
-
-
-_ID = re.compile(r'(?<=\s)id="([^"]*)"')
-
-
-def own_ids(html: str, prefix: str) -> SafeString:
-    """Rendered blocks with every id prefixed: the game page shows the blocks of every seat
-    one after the other, and an id names one element of a page."""
-    return mark_safe(_ID.sub(lambda match: f'id="{prefix}{match[1]}"', html))  # ids only
 
 
 def _rendered(context: dict[str, Any], seat: Seat | None, raw: dict[str, Any]) -> SeatView:
@@ -438,6 +441,9 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "seed": game.seed.hex() if game.status == Game.Status.FINISHED and game.seed else None,
         "signups": signups.gm_view(game, seats, timezone.now()),
         **_webhook_context(game),
+        "public_form": PublicForm(game=game, initial={"public": game.public}, auto_id="public_%s"),
+        "public_url": reverse("games:public", args=[game.public_id]),
+        "watched": spectators.is_public(game),
     }
     return render(request, "games/gm/game.html", context)
 
@@ -593,6 +599,16 @@ def _remove_webhook(form: Any, now: datetime) -> str:
     return "The webhook is removed, with its deliveries."
 
 
+def _public(form: PublicForm, now: datetime) -> str:
+    game = postal.set_public(form.game.pk, form.cleaned_data["public"])
+    if game.public == Publicity.NO:
+        return "The game is never public: only its players and you see it."
+    where = f"{settings.SITE_URL}{reverse('games:public', args=[game.public_id])}"
+    if game.public == Publicity.YES:
+        return f"The game is public now: anybody may watch it at {where}."
+    return f"The game will be public once finished, at {where}."
+
+
 def _clear(form: Any, now: datetime) -> str:
     postal.clear_needs_gm(form.game.pk)
     return "Cleared: the sweep tries the open step again."
@@ -618,6 +634,7 @@ ACTIONS: dict[str, tuple[type[GameForm], Callable[[Any, datetime], str]]] = {
     "close-signups": (GameForm, _close_signups),
     "webhook": (WebhookForm, _webhook),
     "remove-webhook": (GameForm, _remove_webhook),
+    "public": (PublicForm, _public),
 }
 
 

@@ -46,6 +46,14 @@ class SignUpMode(models.TextChoices):
     APPROVE = "approve", "open: I approve each player"
 
 
+class Publicity(models.TextChoices):
+    """Who may watch a game (docs/players.md, "Spectators and the archive")."""
+
+    AUTO = "auto", "Public once finished"
+    YES = "yes", "Public now"
+    NO = "no", "Never public"
+
+
 class AbsencePolicy(models.TextChoices):
     """What a player's declared absence does to their turns (games.absences)."""
 
@@ -118,6 +126,10 @@ class Game(models.Model):
     # When its result went into the ratings (games.ratings claims the game with it, so a
     # game counts once); None for a game not (yet) counted.
     rated_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Who may watch the game at /games/<public_id>/ and in the archive (games.spectators).
+    public = models.CharField(
+        max_length=4, choices=Publicity.choices, default=Publicity.AUTO, db_default=Publicity.AUTO
+    )
 
     # Not a column: seat names by position, kept on this instance by a caller that has the
     # seats loaded already (a step's emails, the GM page), so standings read no seat again.

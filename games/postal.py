@@ -57,6 +57,7 @@ from games.models import (
     GMAction,
     Handover,
     Order,
+    Publicity,
     Reports,
     Seat,
     SignUpMode,
@@ -190,9 +191,11 @@ def create_game(
     missed: MissedTurns | None = None,
     signup: str = SignUpMode.CLOSED,
     seats_wanted: int | None = None,
+    public: str = Publicity.AUTO,
 ) -> Game:
     """A new game with its seats, not started. PostalError says what is wrong. ``rated``:
-    once finished, its result counts in its game's ratings (``games.ratings``); ``missed``:
+    once finished, its result counts in its game's ratings (``games.ratings``); ``public``:
+    who may watch it (``Publicity``, games.spectators); ``missed``:
     what it does about missed deadlines and absences (the defaults when None).
 
     ``signup``: how players join (``SignUpMode``). An open game has ``seats_wanted`` seats,
@@ -234,6 +237,7 @@ def create_game(
             early_processing=early_processing,
             status=Game.Status.RECRUITING,
             rated=rated,
+            public=public,
             **dataclasses.asdict(missed),
             signup=signup,
             seats_wanted=seats_wanted if signup != SignUpMode.CLOSED else None,
@@ -1924,6 +1928,17 @@ def play_again(game_id: int, *, now: datetime) -> Game:
         new.previous, new.reminders = game, game.reminders
         new.save(update_fields=["previous", "reminders"])
         return start_game(new.pk, now=now)
+
+
+def set_public(game_id: int, public: str) -> Game:
+    """The GM's choice of who may watch the game (``Publicity``; games.spectators)."""
+    if public not in Publicity.values:
+        raise PostalError(f"{public!r} is not a choice of who may watch the game")
+    with transaction.atomic():
+        game = _locked(game_id)
+        game.public = public
+        game.save(update_fields=["public"])
+    return game
 
 
 def clear_needs_gm(game_id: int) -> None:

@@ -368,10 +368,13 @@ def report_events(game: Game, position: int, history: History | None = None) -> 
     return list(rows.order_by("id").values_list("text", flat=True))
 
 
-def seen_by(position: int) -> Q:
+def seen_by(position: int | None) -> Q:
     """The events seat ``position`` may see (``Event.visible_to``), as a filter: the
-    public ones and those whose audience holds it. A step's events include every seat's
-    private ones (each order's receipt, each cup), so the others are not read."""
+    public ones and those whose audience holds it (None, a spectator: the public ones).
+    A step's events include every seat's private ones (each order's receipt, each cup),
+    so the others are not read."""
+    if position is None:
+        return Q(audience__isnull=True)
     return Q(audience__isnull=True) | Q(audience__contains=[position])
 
 
@@ -403,9 +406,10 @@ class History:
     last: int = -1
 
 
-def history(game: Game, position: int, before: int | None = None) -> History:
-    """The events ``position`` may see of up to HISTORY_STEPS steps before step ``before``
-    (None: up to the current step), newest step first. The steps' states are not read."""
+def history(game: Game, position: int | None, before: int | None = None) -> History:
+    """The events ``position`` (None: a spectator) may see of up to HISTORY_STEPS steps
+    before step ``before`` (None: up to the current step), newest step first. The steps'
+    states are not read."""
     last = game.step_number if before is None else min(before - 1, game.step_number)
     first = max(1, last - HISTORY_STEPS + 1)
     rows = (

@@ -1,11 +1,15 @@
 from django.urls import path
 
-from games import views
+from games import spectator_views, views
 
 app_name = "games"
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("games/archive/", spectator_views.archive_index, name="archive_index"),
+    path("games/archive/<slug:engine>/", spectator_views.archive, name="archive"),
+    path("games/<slug:public_id>/", spectator_views.game_page, name="public"),
+    path("games/<slug:public_id>/replay/", spectator_views.replay, name="replay"),
     path("games/<int:game_id>/verify/", views.verify_by_number, name="verify_by_number"),
     path("games/<slug:public_id>/verify/", views.verify, name="verify"),
     path("p/<str:token>/", views.magic_link, name="link"),

@@ -281,7 +281,7 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
         response, form = _take_order(request, seat, form, step_number, refused)
         if response is not None:
             return response
-    history = reports.history(game, seat.position, before=_history_before(request))
+    history = reports.history(game, seat.position, before=history_before(request))
     context.update(
         form=form,
         form_templates=form_templates(game.engine),
@@ -297,7 +297,7 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
     return render(request, "games/play.html", context)
 
 
-def _history_before(request: HttpRequest) -> int | None:
+def history_before(request: HttpRequest) -> int | None:
     """The step the page's history reads older steps before (``?before=N``), or None for
     the newest steps; anything that is not a step number shows the newest."""
     before = request.GET.get("before", "")

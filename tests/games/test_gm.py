@@ -18,7 +18,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 
-from games import gm_views, postal, reports
+from games import gm_views, postal, reports, spectators
 from games.engines.base import OrderError
 from games.engines.choice.rules import ChoiceEngine
 from games.models import DiceRoll, Event, Game, GameTemplate, Order, Seat, SeatLink, Step
@@ -718,7 +718,7 @@ def test_game_page_shows_each_seats_private_block_and_board_as_the_player_page_d
         for part in ("boards", "private"):
             templates = reports.engine_templates("choice", part, "html")
             blocks = render_to_string(templates, context)
-            assert gm_views.own_ids(blocks, f"seat-{seat.position}-") in markup
+            assert spectators.own_ids(blocks, f"seat-{seat.position}-") in markup
     public = section(content, "public-view")
     assert table_rows(public, "board") == board_rows(CHOICE.view(state, None))
     assert "Only you see this" not in public
