@@ -21,6 +21,10 @@ from games.models import DiceRoll, Event, Game, Seat, Step
 from games.schedule import local_time
 from moderator.mail import building
 
+# The line the reports' private blocks open with, left out of a zine's sheets (a zine's
+# reader is not the seat).
+ONLY_YOU = {"Only you see this block."}
+
 # The plain-text version's width: what a zine's column takes.
 WIDTH = 72
 
@@ -54,6 +58,7 @@ class Zine:
     sheets: list[Sheet]
     # (place, name, score); final when the game is over, else what the engine has now.
     standings: list[tuple[int, str, int | None]]
+    standings_label: str
     next_deadline: str
 
 
@@ -121,10 +126,7 @@ def zine(game: Game, number: int | None = None) -> Zine:
         board_txt=board_txt,
         board_html=board_html,
         sheets=[_sheet(game, seat, engine, state, finished) for seat in seats],
-        standings=[
-            (s.place, game.seat_names.get(s.seat, str(s.seat)), s.score)
-            for s in engine.standings(state) or []
-        ],
+        **_standings(game, engine, state),
         next_deadline=_next_deadline(game, following),
     )
 
@@ -135,11 +137,30 @@ def _sheet(
     if not finished:
         return Sheet(seat.name)
     context = reports.seat_context(game, seat, engine, state, None)
+    text = building.render(context["private_txt"], context, autoescape=False)
+    # Indented under the seat's name; the reports' "only you" line says nothing here.
+    lines = [f"  {line}" for line in text.strip("\n").splitlines() if line.strip() not in ONLY_YOU]
     return Sheet(
         seat.name,
-        building.render(context["private_txt"], context, autoescape=False),
+        "\n".join(lines) + "\n" if any(line.strip() for line in lines) else "",
         mark_safe(building.render(context["private_html"], context)),
     )
+
+
+def _standings(game: Game, engine: Engine[Any, Any, Any], state: Any) -> dict[str, Any]:
+    """The standings after the step when the engine has them (at the game's end); for an
+    earlier step of a finished game, the final ones; none mid-game (the board shows where
+    each player stands)."""
+    label = "Final standings:"
+    standings = engine.standings(state)
+    if standings is None and game.status == Game.Status.FINISHED and game.state is not None:
+        standings = engine.standings(engine.state_from_json(game.state))
+        label = "Final standings, at the game's end:"
+    names = game.seat_names or {}
+    return {
+        "standings": [(s.place, names.get(s.seat, str(s.seat)), s.score) for s in standings or []],
+        "standings_label": label,
+    }
 
 
 def _next_deadline(game: Game, following: Step | None) -> str:

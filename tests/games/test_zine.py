@@ -215,9 +215,16 @@ def test_a_finished_liars_dice_zine_shows_every_seat_s_private_part(
     rolls = DiceRoll.objects.filter(step__game=game, step__number=1).order_by("index")
     for roll in rolls:
         assert f"{roll.label}: d{roll.sides} rolled {roll.value}" in zine
+    assert "Final standings, at the game's end:" in zine
+    assert "Each player's private part, as only they saw it during the game:" in zine
     latest = zine_of(game)
     assert "None: the game is over" in latest
-    assert "1. " in latest
+    names = {seat.position: seat.name for seat in game.seats.all()}
+    final = ENGINE.standings(ENGINE.state_from_json(game.state)) or []
+    assert len(final) == 2
+    for standing in final:
+        assert f"  {standing.place}. {names[standing.seat]}" in latest
+    assert "  Final standings:" in latest
 
 
 def test_the_gm_pages_link_the_zine(now: datetime) -> None:
