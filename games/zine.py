@@ -72,6 +72,11 @@ def latest_done(game: Game) -> int | None:
     )
 
 
+def _latest(game: Game) -> str:
+    latest = latest_done(game)
+    return "" if latest is None else f" The latest resolved step is {latest}."
+
+
 def zine(game: Game, number: int | None = None) -> Zine:
     """The zine of step ``number`` of ``game`` (None: its latest resolved step). Raises
     NoStep when there is no such resolved step."""
@@ -81,9 +86,12 @@ def zine(game: Game, number: int | None = None) -> Zine:
             raise NoStep(f"{game.title} has no resolved step yet.")
     step = Step.objects.filter(game=game, number=number).first()
     if step is None:
-        raise NoStep(f"{game.title} has no step {number}.")
+        raise NoStep(f"{game.title} has no step {number}.{_latest(game)}")
     if step.status != Step.Status.DONE or step.state_after is None:
-        raise NoStep(f"Step {number} of {game.title} is still open: a zine shows resolved steps.")
+        raise NoStep(
+            f"Step {number} of {game.title} is still open: a zine shows resolved steps."
+            f"{_latest(game)}"
+        )
     engine: Engine[Any, Any, Any] = registry.get(game.engine)
     state = engine.state_from_json(step.state_after)
     seats = list(Seat.objects.filter(game=game).order_by("position"))

@@ -109,8 +109,12 @@ def test_another_gm_gets_404_and_sees_nothing_of_the_game(now: datetime) -> None
 @pytest.mark.parametrize(
     ("step", "message"),
     [
-        ("9", "Zine Choice has no step 9."),
-        ("2", "Step 2 of Zine Choice is still open: a zine shows resolved steps."),
+        ("9", "Zine Choice has no step 9. The latest resolved step is 1."),
+        (
+            "2",
+            "Step 2 of Zine Choice is still open: a zine shows resolved steps."
+            " The latest resolved step is 1.",
+        ),
         ("two", "“two” is not a step number."),
         ("0", "“0” is not a step number."),
     ],
