@@ -19,6 +19,7 @@ from time_machine import TimeMachineFixture
 from games import postal, tasks
 from games.engines.liars_dice.rules import LiarsDiceEngine
 from games.models import DiceRoll, Game, Step
+from games.zine import wrap
 from moderator.mail import building
 from tests.factories import GMFactory, choice_game
 from tests.games.test_liars_dice_postal import with_distinct_cups
@@ -85,8 +86,6 @@ def test_a_game_zine_has_every_section_in_html_and_text(now: datetime) -> None:
 
 
 def test_the_text_version_wraps_long_lines_at_72_columns() -> None:
-    from games.zine import wrap
-
     long = "    " + " ".join(["word"] * 40)
     wrapped = wrap(long).splitlines()
     assert max(len(line) for line in wrapped) <= 72
@@ -128,7 +127,8 @@ def test_a_step_that_is_not_resolved_answers_404_with_its_reason(
     assert page.status_code == 404
     assert message in html.unescape(page.content.decode())
     text = client.get(reverse("gm:zine", args=[game.pk]), {"step": step, "format": "text"})
-    assert (text.status_code, text.content.decode()) == (404, message + "\n")
+    assert (text.status_code, text.content.decode()) == (404, wrap(message))
+    assert max(len(line) for line in text.content.decode().splitlines()) <= 72
 
 
 def test_a_game_without_a_resolved_step_says_so(now: datetime) -> None:
