@@ -11,7 +11,9 @@ urlpatterns = [
     path("new/<slug:game>/", gm_views.create_game, name="create_game"),
     path("new/<slug:game>/<slug:profile>/", gm_views.create_game, name="create_profile"),
     path("templates/<int:template_id>/delete/", gm_views.delete_template, name="delete_template"),
+    path("zine/", gm_views.all_zines, name="zines"),
     path("<int:game_id>/", gm_views.game_page, name="game"),
+    path("<int:game_id>/zine/", gm_views.game_zine, name="zine"),
     path("<int:game_id>/<slug:action>/", gm_views.act, name="act"),
     path(
         "<int:game_id>/emails/<int:email_id>/send-again/",

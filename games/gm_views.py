@@ -37,6 +37,7 @@ from games import (
     signups,
     spectators,
     webhooks,
+    zine,
 )
 from games.engines import registry
 from games.engines.base import Engine, Profile, counted
@@ -697,3 +698,61 @@ def send_again(request: HttpRequest, game_id: int, email_id: int) -> HttpRespons
             "or one whose delivery is unknown, can be sent again.",
         )
     return redirect(f"{reverse('gm:game', args=[game.pk])}#emails")
+
+
+# --- the zine page ---------------------------------------------------------------------------
+
+
+def _zine_response(
+    request: HttpRequest,
+    zines: list[zine.Zine],
+    *,
+    one: Game | None = None,
+    problem: str = "",
+    skipped: list[str] | None = None,
+) -> HttpResponse:
+    status = 404 if problem else 200
+    if request.GET.get("format") == "text":
+        body = zine.wrap(problem) if problem else zine.as_text(zines)
+        return HttpResponse(body, content_type="text/plain; charset=utf-8", status=status)
+    context = {
+        "zines": zines,
+        "one": one,
+        "problem": problem,
+        "skipped": skipped or [],
+        "step_param": request.GET.get("step", "") if one else "",
+    }
+    return render(request, "games/gm/zine.html", context, status=status)
+
+
+@staff_member_required
+def game_zine(request: HttpRequest, game_id: int) -> HttpResponse:
+    """One step of one game as a printable page or plain text (``?format=text``): the
+    latest resolved step, or ``?step=N``."""
+    game = _game(request, game_id)
+    raw = request.GET.get("step", "").strip()
+    number: int | None = None
+    if raw:
+        if not raw.isdigit() or int(raw) < 1:
+            return _zine_response(
+                request, [], one=game, problem=f"“{raw[:20]}” is not a step number."
+            )
+        number = int(raw)
+    try:
+        made = zine.zine(game, number)
+    except zine.NoStep as error:
+        return _zine_response(request, [], one=game, problem=str(error))
+    return _zine_response(request, [made], one=game)
+
+
+@staff_member_required
+def all_zines(request: HttpRequest) -> HttpResponse:
+    """Every running game of the GM at its latest resolved step, one after the other."""
+    games = Game.objects.filter(gm_id=request.user.pk, status=Game.Status.RUNNING).defer("seed")
+    zines, skipped = [], []
+    for game in games.order_by("-created_at", "-id"):
+        try:
+            zines.append(zine.zine(game))
+        except zine.NoStep:
+            skipped.append(game.title)
+    return _zine_response(request, zines, skipped=skipped)
