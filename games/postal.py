@@ -1057,7 +1057,7 @@ def _resolve(
         away = absences.away([by_position[p] for p in missing], now=now) if missing else {}
     dice = VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn)
     # What a rollback restores (``rollback``): game.state is ``state`` as JSON here.
-    resolved_from = {"state": game.state, "die": game.dice_drawn}
+    resolved_from: dict[str, Any] = {"state": game.state, "die": game.dice_drawn}
     events: list[Event] = []
     if missing:
         state, events, moved_on = _missed_turns(
@@ -1066,14 +1066,14 @@ def _resolve(
         if moved_on:
             # An autopilot's order took effect at once and moved the game on (a bid): the
             # step is done without the engine's resolve, as after a player's such order.
-            step.resolved_from = {**resolved_from, "event": _record(game, step, dice, events)}
-            closed = _close_step(step, state, engine, now, closed_by)
+            resolved_from["event"] = _record(game, step, dice, events)
+            closed = _close_step(step, state, engine, now, closed_by, resolved_from)
             _advance(game, seats, engine, state, events, now, state_json=closed, closed=step)
             return
     new_state, more = engine.resolve(state, dice)
     events += more
-    step.resolved_from = {**resolved_from, "event": _record(game, step, dice, events)}
-    closed = _close_step(step, new_state, engine, now, closed_by)
+    resolved_from["event"] = _record(game, step, dice, events)
+    closed = _close_step(step, new_state, engine, now, closed_by, resolved_from)
     _advance(game, seats, engine, new_state, events, now, state_json=closed, closed=step)
 
 
@@ -1286,10 +1286,18 @@ def _held_back(
 
 
 def _close_step(
-    step: Step, state: Any, engine: Engine[Any, Any, Any], now: datetime, closed_by: str
+    step: Step,
+    state: Any,
+    engine: Engine[Any, Any, Any],
+    now: datetime,
+    closed_by: str,
+    resolved_from: dict[str, Any] | None = None,
 ) -> Any:
-    """Close ``step`` with ``state``; returns the state as JSON (the next step's too)."""
+    """Close ``step`` with ``state``; returns the state as JSON (the next step's too).
+    ``resolved_from``: what a rollback restores, when ``_resolve`` closes it (None: the
+    step cannot be rolled back)."""
     step.status = Step.Status.DONE
+    step.resolved_from = resolved_from
     step.state_after = engine.state_to_json(state)
     step.closed_at = now
     step.closed_by = closed_by
@@ -1735,32 +1743,46 @@ def rollback(game_id: int, *, reason: str, now: datetime, by: int | None = None)
         raise PostalError("give the players a reason for rolling the step back")
     with transaction.atomic():
         game = _locked(game_id)
-        if game.status not in (Game.Status.RUNNING, Game.Status.PAUSED):
-            raise PostalError(
-                f"only a running or paused game can be rolled back; this one is {game.status}"
-            )
-        steps = list(
-            game.steps.filter(number__in=(game.step_number - 1, game.step_number)).order_by(
-                "number"
-            )
-        )
-        if len(steps) != 2 or steps[0].status != Step.Status.DONE:
-            raise PostalError("the game has no resolved step to roll back")
-        done, after = steps
-        if after.status != Step.Status.OPEN:
-            raise PostalError("the game has no open step")
-        if done.resolved_from is None:
-            raise PostalError(
-                f"step {done.number} was closed by an order that took effect at once (or "
-                "before rollbacks existed), not resolved: it cannot be rolled back"
-            )
-        if after.orders.exists() or after.dice_rolls.exists():
-            raise PostalError(
-                f"step {after.number} already has orders: a step can be rolled back only "
-                "until the next one gets its first order"
-            )
+        done, after = _rollable(game)
         _roll_back(game, done, after, note, now)
     return done
+
+
+def rollback_offered(game: Game) -> int | None:
+    """The number of the step the GM may roll back now (``rollback``), or None (two
+    queries; nothing locked: ``rollback`` checks again)."""
+    try:
+        return _rollable(game)[0].number
+    except PostalError:
+        return None
+
+
+def _rollable(game: Game) -> tuple[Step, Step]:
+    """The last resolved step of ``game`` and the open one after it, when ``rollback``
+    may undo the first; PostalError saying why not otherwise."""
+    if game.status not in (Game.Status.RUNNING, Game.Status.PAUSED):
+        raise PostalError(
+            f"only a running or paused game can be rolled back; this one is {game.status}"
+        )
+    # Not game.steps: a caller's game may hold a prefetch of its open step only.
+    numbers = (game.step_number - 1, game.step_number)
+    steps = list(Step.objects.filter(game=game, number__in=numbers).order_by("number"))
+    if len(steps) != 2 or steps[0].status != Step.Status.DONE:
+        raise PostalError("the game has no resolved step to roll back")
+    done, after = steps
+    if after.status != Step.Status.OPEN:
+        raise PostalError("the game has no open step")
+    if done.resolved_from is None:
+        raise PostalError(
+            f"step {done.number} was closed by an order that took effect at once (or "
+            "before rollbacks existed), not resolved: it cannot be rolled back"
+        )
+    if after.orders.exists() or after.dice_rolls.exists():
+        raise PostalError(
+            f"step {after.number} already has orders: a step can be rolled back only "
+            "until the next one gets its first order"
+        )
+    return done, after
 
 
 def _roll_back(game: Game, done: Step, after: Step, note: _GMNote, now: datetime) -> None:

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
 
 from games import archive, postal, records, schedule
 from games.engines.choice.rules import ChoiceEngine
@@ -237,3 +239,56 @@ def test_a_paused_game_rolls_back_and_only_once(gm: User, now: datetime) -> None
     game.refresh_from_db()
     assert (game.status, game.step_number, game.state) == ("paused", 1, before["state"])
     refused(game, "the game has no resolved step to roll back", now)
+
+
+# --- the GM panel ------------------------------------------------------------------------------
+
+
+def gm_page(gm: User, game: Game) -> str:
+    client = Client()
+    client.force_login(gm)
+    return client.get(reverse("gm:game", args=[game.pk])).content.decode()
+
+
+def post(gm: User, game: Game, **data: str) -> list[str]:
+    client = Client()
+    client.force_login(gm)
+    response = client.post(reverse("gm:act", args=[game.pk, "rollback"]), data, follow=True)
+    assert response.redirect_chain == [(reverse("gm:game", args=[game.pk]), 302)]
+    return [str(message) for message in response.context["messages"]]
+
+
+def test_the_panel_offers_the_rollback_only_when_allowed_and_it_works(
+    gm: User, now: datetime
+) -> None:
+    fresh = postal.start_game(choice_game(2, gm=gm).pk, now=now, seed=SEED)
+    assert 'id="rollback-form"' not in gm_page(gm, fresh)
+    game, before = resolved_once(gm, now)
+    page = gm_page(gm, game)
+    assert 'id="rollback-form"' in page and "Roll back step 1</h3>" in page
+    kept = snapshot(game)
+    assert post(gm, game, reason=" ") == [
+        "Reason (every player is emailed it): give the players a reason for rolling the step back"
+    ]
+    assert snapshot(game) == kept
+    [message] = post(gm, game, reason=REASON)
+    game.refresh_from_db()
+    deadline = schedule.local_time(game.steps.get().deadline, game.time_zone)
+    assert message == (
+        f"Step 1 is open again until {deadline}; its orders stand and every player is emailed why."
+    )
+    assert (game.state, game.step_number) == (before["state"], 1)
+    assert 'id="rollback-form"' not in gm_page(gm, game)
+
+
+def test_the_panel_says_why_a_rollback_is_refused(gm: User, now: datetime) -> None:
+    game, _ = resolved_once(gm, now)
+    gm_page(gm, game)
+    order(game, 2, now + timedelta(days=2))
+    assert 'id="rollback-form"' not in gm_page(gm, game)
+    kept = snapshot(game)
+    assert post(gm, game, reason=REASON) == [
+        "step 2 already has orders: a step can be rolled back only until the next one gets "
+        "its first order"
+    ]
+    assert snapshot(game) == kept
