@@ -122,8 +122,18 @@ def test_the_new_resolution_draws_the_next_dice_and_the_game_verifies_and_replay
     postal.rollback(game.pk, reason=REASON, now=later)
     order(game, 1, later)
     step = game.steps.get(number=1)
+    old_reports = set(OutboundEmail.objects.filter(kind="report").values_list("id", flat=True))
     assert postal.resolve_due_step(step.pk, now=step.deadline)
     game.refresh_from_db()
+    # The new step 2's reports are written beside the old ones and name the rollback.
+    reports = OutboundEmail.objects.filter(kind="report").exclude(id__in=old_reports)
+    assert sorted(reports.values_list("dedupe_key", flat=True)) == [
+        f"report:{game.pk}:2:{position}" for position in range(3)
+    ]
+    assert all(
+        f"The GM rolled back step 1 ({REASON})" in " ".join(text.split())
+        for text in reports.values_list("text", flat=True)
+    )
     fresh = DiceRoll.objects.filter(game=game, rolled_back=False, index__gte=before["dice_drawn"])
     assert fresh.order_by("index").first().index == rolled_back  # type: ignore[union-attr]
     assert sorted(fresh.values_list("index", flat=True)) == list(
