@@ -273,7 +273,7 @@ class OrderAdmin(GameRecordAdmin):
 
 @admin.register(DiceRoll)
 class DiceRollAdmin(GameRecordAdmin):
-    list_display = ["game", "index", "sides", "value", "step_number", "label"]
+    list_display = ["game", "index", "sides", "value", "step_number", "label", "rolled_back"]
     list_filter = [("game", GameFilter)]
     filter_lookups = frozenset({"game__id__exact"})
     search_fields = ["game__title", "label"]

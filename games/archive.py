@@ -46,6 +46,10 @@ def _moves(game: Game) -> list[dict[str, Any]]:
         # An autopilot's order is played as the seat's own: a sealed one answers the
         # step's prompt (the replay resolves once all are in), one that takes effect at
         # once moves the game on, as it did at the deadline.
+        # A resolution of the step the GM rolled back drew dice the replay passes over;
+        # it comes first: the step's orders drew theirs before it or after the rollback.
+        for rolled in step.rollbacks or []:
+            moves.append({"rollback": True, "skip": [rolled["first"], rolled["count"]]})
         latest = {o.seat_id: o for o in step_orders if o.source != Order.Source.DEFAULT}
         for order in sorted(latest.values(), key=lambda o: (o.received_at, o.pk)):
             moves.append({"player": order.seat.name, "order": order.canonical})
@@ -67,8 +71,9 @@ class Verdict:
 
 
 def verify(game: Game) -> Verdict:
-    """Recompute every stored roll from the revealed seed, check the commitment, and
-    replay the game's record to its stored final state."""
+    """Recompute every stored roll from the revealed seed (those of a rolled-back
+    resolution too), check the commitment, and replay the game's record to its stored
+    final state."""
     verdict = Verdict()
     if not game.seed_revealed:
         verdict.problems.append(

@@ -384,6 +384,17 @@ class PublicForm(GameForm):
     public = public_field()
 
 
+class RollbackForm(ReasonForm):
+    """Roll back the last resolved step (``postal.rollback``): the reason is required,
+    since every player is emailed it."""
+
+    reason = forms.CharField(
+        max_length=GM_REASON_LENGTH,
+        label="Reason (every player is emailed it)",
+        error_messages={"required": "give the players a reason for rolling the step back"},
+    )
+
+
 class TemplateForm(GameForm):
     name = forms.CharField(max_length=TEMPLATE_NAME_LENGTH, label="Template name")
 

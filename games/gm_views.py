@@ -50,6 +50,7 @@ from games.gm_forms import (
     PublicForm,
     ReasonForm,
     ReplaceForm,
+    RollbackForm,
     SeatForm,
     SetOrderForm,
     SignUpForm,
@@ -439,6 +440,8 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "pause_form": ReasonForm(game=game, auto_id="pause_%s"),
         "resume_form": ReasonForm(game=game, auto_id="resume_%s"),
         "resolve_form": ReasonForm(game=game, auto_id="resolve_%s"),
+        "rollback_form": RollbackForm(game=game, auto_id="rollback_%s"),
+        "rollback_step": postal.rollback_offered(game),
         "seed": game.seed.hex() if game.status == Game.Status.FINISHED and game.seed else None,
         "signups": signups.gm_view(game, seats, timezone.now()),
         **_webhook_context(game),
@@ -529,6 +532,15 @@ def _resolve(form: ReasonForm, now: datetime) -> str:
     if not postal.resolve_now(form.game.pk, now=now, **_logged(form)):
         raise postal.PostalError(f"nothing was resolved: the game is {form.game.status}")
     return "The step is resolved; missing orders got their NMR defaults."
+
+
+def _rollback(form: RollbackForm, now: datetime) -> str:
+    step = postal.rollback(form.game.pk, now=now, **_logged(form))
+    when = schedule.local_time(step.deadline, form.game.time_zone)
+    return (
+        f"Step {step.number} is open again until {when}; its orders stand and every player "
+        "is emailed why."
+    )
 
 
 def _order(form: OrderForm, now: datetime) -> str:
@@ -622,6 +634,7 @@ ACTIONS: dict[str, tuple[type[GameForm], Callable[[Any, datetime], str]]] = {
     "pause": (ReasonForm, _pause),
     "resume": (ReasonForm, _resume),
     "resolve": (ReasonForm, _resolve),
+    "rollback": (RollbackForm, _rollback),
     "order": (OrderForm, _order),
     "replace": (ReplaceForm, _replace),
     "rotate": (SeatForm, _rotate),

@@ -294,6 +294,13 @@ class Step(models.Model):
     # report then reads them, and a step without costs no query for them. A database
     # default too: a process of the release before this column inserts steps without it.
     gm_acted = models.BooleanField(default=False, db_default=False)
+    # What a rollback of this step's resolution restores (postal.rollback): the state the
+    # resolution started from, the first die it drew and the first event id it could
+    # write. Set by postal._resolve only; None for a step closed otherwise.
+    resolved_from = models.JSONField(null=True, blank=True)
+    # The resolutions of this step the GM rolled back, oldest first: each the range of
+    # dice it drew, {"first": index, "count": n}, which a replay skips (docs/records.md).
+    rollbacks = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["game", "number"]
@@ -370,6 +377,9 @@ class DiceRoll(models.Model):
     value = models.PositiveSmallIntegerField()
     step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="dice_rolls")
     label = models.CharField(max_length=80, blank=True)
+    # Drawn by a resolution the GM rolled back (postal.rollback): kept, and verified, but
+    # no longer part of the game.
+    rolled_back = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["game", "index"]

@@ -23,7 +23,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import connection, models, transaction
-from django.db.models import Exists, F, Max, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, Max, OuterRef, Q, QuerySet, Value
+from django.db.models.functions import Concat
 
 from games import (
     absences,
@@ -62,9 +63,11 @@ from games.models import (
     Seat,
     SignUpMode,
     Step,
+    WebhookDelivery,
 )
 from games.models import Event as EventRow
 from moderator.mail import building, queueing
+from moderator.mail.models import OutboundEmail
 
 log = logging.getLogger(__name__)
 
@@ -1057,6 +1060,8 @@ def _resolve(
     if away is None:
         away = absences.away([by_position[p] for p in missing], now=now) if missing else {}
     dice = VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn)
+    # What a rollback restores (``rollback``): game.state is ``state`` as JSON here.
+    resolved_from: dict[str, Any] = {"state": game.state, "die": game.dice_drawn}
     events: list[Event] = []
     if missing:
         state, events, moved_on = _missed_turns(
@@ -1065,14 +1070,14 @@ def _resolve(
         if moved_on:
             # An autopilot's order took effect at once and moved the game on (a bid): the
             # step is done without the engine's resolve, as after a player's such order.
-            _record(game, step, dice, events)
-            closed = _close_step(step, state, engine, now, closed_by)
+            resolved_from["event"] = _record(game, step, dice, events)
+            closed = _close_step(step, state, engine, now, closed_by, resolved_from)
             _advance(game, seats, engine, state, events, now, state_json=closed, closed=step)
             return
     new_state, more = engine.resolve(state, dice)
     events += more
-    _record(game, step, dice, events)
-    closed = _close_step(step, new_state, engine, now, closed_by)
+    resolved_from["event"] = _record(game, step, dice, events)
+    closed = _close_step(step, new_state, engine, now, closed_by, resolved_from)
     _advance(game, seats, engine, new_state, events, now, state_json=closed, closed=step)
 
 
@@ -1285,14 +1290,22 @@ def _held_back(
 
 
 def _close_step(
-    step: Step, state: Any, engine: Engine[Any, Any, Any], now: datetime, closed_by: str
+    step: Step,
+    state: Any,
+    engine: Engine[Any, Any, Any],
+    now: datetime,
+    closed_by: str,
+    resolved_from: dict[str, Any] | None = None,
 ) -> Any:
-    """Close ``step`` with ``state``; returns the state as JSON (the next step's too)."""
+    """Close ``step`` with ``state``; returns the state as JSON (the next step's too).
+    ``resolved_from``: what a rollback restores, when ``_resolve`` closes it (None: the
+    step cannot be rolled back)."""
     step.status = Step.Status.DONE
+    step.resolved_from = resolved_from
     step.state_after = engine.state_to_json(state)
     step.closed_at = now
     step.closed_by = closed_by
-    step.save(update_fields=["status", "state_after", "closed_at", "closed_by"])
+    step.save(update_fields=["status", "state_after", "closed_at", "closed_by", "resolved_from"])
     log.info(
         "step resolved: game %s, step %s, by %s",
         step.game_id,
@@ -1365,8 +1378,9 @@ def _prompt_list(prompts: list[Prompt]) -> list[dict[str, Any]]:
     return [write(prompt) for prompt in prompts]
 
 
-def _record(game: Game, step: Step, dice: VerifiableDice, events: list[Event]) -> None:
-    """Store every die drawn and every event, one query each."""
+def _record(game: Game, step: Step, dice: VerifiableDice, events: list[Event]) -> int | None:
+    """Store every die drawn and every event, one query each; the id of the first event
+    stored (None: none)."""
     if dice.draws:
         label = f"step {step.number}"
         DiceRoll.objects.bulk_create(
@@ -1374,16 +1388,18 @@ def _record(game: Game, step: Step, dice: VerifiableDice, events: list[Event]) -
             for d in dice.draws
         )
         game.dice_drawn = dice.next_index
-    if events:
-        EventRow.objects.bulk_create(
-            EventRow(
-                game=game,
-                step=step,
-                text=event.text,
-                audience=None if event.to is None else list(event.to),
-            )
-            for event in events
+    if not events:
+        return None
+    rows = EventRow.objects.bulk_create(
+        EventRow(
+            game=game,
+            step=step,
+            text=event.text,
+            audience=None if event.to is None else list(event.to),
         )
+        for event in events
+    )
+    return rows[0].pk
 
 
 def _queue_reports(
@@ -1712,6 +1728,127 @@ def resume(game_id: int, *, now: datetime, reason: str = "", by: int | None = No
         game.needs_gm = ""
         game.save(update_fields=["status", "paused_at", "needs_gm"])
         _log_gm(game, GMAction.Kind.RESUME, "The GM resumed the game", note, now)
+
+
+def rollback(game_id: int, *, reason: str, now: datetime, by: int | None = None) -> Step:
+    """The GM undoes the resolution of the last resolved step N (a wrong postal order):
+    the game is back in the state the resolution started from, the step open again with a
+    new deadline and the players' orders standing; the defaults and autopilots' orders of
+    the resolution, its events and its missed turns are gone. Its dice stay, marked
+    ``rolled_back``, and the next resolution draws the next ones, so every die is still
+    verified; the step keeps the range it skips for the record (docs/records.md).
+
+    Only while step N+1 is open and has no order, in a running or paused game, for a step
+    resolved by its deadline, early or by the GM (not one closed by an order that took
+    effect at once). Every seat is emailed why; logged with the GM's ``reason``
+    (required). PostalError, and nothing changed, otherwise."""
+    note = _GMNote(_gm_reason(reason), by)
+    if not note.reason:
+        raise PostalError("give the players a reason for rolling the step back")
+    with transaction.atomic():
+        game = _locked(game_id)
+        done, after = _rollable(game)
+        _roll_back(game, done, after, note, now)
+    return done
+
+
+def rollback_offered(game: Game) -> int | None:
+    """The number of the step the GM may roll back now (``rollback``), or None (two
+    queries; nothing locked: ``rollback`` checks again)."""
+    try:
+        return _rollable(game)[0].number
+    except PostalError:
+        return None
+
+
+def _rollable(game: Game) -> tuple[Step, Step]:
+    """The last resolved step of ``game`` and the open one after it, when ``rollback``
+    may undo the first; PostalError saying why not otherwise."""
+    if game.status not in (Game.Status.RUNNING, Game.Status.PAUSED):
+        raise PostalError(
+            f"only a running or paused game can be rolled back; this one is {game.status}"
+        )
+    # Not game.steps: a caller's game may hold a prefetch of its open step only.
+    numbers = (game.step_number - 1, game.step_number)
+    steps = list(Step.objects.filter(game=game, number__in=numbers).order_by("number"))
+    if len(steps) != 2 or steps[0].status != Step.Status.DONE:
+        raise PostalError("the game has no resolved step to roll back")
+    done, after = steps
+    if after.status != Step.Status.OPEN:
+        raise PostalError("the game has no open step")
+    if done.resolved_from is None:
+        raise PostalError(
+            f"step {done.number} was closed by an order that took effect at once (or "
+            "before rollbacks existed), not resolved: it cannot be rolled back"
+        )
+    if after.orders.exists() or after.dice_rolls.exists():
+        raise PostalError(
+            f"step {after.number} already has orders: a step can be rolled back only "
+            "until the next one gets its first order"
+        )
+    return done, after
+
+
+def _roll_back(game: Game, done: Step, after: Step, note: _GMNote, now: datetime) -> None:
+    """``rollback``'s writes, the checks passed and the game locked."""
+    start = done.resolved_from or {}
+    first = start["die"]
+    game.dice_rolls.filter(index__gte=first).update(rolled_back=True)
+    played = done.orders.filter(source__in=(Order.Source.DEFAULT, Order.Source.AUTOPILOT))
+    missed = list(played.values_list("seat_id", flat=True))
+    if missed:
+        # The resolution's missed turns, and the civil disorder they brought, are undone.
+        Seat.objects.filter(pk__in=missed).update(
+            nmr_count=F("nmr_count") - 1, missed_in_row=F("missed_in_row") - 1
+        )
+        Seat.objects.filter(pk__in=missed, civil_disorder_at=done.closed_at).update(
+            civil_disorder_at=None
+        )
+        played.delete()
+    if start.get("event") is not None:
+        done.events.filter(pk__gte=start["event"]).delete()
+    # The reports and webhook deliveries of the step that goes keep their rows under a
+    # key of their own, so that those of the step that opens in its place are written.
+    rolled = f":rolled-back-{len(done.rollbacks or []) + 1}"
+    for model, key in (
+        (OutboundEmail, f"report:{game.pk}:{after.number}:"),
+        (WebhookDelivery, f"step.opened:{game.pk}:{after.number}:"),
+    ):
+        model.objects.filter(game=game, dedupe_key__startswith=key).update(
+            dedupe_key=Concat(F("dedupe_key"), Value(rolled))
+        )
+    after.delete()
+    done.status = Step.Status.OPEN
+    done.state_after = None
+    done.closed_at = None
+    done.closed_by = ""
+    done.resolved_from = None
+    done.rollbacks = [*(done.rollbacks or []), {"first": first, "count": game.dice_drawn - first}]
+    done.deadline = schedule.next_deadline(game.schedule, game.time_zone, now)
+    done.failures = 0
+    done.last_error = ""
+    game.state = start["state"]
+    game.step_number = done.number
+    game.save(update_fields=["state", "step_number"])
+    EventRow.objects.create(
+        game=game,
+        step=done,
+        text=f"The GM rolled back step {done.number}: {note.reason}",
+        audience=None,
+    )
+    # Logged with the step's number, which the step's report reads (gm_acted).
+    _log_gm(game, GMAction.Kind.ROLLBACK, f"The GM rolled back step {done.number}", note, now)
+    done.gm_acted = True
+    done.save()
+    seats = list(game.seats.order_by("position"))
+    tokens = access.mint(seats, now=now)
+    why = f"the GM rolled back its resolution ({note.reason}); its orders are open again"
+    queueing.queue(
+        [
+            reports.deadline_email(game, seat, done, tokens[seat.position], reason=why)
+            for seat in seats
+        ]
+    )
 
 
 def rotate_link(game_id: int, *, position: int, now: datetime) -> str:

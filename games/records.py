@@ -14,7 +14,7 @@ from typing import Any
 
 from games.engines import registry
 from games.engines.base import Dice, DiceError, Engine, Event, OptionsError, OrderError, Prompt
-from games.engines.dice import ScriptedDice, VerifiableDice
+from games.engines.dice import Draw, ScriptedDice, VerifiableDice
 
 ILLEGAL_MOVE = 2
 BROKEN_RECORD = 3
@@ -73,7 +73,41 @@ class Replay:
         self.after(*self.engine.resolve(self.state, self.dice))
 
 
-def _dice(record: dict[str, Any]) -> Dice:
+class SkippingDice:
+    """A record's dice passing over the draws of resolutions the GM rolled back: each
+    ``skip(first, count)`` (a ``rollback`` move) makes the draw at index ``first`` jump to
+    ``first + count``, so the replay draws what the game drew after the rollback."""
+
+    def __init__(self, dice: ScriptedDice | VerifiableDice) -> None:
+        self.dice = dice
+        self.skips: dict[int, int] = {}
+
+    @property
+    def draws(self) -> list[Draw]:
+        return self.dice.draws
+
+    def skip(self, first: int, count: int) -> None:
+        if count:
+            self.skips[first] = count
+
+    def draw(self, sides: int) -> int:
+        dice = self.dice
+        while True:
+            index = dice.next_index if isinstance(dice, VerifiableDice) else dice.position
+            count = self.skips.pop(index, 0)
+            if not count:
+                return dice.draw(sides)
+            if isinstance(dice, VerifiableDice):
+                dice.next_index += count
+            else:
+                dice.position += count
+
+
+def _dice(record: dict[str, Any]) -> SkippingDice:
+    return SkippingDice(_source(record))
+
+
+def _source(record: dict[str, Any]) -> ScriptedDice | VerifiableDice:
     if "dice" in record:
         values = record["dice"]
         if not isinstance(values, list):
@@ -136,14 +170,34 @@ def run(record: Any) -> Replay:
     return replay
 
 
+def _skip(move: Any) -> tuple[int, int] | None:
+    """The dice range of a rollback move ``{"rollback": true, "skip": [first, count]}``."""
+    if not (isinstance(move, dict) and set(move) == {"rollback", "skip"}):
+        return None
+    skip = move["skip"]
+    if move["rollback"] is not True or not isinstance(skip, list) or len(skip) != 2:
+        return None
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in skip):
+        return None
+    return skip[0], skip[1]
+
+
 def _move(replay: Replay, seats: dict[str, int], number: int, move: Any) -> None:
+    skip = _skip(move)
+    if skip is not None:
+        # A resolution the GM rolled back: its dice are passed over, nothing else.
+        if not isinstance(replay.dice, SkippingDice):
+            raise broken(f"move {number} (rollback): this replay's dice cannot skip")
+        replay.dice.skip(*skip)
+        return
     is_order = isinstance(move, dict) and set(move) == {"player", "order"}
     is_deadline = isinstance(move, dict) and move == {"deadline": True}
     if is_order and not (isinstance(move["player"], str) and isinstance(move["order"], str)):
         is_order = False
     if not (is_order or is_deadline):
         raise broken(
-            f'move {number} is neither {{"player": NAME, "order": TEXT}} nor {{"deadline": true}}'
+            f'move {number} is neither {{"player": NAME, "order": TEXT}}, {{"deadline": true}} '
+            'nor {"rollback": true, "skip": [FIRST, COUNT]}'
         )
     who = f"move {number} ({move['player']})" if is_order else f"move {number} (deadline)"
     if not replay.prompts:
