@@ -638,7 +638,7 @@ GAME_COLUMNS = (
     "state", "step_number", "needs_gm", "reminders", "paused_at", "previous_id",
     "created_at", "started_at", "finished_at", "signup", "seats_wanted", "extensions",
     "extension_hours", "absence_policy", "absence_cap_hours", "civil_disorder_after",
-    "offer_seats", "rated", "rated_at",
+    "offer_seats", "rated", "rated_at", "public",
 )  # fmt: skip
 STEP_COLUMNS = (
     "id", "game_id", "number", "status", "opened_at", "deadline", "prompts", "closed_at",
