@@ -20,7 +20,10 @@ from functools import partial
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Q, Window
+from django.db import connection
+from django.db.models import Count, Q, TextField, Window
+from django.db.models.functions import Cast
+from django.db.models.lookups import Regex
 from django.urls import reverse
 
 from games import access, calendar, email_choices
@@ -375,7 +378,12 @@ def seen_by(position: int | None) -> Q:
     so the others are not read."""
     if position is None:
         return Q(audience__isnull=True)
-    return Q(audience__isnull=True) | Q(audience__contains=[position])
+    if connection.features.supports_json_field_contains:
+        return Q(audience__isnull=True) | Q(audience__contains=[position])
+    # SQLite (the embedded default) has no JSON containment: the audience's JSON text (a
+    # list of positions) names the position.
+    named = Regex(Cast("audience", TextField()), rf"[\[,]\s*{int(position)}\s*[,\]]")
+    return Q(audience__isnull=True) | Q(named)
 
 
 # The seat page shows this many steps of history at a time, newest first: a long game's
