@@ -397,6 +397,9 @@ class Event(models.Model):
     text = models.TextField()
     # None: public; else the seat positions that may see it.
     audience = models.JSONField(null=True, blank=True)
+    # How an engine made ``text``, to say it in the reader's language (games.words); None
+    # for words that are English only.
+    message = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["game", "step", "id"]

@@ -35,6 +35,7 @@ from games import (
     schedule,
     signals,
     webhooks,
+    words,
 )
 from games.engines import registry
 from games.engines.base import (
@@ -433,8 +434,8 @@ def _accept(
                 raise StepMovedOn(happened, reason, kept=True) from None
             assert isinstance(error, OrderError)
             if error.applied is None:
-                raise OrderRejected(error.message) from None
-            refused = error.message
+                raise OrderRejected(words.Said(error.message)) from None
+            refused = words.Said(error.message)
             new_state, events = error.applied
         if position not in step.prompted_seats:
             raise OrderRejected(_NOT_OWED)
@@ -442,12 +443,12 @@ def _accept(
         # An order that changed the prompts took effect at once: the receipt says what it
         # did, as this seat may see it; a sealed order is echoed as sealed.
         results = []
-        if refused is None and prompts != step.prompts:
-            results = [event.text for event in events if event.visible_to(position)]
+        if refused is None and not _same_prompts(prompts, step.prompts):
+            results = [words.Said(event.text) for event in events if event.visible_to(position)]
         if (
             refused is None
             and not dice.draws
-            and prompts == step.prompts
+            and _same_prompts(prompts, step.prompts)
             and engine.state_to_json(new_state) == game.state
         ):
             # The state holds each seat's sealed order: unchanged, the order may repeat the
@@ -472,7 +473,7 @@ def _accept(
             ignored=ignored,
         )
         row.carried_over = happened
-        if refused is None or prompts != step.prompts:
+        if refused is None or not _same_prompts(prompts, step.prompts):
             # A refused order is written only when the lines it played moved the game on:
             # they are then part of the step's record. Otherwise it must not count as this
             # step's answer, and nothing of it but its dice and events is kept.
@@ -494,12 +495,14 @@ def _accept(
         _record(game, step, dice, events)
         game.state = engine.state_to_json(new_state)
         moved_on = False
-        if prompts != step.prompts and _only_this_seat_moved(step.prompts, prompts, position):
+        if not _same_prompts(prompts, step.prompts) and _only_this_seat_moved(
+            step.prompts, prompts, position
+        ):
             # A simultaneous step where each seat acts at its own pace (a First Player roll):
             # the step stays open, with its deadline, until the engine moves the game on.
             step.prompts = prompts
             step.save(update_fields=["prompts"])
-        elif prompts != step.prompts:
+        elif not _same_prompts(prompts, step.prompts):
             # An order that took effect at once and moved the game on: the step is done.
             seats = list(game.seats.order_by("position"))
             closed = _close_step(step, new_state, engine, now, Step.Closed.ORDER)
@@ -602,7 +605,7 @@ def _only_this_seat_moved(
     if len({prompt["seat"] for prompt in before}) < 2:
         return False
     others = [prompt for prompt in after if prompt["seat"] != position]
-    return bool(others) and others == [p for p in before if p["seat"] != position]
+    return bool(others) and _same_prompts(others, [p for p in before if p["seat"] != position])
 
 
 def _linked_seat_locking_its_game(game_id: int, position: int, links: Mapping[int, int]) -> Seat:
@@ -1110,7 +1113,7 @@ def _missed_turns(
         before = state
         if strategy is not None and played is not None:
             order, state, done = played
-            moved_on = _prompt_list(engine.prompts(state)) != step.prompts
+            moved_on = not _same_prompts(_prompt_list(engine.prompts(state)), step.prompts)
             events += [
                 Event(f"{seat.name} sent no order: their autopilot ({strategy.title}) plays"),
                 Event(
@@ -1375,7 +1378,17 @@ def _prompt_list(prompts: list[Prompt]) -> list[dict[str, Any]]:
     # What dataclasses.asdict writes (the fields are scalars), without its deep copy: an
     # order makes the list twice (asdict was about 1% of an order's instructions).
     write = encoder(Prompt)
-    return [write(prompt) for prompt in prompts]
+    return [words.prompt_data(write(prompt), prompt) for prompt in prompts]
+
+
+def _same_prompts(new: list[dict[str, Any]], old: list[dict[str, Any]]) -> bool:
+    """Whether two stored prompt lists owe the same orders: their words, how the engine
+    made them (games.words), do not count (a step stored before they were kept has none)."""
+    if new == old:
+        return True
+    if len(new) != len(old):
+        return False
+    return all({**a, "words": None} == {**b, "words": None} for a, b in zip(new, old, strict=True))
 
 
 def _record(game: Game, step: Step, dice: VerifiableDice, events: list[Event]) -> int | None:
@@ -1396,6 +1409,7 @@ def _record(game: Game, step: Step, dice: VerifiableDice, events: list[Event]) -
             step=step,
             text=event.text,
             audience=None if event.to is None else list(event.to),
+            message=words.message(event.text),
         )
         for event in events
     )

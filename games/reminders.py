@@ -24,7 +24,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q
 
-from games import access, email_choices, schedule, webhooks
+from games import access, email_choices, schedule, webhooks, words
 from games.engines import registry
 from games.models import EmailPreference, Game, Order, Seat, Step
 from moderator.mail import building, queueing
@@ -155,7 +155,7 @@ def _reminder(step: Step, seat: Seat, hours: int | float, token: str) -> Outboun
             "step": step,
             "hours": hours,
             "deadline": schedule.local_time(step.deadline, seat.zone),
-            "owed": [prompt for prompt in step.prompts if prompt["seat"] == seat.position],
+            "owed": words.owed(step.prompts, seat.position),
             "link": access.url(token),
             "stop_url": access.stop_url(seat, "reminders"),
         },
@@ -275,7 +275,7 @@ def _digest(
     for item in owed:
         seat, step = item["seat"], item["step"]
         item["deadline"] = schedule.local_time(step.deadline, seat.zone)
-        item["prompts"] = [p for p in step.prompts if p["seat"] == seat.position]
+        item["prompts"] = words.owed(step.prompts, seat.position)
         item["link"] = access.url(tokens[seat.pk][seat.position])
     return building.build(
         "digest",

@@ -26,7 +26,7 @@ from django.db.models.functions import Cast
 from django.db.models.lookups import Regex
 from django.urls import reverse
 
-from games import access, calendar, email_choices
+from games import access, calendar, email_choices, words
 from games.engines import registry
 from games.engines.base import Engine, Event, to_json
 from games.models import Event as EventRow
@@ -106,7 +106,7 @@ def seat_context(
         if game.seed_revealed:
             context["seed"] = bytes(game.seed or b"").hex()
     else:
-        context["owed"] = [p for p in step.prompts if p["seat"] == seat.position]
+        context["owed"] = words.owed(step.prompts, seat.position)
         context["deadline"] = local_time(step.deadline, seat.zone)
     return context
 
@@ -273,7 +273,7 @@ def step_emails(
             seat,
             engine,
             state,
-            [event.text for event in events if event.visible_to(seat.position)],
+            [words.Said(event.text) for event in events if event.visible_to(seat.position)],
             step,
             tokens[seat.position],
             shared=shared,
@@ -337,19 +337,19 @@ def events_since(game: Game, seats: list[Seat]) -> tuple[dict[int, list[dict[str
     rows = list(
         EventRow.objects.filter(game=game, pk__gt=min(seat.reported_through for seat in seats))
         .order_by("id")
-        .values_list("id", "step__number", "text", "audience")
+        .values_list("id", "step__number", "text", "audience", "message")
     )
     told: dict[int, list[dict[str, Any]]] = {}
     for seat in seats:
         groups: list[dict[str, Any]] = []
-        for pk, number, text, audience in rows:
+        for pk, number, text, audience, stored in rows:
             if pk <= seat.reported_through:
                 continue
             if audience is not None and seat.position not in audience:
                 continue
             if not groups or groups[-1]["step"] != number:
                 groups.append({"step": number, "events": []})
-            groups[-1]["events"].append(text)
+            groups[-1]["events"].append(words.Said(text, stored))
         told[seat.position] = groups
     return told, max((row[0] for row in rows), default=0)
 
@@ -368,7 +368,10 @@ def report_events(game: Game, position: int, history: History | None = None) -> 
     # The step found by its game and number (their unique index), then its events: not
     # the game's events (every one of them) joined to their steps.
     rows = EventRow.objects.filter(seen_by(position), step__game=game, step__number=number)
-    return list(rows.order_by("id").values_list("text", flat=True))
+    return [
+        words.Said(text, stored)
+        for text, stored in rows.order_by("id").values_list("text", "message")
+    ]
 
 
 def seen_by(position: int | None) -> Q:
@@ -427,13 +430,13 @@ def history(game: Game, position: int | None, before: int | None = None) -> Hist
         EventRow.objects.filter(step__game=game, step__number__gte=first, step__number__lte=last)
         .filter(seen_by(position))
         .order_by("-step__number", "id")
-        .values_list("step__number", "step__closed_at", "text")
+        .values_list("step__number", "step__closed_at", "text", "message")
     )
     groups: list[dict[str, Any]] = []
-    for number, closed_at, text in rows:
+    for number, closed_at, text, stored in rows:
         if not groups or groups[-1]["step"].number != number:
             groups.append({"step": HistoryStep(number, closed_at), "events": []})
-        groups[-1]["events"].append(text)
+        groups[-1]["events"].append(words.Said(text, stored))
     return History(
         groups, first if first > 1 else None, paged=before is not None, first=first, last=last
     )
@@ -495,7 +498,7 @@ def deadline_email(
     """The open step's deadline moved: by the GM, or for ``reason`` (an absence, an
     automatic extension)."""
     deadline = local_time(step.deadline, seat.zone)
-    owed = [p for p in step.prompts if p["seat"] == seat.position]
+    owed = words.owed(step.prompts, seat.position)
     return _build(
         "deadline",
         game,

@@ -18,7 +18,7 @@ from django.db.models import Q, QuerySet
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
-from games import reports
+from games import reports, words
 from games.engines import registry
 from games.engines.dice import face
 from games.models import DiceRoll, Event, Game, Publicity, Seat, Step
@@ -138,11 +138,14 @@ def replay_step(game: Game, number: int) -> ReplayStep | None:
     seats = list(game.seats.order_by("position"))
     names = {seat.position: seat.name for seat in seats}
     game.seat_names = names
-    events = [
-        (text, None if audience is None else [names.get(p, str(p)) for p in audience])
-        for text, audience in Event.objects.filter(step=step)
+    events: list[tuple[str, list[str] | None]] = [
+        (
+            words.Said(text, stored),
+            None if audience is None else [names.get(p, str(p)) for p in audience],
+        )
+        for text, audience, stored in Event.objects.filter(step=step)
         .order_by("id")
-        .values_list("text", "audience")
+        .values_list("text", "audience", "message")
     ]
     seed = bytes(game.seed or b"")
     rolls = [

@@ -39,6 +39,7 @@ from games import (
     reminders,
     reports,
     schedule,
+    words,
 )
 from games.engines import registry
 from games.forms import (
@@ -371,7 +372,7 @@ def play_json(request: HttpRequest, game_id: int, position: int) -> HttpResponse
             data["step"] = {
                 "number": step.number,
                 "deadline": step.deadline.isoformat(),
-                "owed": [p for p in step.prompts if p["seat"] == seat.position],
+                "owed": words.owed(step.prompts, seat.position),
             }
     return JsonResponse(data)
 

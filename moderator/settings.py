@@ -176,6 +176,8 @@ AUTH_PASSWORD_VALIDATORS = [
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
 USE_I18N = True
+# Each game's words live in its home (games/engines/<game>/locale: games.engines.text).
+LOCALE_PATHS = sorted((BASE_DIR / "games" / "engines").glob("*/locale"))
 USE_TZ = True
 
 STATIC_URL = "static/"

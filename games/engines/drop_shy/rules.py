@@ -38,6 +38,7 @@ from games.engines.base import (
     single_profile,
     to_json,
 )
+from games.engines.text import _
 
 SELECTIONS = ("strict_queue", "two_candidate")
 RIGHTMOST = "rightmost"
@@ -392,7 +393,7 @@ def grid_rows(state: DropShyState, margin: int = 1) -> list[dict[str, JSON]]:
     grid = cells(state.board)
     legal_for: dict[Cell, list[str]] = {}
     options = legal_by_candidate(state)
-    for name, _, found in options:
+    for name, __, found in options:
         for cell in found:
             legal_for.setdefault(cell, []).append(name)
     rows: list[dict[str, JSON]] = []
@@ -689,7 +690,7 @@ class DropShyEngine(JsonCodec):
         if not rest:
             state = replace(state, finishers=(*state.finishers, seat))
             if len(state.finishers) == 1:
-                events.append(Event(f"{name} has placed every die and wins"))
+                events.append(Event(_("%(name)s has placed every die and wins", name=name)))
             else:
                 events.append(Event(f"{name} has placed every die: neither glory nor shame"))
         return self._next(state, events)

@@ -1,0 +1,81 @@
+"""The games' words in the reader's language.
+
+The engines write English that remembers how it was made (``games.engines.text``); an event
+is stored with its English ``text`` and, when an engine made it so, its ``message`` (the
+structure). ``said`` gives the words in the active language (``django.utils.translation``):
+English as stored, any other language through the catalogues, those of the service
+(``locale/``) and each game's own (``games/engines/<game>/locale``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import translation
+
+from games.engines import text as engine_text
+
+JSON = Any
+
+
+def message(text: str) -> JSON:
+    """What to store beside ``text`` to say it again in another language: None for plain
+    English that remembers nothing."""
+    return text.data() if isinstance(text, engine_text.Text) else None
+
+
+def said(text: Any, stored: JSON = None) -> str:
+    """``text`` (an engine's words, or an event's stored English with its ``stored``
+    message) in the active language."""
+    language = translation.get_language() or "en"
+    if language.partition("-")[0] == "en":
+        return "" if text is None else str(text)
+    if stored is None:
+        if not isinstance(text, engine_text.Text):
+            return "" if text is None else str(text)
+        stored = text.data()
+    return engine_text.render(stored, translation.gettext, translation.ngettext)
+
+
+class Said(str):
+    """An event's English text that is said in the active language where it is shown: a
+    template, ``str()``, ``"%s"`` and an f-string give ``said``; comparing, hashing and
+    ``join`` see the English (so records and tests read it as stored). The language that
+    counts is the one active when the words are shown, not when they were read: a report
+    read for every seat at once is rendered in each seat's own."""
+
+    stored: JSON
+
+    def __new__(cls, text: str, stored: JSON = None) -> Said:
+        words = super().__new__(cls, text)
+        words.stored = stored if stored is not None else message(text)
+        return words
+
+    def __str__(self) -> str:
+        return said(str.__str__(self), self.stored)
+
+
+def prompt_data(written: dict[str, Any], prompt: Any) -> dict[str, Any]:
+    """A prompt as a step stores it (``written``), with how the engine made its kind and
+    hint when it did ("words")."""
+    made = {key: message(getattr(prompt, key)) for key in ("kind", "hint")}
+    made = {key: value for key, value in made.items() if value is not None}
+    return {**written, "words": made} if made else written
+
+
+def owed(prompts: list[dict[str, Any]], position: int) -> list[dict[str, Any]]:
+    """The prompts of ``position`` among a step's stored ``prompts``, their kind and hint
+    said in the language active where they are shown."""
+    out = []
+    for prompt in prompts:
+        if prompt["seat"] != position:
+            continue
+        made = prompt.get("words", {})
+        out.append(
+            {
+                **prompt,
+                "kind": Said(prompt["kind"], made.get("kind")),
+                "hint": Said(prompt["hint"], made.get("hint")),
+            }
+        )
+    return out
