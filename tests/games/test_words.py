@@ -96,7 +96,7 @@ def test_a_stored_event_is_said_in_the_readers_language() -> None:
     game = postal.start_game(game.pk, now=NOW, seed=SEED)
     state = ENGINE.state_from_json(game.state)
     winner = state.players[state.current]
-    ((order, __), *__) = [c for c in ENGINE.candidates(state, state.current) if "place" in c[0]]
+    order = next(c[0] for c in ENGINE.candidates(state, state.current) if "place" in c[0])
     postal.accept_order(game_id=game.pk, position=state.current, text=order, source="web", now=NOW)
 
     won = Event.objects.get(game=game, text=f"{winner} has placed every die and wins")
