@@ -42,6 +42,7 @@ from games.engines.base import (
     order_number,
     single_profile,
 )
+from games.engines.text import Text, _, join, ngettext
 
 ORDER_MODES = ("seating", "free")
 RESERVE = "reserve"
@@ -114,19 +115,21 @@ class FirstPlayerOptions:
 
 def _name(key: str, value: JSON) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise OptionsError(f"option {key}: {value!r} is not a member's name")
+        raise OptionsError(
+            _("option %(key)s: %(value)s is not a member's name", key=key, value=repr(value))
+        )
     return value
 
 
 def _dice_option(value: JSON) -> tuple[tuple[str, int], ...]:
     if not isinstance(value, Mapping):
-        raise OptionsError("option dice must map each member's name to a dice count 0-30")
+        raise OptionsError(_("option dice must map each member's name to a dice count 0-30"))
     pairs: list[tuple[str, int]] = []
     seen: set[str] = set()
     for member, count in value.items():
         name = _name("dice", member)
         if name.lower() in seen:
-            raise OptionsError(f"option dice lists {name} twice")
+            raise OptionsError(_("option dice lists %(name)s twice", name=name))
         seen.add(name.lower())
         pairs.append((name, option_int(f"dice of {name}", count, 0, MAX_DICE)))
     return tuple(pairs)
@@ -134,12 +137,12 @@ def _dice_option(value: JSON) -> tuple[tuple[str, int], ...]:
 
 def _absent_option(value: JSON) -> tuple[str, ...]:
     if not isinstance(value, list | tuple):
-        raise OptionsError("option absent must be a list of members' names")
+        raise OptionsError(_("option absent must be a list of members' names"))
     names: list[str] = []
     for member in value:
         name = _name("absent", member)
         if name.lower() in {n.lower() for n in names}:
-            raise OptionsError(f"option absent lists {name} twice")
+            raise OptionsError(_("option absent lists %(name)s twice", name=name))
         names.append(name)
     return tuple(names)
 
@@ -149,7 +152,9 @@ def parse_options(data: Mapping[str, JSON]) -> FirstPlayerOptions:
     check_option_keys("The First Player", data, _OPTION_KEYS)
     mode = data.get("order_mode", "seating")
     if not isinstance(mode, str) or mode not in ORDER_MODES:
-        raise OptionsError(f"option order_mode must be seating or free, not {mode!r}")
+        raise OptionsError(
+            _("option order_mode must be seating or free, not %(mode)s", mode=repr(mode))
+        )
     return FirstPlayerOptions(
         order_mode=mode,
         rounds=option_int("rounds", data.get("rounds", 1), 1, MAX_ROUNDS),
@@ -166,23 +171,24 @@ def parse_options(data: Mapping[str, JSON]) -> FirstPlayerOptions:
 
 SETTINGS = single_profile(
     "The First Player",
-    "A quick dice game before the real one decides who starts it; dice counts carry over "
-    "from night to night. 2 to 20 players.",
-    Option("order_mode", "The real game's order", kind="choice",
-           choices=(("seating", "by seats, starting from the winner"),
-                    ("free", "by the full ranking"))),
-    Option("rounds", "Real games tonight", "One round of The First Player per real game.",
+    _("A quick dice game before the real one decides who starts it; dice counts carry over "
+      "from night to night. 2 to 20 players."),
+    Option("order_mode", _("The real game's order"), kind="choice",
+           choices=(("seating", _("by seats, starting from the winner")),
+                    ("free", _("by the full ranking")))),
+    Option("rounds", _("Real games tonight"), _("One round of The First Player per real game."),
            low=1, high=MAX_ROUNDS),
-    Option("tokens", "+1 tokens", "The token variant: add 1 to one of your dice.", kind="flag"),
-    Option("reserve_to_second_last", "Reserve die to the second-to-last", "With 4 or 5 "
-           "players, a reserve die goes to the second-to-last player instead of a token.",
+    Option("tokens", _("+1 tokens"), _("The token variant: add 1 to one of your dice."),
            kind="flag"),
-    Option("dice", "Dice at the start", "One player per line: name and count, e.g. \"Ann 4\"; "
-           "anyone not listed starts with 3.", kind="name_counts", high=MAX_DICE),
-    Option("reserve", "Dice in the reserve", low=0, high=MAX_RESERVE),
-    Option("absent", "Absent members", "Members missing tonight, separated by commas; each "
-           "with a die moves one to the reserve.", kind="names"),
-    Option("campaign", "Campaign mode", "Counts and reserve carry over to the next night.",
+    Option("reserve_to_second_last", _("Reserve die to the second-to-last"), _("With 4 or 5 "
+           "players, a reserve die goes to the second-to-last player instead of a token."),
+           kind="flag"),
+    Option("dice", _("Dice at the start"), _("One player per line: name and count, e.g. "
+           "\"Ann 4\"; anyone not listed starts with 3."), kind="name_counts", high=MAX_DICE),
+    Option("reserve", _("Dice in the reserve"), low=0, high=MAX_RESERVE),
+    Option("absent", _("Absent members"), _("Members missing tonight, separated by commas; "
+           "each with a die moves one to the reserve."), kind="names"),
+    Option("campaign", _("Campaign mode"), _("Counts and reserve carry over to the next night."),
            kind="flag"),
 )  # fmt: skip
 
@@ -216,11 +222,16 @@ def _numbers(values: Sequence[int]) -> str:
     return " ".join(str(value) for value in values)
 
 
+def _amount(count: int, unit: str) -> str:
+    """A gift's amount as an order writes it: "1 die", "2 dice", "1 token"."""
+    return counted(count, "die", "dice") if unit == "dice" else counted(count, "token")
+
+
 def line_text(players: Sequence[str], line: Line) -> str:
     """The line as the engine writes it; ``parse`` reads it back."""
     if line.verb == "give":
         assert line.seat is not None and line.count is not None
-        return f"give {players[line.seat]} {_gift_words(line.count, line.unit)}"
+        return f"give {players[line.seat]} {_amount(line.count, line.unit)}"
     if line.verb == "roll":
         return "roll all" if line.count is None else f"roll {line.count}"
     if line.verb == "reroll":
@@ -236,27 +247,40 @@ def _where(texts: Sequence[str], index: int) -> str:
     """How a message names its line: the line itself, or its number and text."""
     if len(texts) == 1:
         return texts[0]
-    return f"line {index + 1} ({texts[index]})"
+    return _("line %(number)d (%(line)s)", number=index + 1, line=texts[index])
 
 
-def _count(word: str, where: str, what: str) -> int:
+def _at(where: str, message: str) -> Text:
+    """``message`` about the line named ``where``."""
+    return _("%(where)s: %(message)s", where=where, message=message)
+
+
+def _count(word: str, where: str, unit: str) -> int:
     number = order_number(word)
     if number is None:
-        raise OrderError(f"{where}: {word!r} is not a number of {what}; write it in the digits 0-9")
+        if unit == "dice":
+            message = _(
+                "%(word)s is not a number of dice; write it in the digits 0-9", word=repr(word)
+            )
+        else:
+            message = _(
+                "%(word)s is not a number of token; write it in the digits 0-9", word=repr(word)
+            )
+        raise OrderError(_at(where, message))
     return number
 
 
 def _face(word: str, where: str) -> int:
     number = order_number(word)
     if number is None or not 1 <= number <= SIDES:
-        raise OrderError(f"{where}: {word!r} is not a die value 1-6")
+        raise OrderError(_at(where, _("%(word)s is not a die value 1-6", word=repr(word))))
     return number
 
 
-_SYNTAX = (
-    "the orders are give <player> <n> dice, give <player> <n> tokens, ready, roll <n>, "
-    "roll all, reroll set-aside <value>, arrange <values>, arrange desc, token <positions>, "
-    "token none"
+_SYNTAX = _(
+    "the orders are %(orders)s",
+    orders="give <player> <n> dice, give <player> <n> tokens, ready, roll <n>, roll all, "
+    "reroll set-aside <value>, arrange <values>, arrange desc, token <positions>, token none",
 )
 
 
@@ -266,25 +290,33 @@ def parse_line(players: Sequence[str], text: str, where: str) -> Line:
     verb, rest = words[0], words[1:]
     if verb == "give":
         if len(rest) < 3 or rest[-1] not in ("dice", "die", "token", "tokens"):
-            raise OrderError(f"{where}: write give <player> <n> dice (or tokens)")
+            raise OrderError(_at(where, _("write give <player> <n> dice (or tokens)")))
         name = " ".join(rest[:-2])
         seats = [seat for seat, player in enumerate(players) if player.lower() == name]
         if not seats:
             raise OrderError(
-                f"{where}: {name} is not a player of this game (players: {', '.join(players)})"
+                _at(
+                    where,
+                    _(
+                        "%(name)s is not a player of this game (players: %(players)s)",
+                        name=name,
+                        players=", ".join(players),
+                    ),
+                )
             )
         unit = "dice" if rest[-1] in ("dice", "die") else "token"
         count = _count(rest[-2], where, unit)
         if count < 1:
-            raise OrderError(f"{where}: a gift needs at least {_gift_words(1, unit)}")
+            least = _gift_words(1, unit)
+            raise OrderError(_at(where, _("a gift needs at least %(gift)s", gift=least)))
         return Line("give", seat=seats[0], count=count, unit=unit)
     if verb == "ready":
         if rest:
-            raise OrderError(f"{where}: ready takes nothing after it")
+            raise OrderError(_at(where, _("ready takes nothing after it")))
         return Line("ready")
     if verb == "roll":
         if len(rest) != 1:
-            raise OrderError(f"{where}: write roll <n> or roll all")
+            raise OrderError(_at(where, _("write roll <n> or roll all")))
         if rest[0] == "all":
             return Line("roll")
         return Line("roll", count=_count(rest[0], where, "dice"))
@@ -292,27 +324,29 @@ def parse_line(players: Sequence[str], text: str, where: str) -> Line:
         if rest[:2] == ["set", "aside"]:
             rest = ["set-aside", *rest[2:]]
         if len(rest) != 2 or rest[0] != "set-aside":
-            raise OrderError(f"{where}: write reroll set-aside <value>")
+            raise OrderError(_at(where, _("write reroll set-aside <value>")))
         return Line("reroll", values=(_face(rest[1], where),))
     if verb == "arrange":
         if not rest:
-            raise OrderError(f"{where}: write arrange <values> or arrange desc")
+            raise OrderError(_at(where, _("write arrange <values> or arrange desc")))
         if rest == ["desc"]:
             return Line("arrange")
         return Line("arrange", values=tuple(_face(word, where) for word in rest))
     if verb == "token":
         if not rest:
-            raise OrderError(f"{where}: write token <position> ... or token none")
+            raise OrderError(_at(where, _("write token <position> ... or token none")))
         if rest == ["none"]:
             return Line("token")
         positions: list[int] = []
         for word in rest:
             position = order_number(word)
             if position is None or position < 1:
-                raise OrderError(f"{where}: {word!r} is not a die position (1 = leftmost)")
+                raise OrderError(
+                    _at(where, _("%(word)s is not a die position (1 = leftmost)", word=repr(word)))
+                )
             positions.append(position)
         return Line("token", values=tuple(positions))
-    raise OrderError(f"{where}: unknown order; {_SYNTAX}")
+    raise OrderError(_at(where, _("unknown order; %(syntax)s", syntax=_SYNTAX)))
 
 
 # --- state ---------------------------------------------------------------------------------
@@ -458,18 +492,19 @@ def rebuild(
 # --- the web form's menu (FirstPlayerEngine.candidates) ------------------------------------
 
 
-def _dice_word(count: int) -> str:
-    return "die" if count == 1 else "dice"
-
-
-def _gift_words(count: int, unit: str) -> str:
+def _gift_words(count: int, unit: str) -> Text:
     """A gift's amount in words: "1 die", "2 dice", "1 token"."""
-    return counted(count, "die", "dice") if unit == "dice" else counted(count, "token")
+    if unit == "dice":
+        return ngettext("%(count)d die", "%(count)d dice", count)
+    return ngettext("%(count)d token", "%(count)d tokens", count)
 
 
 def _roll_candidates(owned: int) -> list[tuple[str, str]]:
-    rolls = [(f"roll {n}", f"Roll {n} {_dice_word(n)}") for n in range(1, owned + 1)]
-    return [*rolls, ("roll all", f"Roll all your dice ({owned})")]
+    rolls = [
+        (f"roll {n}", ngettext("Roll %(count)d die", "Roll %(count)d dice", n))
+        for n in range(1, owned + 1)
+    ]
+    return [*rolls, ("roll all", _("Roll all your dice (%(count)d)", count=owned))]
 
 
 def _reroll_candidates(hand: Sequence[int]) -> list[tuple[str, str]]:
@@ -478,7 +513,10 @@ def _reroll_candidates(hand: Sequence[int]) -> list[tuple[str, str]]:
     if len(hand) < 2:
         return []
     return [
-        (f"reroll set-aside {value}", f"Set aside a {value} and reroll the rest")
+        (
+            f"reroll set-aside {value}",
+            _("Set aside a %(value)d and reroll the rest", value=value),
+        )
         for value in sorted(set(hand), reverse=True)
     ]
 
@@ -488,7 +526,12 @@ def _token_candidates(row: Sequence[Die]) -> list[tuple[str, str]]:
     return [
         (
             f"token {position}",
-            f"Put a token on die {position} ({die.value} becomes {die.value + 1})",
+            _(
+                "Put a token on die %(position)d (%(value)d becomes %(higher)d)",
+                position=position,
+                value=die.value,
+                higher=die.value + 1,
+            ),
         )
         for position, die in enumerate(row, start=1)
         if not die.marked and die.value < SIDES
@@ -522,11 +565,11 @@ class _Desk:
     def cup(self, defaulted: bool) -> Cup:
         hand = self.known(self.hand)
         aside = self.known(self.set_aside)
-        values = self.known([value for value, _, _ in self.row])
+        values = self.known([value for value, __, __ in self.row])
         assert hand is not None and aside is not None and values is not None
         row = tuple(
             Die(value, token, marked)
-            for value, (_, token, marked) in zip(values, self.row, strict=True)
+            for value, (__, token, marked) in zip(values, self.row, strict=True)
         )
         return Cup(self.rolls, tuple(hand), tuple(aside), row, self.secret, defaulted)
 
@@ -553,19 +596,28 @@ class FirstPlayerEngine(JsonCodec):
     ) -> tuple[FirstPlayerState, list[Event]]:
         if not MIN_PLAYERS <= len(players) <= MAX_PLAYERS:
             raise OptionsError(
-                f"The First Player takes {MIN_PLAYERS} to {MAX_PLAYERS} players, not {len(players)}"
+                _(
+                    "The First Player takes %(low)d to %(high)d players, not %(count)d",
+                    low=MIN_PLAYERS,
+                    high=MAX_PLAYERS,
+                    count=len(players),
+                )
             )
         playing = {name.lower() for name in players}
         for name in (*players, *options.absent):
             if name.lower() == RESERVE:
-                raise OptionsError("the name reserve is kept for the reserve row of the tracker")
+                raise OptionsError(_("the name reserve is kept for the reserve row of the tracker"))
         for name in options.absent:
             if name.lower() in playing:
-                raise OptionsError(f"option absent: {name} is both absent and playing")
+                raise OptionsError(
+                    _("option absent: %(name)s is both absent and playing", name=name)
+                )
         members = playing | {name.lower() for name in options.absent}
-        for name, _ in options.dice:
+        for name, __ in options.dice:
             if name.lower() not in members:
-                raise OptionsError(f"option dice: {name} is neither a player nor absent")
+                raise OptionsError(
+                    _("option dice: %(name)s is neither a player nor absent", name=name)
+                )
         movements: list[Movement] = []
         events: list[Event] = []
         reserve = options.reserve
@@ -575,18 +627,27 @@ class FirstPlayerEngine(JsonCodec):
             if had:
                 movements.append(Movement(0, "absence", name, RESERVE, 1))
                 events.append(
-                    Event(f"{name} is absent: one die to the reserve ({had} -> {had - 1})")
+                    Event(
+                        _(
+                            "%(name)s is absent: one die to the reserve (%(had)d -> %(left)d)",
+                            name=name,
+                            had=had,
+                            left=had - 1,
+                        )
+                    )
                 )
                 reserve += 1
             else:
-                events.append(Event(f"{name} is absent with no dice: nothing moves"))
+                events.append(Event(_("%(name)s is absent with no dice: nothing moves", name=name)))
             absent.append(Absentee(name, had, max(had - 1, 0)))
         counts = tuple(self._opening_count(options, name, movements) for name in players)
         for move in movements:
             if move.reason == "new member":
-                events.append(Event(f"{move.receiver} joins the campaign with 3 dice"))
+                events.append(
+                    Event(_("%(name)s joins the campaign with 3 dice", name=move.receiver))
+                )
         if not any(counts):
-            raise OptionsError("nobody holds a die: the night cannot start")
+            raise OptionsError(_("nobody holds a die: the night cannot start"))
         seats = len(players)
         state = FirstPlayerState(
             options=options,
@@ -600,7 +661,7 @@ class FirstPlayerEngine(JsonCodec):
             ready=(False,) * seats,
             movements=tuple(movements),
         )
-        events.append(Event(f"the night opens: {self._counts_text(state)}"))
+        events.append(Event(_("the night opens: %(counts)s", counts=self._counts_text(state))))
         state, opened = self._open_round(state)
         return state, events + opened
 
@@ -612,17 +673,22 @@ class FirstPlayerEngine(JsonCodec):
         movements.append(Movement(0, "new member", None, name, START_DICE))
         return START_DICE
 
-    def _counts_text(self, state: FirstPlayerState) -> str:
+    def _counts_text(self, state: FirstPlayerState) -> Text:
         parts = [f"{name} {count}" for name, count in zip(state.players, state.counts, strict=True)]
-        text = ", ".join(parts) + f"; reserve {state.reserve}"
-        if state.options.tokens:
-            held = [
-                f"{name} {tokens}"
-                for name, tokens in zip(state.players, state.tokens, strict=True)
-                if tokens
-            ]
-            text += f"; tokens: {', '.join(held) if held else 'none'}"
-        return text
+        counts, reserve = ", ".join(parts), state.reserve
+        if not state.options.tokens:
+            return _("%(counts)s; reserve %(reserve)d", counts=counts, reserve=reserve)
+        held = [
+            f"{name} {tokens}"
+            for name, tokens in zip(state.players, state.tokens, strict=True)
+            if tokens
+        ]
+        return _(
+            "%(counts)s; reserve %(reserve)d; tokens: %(tokens)s",
+            counts=counts,
+            reserve=reserve,
+            tokens=", ".join(held) if held else _("none"),
+        )
 
     def _open_round(self, state: FirstPlayerState) -> tuple[FirstPlayerState, list[Event]]:
         seats = len(state.players)
@@ -642,8 +708,12 @@ class FirstPlayerEngine(JsonCodec):
         )
         return state, [
             Event(
-                f"round {state.round} of {state.options.rounds}: the gift window is open "
-                "(give <player> <n> dice, or ready)"
+                _(
+                    "round %(round)d of %(rounds)d: the gift window is open "
+                    "(give <player> <n> dice, or ready)",
+                    round=state.round,
+                    rounds=state.options.rounds,
+                )
             )
         ]
 
@@ -659,45 +729,77 @@ class FirstPlayerEngine(JsonCodec):
                 cup = state.cups[seat]
                 if not cup.rolls:
                     owned = state.counts[seat]
-                    hint = f"round {k}: roll <n> (1 to {owned}) or roll all"
-                    prompts.append(Prompt(seat, "roll", hint))
-                elif not cup.row:
-                    hint = (
-                        f"round {k}: reroll set-aside <value> or arrange <values> / arrange desc "
-                        f"(after roll {cup.rolls})"
+                    hint = _(
+                        "round %(round)d: roll <n> (1 to %(owned)d) or roll all",
+                        round=k,
+                        owned=owned,
                     )
-                    prompts.append(Prompt(seat, "reroll or arrange", hint))
+                    prompts.append(Prompt(seat, _("roll"), hint))
+                elif not cup.row:
+                    hint = _(
+                        "round %(round)d: reroll set-aside <value> or arrange <values> / "
+                        "arrange desc (after roll %(rolls)d)",
+                        round=k,
+                        rolls=cup.rolls,
+                    )
+                    prompts.append(Prompt(seat, _("reroll or arrange"), hint))
                 elif state.options.tokens and state.tokens[seat]:
-                    hint = f"round {k}: arranged; token <position> is possible until rolling closes"
-                    prompts.append(Prompt(seat, "token", hint))
+                    hint = _(
+                        "round %(round)d: arranged; token <position> is possible until rolling "
+                        "closes",
+                        round=k,
+                    )
+                    prompts.append(Prompt(seat, _("token"), hint))
             return prompts
         if state.phase in (TOKENS, TIEBREAK):
-            where = (
-                "after the reveal"
-                if state.phase == TOKENS
-                else f"after tiebreak roll {state.tiebreaks}"
-            )
-            hint = f"round {k} token window {where}: token <positions> or token none"
-            return [Prompt(seat, "token", hint) for seat in state.window]
+            if state.phase == TOKENS:
+                hint = _(
+                    "round %(round)d token window after the reveal: token <positions> or "
+                    "token none",
+                    round=k,
+                )
+            else:
+                hint = _(
+                    "round %(round)d token window after tiebreak roll %(number)d: "
+                    "token <positions> or token none",
+                    round=k,
+                    number=state.tiebreaks,
+                )
+            return [Prompt(seat, _("token"), hint) for seat in state.window]
         return []
 
     def _gift_prompt(self, state: FirstPlayerState, seat: int) -> Prompt:
-        held = f"you hold {counted(state.counts[seat], 'die', 'dice')}"
+        held = ngettext("you hold %(count)d die", "you hold %(count)d dice", state.counts[seat])
         if state.options.tokens:
-            held += f" and {counted(state.tokens[seat], 'token')}"
+            held = _(
+                "%(dice)s and %(tokens)s",
+                dice=held,
+                tokens=_gift_words(state.tokens[seat], "token"),
+            )
         if state.ready[seat]:
             return Prompt(
                 seat,
-                "ready",
-                f"round {state.round} gifts: you are ready ({held}); "
-                "rolling starts when everyone is ready",
+                _("ready"),
+                _(
+                    "round %(round)d gifts: you are ready (%(held)s); "
+                    "rolling starts when everyone is ready",
+                    round=state.round,
+                    held=held,
+                ),
             )
-        what = "dice or tokens" if state.options.tokens else "dice"
-        return Prompt(
-            seat,
-            "gifts or ready",
-            f"round {state.round} gifts: give <player> <n> {what}, or ready ({held})",
-        )
+        if state.options.tokens:
+            hint = _(
+                "round %(round)d gifts: give <player> <n> dice or tokens, or ready (%(held)s)",
+                round=state.round,
+                held=held,
+            )
+        else:
+            hint = _(
+                "round %(round)d gifts: give <player> <n> dice, or ready (%(held)s)",
+                round=state.round,
+                held=held,
+            )
+        return Prompt(seat, _("gifts or ready"), hint)
 
     # --- the web form's menu ----------------------------------------------------------------
 
@@ -706,42 +808,47 @@ class FirstPlayerEngine(JsonCodec):
         are legal (the form keeps those ``submit`` accepts). Gifts and an arrangement of
         the player's own choosing are typed (or tapped) instead."""
         if state.phase == GIFTS:
-            return [("ready", "Ready: no more gifts from me")]
+            return [("ready", _("Ready: no more gifts from me"))]
         if state.phase == COMMIT and seat in state.participants:
             cup = state.cups[seat]
             if not cup.rolls:
                 return _roll_candidates(state.counts[seat])
             if not cup.row:
-                return [*_reroll_candidates(cup.hand), ("arrange desc", "Arrange from high to low")]
+                return [
+                    *_reroll_candidates(cup.hand),
+                    ("arrange desc", _("Arrange from high to low")),
+                ]
             return _token_candidates(cup.row)
         if state.phase in (TOKENS, TIEBREAK) and seat in state.window:
-            return [("token none", "Use no token now"), *_token_candidates(state.cups[seat].row)]
+            return [("token none", _("Use no token now")), *_token_candidates(state.cups[seat].row)]
         return []
 
     # --- orders ----------------------------------------------------------------------------
 
     def _expect(self, state: FirstPlayerState, seat: int) -> None:
         if not 0 <= seat < len(state.players):
-            raise OrderError(f"there is no seat {seat} in this game")
+            raise OrderError(_("there is no seat %(seat)d in this game", seat=seat))
         if state.finished:
-            raise OrderError("the night is over; no order is expected from you")
+            raise OrderError(_("the night is over; no order is expected from you"))
         if state.phase == COMMIT and seat not in state.participants:
-            raise OrderError("no order is expected from you now: you have no dice this round")
+            raise OrderError(_("no order is expected from you now: you have no dice this round"))
         if state.phase in (TOKENS, TIEBREAK) and seat not in state.window:
-            raise OrderError("no order is expected from you now")
+            raise OrderError(_("no order is expected from you now"))
         if state.phase == COMMIT:
             cup = state.cups[seat]
             if cup.row and not (state.options.tokens and state.tokens[seat]):
                 raise OrderError(
-                    "no order is expected from you now: you have arranged; "
-                    "the reveal comes when everyone has"
+                    _(
+                        "no order is expected from you now: you have arranged; "
+                        "the reveal comes when everyone has"
+                    )
                 )
 
     def parse(self, state: FirstPlayerState, seat: int, text: str) -> FirstPlayerOrder:
         self._expect(state, seat)
         texts = order_lines(text)
         if not texts:
-            raise OrderError(f"the order is empty; {_SYNTAX}")
+            raise OrderError(_("the order is empty; %(syntax)s", syntax=_SYNTAX))
         lines = tuple(
             parse_line(state.players, line, _where(texts, index))
             for index, line in enumerate(texts)
@@ -765,7 +872,7 @@ class FirstPlayerEngine(JsonCodec):
     ) -> tuple[FirstPlayerState, list[Event]]:
         """Apply the lines in order; with ``dice`` None only check them (parse)."""
         if not order.lines:
-            raise OrderError(f"the order is empty; {_SYNTAX}")
+            raise OrderError(_("the order is empty; %(syntax)s", syntax=_SYNTAX))
         texts = [line_text(state.players, line) for line in order.lines]
         if state.phase == GIFTS:
             return self._gifts(state, seat, order.lines, texts)
@@ -787,42 +894,75 @@ class FirstPlayerEngine(JsonCodec):
             where = _where(texts, index)
             if line.verb == "ready":
                 if not ready[seat]:
-                    events.append(Event(f"round {state.round}: {name} is ready"))
+                    events.append(
+                        Event(_("round %(round)d: %(name)s is ready", round=state.round, name=name))
+                    )
                 ready[seat] = True
                 continue
             if line.verb != "give":
                 raise OrderError(
-                    f"{where}: rolling has not started: the gift window is open; "
-                    "send ready to close it sooner"
+                    _at(
+                        where,
+                        _(
+                            "rolling has not started: the gift window is open; "
+                            "send ready to close it sooner"
+                        ),
+                    )
                 )
             assert line.seat is not None and line.count is not None
             if ready[seat]:
-                raise OrderError(f"{where}: you have sent ready: no more gifts from you this round")
+                raise OrderError(
+                    _at(where, _("you have sent ready: no more gifts from you this round"))
+                )
             if line.seat == seat:
-                raise OrderError(f"{where}: a gift goes to another player")
+                raise OrderError(_at(where, _("a gift goes to another player")))
             receiver = state.players[line.seat]
             if line.unit == "dice":
                 held = counts[seat]
                 if held - line.count < 1:
+                    kept = max(held - line.count, 0)
                     raise OrderError(
-                        f"{where}: gift refused: you would keep {max(held - line.count, 0)} "
-                        f"dice (you hold {held})"
+                        _at(
+                            where,
+                            _(
+                                "gift refused: you would keep %(kept)d dice (you hold %(held)d)",
+                                kept=kept,
+                                held=held,
+                            ),
+                        )
                     )
                 counts[seat] -= line.count
                 counts[line.seat] += line.count
             else:
                 if not state.options.tokens:
-                    raise OrderError(f"{where}: tokens are not in play in this game")
+                    raise OrderError(_at(where, _("tokens are not in play in this game")))
                 if tokens[seat] < line.count:
                     raise OrderError(
-                        f"{where}: gift refused: you hold {counted(tokens[seat], 'token')}, "
-                        f"not {line.count}"
+                        _at(
+                            where,
+                            ngettext(
+                                "gift refused: you hold %(count)d token, not %(gift)d",
+                                "gift refused: you hold %(count)d tokens, not %(gift)d",
+                                tokens[seat],
+                                gift=line.count,
+                            ),
+                        )
                     )
                 tokens[seat] -= line.count
                 tokens[line.seat] += line.count
             moves.append(Movement(state.round, "gift", name, receiver, line.count, line.unit))
             gift = _gift_words(line.count, line.unit)
-            events.append(Event(f"round {state.round}: {name} gives {receiver} {gift}"))
+            events.append(
+                Event(
+                    _(
+                        "round %(round)d: %(name)s gives %(receiver)s %(gift)s",
+                        round=state.round,
+                        name=name,
+                        receiver=receiver,
+                        gift=gift,
+                    )
+                )
+            )
         state = replace(
             state,
             counts=tuple(counts),
@@ -841,9 +981,14 @@ class FirstPlayerEngine(JsonCodec):
         sitting = [
             state.players[seat] for seat in range(len(state.players)) if seat not in participants
         ]
-        text = f"round {state.round}: the gift window is closed; rolling is open"
+        text = _("round %(round)d: the gift window is closed; rolling is open", round=state.round)
         if sitting:
-            text += f"; sitting out without dice: {', '.join(sitting)}"
+            text = _(
+                "round %(round)d: the gift window is closed; rolling is open; "
+                "sitting out without dice: %(names)s",
+                round=state.round,
+                names=", ".join(sitting),
+            )
         state = replace(
             state,
             phase=COMMIT,
@@ -874,12 +1019,15 @@ class FirstPlayerEngine(JsonCodec):
             try:
                 drawn = self._commit_line(state, seat, desk, line, draw, events) or drawn
             except OrderError as error:
-                message = f"{_where(texts, index)}: {error.message}"
+                message = _at(_where(texts, index), error.message)
                 if not drawn or dice is None:
                     raise OrderError(message) from None
                 partial, more = self._after_commit(state, seat, before, events[:done], dice, False)
                 raise OrderError(
-                    f"{message} (the lines before it stand: your dice were rolled)",
+                    _(
+                        "%(message)s (the lines before it stand: your dice were rolled)",
+                        message=message,
+                    ),
                     applied=(partial, more),
                 ) from None
         if dice is None:
@@ -915,38 +1063,60 @@ class FirstPlayerEngine(JsonCodec):
         """Apply one COMMIT line to ``desk``; True if it drew dice."""
         k, name, me = state.round, state.players[seat], (seat,)
         if line.verb in ("give", "ready"):
-            raise OrderError("gifts are closed until this round is resolved")
+            raise OrderError(_("gifts are closed until this round is resolved"))
         if line.verb == "roll":
             if desk.rolls:
-                raise OrderError("you have already rolled")
+                raise OrderError(_("you have already rolled"))
             count = desk.owned if line.count is None else line.count
             if not 1 <= count <= desk.owned:
                 raise OrderError(
-                    f"you own {counted(desk.owned, 'die', 'dice')}: roll 1 to {desk.owned}"
+                    ngettext(
+                        "you own %(count)d die: roll 1 to %(count)d",
+                        "you own %(count)d dice: roll 1 to %(count)d",
+                        desk.owned,
+                    )
                 )
-            desk.hand = [draw() for _ in range(count)]
+            desk.hand = [draw() for __ in range(count)]
             desk.rolls = 1
-            events.append(Event(f"round {k}: you roll {self._shown(desk.hand)}", to=me))
-            events.append(Event(f"round {k}: {name} has rolled"))
+            shown = self._shown(desk.hand)
+            events.append(
+                Event(_("round %(round)d: you roll %(dice)s", round=k, dice=shown), to=me)
+            )
+            events.append(Event(_("round %(round)d: %(name)s has rolled", round=k, name=name)))
             return True
         if line.verb == "reroll":
             self._rolled_not_arranged(desk)
             value = line.values[0]
             if len(desk.hand) < 2:
-                raise OrderError("you need at least 2 dice in hand to set one aside")
+                raise OrderError(_("you need at least 2 dice in hand to set one aside"))
             known = desk.known(desk.hand)
             if known is not None and value not in known:
-                raise OrderError(f"you hold no {value} (your dice: {_numbers(known)})")
+                raise OrderError(
+                    _(
+                        "you hold no %(value)d (your dice: %(dice)s)",
+                        value=value,
+                        dice=_numbers(known),
+                    )
+                )
             desk.set_aside.append(value)
-            desk.hand = [draw() for _ in range(len(desk.hand) - 1)]
+            desk.hand = [draw() for __ in range(len(desk.hand) - 1)]
             desk.rolls += 1
             events.append(
                 Event(
-                    f"round {k}: you set a {value} aside and reroll: {self._shown(desk.hand)}",
+                    _(
+                        "round %(round)d: you set a %(value)d aside and reroll: %(dice)s",
+                        round=k,
+                        value=value,
+                        dice=self._shown(desk.hand),
+                    ),
                     to=me,
                 )
             )
-            events.append(Event(f"round {k}: {name} sets a die aside and rerolls"))
+            events.append(
+                Event(
+                    _("round %(round)d: %(name)s sets a die aside and rerolls", round=k, name=name)
+                )
+            )
             return True
         if line.verb == "arrange":
             self._rolled_not_arranged(desk)
@@ -956,40 +1126,58 @@ class FirstPlayerEngine(JsonCodec):
                     list(sorted(known, reverse=True)) if known is not None else list(desk.hand)
                 )
             else:
-                yours = (
-                    _numbers(known) if known is not None else f"the {len(desk.hand)} you will hold"
+                yours: str = (
+                    _numbers(known)
+                    if known is not None
+                    else ngettext(
+                        "the %(count)d you will hold", "the %(count)d you will hold", len(desk.hand)
+                    )
                 )
                 if len(line.values) != len(desk.hand) or (
                     known is not None and sorted(line.values) != sorted(known)
                 ):
-                    raise OrderError(f"arrange must use exactly your dice: {yours}")
+                    raise OrderError(_("arrange must use exactly your dice: %(dice)s", dice=yours))
                 values = list(line.values)
             desk.row = [(value, False, False) for value in values]
-            events.append(Event(f"round {k}: you arrange {self._shown(values)}", to=me))
-            events.append(Event(f"round {k}: {name} has arranged"))
+            events.append(
+                Event(
+                    _("round %(round)d: you arrange %(dice)s", round=k, dice=self._shown(values)),
+                    to=me,
+                )
+            )
+            events.append(Event(_("round %(round)d: %(name)s has arranged", round=k, name=name)))
             return False
         if line.verb == "token":
             if not state.options.tokens:
-                raise OrderError("tokens are not in play in this game")
+                raise OrderError(_("tokens are not in play in this game"))
             if not line.values:
-                raise OrderError("token none is only for token windows")
+                raise OrderError(_("token none is only for token windows"))
             if not desk.row:
-                raise OrderError("arrange first: a token goes on an arranged die")
+                raise OrderError(_("arrange first: a token goes on an arranged die"))
             for position in line.values:
                 self._check_token(
-                    [(value, marked) for value, _, marked in desk.row], position, desk.tokens_left
+                    [(value, marked) for value, __, marked in desk.row], position, desk.tokens_left
                 )
-                face, _, _ = desk.row[position - 1]
+                face, __, __ = desk.row[position - 1]
                 desk.row[position - 1] = (face, True, True)
                 desk.tokens_left -= 1
                 desk.secret += 1
             shown = " ".join(
                 "?" if value is None else (f"{value}+1" if token else str(value))
-                for value, token, _ in desk.row
+                for value, token, __ in desk.row
             )
-            events.append(Event(f"round {k}: your arrangement with tokens: {shown}", to=me))
+            events.append(
+                Event(
+                    _(
+                        "round %(round)d: your arrangement with tokens: %(dice)s",
+                        round=k,
+                        dice=shown,
+                    ),
+                    to=me,
+                )
+            )
             return False
-        raise OrderError("this order is not for rolling")
+        raise OrderError(_("this order is not for rolling"))
 
     @staticmethod
     def _shown(values: Sequence[int | None]) -> str:
@@ -998,24 +1186,31 @@ class FirstPlayerEngine(JsonCodec):
     @staticmethod
     def _rolled_not_arranged(desk: _Desk) -> None:
         if not desk.rolls:
-            raise OrderError("you have not rolled yet: roll <n> first")
+            raise OrderError(_("you have not rolled yet: roll <n> first"))
         if desk.row:
-            raise OrderError("you have already arranged")
+            raise OrderError(_("you have already arranged"))
 
     @staticmethod
     def _check_token(row: Sequence[tuple[int | None, bool]], position: int, left: int) -> None:
         """The token checks of 6.1, in order: position, no token yet, not a 6, a token held."""
         if not 1 <= position <= len(row):
             raise OrderError(
-                f"there is no die {position}: your row has {counted(len(row), 'die', 'dice')}"
+                ngettext(
+                    "there is no die %(position)d: your row has %(count)d die",
+                    "there is no die %(position)d: your row has %(count)d dice",
+                    len(row),
+                    position=position,
+                )
             )
         value, marked = row[position - 1]
         if marked:
-            raise OrderError(f"die {position} already has a token this round")
+            raise OrderError(
+                _("die %(position)d already has a token this round", position=position)
+            )
         if value == SIDES:
-            raise OrderError(f"die {position} shows 6 and cannot go higher")
+            raise OrderError(_("die %(position)d shows 6 and cannot go higher", position=position))
         if left < 1:
-            raise OrderError("you hold no token")
+            raise OrderError(_("you hold no token"))
 
     def _close_commit(
         self, state: FirstPlayerState, dice: Dice
@@ -1039,7 +1234,9 @@ class FirstPlayerEngine(JsonCodec):
             revealed=True,
             movements=state.movements + tuple(moves),
         )
-        events = [Event(f"round {state.round} reveal: {'; '.join(rows)}")]
+        events = [
+            Event(_("round %(round)d reveal: %(rows)s", round=state.round, rows="; ".join(rows)))
+        ]
         if state.options.tokens:
             window = tuple(
                 seat
@@ -1073,25 +1270,36 @@ class FirstPlayerEngine(JsonCodec):
         for index, line in enumerate(lines):
             where = _where(texts, index)
             if line.verb in ("give", "ready"):
-                raise OrderError(f"{where}: gifts are closed until this round is resolved")
+                raise OrderError(_at(where, _("gifts are closed until this round is resolved")))
             if line.verb != "token":
-                raise OrderError(f"{where}: rolling is closed; this window takes token lines only")
+                raise OrderError(
+                    _at(where, _("rolling is closed; this window takes token lines only"))
+                )
             if not line.values:
                 none = True
             for position in line.values:
                 try:
                     self._check_token(marks, position, left)
                 except OrderError as error:
-                    raise OrderError(f"{where}: {error.message}") from None
+                    raise OrderError(_at(where, error.message)) from None
                 marks[position - 1] = (row[position - 1].value, True)
                 positions.append(position)
                 left -= 1
             if none and positions:
-                raise OrderError(f"{where}: token none cannot go with tokens in the same order")
+                raise OrderError(
+                    _at(where, _("token none cannot go with tokens in the same order"))
+                )
         orders = list(state.window_orders)
         orders[seat] = tuple(positions)
         said = f"token {_numbers(positions)}" if positions else "token none"
-        receipt = Event(f"round {state.round} token window: your order is {said}", to=(seat,))
+        receipt = Event(
+            _(
+                "round %(round)d token window: your order is %(order)s",
+                round=state.round,
+                order=said,
+            ),
+            to=(seat,),
+        )
         return replace(state, window_orders=tuple(orders)), [receipt]
 
     def _close_window(
@@ -1104,7 +1312,11 @@ class FirstPlayerEngine(JsonCodec):
             positions = state.window_orders[seat] or ()
             name = state.players[seat]
             if not positions:
-                events.append(Event(f"round {state.round}: {name} uses no token"))
+                events.append(
+                    Event(
+                        _("round %(round)d: %(name)s uses no token", round=state.round, name=name)
+                    )
+                )
                 continue
             row = list(cups[seat].row)
             for position in positions:
@@ -1114,8 +1326,15 @@ class FirstPlayerEngine(JsonCodec):
             moves.append(Movement(state.round, "token used", name, None, len(positions), "token"))
             events.append(
                 Event(
-                    f"round {state.round}: {name} puts a token on die {_numbers(positions)}: "
-                    f"{_row_text(row)}"
+                    ngettext(
+                        "round %(round)d: %(name)s puts a token on die %(dice)s: %(row)s",
+                        "round %(round)d: %(name)s puts a token on die %(dice)s: %(row)s",
+                        len(positions),
+                        round=state.round,
+                        name=name,
+                        dice=_numbers(positions),
+                        row=_row_text(row),
+                    )
                 )
             )
         state = replace(
@@ -1184,7 +1403,16 @@ class FirstPlayerEngine(JsonCodec):
             rolled.append(f"{state.players[seat]} {value} ({_row_text(row)})")
         number = state.tiebreaks + 1
         state = replace(state, cups=tuple(cups), group=group, tiebreaks=number)
-        return state, [Event(f"round {state.round} tiebreak roll {number}: {'; '.join(rolled)}")]
+        return state, [
+            Event(
+                _(
+                    "round %(round)d tiebreak roll %(number)d: %(rolls)s",
+                    round=state.round,
+                    number=number,
+                    rolls="; ".join(rolled),
+                )
+            )
+        ]
 
     def _temporary(
         self, state: FirstPlayerState, seats: Sequence[int], dice: Dice
@@ -1193,7 +1421,15 @@ class FirstPlayerEngine(JsonCodec):
         ranked like one-die sequences (RP-5, RP-6); no token goes on a temporary die."""
         values = {seat: dice.draw(SIDES) for seat in seats}
         rolls = [f"{state.players[s]} {values[s]}" for s in seats]
-        events = [Event(f"round {state.round} temporary dice: {'; '.join(rolls)}")]
+        events = [
+            Event(
+                _(
+                    "round %(round)d temporary dice: %(rolls)s",
+                    round=state.round,
+                    rolls="; ".join(rolls),
+                )
+            )
+        ]
         placed: list[int] = []
         group: list[int] = []
         while len(placed) < len(seats):
@@ -1208,7 +1444,15 @@ class FirstPlayerEngine(JsonCodec):
             for seat in group:
                 values[seat] = dice.draw(SIDES)
             rerolled = [f"{state.players[s]} {values[s]}" for s in group]
-            events.append(Event(f"round {state.round} temporary dice again: {'; '.join(rerolled)}"))
+            events.append(
+                Event(
+                    _(
+                        "round %(round)d temporary dice again: %(rolls)s",
+                        round=state.round,
+                        rolls="; ".join(rerolled),
+                    )
+                )
+            )
         return placed, values, events
 
     def _finish_round(
@@ -1246,11 +1490,13 @@ class FirstPlayerEngine(JsonCodec):
     ) -> tuple[FirstPlayerState, list[Event]]:
         k = state.round
         names = [state.players[seat] for seat in order]
-        events.append(Event(f"round {k} actual order: {', '.join(names)}"))
+        events.append(
+            Event(_("round %(round)d actual order: %(names)s", round=k, names=", ".join(names)))
+        )
         counts, tokens = list(state.counts), list(state.tokens)
         reserve = state.reserve
         moves: list[Movement] = []
-        said: list[str] = []
+        said: list[Text] = []
 
         def give(giver: int | None, receiver: int, reason: str) -> None:
             nonlocal reserve
@@ -1258,24 +1504,26 @@ class FirstPlayerEngine(JsonCodec):
             if giver is None:
                 reserve -= 1
                 moves.append(Movement(k, reason, RESERVE, to, 1))
-                said.append(f"the reserve gives {to} a die")
+                said.append(_("the reserve gives %(name)s a die", name=to))
             else:
                 counts[giver] -= 1
                 moves.append(Movement(k, reason, state.players[giver], to, 1))
-                said.append(f"{state.players[giver]} gives {to} a die")
+                said.append(
+                    _("%(giver)s gives %(name)s a die", giver=state.players[giver], name=to)
+                )
             counts[receiver] += 1
 
         def award(receiver: int) -> None:
             tokens[receiver] += 1
             moves.append(Movement(k, "token award", None, state.players[receiver], 1, "token"))
-            said.append(f"{state.players[receiver]} receives a token")
+            said.append(_("%(name)s receives a token", name=state.players[receiver]))
 
         n = len(order)
         first, last = order[0], order[-1]
         if counts[first] > 0:
             give(first, last, "winner to last")
         else:
-            said.append(f"{state.players[first]} has no die to give")
+            said.append(_("%(name)s has no die to give", name=state.players[first]))
         if n >= 6:
             second, second_last = order[1], order[-2]
             if reserve > 0:
@@ -1284,8 +1532,11 @@ class FirstPlayerEngine(JsonCodec):
                 give(second, second_last, "second to second-last")
             else:
                 said.append(
-                    f"{state.players[second]} has no die: "
-                    f"{state.players[second_last]} receives nothing"
+                    _(
+                        "%(name)s has no die: %(receiver)s receives nothing",
+                        name=state.players[second],
+                        receiver=state.players[second_last],
+                    )
                 )
             if state.options.tokens:
                 award(order[-3])
@@ -1294,7 +1545,9 @@ class FirstPlayerEngine(JsonCodec):
                 give(None, order[-2], "reserve to second-last")
             elif state.options.tokens:
                 award(order[-2])
-        events.append(Event(f"round {k} resolve: {'; '.join(said)}"))
+        events.append(
+            Event(_("round %(round)d resolve: %(moves)s", round=k, moves=join(said, "; ")))
+        )
         rows = tuple(
             state.cups[seat].row if state.cups else () for seat in range(len(state.players))
         )
@@ -1308,7 +1561,9 @@ class FirstPlayerEngine(JsonCodec):
             history=(*state.history, result),
             group=(),
         )
-        events.append(Event(f"after round {k}: {self._counts_text(state)}"))
+        events.append(
+            Event(_("after round %(round)d: %(counts)s", round=k, counts=self._counts_text(state)))
+        )
         if k < state.options.rounds:
             opened, more = self._open_round(state)
             return opened, events + more
@@ -1333,7 +1588,15 @@ class FirstPlayerEngine(JsonCodec):
             window_orders=(),
         )
         column = ", ".join(f"{name} {cell['note']}" for name, cell in tracker(state).items())
-        events.append(Event(f"the night is over; tracker: {column}, reserve {state.reserve}"))
+        events.append(
+            Event(
+                _(
+                    "the night is over; tracker: %(column)s, reserve %(reserve)d",
+                    column=column,
+                    reserve=state.reserve,
+                )
+            )
+        )
         return state, events
 
     # --- deadlines and defaults ------------------------------------------------------------
@@ -1350,7 +1613,7 @@ class FirstPlayerEngine(JsonCodec):
             return FirstPlayerOrder()
         if state.phase in (TOKENS, TIEBREAK) and seat in state.window:
             return FirstPlayerOrder((Line("token"),))
-        raise OrderError("no order is expected from you now")
+        raise OrderError(_("no order is expected from you now"))
 
     def canonical(self, state: FirstPlayerState, seat: int, order: FirstPlayerOrder) -> str:
         return "\n".join(line_text(state.players, line) for line in order.lines)
@@ -1371,13 +1634,23 @@ class FirstPlayerEngine(JsonCodec):
                 if not cup.rolls:
                     events.append(
                         Event(
-                            f"round {state.round}: {name} sent no roll: all their dice are rolled "
-                            "and arranged high to low"
+                            _(
+                                "round %(round)d: %(name)s sent no roll: all their dice are "
+                                "rolled and arranged high to low",
+                                round=state.round,
+                                name=name,
+                            )
                         )
                     )
                 else:
                     events.append(
-                        Event(f"round {state.round}: {name} did not arrange: high to low")
+                        Event(
+                            _(
+                                "round %(round)d: %(name)s did not arrange: high to low",
+                                round=state.round,
+                                name=name,
+                            )
+                        )
                     )
                 texts = [line_text(state.players, line) for line in order.lines]
                 state, more = self._commit(state, seat, order.lines, texts, dice, defaulted=True)
@@ -1388,7 +1661,7 @@ class FirstPlayerEngine(JsonCodec):
             return state, events
         if state.phase in (TOKENS, TIEBREAK):
             return self._close_window(state, dice)
-        raise GameError("the night is over; there is nothing to resolve")
+        raise GameError(_("the night is over; there is nothing to resolve"))
 
     def host_order(
         self, state: FirstPlayerState, order: Sequence[int]
@@ -1397,11 +1670,11 @@ class FirstPlayerEngine(JsonCodec):
         the round's gift window or rolling is open; RESOLVE still applies. Rolls already made
         this round are void."""
         if state.phase not in (GIFTS, COMMIT):
-            raise GameError("the host can set the actual order only before the reveal")
+            raise GameError(_("the host can set the actual order only before the reveal"))
         if sorted(order) != list(range(len(state.players))):
-            raise GameError("the actual order must name every player exactly once")
+            raise GameError(_("the actual order must name every player exactly once"))
         state = replace(state, cups=(), participants=(), ranking=())
-        events = [Event(f"round {state.round}: the host sets the actual order")]
+        events = [Event(_("round %(round)d: the host sets the actual order", round=state.round))]
         return self._resolve_round(state, tuple(order), (), host=True, events=events)
 
     # --- what players see ------------------------------------------------------------------
