@@ -176,8 +176,13 @@ AUTH_PASSWORD_VALIDATORS = [
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
 USE_I18N = True
-# Each game's words live in its home (games/engines/<game>/locale: games.engines.text).
-LOCALE_PATHS = sorted((BASE_DIR / "games" / "engines").glob("*/locale"))
+# Each game's words live in its home (games/engines/<game>/locale: games.engines.text);
+# the words the games share (games/engines/base.py, dice.py) in games/engines/locale,
+# listed last: a game's own catalogue is read first.
+LOCALE_PATHS = [
+    *sorted((BASE_DIR / "games" / "engines").glob("*/locale")),
+    BASE_DIR / "games" / "engines" / "locale",
+]
 USE_TZ = True
 
 STATIC_URL = "static/"

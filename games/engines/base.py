@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, TypeVar, Union
 
+from games.engines.text import _, join
+
 JSON = Any
 
 
@@ -176,17 +178,17 @@ class Option:
         """``value`` (as the options dataclass holds it) in the GM's and players' words."""
         named = {str(choice): words for choice, words in self.choices}
         if self.kind == "flag":
-            return "yes" if value else "no"
+            return _("yes") if value else _("no")
         if self.kind == "choice":
             return named.get(str(value), str(value))
         if self.kind == "multi":
-            return ", ".join(named.get(str(item), str(item)) for item in value) or "none"
+            return join(named.get(str(item), str(item)) for item in value) or _("none")
         if self.kind == "name":
-            return str(value) if value else "none"
+            return str(value) if value else _("none")
         if self.kind == "names":
-            return ", ".join(str(item) for item in value) or "none"
+            return ", ".join(str(item) for item in value) or _("none")
         if self.kind == "name_counts":
-            return ", ".join(f"{name} {count}" for name, count in value) or "none listed"
+            return ", ".join(f"{name} {count}" for name, count in value) or _("none listed")
         return str(value)
 
 
@@ -268,37 +270,77 @@ def is_int(value: JSON) -> bool:
 
 def option_int(key: str, value: JSON, low: int, high: int) -> int:
     if not is_int(value):
-        raise OptionsError(f"option {key} must be a whole number {low}-{high}, not {value!r}")
+        raise OptionsError(
+            _(
+                "option %(key)s must be a whole number %(low)d-%(high)d, not %(value)s",
+                key=key,
+                low=low,
+                high=high,
+                value=repr(value),
+            )
+        )
     if not low <= value <= high:
-        raise OptionsError(f"option {key} must be {low}-{high}, not {value}")
+        raise OptionsError(
+            _(
+                "option %(key)s must be %(low)d-%(high)d, not %(value)d",
+                key=key,
+                low=low,
+                high=high,
+                value=value,
+            )
+        )
     return int(value)
 
 
 def option_one_of(key: str, value: JSON, allowed: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in allowed:
-        raise OptionsError(f"option {key} must be one of {', '.join(allowed)}, not {value!r}")
+        raise OptionsError(
+            _(
+                "option %(key)s must be one of %(allowed)s, not %(value)s",
+                key=key,
+                allowed=", ".join(allowed),
+                value=repr(value),
+            )
+        )
     return value
 
 
 def option_flag(key: str, value: JSON) -> bool:
     if not isinstance(value, bool):
-        raise OptionsError(f"option {key} must be true or false, not {value!r}")
+        raise OptionsError(
+            _("option %(key)s must be true or false, not %(value)s", key=key, value=repr(value))
+        )
     return value
 
 
 def check_option_keys(title: str, data: Any, keys: Sequence[str]) -> None:
     """OptionsError unless ``data`` is a mapping whose every key is one of ``keys``."""
     if not isinstance(data, Mapping):
-        raise OptionsError("the options must be a mapping of option keys to values")
+        raise OptionsError(_("the options must be a mapping of option keys to values"))
     for key in data:
         if key not in keys:
-            raise OptionsError(f"unknown option {key!r} ({title} options: {', '.join(keys)})")
+            raise OptionsError(
+                _(
+                    "unknown option %(key)s (%(title)s options: %(keys)s)",
+                    key=repr(key),
+                    title=title,
+                    keys=", ".join(keys),
+                )
+            )
 
 
 def check_players(title: str, low: int, high: int, count: int) -> None:
     """OptionsError unless ``count`` players may play ``title``."""
     if not low <= count <= high:
-        raise OptionsError(f"{title} takes {low} to {high} players, not {count}")
+        raise OptionsError(
+            _(
+                "%(title)s takes %(low)d to %(high)d players, not %(count)d",
+                title=title,
+                low=low,
+                high=high,
+                count=count,
+            )
+        )
 
 
 # --- order text ---------------------------------------------------------------------------
@@ -332,16 +374,25 @@ def order_lines(text: str) -> list[str]:
         if line.startswith(">"):
             continue
         line = " ".join(line.replace(",", " ").lower().split())
-        where = f"line {len(lines) + 1}"
         if len(line) > MAX_LINE:
             raise OrderError(
-                f"{where}: {len(line)} characters is too long for an order line "
-                f"(at most {MAX_LINE})"
+                _(
+                    "line %(line)d: %(length)d characters is too long for an order line "
+                    "(at most %(most)d)",
+                    line=len(lines) + 1,
+                    length=len(line),
+                    most=MAX_LINE,
+                )
             )
         if not line.isprintable():
             code = next(ord(char) for char in line if not char.isprintable())
             raise OrderError(
-                f"{where}: the character U+{code:04X} cannot be read; write the order in plain text"
+                _(
+                    "line %(line)d: the character %(code)s cannot be read; "
+                    "write the order in plain text",
+                    line=len(lines) + 1,
+                    code=f"U+{code:04X}",
+                )
             )
         if line:
             lines.append(line)

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from games.engines.base import DiceError
+from games.engines.text import _
 
 SEED_BYTES = 32
 _SPACE = 2**64
@@ -38,7 +39,7 @@ def face(seed: bytes, game_id: int, index: int, sides: int) -> int:
     is tried.
     """
     if sides < 2:
-        raise DiceError(f"a die needs at least 2 sides, not {sides}")
+        raise DiceError(_("a die needs at least 2 sides, not %(sides)d", sides=sides))
     limit = _SPACE - _SPACE % sides
     attempt = 0
     while True:
@@ -85,13 +86,23 @@ class ScriptedDice:
         number = self.position + 1
         if self.position >= len(self.values):
             raise DiceError(
-                f"the record has too few dice: draw {number} (a d{sides}) is needed "
-                f"but only {len(self.values)} values are given"
+                _(
+                    "the record has too few dice: draw %(number)d (a d%(sides)d) is needed "
+                    "but only %(count)d values are given",
+                    number=number,
+                    sides=sides,
+                    count=len(self.values),
+                )
             )
         value = self.values[self.position]
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= sides:
             raise DiceError(
-                f"die {number} of the record is {value!r}, not a d{sides} value 1-{sides}"
+                _(
+                    "die %(number)d of the record is %(value)s, not a d%(sides)d value 1-%(sides)d",
+                    number=number,
+                    value=repr(value),
+                    sides=sides,
+                )
             )
         self.draws.append(Draw(self.position, sides, value))
         self.position += 1

@@ -25,6 +25,7 @@ from games.engines.dice_survivor.rules import (
     SurvivorState,
     clockwise,
 )
+from games.engines.text import _
 
 # A KO is tried when it knocks the defender out at least this often.
 KO_ODDS = Fraction(3, 4)
@@ -81,7 +82,7 @@ def ko_succeeds(state: SurvivorState, active: int, defender: int) -> Fraction:
     """The chance that ``active``'s KO knocks ``defender`` out: a higher total, naturals
     meaning nothing; equal totals are not thrown again (section 4.3)."""
     found = throws(state.pp(active), state.pp(defender), state.options.ko_defender)
-    knocked = sum(ways for (_, sign), ways in found.items() if sign > 0)
+    knocked = sum(ways for (__, sign), ways in found.items() if sign > 0)
     return Fraction(knocked, sum(found.values()))
 
 
@@ -182,8 +183,8 @@ def odds(state: SurvivorState, seat: int) -> SurvivorOrder:
 STRATEGIES: tuple[Strategy, ...] = (
     Strategy(
         key="odds",
-        title="Odds: Extra Play Point first, then challenge only when likelier to win",
-        summary=(
+        title=_("Odds: Extra Play Point first, then challenge only when likelier to win"),
+        summary=_(
             "Weighs each choice by its exact odds. On your turn: a KO when it would knock "
             "the opponent out at least three times in four; else the Extra Play Point while "
             "it is unused; else a challenge (stake 1) of the opponent you are likeliest to "

@@ -39,6 +39,7 @@ from games.engines.base import (
     single_profile,
     to_json,
 )
+from games.engines.text import Text, _, join, ngettext
 
 PLAYER_DIE = 20
 MAJOR_DIE = 12
@@ -50,8 +51,8 @@ FINALS_MIN_START = 6
 EXTRA_TARGET = 10
 KO_HALVES = ("floor", "ceil")
 KO_DEFENDER_DICE = ("lower", "higher")
-NORMAL_SYNTAX = "challenge <player> [double], extra, ko <player> or pass"
-FINALS_SYNTAX = "challenge d12=<player> or ko <player>"
+NORMAL_SYNTAX = _("challenge <player> [double], extra, ko <player> or pass")
+FINALS_SYNTAX = _("challenge d12=<player> or ko <player>")
 
 # --- options -------------------------------------------------------------------------------
 
@@ -74,7 +75,12 @@ _OPTION_KEYS = ("start_pp", "rematches", "ko_half", "ko_defender", "finals_add_p
 def _turn_cap(value: JSON) -> int:
     if is_int(value) and (value == 0 or 20 <= value <= 5000):
         return int(value)
-    raise OptionsError(f"option turn_cap must be 0 (off) or a whole number 20-5000, not {value!r}")
+    raise OptionsError(
+        _(
+            "option turn_cap must be 0 (off) or a whole number 20-5000, not %(value)s",
+            value=repr(value),
+        )
+    )
 
 
 def parse_options(data: Mapping[str, JSON]) -> SurvivorOptions:
@@ -96,19 +102,20 @@ def parse_options(data: Mapping[str, JSON]) -> SurvivorOptions:
 
 SETTINGS = single_profile(
     "Dice Survivor",
-    "Challenge, knock out and outlast the others with play points; the last three meet in "
-    "the Finals. 3 to 8 players.",
-    Option("start_pp", "Play points at the start", low=1, high=20),
-    Option("rematches", "Rematches per player", "Rematches each player may call per game.",
+    _("Challenge, knock out and outlast the others with play points; the last three meet in "
+      "the Finals. 3 to 8 players."),
+    Option("start_pp", _("Play points at the start"), low=1, high=20),
+    Option("rematches", _("Rematches per player"), _("Rematches each player may call per game."),
            low=0, high=10),
-    Option("ko_half", "A failed KO costs", kind="choice",
-           choices=(("floor", "half the play points, rounded down (at least 1)"),
-                    ("ceil", "half the play points, rounded up"))),
-    Option("ko_defender", "The KO defender's die", kind="choice",
-           choices=(("lower", "the lower of d12 and d8"), ("higher", "the higher of d12 and d8"))),
-    Option("finals_add_pp", "Finals add play points", "Play points are added to the rolls in "
-           "a Finals challenge.", kind="flag"),
-    Option("turn_cap", "Turn cap", "Safety cap on turns: 0 for none, else 20-5000.",
+    Option("ko_half", _("A failed KO costs"), kind="choice",
+           choices=(("floor", _("half the play points, rounded down (at least 1)")),
+                    ("ceil", _("half the play points, rounded up")))),
+    Option("ko_defender", _("The KO defender's die"), kind="choice",
+           choices=(("lower", _("the lower of d12 and d8")),
+                    ("higher", _("the higher of d12 and d8")))),
+    Option("finals_add_pp", _("Finals add play points"), _("Play points are added to the rolls "
+           "in a Finals challenge."), kind="flag"),
+    Option("turn_cap", _("Turn cap"), _("Safety cap on turns: 0 for none, else 20-5000."),
            low=0, high=5000),
 )  # fmt: skip
 
@@ -291,7 +298,12 @@ def _player(state: SurvivorState, text: str, what: str) -> int:
     seat = _find(state, text)
     if seat is None:
         raise OrderError(
-            f'{what}: there is no player "{text}"; the players are {", ".join(state.players)}'
+            _(
+                '%(what)s: there is no player "%(text)s"; the players are %(players)s',
+                what=what,
+                text=text,
+                players=", ".join(state.players),
+            )
         )
     return seat
 
@@ -312,13 +324,15 @@ def _challenge_target(state: SurvivorState, rest: str) -> SurvivorOrder:
             return SurvivorOrder("challenge", seat, double=True)
     names = _split_names(state, named)
     if names is not None and len(names) > 1:
-        raise OrderError("one target per challenge: write challenge <player> [double]")
+        raise OrderError(_("one target per challenge: write challenge <player> [double]"))
     words = rest.split(" ")
     for cut in range(len(words) - 1, 0, -1):
         seat = _find(state, " ".join(words[:cut]))
         if seat is not None:
             name = state.players[seat]
-            raise OrderError(f'write "challenge {name}" or "challenge {name} double"')
+            raise OrderError(
+                _('write "challenge %(name)s" or "challenge %(name)s double"', name=name)
+            )
     return SurvivorOrder("challenge", _player(state, rest, "challenge"))
 
 
@@ -326,27 +340,32 @@ def parse_order(state: SurvivorState, text: str) -> SurvivorOrder:
     """The order in ``text``, syntax only (section 9): one order line per message."""
     lines = order_lines(text)
     if not lines:
-        raise OrderError(f"the message holds no order: write {NORMAL_SYNTAX}")
+        raise OrderError(_("the message holds no order: write %(syntax)s", syntax=NORMAL_SYNTAX))
     if len(lines) > 1:
         raise OrderError(
-            f"one order per message: this message has {len(lines)} order lines; "
-            "send each action in its own message"
+            _(
+                "one order per message: this message has %(count)d order lines; "
+                "send each action in its own message",
+                count=len(lines),
+            )
         )
-    word, _, rest = lines[0].partition(" ")
+    word, __, rest = lines[0].partition(" ")
     if word == "challenge":
         return _challenge_target(state, rest)
     if word == "ko":
         if not rest:
-            raise OrderError("ko: name the player: ko <player>")
+            raise OrderError(_("ko: name the player: ko <player>"))
         names = _split_names(state, rest)
         if names is not None and len(names) > 1:
-            raise OrderError("ko: one target per KO: write ko <player>")
+            raise OrderError(_("ko: one target per KO: write ko <player>"))
         return SurvivorOrder("ko", _player(state, rest, "ko"))
     if word in ("extra", "pass", "rematch", "accept"):
         if rest:
-            raise OrderError(f'{word}: write just "{word}"')
+            raise OrderError(_('%(word)s: write just "%(word)s"', word=word))
         return SurvivorOrder(word)
-    raise OrderError(f'"{word}" is not an order: write {NORMAL_SYNTAX}')
+    raise OrderError(
+        _('"%(word)s" is not an order: write %(syntax)s', word=word, syntax=NORMAL_SYNTAX)
+    )
 
 
 def order_text(players: Sequence[str], order: SurvivorOrder) -> str:
@@ -406,15 +425,25 @@ def _roll(seat: int, dice: str, values: tuple[int, ...], kept: int, pp: int) -> 
     return SeatRoll(seat, dice, values, kept, pp, kept + pp)
 
 
-def _throw_text(state: SurvivorState, throw: Throw) -> str:
-    parts = []
+def _throw_text(state: SurvivorState, throw: Throw) -> Text:
+    parts: list[str] = []
     for roll in throw.rolls:
-        values = "/".join(map(str, roll.values))
-        dice = f"{roll.dice} {values}"
+        name = state.players[roll.seat]
+        dice = f"{roll.dice} {'/'.join(map(str, roll.values))}"
         if len(roll.values) > 1:
-            dice += f" (keeps {roll.kept})"
-        parts.append(f"{state.players[roll.seat]} {dice} + {roll.pp} PP = {roll.total}")
-    return f"{'; '.join(parts)}: {throw.decided}"
+            parts.append(
+                _(
+                    "%(name)s %(dice)s (keeps %(kept)d) + %(pp)d PP = %(total)d",
+                    name=name,
+                    dice=dice,
+                    kept=roll.kept,
+                    pp=roll.pp,
+                    total=roll.total,
+                )
+            )
+        else:
+            parts.append(f"{name} {dice} + {roll.pp} PP = {roll.total}")
+    return join([join(parts, "; "), throw.decided], ": ")
 
 
 class DiceSurvivorEngine(JsonCodec):
@@ -443,7 +472,7 @@ class DiceSurvivorEngine(JsonCodec):
         while len(contenders) > 1:
             rolls = tuple((seat, dice.draw(PLAYER_DIE)) for seat in contenders)
             rounds.append(Initiative(rolls))
-            best = max(value for _, value in rolls)
+            best = max(value for __, value in rolls)
             contenders = [seat for seat, value in rolls if value == best]
         first = contenders[0]
         state = SurvivorState(
@@ -456,26 +485,44 @@ class DiceSurvivorEngine(JsonCodec):
             active=first,
             actions_left=NORMAL_ACTIONS,
         )
-        order = ", ".join(players[seat] for seat in [first, *clockwise(state, first)])
-        setup = (
-            f"{self._initiative_text(state)}; {players[first]} is Player 1. "
-            f"Turn order: {order}. Everyone starts with {options.start_pp} PP"
+        setup = _(
+            "%(initiative)s; %(name)s is Player 1. Turn order: %(order)s. "
+            "Everyone starts with %(pp)d PP",
+            initiative=self._initiative_text(state),
+            name=players[first],
+            order=", ".join(players[seat] for seat in [first, *clockwise(state, first)]),
+            pp=options.start_pp,
         )
         return state, [Event(setup), Event(self._turn_text(state))]
 
     @staticmethod
-    def _initiative_text(state: SurvivorState) -> str:
+    def _initiative_text(state: SurvivorState) -> Text:
         parts = []
         for number, rolls in enumerate(state.initiative):
             values = ", ".join(f"{state.players[s]} {v}" for s, v in rolls.rolls)
-            parts.append(f"initiative: {values}" if number == 0 else f"re-roll: {values}")
-        return "; ".join(parts)
+            if number == 0:
+                parts.append(_("initiative: %(values)s", values=values))
+            else:
+                parts.append(_("re-roll: %(values)s", values=values))
+        return join(parts, "; ")
 
     @staticmethod
-    def _turn_text(state: SurvivorState) -> str:
-        phase = "Finals turn" if state.finals else "turn"
-        actions = "1 action" if state.actions_left == 1 else f"{state.actions_left} actions"
-        return f"{phase} {state.turn}: {state.players[state.active]} to act ({actions})"
+    def _turn_text(state: SurvivorState) -> Text:
+        actions = ngettext("%(count)d action", "%(count)d actions", state.actions_left)
+        name = state.players[state.active]
+        if state.finals:
+            return _(
+                "Finals turn %(turn)d: %(name)s to act (%(actions)s)",
+                turn=state.turn,
+                name=name,
+                actions=actions,
+            )
+        return _(
+            "turn %(turn)d: %(name)s to act (%(actions)s)",
+            turn=state.turn,
+            name=name,
+            actions=actions,
+        )
 
     # --- prompts and checks ----------------------------------------------------------------
 
@@ -488,31 +535,45 @@ class DiceSurvivorEngine(JsonCodec):
             return [
                 Prompt(
                     question.defender,
-                    "rematch or accept",
-                    f"turn {state.turn}: you lost {state.players[state.active]}'s challenge "
-                    f"(stake {question.stake}): rematch ({left} left) or accept "
-                    f"(pay {question.stake} PP)",
+                    _("rematch or accept"),
+                    _(
+                        "turn %(turn)d: you lost %(name)s's challenge (stake %(stake)d): "
+                        "rematch (%(left)d left) or accept (pay %(stake)d PP)",
+                        turn=state.turn,
+                        name=state.players[state.active],
+                        stake=question.stake,
+                        left=left,
+                    ),
                 )
             ]
         if state.finals:
             return [
                 Prompt(
                     state.active,
-                    "Finals action",
-                    f"Finals turn {state.turn}, action 1 of 1: {self._finals_choices(state)}",
+                    _("Finals action"),
+                    _(
+                        "Finals turn %(turn)d, action 1 of 1: %(choices)s",
+                        turn=state.turn,
+                        choices=self._finals_choices(state),
+                    ),
                 )
             ]
         return [
             Prompt(
                 state.active,
-                "action",
-                f"turn {state.turn}, action {state.action_number} of {NORMAL_ACTIONS}: "
-                f"{self._normal_choices(state)}",
+                _("action"),
+                _(
+                    "turn %(turn)d, action %(number)d of %(actions)d: %(choices)s",
+                    turn=state.turn,
+                    number=state.action_number,
+                    actions=NORMAL_ACTIONS,
+                    choices=self._normal_choices(state),
+                ),
             )
         ]
 
     @staticmethod
-    def _normal_choices(state: SurvivorState) -> str:
+    def _normal_choices(state: SurvivorState) -> Text:
         """The actions the active player still has this turn, in the words of the syntax."""
         both = state.actions_left == NORMAL_ACTIONS
         choices = ["challenge <player> [double]" if both else "challenge <player>"]
@@ -520,7 +581,7 @@ class DiceSurvivorEngine(JsonCodec):
             choices.append("extra")
         if both and state.participants[state.active].ko_turn is None:
             choices.append("ko <player>")
-        return f"{', '.join(choices)} or pass"
+        return _("%(choices)s or pass", choices=", ".join(choices))
 
     @staticmethod
     def _finals_choices(state: SurvivorState) -> str:
@@ -530,14 +591,16 @@ class DiceSurvivorEngine(JsonCodec):
 
     def _expect_order(self, state: SurvivorState, seat: int) -> None:
         if not 0 <= seat < len(state.players):
-            raise OrderError(f"there is no seat {seat} in this game")
+            raise OrderError(_("there is no seat %(seat)d in this game", seat=seat))
         if state.finished:
-            raise OrderError("the game is over; no order is expected from you")
+            raise OrderError(_("the game is over; no order is expected from you"))
         participant = state.participants[seat]
         if participant.out:
             raise OrderError(
-                f"you are out of the game since turn {participant.out_turn}; "
-                "no order is expected from you"
+                _(
+                    "you are out of the game since turn %(turn)s; no order is expected from you",
+                    turn=participant.out_turn,
+                )
             )
 
     def check(self, state: SurvivorState, seat: int, order: SurvivorOrder) -> None:
@@ -546,11 +609,14 @@ class DiceSurvivorEngine(JsonCodec):
         question = state.question
         if order.action in ("rematch", "accept"):
             if question is None or question.defender != seat:
-                raise OrderError("no rematch question is open for you")
+                raise OrderError(_("no rematch question is open for you"))
             return
         if question is not None and question.defender == seat:
             raise OrderError(
-                f"{order.action}: first answer the rematch question: rematch or accept"
+                _(
+                    "%(action)s: first answer the rematch question: rematch or accept",
+                    action=order.action,
+                )
             )
         self._not_your_turn(state, seat)
         if state.finals:
@@ -564,69 +630,85 @@ class DiceSurvivorEngine(JsonCodec):
         question = state.question
         if question is not None:
             raise OrderError(
-                f"not your turn: waiting for {state.name(question.defender)} "
-                "to answer the rematch question"
+                _(
+                    "not your turn: waiting for %(name)s to answer the rematch question",
+                    name=state.name(question.defender),
+                )
             )
         if seat != state.active:
-            raise OrderError(f"not your turn: waiting for {state.name(state.active)}")
+            raise OrderError(
+                _("not your turn: waiting for %(name)s", name=state.name(state.active))
+            )
 
-    def _check_target(self, state: SurvivorState, seat: int, target: int, verb: str) -> None:
+    def _check_target(self, state: SurvivorState, seat: int, target: int, yourself: Text) -> None:
+        """OrderError ``yourself`` if ``target`` is ``seat``, or if ``target`` is out."""
         if target == seat:
-            raise OrderError(f"you cannot {verb} yourself")
+            raise OrderError(yourself)
         if state.participants[target].out:
-            raise OrderError(f"{state.name(target)} is out of the game")
+            raise OrderError(_("%(name)s is out of the game", name=state.name(target)))
 
     def _check_ko(self, state: SurvivorState, seat: int) -> None:
         used = state.participants[seat].ko_turn
         if used is not None:
-            raise OrderError(f"you used your KO in turn {used}")
+            raise OrderError(_("you used your KO in turn %(turn)d", turn=used))
 
     def _check_normal(self, state: SurvivorState, seat: int, order: SurvivorOrder) -> None:
         if order.action == "challenge":
             if order.target is None:
-                raise OrderError("challenge: name the player you challenge: challenge <player>")
+                raise OrderError(_("challenge: name the player you challenge: challenge <player>"))
             if order.d12:
                 raise OrderError(
-                    "challenge d12=<player> is for the Finals: "
-                    "write challenge <player> or challenge <player> double"
+                    _(
+                        "challenge d12=<player> is for the Finals: "
+                        "write challenge <player> or challenge <player> double"
+                    )
                 )
-            self._check_target(state, seat, order.target, "challenge")
+            self._check_target(state, seat, order.target, _("you cannot challenge yourself"))
             if order.double and state.actions_left < NORMAL_ACTIONS:
                 raise OrderError(
-                    f"a double challenge needs 2 actions; you have {state.actions_left}"
+                    _(
+                        "a double challenge needs 2 actions; you have %(left)d",
+                        left=state.actions_left,
+                    )
                 )
         elif order.action == "extra":
             if state.extra_used:
-                raise OrderError("Extra Play Point is allowed once per turn")
+                raise OrderError(_("Extra Play Point is allowed once per turn"))
         elif order.action == "ko":
             assert order.target is not None
             self._check_ko(state, seat)
             if state.actions_left < NORMAL_ACTIONS:
-                raise OrderError(f"a KO needs both actions; you have {state.actions_left} left")
-            self._check_target(state, seat, order.target, "KO")
+                raise OrderError(
+                    _("a KO needs both actions; you have %(left)d left", left=state.actions_left)
+                )
+            self._check_target(state, seat, order.target, _("you cannot KO yourself"))
 
     def _check_finals(self, state: SurvivorState, seat: int, order: SurvivorOrder) -> None:
         opponents = clockwise(state, seat)
         if order.action == "ko":
             assert order.target is not None
             self._check_ko(state, seat)
-            self._check_target(state, seat, order.target, "KO")
+            self._check_target(state, seat, order.target, _("you cannot KO yourself"))
             return
         if order.action != "challenge":
-            raise OrderError(f"the Finals allow only a challenge or a KO: {FINALS_SYNTAX}")
+            raise OrderError(
+                _("the Finals allow only a challenge or a KO: %(syntax)s", syntax=FINALS_SYNTAX)
+            )
         if order.target is None:
             if len(opponents) > 1:
-                raise OrderError("name who rolls the d12: challenge d12=<player>")
+                raise OrderError(_("name who rolls the d12: challenge d12=<player>"))
             return
         if not order.d12:
             raise OrderError(
-                "in the Finals you challenge all your opponents: "
-                "write challenge d12=<player> to name who rolls the d12"
+                _(
+                    "in the Finals you challenge all your opponents: "
+                    "write challenge d12=<player> to name who rolls the d12"
+                )
             )
         if order.target == seat:
-            raise OrderError("the d12 goes to one of your opponents")
+            raise OrderError(_("the d12 goes to one of your opponents"))
         if state.participants[order.target].out:
-            raise OrderError(f"{state.name(order.target)} is out of the game")
+            raise OrderError(_("%(name)s is out of the game", name=state.name(order.target)))
 
     def parse(self, state: SurvivorState, seat: int, text: str) -> SurvivorOrder:
         self._expect_order(state, seat)
@@ -650,7 +732,7 @@ class DiceSurvivorEngine(JsonCodec):
         self._expect_order(state, seat)
         if state.question is not None:
             if state.question.defender != seat:
-                raise OrderError("no order is expected from you now")
+                raise OrderError(_("no order is expected from you now"))
             return SurvivorOrder("accept")
         self._not_your_turn(state, seat)
         if not state.finals:
@@ -673,11 +755,16 @@ class DiceSurvivorEngine(JsonCodec):
 
     def resolve(self, state: SurvivorState, dice: Dice) -> tuple[SurvivorState, list[Event]]:
         if state.finished:
-            raise GameError("the game is over; there is nothing to resolve")
+            raise GameError(_("the game is over; there is nothing to resolve"))
         (prompt,) = self.prompts(state)
         order = self.default(state, prompt.seat)
-        text = order_text(state.players, order)
-        late = Event(f"{state.name(prompt.seat)} sent no order: the no-moves default is {text}")
+        late = Event(
+            _(
+                "%(name)s sent no order: the no-moves default is %(order)s",
+                name=state.name(prompt.seat),
+                order=order_text(state.players, order),
+            )
+        )
         state, events = self._play(state, prompt.seat, order, dice, default=True)
         return state, [late, *events]
 
@@ -691,8 +778,9 @@ class DiceSurvivorEngine(JsonCodec):
         actions_left = state.actions_left
         extra_used = state.extra_used
         ends_turn = False
+        result: Text
         if order.action == "pass":
-            result = f"{state.name(seat)} ends the turn"
+            result = _("%(name)s ends the turn", name=state.name(seat))
             ends_turn = True
         elif order.action == "extra":
             result = self._extra(work, seat, dice)
@@ -715,7 +803,12 @@ class DiceSurvivorEngine(JsonCodec):
             assert state.question is not None
             stake = state.question.stake
             paid = work.pay(seat, stake)
-            result = f"{state.name(seat)} accepts and pays {paid} PP: {work.holdings(seat)}"
+            result = _(
+                "%(name)s accepts and pays %(paid)d PP: %(holdings)s",
+                name=state.name(seat),
+                paid=paid,
+                holdings=work.holdings(seat),
+            )
         action = Action(
             turn=state.turn,
             seat=seat,
@@ -725,7 +818,7 @@ class DiceSurvivorEngine(JsonCodec):
             default=default,
         )
         lines = [header, *(_throw_text(state, throw) for throw in work.throws), result]
-        events = [Event("\n".join(lines))]
+        events = [Event(join(lines, "\n"))]
         state = replace(
             state,
             participants=tuple(work.participants),
@@ -762,27 +855,44 @@ class DiceSurvivorEngine(JsonCodec):
     def _decided(work: _Turn, text: str) -> None:
         work.throws[-1] = replace(work.throws[-1], decided=text)
 
-    def _naturals(self, work: _Turn, active: int, defender: int, d20: int) -> str | None:
+    def _naturals(self, work: _Turn, active: int, defender: int, d20: int) -> Text | None:
         """A natural 1 or 20 moves exactly 1 PP and decides the throw (ruling S-4)."""
         if d20 == 1:
             paid = work.give(active, defender, 1)
-            self._decided(work, "natural 1")
-            return (
-                f"natural 1: {work.name(active)} gives {work.name(defender)} {paid} PP: "
-                f"{work.holdings(active, defender)}"
+            self._decided(work, _("natural 1"))
+            return _(
+                "natural 1: %(giver)s gives %(taker)s %(paid)d PP: %(holdings)s",
+                giver=work.name(active),
+                taker=work.name(defender),
+                paid=paid,
+                holdings=work.holdings(active, defender),
             )
         if d20 == PLAYER_DIE:
             paid = work.give(defender, active, 1)
-            self._decided(work, "natural 20")
-            return (
-                f"natural 20: {work.name(defender)} gives {work.name(active)} {paid} PP: "
-                f"{work.holdings(active, defender)}"
+            self._decided(work, _("natural 20"))
+            return _(
+                "natural 20: %(giver)s gives %(taker)s %(paid)d PP: %(holdings)s",
+                giver=work.name(defender),
+                taker=work.name(active),
+                paid=paid,
+                holdings=work.holdings(active, defender),
             )
         return None
 
+    @staticmethod
+    def _pays(work: _Turn, seat: int, amount: int) -> Text:
+        """``seat`` pays ``amount`` PP to the bank (what it holds at most), in words."""
+        paid = work.pay(seat, amount)
+        return _(
+            "%(name)s pays %(paid)d PP: %(holdings)s",
+            name=work.name(seat),
+            paid=paid,
+            holdings=work.holdings(seat),
+        )
+
     def _challenge(
         self, work: _Turn, active: int, defender: int, stake: int, dice: Dice
-    ) -> tuple[str, Question | None]:
+    ) -> tuple[Text, Question | None]:
         while True:
             d20, mine, theirs = self._duel(work, active, defender, dice)
             natural = self._naturals(work, active, defender, d20)
@@ -790,28 +900,36 @@ class DiceSurvivorEngine(JsonCodec):
                 return natural, None
             if mine != theirs:
                 break
-            self._decided(work, "equal totals: both roll again")
+            self._decided(work, _("equal totals: both roll again"))
         if mine < theirs:
-            self._decided(work, f"{work.name(active)} lower")
-            paid = work.pay(active, stake)
-            return f"{work.name(active)} pays {paid} PP: {work.holdings(active)}", None
-        self._decided(work, f"{work.name(defender)} lower")
+            self._decided(work, _("%(name)s lower", name=work.name(active)))
+            return self._pays(work, active, stake), None
+        self._decided(work, _("%(name)s lower", name=work.name(defender)))
         participant = work.participants[defender]
         left = rematches_left(work.state.options, participant)
         if left > 0:
             return (
-                f"{work.name(defender)} lost and is asked: rematch ({left} left) "
-                f"or accept (pay {stake} PP)",
+                _(
+                    "%(name)s lost and is asked: rematch (%(left)d left) "
+                    "or accept (pay %(stake)d PP)",
+                    name=work.name(defender),
+                    left=left,
+                    stake=stake,
+                ),
                 Question(defender, stake),
             )
         paid = work.pay(defender, stake)
         return (
-            f"{work.name(defender)} has no rematch left and pays {paid} PP: "
-            f"{work.holdings(defender)}",
+            _(
+                "%(name)s has no rematch left and pays %(paid)d PP: %(holdings)s",
+                name=work.name(defender),
+                paid=paid,
+                holdings=work.holdings(defender),
+            ),
             None,
         )
 
-    def _rematch(self, work: _Turn, defender: int, dice: Dice) -> str:
+    def _rematch(self, work: _Turn, defender: int, dice: Dice) -> Text:
         state = work.state
         assert state.question is not None
         stake = state.question.stake
@@ -825,47 +943,52 @@ class DiceSurvivorEngine(JsonCodec):
                 return natural
             if mine != theirs:
                 break
-            self._decided(work, "equal totals: both roll again")
+            self._decided(work, _("equal totals: both roll again"))
         if theirs < mine:
-            self._decided(work, f"{work.name(defender)} lower again")
-            paid = work.pay(defender, 2 * stake)
-            return f"{work.name(defender)} pays {paid} PP: {work.holdings(defender)}"
-        self._decided(work, f"{work.name(defender)} higher")
-        paid = work.pay(active, stake)
-        return f"{work.name(active)} pays {paid} PP: {work.holdings(active)}"
+            self._decided(work, _("%(name)s lower again", name=work.name(defender)))
+            return self._pays(work, defender, 2 * stake)
+        self._decided(work, _("%(name)s higher", name=work.name(defender)))
+        return self._pays(work, active, stake)
 
     @staticmethod
-    def _extra(work: _Turn, seat: int, dice: Dice) -> str:
+    def _extra(work: _Turn, seat: int, dice: Dice) -> Text:
         d20 = dice.draw(PLAYER_DIE)
         roll = _roll(seat, "d20", (d20,), d20, work.pp(seat))
         if roll.total >= EXTRA_TARGET:
-            work.throws.append(Throw((roll,), f"{EXTRA_TARGET} or more"))
+            work.throws.append(Throw((roll,), _("%(target)d or more", target=EXTRA_TARGET)))
             work.gain(seat, 1)
-            return f"{work.name(seat)} gains 1 PP: {work.holdings(seat)}"
-        work.throws.append(Throw((roll,), f"below {EXTRA_TARGET}"))
-        return f"{work.name(seat)} gains nothing"
+            return _(
+                "%(name)s gains 1 PP: %(holdings)s",
+                name=work.name(seat),
+                holdings=work.holdings(seat),
+            )
+        work.throws.append(Throw((roll,), _("below %(target)d", target=EXTRA_TARGET)))
+        return _("%(name)s gains nothing", name=work.name(seat))
 
-    def _ko(self, work: _Turn, seat: int, order: SurvivorOrder, dice: Dice) -> str:
+    def _ko(self, work: _Turn, seat: int, order: SurvivorOrder, dice: Dice) -> Text:
         assert order.target is not None
         target = order.target
         state = work.state
         work.participants[seat] = replace(work.participants[seat], ko_turn=state.turn)
-        _, mine, theirs = self._duel(work, seat, target, dice, state.options.ko_defender)
+        __, mine, theirs = self._duel(work, seat, target, dice, state.options.ko_defender)
         if mine > theirs:
-            self._decided(work, f"{work.name(seat)} higher")
+            self._decided(work, _("%(name)s higher", name=work.name(seat)))
             work.pay(target, work.pp(target))
-            return f"{work.name(target)} loses all PP and is knocked out"
+            return _("%(name)s loses all PP and is knocked out", name=work.name(target))
         if mine < theirs:
-            self._decided(work, f"{work.name(seat)} lower")
+            self._decided(work, _("%(name)s lower", name=work.name(seat)))
             paid = work.give(seat, target, ko_loss(state.options, work.pp(seat)))
-            return (
-                f"{work.name(seat)} gives {work.name(target)} {paid} PP: "
-                f"{work.holdings(seat, target)}"
+            return _(
+                "%(giver)s gives %(taker)s %(paid)d PP: %(holdings)s",
+                giver=work.name(seat),
+                taker=work.name(target),
+                paid=paid,
+                holdings=work.holdings(seat, target),
             )
-        self._decided(work, "equal totals")
-        return "nothing happens; the KO is used"
+        self._decided(work, _("equal totals"))
+        return _("nothing happens; the KO is used")
 
-    def _finals_challenge(self, work: _Turn, seat: int, order: SurvivorOrder, dice: Dice) -> str:
+    def _finals_challenge(self, work: _Turn, seat: int, order: SurvivorOrder, dice: Dice) -> Text:
         assert order.target is not None
         state = work.state
         opponents = clockwise(state, seat)
@@ -882,31 +1005,39 @@ class DiceSurvivorEngine(JsonCodec):
                 rolls.append(_roll(other, "d8", (d8,), d8, work.pp(other) if add else 0))
             work.throws.append(Throw(tuple(rolls), ""))
             if d20 == 1:
-                self._decided(work, "natural 1")
+                self._decided(work, _("natural 1"))
                 for other in opponents:
                     work.give(seat, other, 1)
-                return (
-                    f"natural 1: {work.name(seat)} gives each opponent 1 PP while they last: "
-                    f"{work.holdings(seat, *opponents)}"
+                return _(
+                    "natural 1: %(name)s gives each opponent 1 PP while they last: %(holdings)s",
+                    name=work.name(seat),
+                    holdings=work.holdings(seat, *opponents),
                 )
             if d20 == PLAYER_DIE:
-                self._decided(work, "natural 20")
+                self._decided(work, _("natural 20"))
                 for other in opponents:
                     work.give(other, seat, 1)
-                return (
-                    f"natural 20: each opponent gives {work.name(seat)} 1 PP: "
-                    f"{work.holdings(seat, *opponents)}"
+                return _(
+                    "natural 20: each opponent gives %(name)s 1 PP: %(holdings)s",
+                    name=work.name(seat),
+                    holdings=work.holdings(seat, *opponents),
                 )
             best = max(roll.total for roll in rolls)
             losers = [roll.seat for roll in rolls if roll.total < best]
             if losers:
                 break
-            self._decided(work, "all totals equal: everyone rolls again")
-        names = " and ".join(work.name(s) for s in losers)
-        self._decided(work, f"{names} below the highest total {best}")
+            self._decided(work, _("all totals equal: everyone rolls again"))
+        names = join([work.name(s) for s in losers], _(" and "))
+        self._decided(work, _("%(names)s below the highest total %(best)d", names=names, best=best))
         for loser in losers:
             work.pay(loser, 1)
-        return f"{names} lose{'s' if len(losers) == 1 else ''} 1 PP: {work.holdings(*losers)}"
+        return ngettext(
+            "%(names)s loses 1 PP: %(holdings)s",
+            "%(names)s lose 1 PP: %(holdings)s",
+            len(losers),
+            names=names,
+            holdings=work.holdings(*losers),
+        )
 
     # --- after an action -------------------------------------------------------------------
 
@@ -921,7 +1052,7 @@ class DiceSurvivorEngine(JsonCodec):
                 participants[seat] = replace(
                     participant, out_turn=state.turn, out_action=state.actions_done
                 )
-                events.append(Event(f"{state.name(seat)} is eliminated"))
+                events.append(Event(_("%(name)s is eliminated", name=state.name(seat))))
         state = replace(state, participants=tuple(participants))
         alive = state.alive
         if len(alive) == 1:
@@ -934,7 +1065,9 @@ class DiceSurvivorEngine(JsonCodec):
         )
         if starts_finals:
             names = ", ".join(state.name(s) for s in alive)
-            events.append(Event(f"three participants remain ({names}): the Finals begin"))
+            events.append(
+                Event(_("three participants remain (%(names)s): the Finals begin", names=names))
+            )
             state = replace(state, finals=True, finals_turn=state.turn + 1)
             ends_turn = True
         if ends_turn or state.actions_left <= 0 or state.participants[state.active].out:
@@ -943,8 +1076,13 @@ class DiceSurvivorEngine(JsonCodec):
         else:
             events.append(
                 Event(
-                    f"turn {state.turn}: {state.name(state.active)} goes on with "
-                    f"action {state.action_number} of {NORMAL_ACTIONS}"
+                    _(
+                        "turn %(turn)d: %(name)s goes on with action %(number)d of %(actions)d",
+                        turn=state.turn,
+                        name=state.name(state.active),
+                        number=state.action_number,
+                        actions=NORMAL_ACTIONS,
+                    )
                 )
             )
         return state, events
@@ -954,7 +1092,7 @@ class DiceSurvivorEngine(JsonCodec):
         if cap and state.turn >= cap:
             state = replace(state, finished=True, capped=True, actions_left=0)
             return state, [
-                Event(f"turn {state.turn} was the last (turn cap): the game stops"),
+                Event(_("turn %(turn)d was the last (turn cap): the game stops", turn=state.turn)),
                 Event(self._final_text(state)),
             ]
         following = clockwise(state, state.active)[0]
@@ -970,11 +1108,11 @@ class DiceSurvivorEngine(JsonCodec):
         )
         return state, [Event(self._turn_text(state))]
 
-    def _final_text(self, state: SurvivorState) -> str:
+    def _final_text(self, state: SurvivorState) -> Text:
         places = "; ".join(
             f"{s.place}. {state.players[s.seat]} ({s.score})" for s in self.standings(state) or []
         )
-        return f"the game is over: {places}"
+        return _("the game is over: %(places)s", places=places)
 
     # --- standings -------------------------------------------------------------------------
 
@@ -984,25 +1122,31 @@ class DiceSurvivorEngine(JsonCodec):
         if state.finished:
             return []
         if state.question is not None:
-            return [("rematch", "rematch: roll again"), ("accept", "accept the result")]
+            return [("rematch", _("rematch: roll again")), ("accept", _("accept the result"))]
         others = [state.players[s] for s in state.alive if s != seat]
-        knockouts = [(f"ko {name}", f"KO {name} (both actions, once a game)") for name in others]
+        knockouts = [
+            (f"ko {name}", _("KO %(name)s (both actions, once a game)", name=name))
+            for name in others
+        ]
         if state.finals:
             rollers = [state.players[s] for s in state.alive]
             return [
-                ("challenge", "challenge"),
+                ("challenge", _("challenge")),
                 *(
-                    (f"challenge d12={name}", f"challenge: {name} rolls the d12")
+                    (f"challenge d12={name}", _("challenge: %(name)s rolls the d12", name=name))
                     for name in rollers
                 ),
                 *knockouts,
             ]
         return [
-            ("pass", "pass: end your turn"),
-            ("extra", "extra: take an Extra Play Point"),
-            *((f"challenge {name}", f"challenge {name} (stake 1)") for name in others),
+            ("pass", _("pass: end your turn")),
+            ("extra", _("extra: take an Extra Play Point")),
             *(
-                (f"challenge {name} double", f"challenge {name} double (stake 2)")
+                (f"challenge {name}", _("challenge %(name)s (stake 1)", name=name))
+                for name in others
+            ),
+            *(
+                (f"challenge {name} double", _("challenge %(name)s double (stake 2)", name=name))
                 for name in others
             ),
             *knockouts,
@@ -1017,7 +1161,7 @@ class DiceSurvivorEngine(JsonCodec):
             return None
         if order.action != "ko" or order.target is None:
             return None
-        return f"Yes, use my one KO of the game on {state.players[order.target]}"
+        return _("Yes, use my one KO of the game on %(name)s", name=state.players[order.target])
 
     def standings(self, state: SurvivorState) -> list[Standing] | None:
         if not state.finished:
