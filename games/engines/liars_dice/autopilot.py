@@ -28,6 +28,7 @@ from games.engines.liars_dice.rules import (
     behind,
     positions_to_show,
 )
+from games.engines.text import _
 
 # The mean of a fair d6: an unknown die's share of a sum.
 MEAN_DIE = Fraction(7, 2)
@@ -144,7 +145,7 @@ def expected_count_move(state: LiarsDiceState, seat: int) -> LiarsDiceOrder:
             raises.append((-margin, quantity, face))
     if not raises:
         return LiarsDiceOrder("liar")
-    _, quantity, face = min(raises)
+    __, quantity, face = min(raises)
     return LiarsDiceOrder("bid", quantity, face, show=_show(state, seat, face))
 
 
@@ -163,8 +164,8 @@ def expected_count_play(state: LiarsDiceState, seat: int) -> LiarsDiceOrder:
 STRATEGIES: tuple[Strategy, ...] = (
     Strategy(
         key="expected-count",
-        title="Expected count: call liar when the bid names more dice than expected",
-        summary=(
+        title=_("Expected count: call liar when the bid names more dice than expected"),
+        summary=_(
             "Counts the dice the seat can see that show a face (ones wild where they are) "
             "and adds each unseen die times its chance of showing it. Calls liar when the "
             "standing bid names more than that expected count, else makes the smallest "

@@ -32,7 +32,6 @@ from games.engines.base import (
     Settings,
     Standing,
     check_option_keys,
-    counted,
     option_flag,
     option_int,
     option_one_of,
@@ -40,6 +39,7 @@ from games.engines.base import (
     order_number,
     to_json,
 )
+from games.engines.text import Text, _, join, ngettext
 
 CLASSIC = "classic"
 DEATH_MATCH = "genius_dm"
@@ -56,6 +56,17 @@ SUM_LOW, SUM_HIGH = 2, 12
 # the text's "100 1's"), so the cap is not the dice in play; it only keeps a typo of many
 # digits out of the bids, the reports and every raise worked out from it.
 MAX_QUANTITY = 999
+
+# The faces as words, in the plural ("bid more 2s").
+FACE_WORDS = {
+    # Translators: a face in the plural, as in "bid more 1s" (German: Einsen, Zweien, ...).
+    1: _("1s"),
+    2: _("2s"),
+    3: _("3s"),
+    4: _("4s"),
+    5: _("5s"),
+    6: _("6s"),
+}
 
 BIDDING = "bidding"
 MULLIGAN = "mulligan"
@@ -133,8 +144,11 @@ def parse_options(data: Mapping[str, JSON]) -> LiarsDiceOptions:
         # With Fresh Start dice_per_player is ignored, so only the one starting die counts.
         if dice_per_player > max_dice and not fields["fresh_start"]:
             raise OptionsError(
-                f"option dice_per_player ({dice_per_player}) must not be above "
-                f"max_dice ({max_dice})"
+                _(
+                    "option dice_per_player (%(dice)d) must not be above max_dice (%(most)d)",
+                    dice=dice_per_player,
+                    most=max_dice,
+                )
             )
         fields["max_dice"] = max_dice
     if profile == TEAM:
@@ -145,44 +159,44 @@ def parse_options(data: Mapping[str, JSON]) -> LiarsDiceOptions:
 SETTINGS = Settings(
     profile_key="profile",
     profiles=(
-        Profile(CLASSIC, "Liar's Dice: classic", "The pub game (Perudo): bid on all the dice "
-                "under the cups, call liar, wild ones and palifico. 2 to 6 players."),
-        Profile(DEATH_MATCH, "Liar's Dice: Death Match", "The Genius's duel: the loser of a "
-                "round gains a die, with optional anomalies. 2 players."),
-        Profile(TEAM, "Liar's Dice: team", "Two teams of two; nobody sees their own dice, only "
-                "the hand of the player behind them. 4 players."),
+        Profile(CLASSIC, _("Liar's Dice: classic"), _("The pub game (Perudo): bid on all the "
+                "dice under the cups, call liar, wild ones and palifico. 2 to 6 players.")),
+        Profile(DEATH_MATCH, _("Liar's Dice: Death Match"), _("The Genius's duel: the loser of "
+                "a round gains a die, with optional anomalies. 2 players.")),
+        Profile(TEAM, _("Liar's Dice: team"), _("Two teams of two; nobody sees their own dice, "
+                "only the hand of the player behind them. 4 players.")),
     ),
     options=(
-        Option("dice_per_player", "Dice per player", "Dice each player starts with.",
+        Option("dice_per_player", _("Dice per player"), _("Dice each player starts with."),
                low=1, high=10),
-        Option("wild_ones", "Wild ones", "Ones count as any face.", kind="flag",
+        Option("wild_ones", _("Wild ones"), _("Ones count as any face."), kind="flag",
                profiles=(CLASSIC,)),
-        Option("palifico", "Palifico", "A special round after a player first drops to one die.",
+        Option("palifico", _("Palifico"), _("A special round after a player first drops to one "
+               "die."), kind="flag", profiles=(CLASSIC,)),
+        Option("calza", _("Spot call (calza)"), _("Players may call a bid exactly right."),
                kind="flag", profiles=(CLASSIC,)),
-        Option("calza", "Spot call (calza)", "Players may call a bid exactly right.",
-               kind="flag", profiles=(CLASSIC,)),
-        Option("max_dice", "Most dice", "A player who holds more dice than this loses the match.",
-               low=2, high=20, profiles=(DEATH_MATCH,)),
-        Option("reserve", "Round reserve", "A player's first missed bidding deadline in a round "
-               "spends the reserve instead of losing the round.", kind="flag",
+        Option("max_dice", _("Most dice"), _("A player who holds more dice than this loses the "
+               "match."), low=2, high=20, profiles=(DEATH_MATCH,)),
+        Option("reserve", _("Round reserve"), _("A player's first missed bidding deadline in a "
+               "round spends the reserve instead of losing the round."), kind="flag",
                profiles=(DEATH_MATCH,)),
-        Option("cheat", "Anomaly: Cheat", "Twice a match a player may secretly see the "
-               "opponent's dice; accuse becomes a move.", kind="flag", profiles=(DEATH_MATCH,)),
-        Option("double_face", "Anomaly: Double-Face", "Three announced faces come up twice as "
-               "often each round.", kind="flag", profiles=(DEATH_MATCH,)),
-        Option("fresh_start", "Anomaly: Fresh Start", "Both players start with one die.",
+        Option("cheat", _("Anomaly: Cheat"), _("Twice a match a player may secretly see the "
+               "opponent's dice; accuse becomes a move."), kind="flag", profiles=(DEATH_MATCH,)),
+        Option("double_face", _("Anomaly: Double-Face"), _("Three announced faces come up twice "
+               "as often each round."), kind="flag", profiles=(DEATH_MATCH,)),
+        Option("fresh_start", _("Anomaly: Fresh Start"), _("Both players start with one die."),
                kind="flag", profiles=(DEATH_MATCH,)),
-        Option("mulligan", "Anomaly: Mulligan", "Each round a player may secretly reroll up to "
-               "five of their dice once.", kind="flag", profiles=(DEATH_MATCH,)),
-        Option("oracle", "Anomaly: Oracle", "After each of your claims you privately learn "
-               "whether it is true.", kind="flag", profiles=(DEATH_MATCH,)),
-        Option("revelation", "Anomaly: Revelation", "With each claim the claimant shows the "
-               "opponent one of their own dice.", kind="flag", profiles=(DEATH_MATCH,)),
-        Option("summation", "Anomaly: Summation", "Each player learns the sum of the opponent's "
-               "dice.", kind="flag", profiles=(DEATH_MATCH,)),
-        Option("team_seating", "Teams", kind="choice", profiles=(TEAM,),
-               choices=(("alternate", "seats 1 and 3 against 2 and 4"),
-                        ("adjacent", "seats 1 and 2 against 3 and 4"))),
+        Option("mulligan", _("Anomaly: Mulligan"), _("Each round a player may secretly reroll "
+               "up to five of their dice once."), kind="flag", profiles=(DEATH_MATCH,)),
+        Option("oracle", _("Anomaly: Oracle"), _("After each of your claims you privately learn "
+               "whether it is true."), kind="flag", profiles=(DEATH_MATCH,)),
+        Option("revelation", _("Anomaly: Revelation"), _("With each claim the claimant shows the "
+               "opponent one of their own dice."), kind="flag", profiles=(DEATH_MATCH,)),
+        Option("summation", _("Anomaly: Summation"), _("Each player learns the sum of the "
+               "opponent's dice."), kind="flag", profiles=(DEATH_MATCH,)),
+        Option("team_seating", _("Teams"), kind="choice", profiles=(TEAM,),
+               choices=(("alternate", _("seats 1 and 3 against 2 and 4")),
+                        ("adjacent", _("seats 1 and 2 against 3 and 4")))),
     ),
 )  # fmt: skip
 
@@ -229,7 +243,10 @@ class ActionApplied(OrderError):
     """
 
     def __init__(self, message: str, state: LiarsDiceState, events: list[Event]) -> None:
-        super().__init__(f"{message} (your action line was played and stands)", (state, events))
+        super().__init__(
+            _("%(message)s (your action line was played and stands)", message=message),
+            (state, events),
+        )
         self.state = state
         self.events = events
 
@@ -251,7 +268,11 @@ class Bid:
     true: bool | None = None
 
     def text(self) -> str:
-        return f"sum {self.quantity}" if self.sum else f"{self.quantity} x {self.face}"
+        return (
+            _("sum %(total)d", total=self.quantity)
+            if self.sum
+            else f"{self.quantity} x {self.face}"
+        )
 
 
 @dataclass(frozen=True)
@@ -342,7 +363,7 @@ def next_seat(state: LiarsDiceState, seat: int) -> int:
         candidate = (seat + step) % size
         if state.counts[candidate] > 0:
             return candidate
-    raise GameError("no player has dice")
+    raise GameError(_("no player has dice"))
 
 
 def behind(state: LiarsDiceState, seat: int) -> int:
@@ -352,7 +373,7 @@ def behind(state: LiarsDiceState, seat: int) -> int:
         candidate = (seat - step) % size
         if state.counts[candidate] > 0:
             return candidate
-    raise GameError("nobody else has dice")
+    raise GameError(_("nobody else has dice"))
 
 
 def shown_positions(state: LiarsDiceState, seat: int) -> list[int]:
@@ -395,31 +416,80 @@ def holds(state: LiarsDiceState, bid: Bid) -> bool:
 # --- the raise rules -----------------------------------------------------------------------
 
 
-def _same_quantity_raises(q0: int, f0: int) -> str:
-    higher = [f"{q0} x {face}" for face in range(f0 + 1, 7)]
-    return ", ".join(higher) + " or " if higher else ""
+def dice_words(number: int) -> Text:
+    """``number`` dice in words: "1 die", "3 dice"."""
+    return ngettext("%(count)d die", "%(count)d dice", number)
+
+
+def _must_raise(q0: int, f0: int, wild: bool) -> Text:
+    """The raises after (q0, f0), those of the same quantity named first; ``wild``: with
+    wild ones, where a switch to ones is a raise too."""
+    last, more, ones = f"{q0} x {f0}", q0 + 1, -(-q0 // 2)
+    same = ", ".join(f"{q0} x {face}" for face in range(f0 + 1, 7))
+    if wild and same:
+        return _(
+            "bid must raise: after %(last)s bid %(same)s or %(more)d or more of any face "
+            "other than 1, or at least %(ones)d x 1",
+            last=last,
+            same=same,
+            more=more,
+            ones=ones,
+        )
+    if wild:
+        return _(
+            "bid must raise: after %(last)s bid %(more)d or more of any face other than 1, "
+            "or at least %(ones)d x 1",
+            last=last,
+            more=more,
+            ones=ones,
+        )
+    if same:
+        return _(
+            "bid must raise: after %(last)s bid %(same)s or %(more)d or more of any face",
+            last=last,
+            same=same,
+            more=more,
+        )
+    return _(
+        "bid must raise: after %(last)s bid %(more)d or more of any face", last=last, more=more
+    )
 
 
 def check_raise(state: LiarsDiceState, quantity: int, face: int) -> None:
     """OrderError unless bid (quantity, face) is legal after the round's bids (section 4.3)."""
+    bid = f"bid {quantity} {face}"
     if quantity < 1:
-        raise OrderError(f"bid {quantity} {face}: the quantity must be at least 1")
+        raise OrderError(_("%(bid)s: the quantity must be at least 1", bid=bid))
     if quantity > MAX_QUANTITY:
         raise OrderError(
-            f"bid {quantity} {face}: the quantity must be at most {MAX_QUANTITY} "
-            f"({counted(sum(state.counts), 'die', 'dice')} in play)"
+            _(
+                "%(bid)s: the quantity must be at most %(most)d (%(dice)s in play)",
+                bid=bid,
+                most=MAX_QUANTITY,
+                dice=dice_words(sum(state.counts)),
+            )
         )
     if face not in FACES:
-        raise OrderError(f"bid {quantity} {face}: the face must be 1-6")
+        raise OrderError(_("%(bid)s: the face must be 1-6", bid=bid))
     last = state.bids[-1] if state.bids else None
     if state.palifico:
         if last is None:
             return
         if face != last.face:
-            raise OrderError(f"palifico round: the face stays {last.face}; bid more {last.face}s")
+            raise OrderError(
+                _(
+                    "palifico round: the face stays %(face)d; bid more %(faces)s",
+                    face=last.face,
+                    faces=FACE_WORDS[last.face],
+                )
+            )
         if quantity <= last.quantity:
             raise OrderError(
-                f"palifico round: bid more {last.face}s than {last.quantity} x {last.face}"
+                _(
+                    "palifico round: bid more %(faces)s than %(last)s",
+                    faces=FACE_WORDS[last.face],
+                    last=last.text(),
+                )
             )
         return
     if not state.wilds:
@@ -429,63 +499,98 @@ def check_raise(state: LiarsDiceState, quantity: int, face: int) -> None:
             or (quantity == last.quantity and face > last.face)
         ):
             return
-        q0, f0 = last.quantity, last.face
-        raise OrderError(
-            f"bid must raise: after {q0} x {f0} bid {_same_quantity_raises(q0, f0)}"
-            f"{q0 + 1} or more of any face"
-        )
+        raise OrderError(_must_raise(last.quantity, last.face, wild=False))
     _check_wild_raise(last, quantity, face)
 
 
 def _check_wild_raise(last: Bid | None, quantity: int, face: int) -> None:
     if last is None:
         if face == 1:
-            raise OrderError("you cannot open on ones")
+            raise OrderError(_("you cannot open on ones"))
         return
     q0, f0 = last.quantity, last.face
     if f0 != 1 and face == 1:
         if quantity < -(-q0 // 2):
-            raise OrderError(f"to switch to ones after {q0} x {f0} bid at least {-(-q0 // 2)} x 1")
+            raise OrderError(
+                _(
+                    "to switch to ones after %(last)s bid at least %(ones)d x 1",
+                    last=last.text(),
+                    ones=-(-q0 // 2),
+                )
+            )
     elif f0 == 1 and face != 1:
         if quantity < 2 * q0 + 1:
             raise OrderError(
-                f"to leave ones after {q0} x 1 bid at least {2 * q0 + 1} of another face"
+                _(
+                    "to leave ones after %(last)s bid at least %(least)d of another face",
+                    last=last.text(),
+                    least=2 * q0 + 1,
+                )
             )
     elif f0 == 1:
         if quantity <= q0:
             raise OrderError(
-                f"bid must raise: after {q0} x 1 bid at least {q0 + 1} x 1 "
-                f"or {2 * q0 + 1} of another face"
+                _(
+                    "bid must raise: after %(last)s bid at least %(ones)d x 1 "
+                    "or %(least)d of another face",
+                    last=last.text(),
+                    ones=q0 + 1,
+                    least=2 * q0 + 1,
+                )
             )
     elif not (quantity > q0 or (quantity == q0 and face > f0)):
-        raise OrderError(
-            f"bid must raise: after {q0} x {f0} bid {_same_quantity_raises(q0, f0)}"
-            f"{q0 + 1} or more of any face other than 1, or at least {-(-q0 // 2)} x 1"
-        )
+        raise OrderError(_must_raise(q0, f0, wild=True))
 
 
 def check_sum_raise(state: LiarsDiceState, total: int) -> None:
     if not SUM_LOW <= total <= SUM_HIGH:
-        raise OrderError(f"bid sum {total}: the sum must be {SUM_LOW}-{SUM_HIGH}")
+        raise OrderError(
+            _(
+                "%(bid)s: the sum must be %(low)d-%(high)d",
+                bid=f"bid sum {total}",
+                low=SUM_LOW,
+                high=SUM_HIGH,
+            )
+        )
     if state.bids and total <= state.bids[-1].quantity:
         last = state.bids[-1].quantity
         if last >= SUM_HIGH:
-            raise OrderError(f"bid must raise: nothing is above sum {last}; call liar")
-        raise OrderError(f"bid must raise: after sum {last} bid sum {last + 1} or more")
+            raise OrderError(
+                _("bid must raise: nothing is above sum %(last)d; call liar", last=last)
+            )
+        raise OrderError(
+            _(
+                "bid must raise: after sum %(last)d bid sum %(more)d or more",
+                last=last,
+                more=last + 1,
+            )
+        )
 
 
 # --- parsing -------------------------------------------------------------------------------
 
 CHALLENGE_WORDS = ("liar", "challenge", "dudo")
 SPOT_WORDS = ("spot", "calza")
-SYNTAX = "write bid <quantity> <face> or liar"
+SYNTAX = _("write bid <quantity> <face> or liar")
 
 
-def _number(word: str, what: str, where: str) -> int:
+def _number(word: str, what: Text, where: str) -> int:
     number = order_number(word)
     if number is None:
-        raise OrderError(f"{where}: {what} must be a whole number in the digits 0-9, not {word!r}")
+        raise OrderError(
+            _(
+                "%(where)s: %(what)s must be a whole number in the digits 0-9, not %(word)s",
+                where=where,
+                what=what,
+                word=repr(word),
+            )
+        )
     return number
+
+
+def _line(number: int, message: str) -> Text:
+    """``message`` about line ``number`` of an order."""
+    return _("line %(number)d: %(message)s", number=number, message=message)
 
 
 def parse_move(state: LiarsDiceState, line: str) -> LiarsDiceOrder:
@@ -497,30 +602,38 @@ def parse_move(state: LiarsDiceState, line: str) -> LiarsDiceOrder:
         return LiarsDiceOrder("liar")
     if head in SPOT_WORDS and len(words) == 1:
         if not options.calza:
-            raise OrderError("spot calls are not used in this game")
+            raise OrderError(_("spot calls are not used in this game"))
         return LiarsDiceOrder("spot")
     if head == "accuse" and len(words) == 1:
         if not options.cheat:
-            raise OrderError("accusations are not used in this game")
+            raise OrderError(_("accusations are not used in this game"))
         return LiarsDiceOrder("accuse")
     if head != "bid":
-        raise OrderError(f"{line!r} is not an order here: {SYNTAX}")
+        raise OrderError(
+            _("%(line)s is not an order here: %(syntax)s", line=repr(line), syntax=SYNTAX)
+        )
     if len(words) == 3 and words[1] == "sum":
         if not state.sum_phase:
-            raise OrderError("bid sum: sum bids are only used when two single dice remain")
-        return LiarsDiceOrder("bid", _number(words[2], "the sum", line), 0, sum=True)
+            raise OrderError(_("bid sum: sum bids are only used when two single dice remain"))
+        return LiarsDiceOrder("bid", _number(words[2], _("the sum"), line), 0, sum=True)
     if len(words) not in (3, 5) or (len(words) == 5 and words[3] != "show"):
-        extra = " [show <position>]" if options.revelation else ""
-        raise OrderError(f"{line!r}: write bid <quantity> <face>{extra}, e.g. bid 5 3")
+        if options.revelation:
+            raise OrderError(
+                _(
+                    "%(line)s: write bid <quantity> <face> [show <position>], e.g. bid 5 3",
+                    line=repr(line),
+                )
+            )
+        raise OrderError(_("%(line)s: write bid <quantity> <face>, e.g. bid 5 3", line=repr(line)))
     if state.sum_phase:
-        raise OrderError("bid: two single dice remain; bid a sum: bid sum <total>")
-    quantity = _number(words[1], "the quantity", line)
-    face = _number(words[2], "the face", line)
+        raise OrderError(_("bid: two single dice remain; bid a sum: bid sum <total>"))
+    quantity = _number(words[1], _("the quantity"), line)
+    face = _number(words[2], _("the face"), line)
     show = None
     if len(words) == 5:
         if not options.revelation:
-            raise OrderError("show: showing dice is not used in this game")
-        show = _number(words[4], "the position", line)
+            raise OrderError(_("show: showing dice is not used in this game"))
+        show = _number(words[4], _("the position"), line)
     return LiarsDiceOrder("bid", quantity, face, show=show)
 
 
@@ -528,61 +641,75 @@ def parse_mulligan(words: list[str]) -> LiarsDiceOrder:
     rest = words[1:]
     if rest == ["none"] or not rest:
         return LiarsDiceOrder(MULLIGAN)
-    positions = [_number(word, "a position", "mulligan") for word in rest]
+    positions = [_number(word, _("a position"), "mulligan") for word in rest]
     if len(set(positions)) != len(positions):
-        raise OrderError("mulligan: name each position once")
+        raise OrderError(_("mulligan: name each position once"))
     return LiarsDiceOrder(MULLIGAN, positions=tuple(sorted(positions)))
+
+
+def _action_syntax(line: str) -> Text:
+    return _(
+        "%(line)s: write reveal <slot> reroll or reveal <slot> learn <player> <slot>",
+        line=repr(line),
+    )
 
 
 def parse_action(state: LiarsDiceState, line: str) -> Action:
     words = line.split()
-    where = "reveal"
     if len(words) < 3:
-        raise OrderError(
-            f"{line!r}: write reveal <slot> reroll or reveal <slot> learn <player> <slot>"
-        )
-    reveal = _number(words[1], "the slot", where)
+        raise OrderError(_action_syntax(line))
+    reveal = _number(words[1], _("the slot"), "reveal")
     if words[2] == "reroll" and len(words) == 3:
         return Action(reveal)
     if words[2] == "learn" and len(words) == 5:
         names = {name.lower(): seat for seat, name in enumerate(state.players)}
         if words[3] not in names:
-            raise OrderError(f"learn: there is no player called {words[3]!r}")
-        return Action(reveal, True, names[words[3]], _number(words[4], "the slot", "learn"))
-    raise OrderError(f"{line!r}: write reveal <slot> reroll or reveal <slot> learn <player> <slot>")
+            raise OrderError(_("learn: there is no player called %(name)s", name=repr(words[3])))
+        return Action(reveal, True, names[words[3]], _number(words[4], _("the slot"), "learn"))
+    raise OrderError(_action_syntax(line))
 
 
 def parse_order(state: LiarsDiceState, text: str) -> LiarsDiceOrder:
     """The order in ``text`` for the current step (the seat is checked by the engine)."""
     lines = order_lines(text)
     if not lines:
-        raise OrderError(f"the order is empty: {SYNTAX}")
+        raise OrderError(_("the order is empty: %(syntax)s", syntax=SYNTAX))
     first = lines[0].split()[0]
     if state.phase == MULLIGAN:
         if first != "mulligan" or len(lines) > 1:
             raise OrderError(
-                f"round {state.round} is at the mulligan step: send one line, "
-                "mulligan <positions> or mulligan none"
+                _(
+                    "round %(round)d is at the mulligan step: send one line, "
+                    "mulligan <positions> or mulligan none",
+                    round=state.round,
+                )
             )
         return parse_mulligan(lines[0].split())
     if state.phase == CHEAT:
         if lines not in (["cheat yes"], ["cheat no"]):
             raise OrderError(
-                f"round {state.round} is at the cheat step: send cheat yes or cheat no"
+                _(
+                    "round %(round)d is at the cheat step: send cheat yes or cheat no",
+                    round=state.round,
+                )
             )
         return LiarsDiceOrder(CHEAT, cheat=lines[0] == "cheat yes")
-    if first in ("mulligan", "cheat"):
-        if first == "mulligan" and not state.options.mulligan:
-            raise OrderError("mulligan: mulligans are not used in this game")
-        if first == "cheat" and not state.options.cheat:
-            raise OrderError("cheat: cheating is not used in this game")
-        raise OrderError(f"{first}: the {first} step of round {state.round} is over")
+    if first == "mulligan":
+        if not state.options.mulligan:
+            raise OrderError(_("mulligan: mulligans are not used in this game"))
+        raise OrderError(
+            _("mulligan: the mulligan step of round %(round)d is over", round=state.round)
+        )
+    if first == "cheat":
+        if not state.options.cheat:
+            raise OrderError(_("cheat: cheating is not used in this game"))
+        raise OrderError(_("cheat: the cheat step of round %(round)d is over", round=state.round))
     if first == "reveal":
         if state.profile != TEAM:
-            raise OrderError("reveal: the optional action is only used in the team game")
+            raise OrderError(_("reveal: the optional action is only used in the team game"))
         return _parse_action_order(state, lines)
     if len(lines) > 1:
-        raise OrderError(f"line 2: one move per message; {SYNTAX}")
+        raise OrderError(_line(2, _("one move per message; %(syntax)s", syntax=SYNTAX)))
     return parse_move(state, lines[0])
 
 
@@ -591,19 +718,19 @@ def _parse_action_order(state: LiarsDiceState, lines: list[str]) -> LiarsDiceOrd
     try:
         action = parse_action(state, lines[0])
     except OrderError as error:
-        raise OrderError(error.message if single else f"line 1: {error.message}") from None
+        raise OrderError(error.message if single else _line(1, error.message)) from None
     if single:
         return LiarsDiceOrder("action", action=action)
     if len(lines) > 2:
         return LiarsDiceOrder(
             "action",
             action=action,
-            rejected="line 3: one action line and one bid or challenge line at most",
+            rejected=_line(3, _("one action line and one bid or challenge line at most")),
         )
     try:
         move = parse_move(state, lines[1])
     except OrderError as error:
-        return LiarsDiceOrder("action", action=action, rejected=f"line 2: {error.message}")
+        return LiarsDiceOrder("action", action=action, rejected=_line(2, error.message))
     return replace(move, action=action)
 
 
@@ -635,7 +762,7 @@ def order_text(state: LiarsDiceState, order: LiarsDiceOrder) -> str:
 
 
 def _dice_text(hand: Sequence[int]) -> str:
-    return " ".join(map(str, hand)) if hand else "no dice"
+    return " ".join(map(str, hand)) if hand else _("no dice")
 
 
 # --- the engine ----------------------------------------------------------------------------
@@ -661,9 +788,19 @@ class LiarsDiceEngine(JsonCodec):
     ) -> tuple[LiarsDiceState, list[Event]]:
         low, high = PLAYERS[options.profile]
         if not low <= len(players) <= high:
-            allowed = f"exactly {low}" if low == high else f"{low} to {high}"
+            words = {"profile": options.profile, "low": low, "high": high, "count": len(players)}
+            if low == high:
+                raise OptionsError(
+                    _(
+                        "Liar's Dice (%(profile)s) takes exactly %(low)d players, not %(count)d",
+                        **words,
+                    )
+                )
             raise OptionsError(
-                f"Liar's Dice ({options.profile}) takes {allowed} players, not {len(players)}"
+                _(
+                    "Liar's Dice (%(profile)s) takes %(low)d to %(high)d players, not %(count)d",
+                    **words,
+                )
             )
         seats = len(players)
         state = LiarsDiceState(
@@ -713,20 +850,28 @@ class LiarsDiceEngine(JsonCodec):
                     faces.append(face)
             state = replace(state, faces=tuple(sorted(faces)))
         hands = tuple(
-            tuple(self._die(state, dice) for _ in range(number)) for number in state.counts
+            tuple(self._die(state, dice) for __ in range(number)) for number in state.counts
         )
         state = replace(state, hands=hands)
         counts = ", ".join(
             f"{name} {number}" for name, number in zip(state.players, state.counts, strict=True)
         )
-        text = f"round {state.round}: dice in play: {counts}; {state.players[opener]} opens"
+        parts = [
+            _(
+                "round %(round)d: dice in play: %(counts)s; %(name)s opens",
+                round=state.round,
+                counts=counts,
+                name=state.players[opener],
+            )
+        ]
         if state.palifico:
-            text += "; this is a palifico round (ones are not wild, the face stays)"
+            parts.append(_("this is a palifico round (ones are not wild, the face stays)"))
         if state.sum_phase:
-            text += "; two single dice remain: bids name the sum of both"
+            parts.append(_("two single dice remain: bids name the sum of both"))
         if state.faces:
-            text += f"; the doubled faces are {', '.join(map(str, state.faces))}"
-        events = [*events, Event(text)]
+            doubled = ", ".join(map(str, state.faces))
+            parts.append(_("the doubled faces are %(faces)s", faces=doubled))
+        events = [*events, Event(join(parts, "; "))]
         for seat in state.alive():
             events.append(self._hand_event(state, seat))
         if state.options.mulligan:
@@ -737,12 +882,21 @@ class LiarsDiceEngine(JsonCodec):
         if state.profile == TEAM:
             watched = behind(state, seat)
             return Event(
-                f"round {state.round}: you watch {state.players[watched]}, whose dice are "
-                f"{_dice_text(state.hands[watched])}",
+                _(
+                    "round %(round)d: you watch %(name)s, whose dice are %(dice)s",
+                    round=state.round,
+                    name=state.players[watched],
+                    dice=_dice_text(state.hands[watched]),
+                ),
                 to=(seat,),
             )
         return Event(
-            f"round {state.round}: your dice are {_dice_text(state.hands[seat])}", to=(seat,)
+            _(
+                "round %(round)d: your dice are %(dice)s",
+                round=state.round,
+                dice=_dice_text(state.hands[seat]),
+            ),
+            to=(seat,),
         )
 
     def _after_mulligan(
@@ -758,8 +912,12 @@ class LiarsDiceEngine(JsonCodec):
                 sums[seat] = sum(state.hands[other])
                 events.append(
                     Event(
-                        f"round {state.round}: the dice of {state.players[other]} add up to "
-                        f"{sums[seat]}",
+                        _(
+                            "round %(round)d: the dice of %(name)s add up to %(sum)d",
+                            round=state.round,
+                            name=state.players[other],
+                            sum=sums[seat],
+                        ),
                         to=(seat,),
                     )
                 )
@@ -776,10 +934,23 @@ class LiarsDiceEngine(JsonCodec):
         hands = "; ".join(
             f"{state.players[seat]} {_dice_text(state.hands[seat])}" for seat in state.alive()
         )
-        text = f"round {state.round}: {result}. The dice: {hands}"
+        text = _(
+            "round %(round)d: %(result)s. The dice: %(hands)s",
+            round=state.round,
+            result=result,
+            hands=hands,
+        )
         if any(state.cheated):
             cheaters = [state.players[seat] for seat in state.seats if state.cheated[seat]]
-            text += f". {' and '.join(cheaters)} cheated this round"
+            text = ngettext(
+                "round %(round)d: %(result)s. The dice: %(hands)s. %(cheaters)s cheated this round",
+                "round %(round)d: %(result)s. The dice: %(hands)s. %(cheaters)s cheated this round",
+                len(cheaters),
+                round=state.round,
+                result=result,
+                hands=hands,
+                cheaters=join(cheaters, _(" and ")),
+            )
         events = [Event(text)]
         counts = list(state.counts)
         before = counts[loser]
@@ -798,16 +969,20 @@ class LiarsDiceEngine(JsonCodec):
         ):
             palifico = True
             palifico_done = tuple(done or s == loser for s, done in enumerate(palifico_done))
-        if state.profile == DEATH_MATCH:
-            events.append(Event(f"{name} gains a die and now holds {counts[loser]}"))
-        elif counts[loser] != before:
-            change = "gains" if counts[loser] > before else "loses"
-            events.append(Event(f"{name} {change} a die and now holds {counts[loser]}"))
+        held = counts[loser]
+        if state.profile == DEATH_MATCH or held > before:
+            events.append(
+                Event(_("%(name)s gains a die and now holds %(count)d", name=name, count=held))
+            )
+        elif held < before:
+            events.append(
+                Event(_("%(name)s loses a die and now holds %(count)d", name=name, count=held))
+            )
         out = state.out
         if counts[loser] == 0:
             out = (*out, loser)
-            events.append(Event(f"{name} has no dice left and is out"))
-        summary = f"round {state.round}: {result}"
+            events.append(Event(_("%(name)s has no dice left and is out", name=name)))
+        summary = _("round %(round)d: %(result)s", round=state.round, result=result)
         state = replace(
             state,
             counts=tuple(counts),
@@ -841,25 +1016,29 @@ class LiarsDiceEngine(JsonCodec):
         standings = self.standings(state) or []
         places = "; ".join(f"{place.place}. {state.players[place.seat]}" for place in standings)
         if state.profile == DEATH_MATCH and state.loser is not None:
-            return (
-                f"the match is over: {state.players[state.loser]} holds more than "
-                f"{state.options.max_dice} dice. {places}"
+            return _(
+                "the match is over: %(name)s holds more than %(most)d dice. %(places)s",
+                name=state.players[state.loser],
+                most=state.options.max_dice,
+                places=places,
             )
-        return f"the game is over: {places}"
+        return _("the game is over: %(places)s", places=places)
 
     # --- prompts and checks ----------------------------------------------------------------
 
     def prompts(self, state: LiarsDiceState) -> list[Prompt]:
-        where = f"round {state.round}"
         if state.phase == OVER:
             return []
         if state.phase == MULLIGAN:
             return [
                 Prompt(
                     seat,
-                    "mulligan",
-                    f"{where}: mulligan <positions> (up to "
-                    f"{min(MULLIGAN_MOST, state.counts[seat])}) or mulligan none",
+                    _("mulligan"),
+                    _(
+                        "round %(round)d: mulligan <positions> (up to %(most)d) or mulligan none",
+                        round=state.round,
+                        most=min(MULLIGAN_MOST, state.counts[seat]),
+                    ),
                 )
                 for seat in state.seats
             ]
@@ -867,9 +1046,13 @@ class LiarsDiceEngine(JsonCodec):
             return [
                 Prompt(
                     seat,
-                    "cheat",
-                    f"{where}: cheat yes or cheat no "
-                    f"({counted(CHEATS_PER_MATCH - state.cheats_used[seat], 'cheat')} left)",
+                    _("cheat"),
+                    ngettext(
+                        "round %(round)d: cheat yes or cheat no (%(count)d cheat left)",
+                        "round %(round)d: cheat yes or cheat no (%(count)d cheats left)",
+                        CHEATS_PER_MATCH - state.cheats_used[seat],
+                        round=state.round,
+                    ),
                 )
                 for seat in state.seats
                 if state.cheats_used[seat] < CHEATS_PER_MATCH
@@ -878,49 +1061,60 @@ class LiarsDiceEngine(JsonCodec):
 
     def _bid_kind(self, state: LiarsDiceState) -> str:
         if state.profile == TEAM and not state.acted and not state.sum_phase:
-            return "action, bid or challenge"
-        return "bid or challenge" if state.bids else "bid"
+            return _("action, bid or challenge")
+        return _("bid or challenge") if state.bids else _("bid")
 
     def _bid_hint(self, state: LiarsDiceState) -> str:
-        where = f"round {state.round}, move {len(state.bids) + 1}"
+        where = {"round": state.round, "move": len(state.bids) + 1}
         if not state.bids:
-            text = f"{where}: open with a bid"
+            parts = [_("round %(round)d, move %(move)d: open with a bid", **where)]
         else:
             last = state.bids[-1]
-            text = f"{where}: raise {last.text()} ({state.players[last.seat]}) or call liar"
+            raised = _(
+                "round %(round)d, move %(move)d: raise %(bid)s (%(name)s) or call liar",
+                bid=last.text(),
+                name=state.players[last.seat],
+                **where,
+            )
+            parts = [raised]
         if state.options.calza and state.bids:
-            text += " or spot"
+            parts.append(_(" or spot"))
         if state.options.cheat:
-            text += " or accuse"
+            parts.append(_(" or accuse"))
         if state.sum_phase:
-            text += "; bids name a sum: bid sum <total>"
+            parts.append(_("; bids name a sum: bid sum <total>"))
         if state.acted:
-            text += "; your action is done"
+            parts.append(_("; your action is done"))
         if state.profile == DEATH_MATCH and state.reserve_spent[state.turn]:
-            text += "; your round reserve is spent"
-        return text
+            parts.append(_("; your round reserve is spent"))
+        return join(parts, "")
 
     def _expect(self, state: LiarsDiceState, seat: int) -> None:
         if not 0 <= seat < len(state.players):
-            raise OrderError(f"there is no seat {seat} in this game")
+            raise OrderError(_("there is no seat %(seat)d in this game", seat=seat))
         if state.finished:
-            raise OrderError("the game is over; no order is expected from you")
+            raise OrderError(_("the game is over; no order is expected from you"))
         if state.phase == BIDDING:
             # The player on turn is the one prompted (``prompts``), without writing the
             # prompt's hint: a menu checks every bid it might offer here.
             if seat == state.turn:
                 return
             if state.counts[seat] == 0:
-                raise OrderError("you are out of the game; no order is expected from you")
-            raise OrderError(f"not your turn: waiting for {state.players[state.turn]}")
+                raise OrderError(_("you are out of the game; no order is expected from you"))
+            raise OrderError(
+                _("not your turn: waiting for %(name)s", name=state.players[state.turn])
+            )
         if seat in [prompt.seat for prompt in self.prompts(state)]:
             return
         if state.phase == CHEAT and state.cheats_used[seat] >= CHEATS_PER_MATCH:
             raise OrderError(
-                f"cheat: you have cheated in {CHEATS_PER_MATCH} rounds already; "
-                "no order is expected from you now"
+                _(
+                    "cheat: you have cheated in %(count)d rounds already; "
+                    "no order is expected from you now",
+                    count=CHEATS_PER_MATCH,
+                )
             )
-        raise OrderError("no order is expected from you now")
+        raise OrderError(_("no order is expected from you now"))
 
     def parse(self, state: LiarsDiceState, seat: int, text: str) -> LiarsDiceOrder:
         self._expect(state, seat)
@@ -953,13 +1147,18 @@ class LiarsDiceEngine(JsonCodec):
             return self._store_mulligan(state, seat, order)
         if state.phase == CHEAT:
             if order.kind != CHEAT:
-                raise OrderError(f"round {state.round} is at the cheat step: send cheat yes or no")
+                raise OrderError(
+                    _(
+                        "round %(round)d is at the cheat step: send cheat yes or no",
+                        round=state.round,
+                    )
+                )
             cheats = tuple(order.cheat if s == seat else c for s, c in enumerate(state.cheats))
-            return replace(state, cheats=cheats), [
-                Event(f"order received: {order_text(state, order)}", to=(seat,))
-            ]
+            return replace(state, cheats=cheats), [self._received(state, seat, order)]
         if order.kind in (MULLIGAN, CHEAT, "timeout"):
-            raise OrderError(f"{order.kind}: not expected now; {SYNTAX}")
+            raise OrderError(
+                _("%(kind)s: not expected now; %(syntax)s", kind=order.kind, syntax=SYNTAX)
+            )
         events: list[Event] = []
         if order.action is not None:
             multi = order.kind != "action" or order.rejected is not None
@@ -971,38 +1170,52 @@ class LiarsDiceEngine(JsonCodec):
             try:
                 state, more = self._move(state, seat, order, dice)
             except OrderError as error:
-                raise ActionApplied(f"line 2: {error.message}", state, events) from None
+                raise ActionApplied(_line(2, error.message), state, events) from None
             return state, events + more
         if order.kind == "action":
-            raise OrderError(f"{SYNTAX}")
+            raise OrderError(SYNTAX)
         return self._move(state, seat, order, dice)
+
+    @staticmethod
+    def _received(state: LiarsDiceState, seat: int, order: LiarsDiceOrder) -> Event:
+        return Event(_("order received: %(order)s", order=order_text(state, order)), to=(seat,))
 
     def _store_mulligan(
         self, state: LiarsDiceState, seat: int, order: LiarsDiceOrder
     ) -> tuple[LiarsDiceState, list[Event]]:
         if order.kind != MULLIGAN:
             raise OrderError(
-                f"round {state.round} is at the mulligan step: send mulligan <positions> "
-                "or mulligan none"
+                _(
+                    "round %(round)d is at the mulligan step: send mulligan <positions> "
+                    "or mulligan none",
+                    round=state.round,
+                )
             )
         held = state.counts[seat]
         most = min(MULLIGAN_MOST, held)
         if len(order.positions) > most:
             raise OrderError(
-                f"mulligan: you hold {counted(held, 'die', 'dice')}; name at most "
-                f"{counted(most, 'different position')}"
+                _(
+                    "mulligan: you hold %(dice)s; name at most %(positions)s",
+                    dice=dice_words(held),
+                    positions=ngettext(
+                        "%(count)d different position", "%(count)d different positions", most
+                    ),
+                )
             )
         for position in order.positions:
             if not 1 <= position <= held:
                 raise OrderError(
-                    f"mulligan: you have no die {position}; you hold {counted(held, 'die', 'dice')}"
+                    _(
+                        "mulligan: you have no die %(position)d; you hold %(dice)s",
+                        position=position,
+                        dice=dice_words(held),
+                    )
                 )
         mulligans = tuple(
             order.positions if s == seat else m for s, m in enumerate(state.mulligans)
         )
-        return replace(state, mulligans=mulligans), [
-            Event(f"order received: {order_text(state, order)}", to=(seat,))
-        ]
+        return replace(state, mulligans=mulligans), [self._received(state, seat, order)]
 
     def _move(
         self, state: LiarsDiceState, seat: int, order: LiarsDiceOrder, dice: Dice
@@ -1013,45 +1226,87 @@ class LiarsDiceEngine(JsonCodec):
             return self._bid(state, seat, order, dice)
         if order.kind == "accuse":
             other = 1 - seat
+            accused = {"name": name, "other": state.players[other]}
             if state.cheated[other]:
-                result = f"{name} accuses {state.players[other]}, who cheated: {name} wins"
+                result = _("%(name)s accuses %(other)s, who cheated: %(name)s wins", **accused)
                 return self._end_round(state, other, result, dice)
-            result = f"{name} accuses {state.players[other]}, who did not cheat: {name} loses"
+            result = _("%(name)s accuses %(other)s, who did not cheat: %(name)s loses", **accused)
             return self._end_round(state, seat, result, dice)
         if not state.bids:
-            word = "spot" if order.kind == "spot" else "challenge"
-            raise OrderError(f"no bid to {word} yet; open with a bid")
+            if order.kind == "spot":
+                raise OrderError(_("no bid to spot yet; open with a bid"))
+            raise OrderError(_("no bid to challenge yet; open with a bid"))
         last = state.bids[-1]
-        bidder = state.players[last.seat]
         found = count(state, last)
-        counted = self._counted(state, last)
         if order.kind == "spot":
-            if found == last.quantity:
-                result = f"{name} calls spot on {last.text()}: there are exactly {found}{counted}"
-                return self._end_round(state, seat, result, dice, spot=True)
-            result = (
-                f"{name} calls spot on {last.text()}: there are {found}{counted}, "
-                f"not {last.quantity}"
+            return self._spot(state, seat, last, found, dice)
+        words = {"name": name, "bidder": state.players[last.seat], "bid": last.text()}
+        loser = seat if found >= last.quantity else last.seat
+        return self._end_round(state, loser, self._challenged(state, last, found, words), dice)
+
+    def _challenged(
+        self, state: LiarsDiceState, last: Bid, found: int, words: dict[str, JSON]
+    ) -> Text:
+        """The result of a challenge of ``last``, which ``found`` dice (or the sum) meet."""
+        if last.sum and found >= last.quantity:
+            return _(
+                "%(name)s challenges %(bidder)s's %(bid)s: there are %(found)d in all (the sum), "
+                "the bid holds",
+                found=found,
+                **words,
             )
-            return self._end_round(state, seat, result, dice)
+        if last.sum:
+            return _(
+                "%(name)s challenges %(bidder)s's %(bid)s: there are %(found)d in all (the sum), "
+                "the bid fails",
+                found=found,
+                **words,
+            )
+        counted = self._counted(state, last)
         if found >= last.quantity:
-            result = (
-                f"{name} challenges {bidder}'s {last.text()}: there are {found}{counted}, "
-                f"the bid holds"
+            return _(
+                "%(name)s challenges %(bidder)s's %(bid)s: there are %(found)d %(counted)s, "
+                "the bid holds",
+                found=found,
+                counted=counted,
+                **words,
             )
-            return self._end_round(state, seat, result, dice)
-        result = (
-            f"{name} challenges {bidder}'s {last.text()}: there are {found}{counted}, the bid fails"
+        return _(
+            "%(name)s challenges %(bidder)s's %(bid)s: there are %(found)d %(counted)s, "
+            "the bid fails",
+            found=found,
+            counted=counted,
+            **words,
         )
-        return self._end_round(state, last.seat, result, dice)
+
+    def _spot(
+        self, state: LiarsDiceState, seat: int, last: Bid, found: int, dice: Dice
+    ) -> tuple[LiarsDiceState, list[Event]]:
+        words = {
+            "name": state.players[seat],
+            "bid": last.text(),
+            "found": found,
+            "counted": self._counted(state, last),
+        }
+        if found == last.quantity:
+            result = _(
+                "%(name)s calls spot on %(bid)s: there are exactly %(found)d %(counted)s", **words
+            )
+            return self._end_round(state, seat, result, dice, spot=True)
+        result = _(
+            "%(name)s calls spot on %(bid)s: there are %(found)d %(counted)s, not %(quantity)d",
+            quantity=last.quantity,
+            **words,
+        )
+        return self._end_round(state, seat, result, dice)
 
     @staticmethod
-    def _counted(state: LiarsDiceState, bid: Bid) -> str:
-        if bid.sum:
-            return " in all (the sum)"
+    def _counted(state: LiarsDiceState, bid: Bid) -> Text:
+        """The dice a bid on faces counts: "2s", or "2s with ones" where ones are wild."""
+        faces = FACE_WORDS[bid.face]
         if state.wilds and bid.face != 1:
-            return f" {bid.face}s with ones"
-        return f" {bid.face}s"
+            return _("%(faces)s with ones", faces=faces)
+        return faces
 
     def _bid(
         self, state: LiarsDiceState, seat: int, order: LiarsDiceOrder, dice: Dice
@@ -1067,16 +1322,32 @@ class LiarsDiceEngine(JsonCodec):
         if state.options.oracle:
             bid = replace(bid, true=holds(state, bid))
         state = replace(state, bids=(*state.bids, bid), turn=next_seat(state, seat), acted=False)
-        events = [Event(f"round {state.round}: {name} bids {bid.text()}")]
+        events = [
+            Event(
+                _(
+                    "round %(round)d: %(name)s bids %(bid)s",
+                    round=state.round,
+                    name=name,
+                    bid=bid.text(),
+                )
+            )
+        ]
         if bid.show is not None:
             other = 1 - seat
             value = state.hands[seat][bid.show - 1]
-            events.append(
-                Event(f"{name} shows you their die at position {bid.show}: a {value}", to=(other,))
+            shown = _(
+                "%(name)s shows you their die at position %(position)d: a %(value)d",
+                name=name,
+                position=bid.show,
+                value=value,
             )
+            events.append(Event(shown, to=(other,)))
         if bid.true is not None:
-            truth = "true" if bid.true else "false"
-            events.append(Event(f"oracle: your claim {bid.text()} is {truth}", to=(seat,)))
+            if bid.true:
+                oracle = _("oracle: your claim %(bid)s is true", bid=bid.text())
+            else:
+                oracle = _("oracle: your claim %(bid)s is false", bid=bid.text())
+            events.append(Event(oracle, to=(seat,)))
         return state, events
 
     def _check_show(self, state: LiarsDiceState, seat: int, show: int | None) -> None:
@@ -1085,18 +1356,35 @@ class LiarsDiceEngine(JsonCodec):
         if show is None:
             if to_show:
                 raise OrderError(
-                    f'show one of your dice: add "show <position>", e.g. show {to_show[0]}'
+                    _(
+                        'show one of your dice: add "show <position>", e.g. show %(position)d',
+                        position=to_show[0],
+                    )
                 )
             return
         if not to_show:
             unshown = held - len(shown_positions(state, seat))
-            raise OrderError(f"show: you have {unshown} unshown dice left; claim without show")
+            raise OrderError(
+                _(
+                    "show: you have %(count)d unshown dice left; claim without show",
+                    count=unshown,
+                )
+            )
         if not 1 <= show <= held:
             raise OrderError(
-                f"show: you have no die at position {show}; you hold {counted(held, 'die', 'dice')}"
+                _(
+                    "show: you have no die at position %(position)d; you hold %(dice)s",
+                    position=show,
+                    dice=dice_words(held),
+                )
             )
         if show not in to_show:
-            raise OrderError(f"show: you showed your die at position {show} already this round")
+            raise OrderError(
+                _(
+                    "show: you showed your die at position %(position)d already this round",
+                    position=show,
+                )
+            )
 
     # --- the team action -------------------------------------------------------------------
 
@@ -1106,89 +1394,146 @@ class LiarsDiceEngine(JsonCodec):
         try:
             return self._apply_action(state, seat, action, dice)
         except OrderError as error:
-            raise OrderError(f"line 1: {error.message}" if prefix else error.message) from None
+            raise OrderError(_line(1, error.message) if prefix else error.message) from None
 
     def _apply_action(
         self, state: LiarsDiceState, seat: int, action: Action, dice: Dice
     ) -> tuple[LiarsDiceState, list[Event]]:
         if state.acted:
-            raise OrderError("reveal: you have used your action this turn; bid or call liar")
+            raise OrderError(_("reveal: you have used your action this turn; bid or call liar"))
         watched = behind(state, seat)
         who = state.players[watched]
         hand = state.hands[watched]
         revealed = state.revealed[watched]
         if len(revealed) >= len(hand):
-            raise OrderError(f"reveal: every die of {who} is revealed already")
+            raise OrderError(_("reveal: every die of %(name)s is revealed already", name=who))
         if not 1 <= action.reveal <= len(hand):
             raise OrderError(
-                f"reveal: {who} has no die {action.reveal}; "
-                f"{who} holds {counted(len(hand), 'die', 'dice')}"
+                _(
+                    "reveal: %(name)s has no die %(slot)d; %(name)s holds %(dice)s",
+                    name=who,
+                    slot=action.reveal,
+                    dice=dice_words(len(hand)),
+                )
             )
         if action.reveal in revealed:
-            raise OrderError(f"reveal: {who}'s die {action.reveal} is revealed already")
+            raise OrderError(
+                _(
+                    "reveal: %(name)s's die %(slot)d is revealed already",
+                    name=who,
+                    slot=action.reveal,
+                )
+            )
         revealed = tuple(sorted((*revealed, action.reveal)))
-        name = state.players[seat]
-        value = hand[action.reveal - 1]
-        text = f"round {state.round}: {name} reveals {who}'s die {action.reveal}: a {value}"
+        # What every player reads of the reveal, the start of the action's public words.
+        reveal = {
+            "round": state.round,
+            "name": state.players[seat],
+            "who": who,
+            "slot": action.reveal,
+            "value": hand[action.reveal - 1],
+        }
         state = replace(
             state,
             revealed=tuple(revealed if s == watched else r for s, r in enumerate(state.revealed)),
             acted=True,
         )
         if action.learn:
-            return self._learn(state, seat, watched, action, text)
+            return self._learn(state, seat, watched, action, reveal)
         learnt = {entry.slot for entry in state.learnt if entry.target == watched}
         slots = [
             slot for slot in range(1, len(hand) + 1) if slot not in revealed and slot not in learnt
         ]
         if not slots:
-            raise OrderError(f"nothing to reroll: every other die of {who} is revealed or learnt")
+            raise OrderError(
+                _("nothing to reroll: every other die of %(name)s is revealed or learnt", name=who)
+            )
         new = list(hand)
         for slot in slots:
             new[slot - 1] = self._die(state, dice)
         hands = tuple(tuple(new) if s == watched else h for s, h in enumerate(state.hands))
-        public = f"{text}, and rerolls their dice {' '.join(map(str, slots))}"
+        public = _(
+            "round %(round)d: %(name)s reveals %(who)s's die %(slot)d: a %(value)d, "
+            "and rerolls their dice %(slots)s",
+            slots=" ".join(map(str, slots)),
+            **reveal,
+        )
         state = replace(state, hands=hands, actions=(*state.actions, public))
-        private = Event(f"round {state.round}: {who}'s dice are now {_dice_text(new)}", to=(seat,))
-        return state, [Event(public), private]
+        private = _(
+            "round %(round)d: %(name)s's dice are now %(dice)s",
+            round=state.round,
+            name=who,
+            dice=_dice_text(new),
+        )
+        return state, [Event(public), Event(private, to=(seat,))]
 
     def _learn(
-        self, state: LiarsDiceState, seat: int, watched: int, action: Action, text: str
+        self,
+        state: LiarsDiceState,
+        seat: int,
+        watched: int,
+        action: Action,
+        reveal: dict[str, JSON],
     ) -> tuple[LiarsDiceState, list[Event]]:
         target, slot = action.target, action.slot
         assert target is not None and slot is not None
-        who = state.players[target]
+        whose = state.players[target]
         if target in (seat, watched):
             raise OrderError(
-                f"learn: pick a player other than yourself and {state.players[watched]}, "
-                "whom you already watch"
+                _(
+                    "learn: pick a player other than yourself and %(name)s, whom you already watch",
+                    name=state.players[watched],
+                )
             )
         if state.counts[target] == 0:
-            raise OrderError(f"learn: {who} has no dice")
+            raise OrderError(_("learn: %(name)s has no dice", name=whose))
         if not 1 <= slot <= state.counts[target]:
             raise OrderError(
-                f"learn: {who} has no die {slot}; "
-                f"{who} holds {counted(state.counts[target], 'die', 'dice')}"
+                _(
+                    "learn: %(name)s has no die %(slot)d; %(name)s holds %(dice)s",
+                    name=whose,
+                    slot=slot,
+                    dice=dice_words(state.counts[target]),
+                )
             )
         if slot in state.revealed[target]:
-            raise OrderError(f"learn: {who}'s die {slot} is revealed; everybody knows it")
+            raise OrderError(
+                _(
+                    "learn: %(name)s's die %(slot)d is revealed; everybody knows it",
+                    name=whose,
+                    slot=slot,
+                )
+            )
         if Learnt(seat, target, slot) in state.learnt:
-            raise OrderError(f"learn: you already know {who}'s die {slot}")
-        public = f"{text}, and learns {who}'s die {slot}"
+            raise OrderError(
+                _("learn: you already know %(name)s's die %(slot)d", name=whose, slot=slot)
+            )
+        public = _(
+            "round %(round)d: %(name)s reveals %(who)s's die %(slot)d: a %(value)d, "
+            "and learns %(whose)s's die %(learnt)d",
+            whose=whose,
+            learnt=slot,
+            **reveal,
+        )
         state = replace(
             state,
             learnt=(*state.learnt, Learnt(seat, target, slot)),
             actions=(*state.actions, public),
         )
-        value = state.hands[target][slot - 1]
-        private = Event(f"round {state.round}: {who}'s die {slot} is a {value}", to=(seat,))
-        return state, [Event(public), private]
+        private = _(
+            "round %(round)d: %(name)s's die %(slot)d is a %(value)d",
+            round=state.round,
+            name=whose,
+            slot=slot,
+            value=state.hands[target][slot - 1],
+        )
+        return state, [Event(public), Event(private, to=(seat,))]
 
     # --- resolve ---------------------------------------------------------------------------
 
     def resolve(self, state: LiarsDiceState, dice: Dice) -> tuple[LiarsDiceState, list[Event]]:
         if state.finished:
-            raise GameError("the game is over; there is nothing to resolve")
+            raise GameError(_("the game is over; there is nothing to resolve"))
         if state.phase == MULLIGAN:
             return self._resolve_mulligan(state, dice)
         if state.phase == CHEAT:
@@ -1197,23 +1542,32 @@ class LiarsDiceEngine(JsonCodec):
         name = state.players[seat]
         order = self.default(state, seat)
         if order.kind != "timeout":
-            events = [
-                Event(f"{name} sent no order: the NMR default {order_text(state, order)} is played")
-            ]
+            nmr = _(
+                "%(name)s sent no order: the NMR default %(order)s is played",
+                name=name,
+                order=order_text(state, order),
+            )
             state, more = self._move(state, seat, order, dice)
-            return state, events + more
+            return state, [Event(nmr), *more]
         if state.options.reserve and not state.reserve_spent[seat]:
             spent = tuple(s == seat or spent for s, spent in enumerate(state.reserve_spent))
             return replace(state, reserve_spent=spent), [
                 Event(
-                    f"round {state.round}: {name} missed the deadline and spends the round "
-                    f"reserve; {name} still owes the move"
+                    _(
+                        "round %(round)d: %(name)s missed the deadline and spends the round "
+                        "reserve; %(name)s still owes the move",
+                        round=state.round,
+                        name=name,
+                    )
                 )
             ]
-        reason = "again" if state.options.reserve else "and has no reserve"
-        return self._end_round(
-            state, seat, f"{name} missed the deadline {reason} and loses the round", dice
-        )
+        if state.options.reserve:
+            result = _("%(name)s missed the deadline again and loses the round", name=name)
+        else:
+            result = _(
+                "%(name)s missed the deadline and has no reserve and loses the round", name=name
+            )
+        return self._end_round(state, seat, result, dice)
 
     def _resolve_mulligan(
         self, state: LiarsDiceState, dice: Dice
@@ -1225,7 +1579,12 @@ class LiarsDiceEngine(JsonCodec):
             positions = state.mulligans[seat]
             if positions is None:
                 events.append(
-                    Event(f"{state.players[seat]} sent no mulligan order: nothing is rerolled")
+                    Event(
+                        _(
+                            "%(name)s sent no mulligan order: nothing is rerolled",
+                            name=state.players[seat],
+                        )
+                    )
                 )
                 positions = ()
             hand = list(hands[seat])
@@ -1233,21 +1592,30 @@ class LiarsDiceEngine(JsonCodec):
                 hand[position - 1] = self._die(state, dice)
             hands[seat] = tuple(hand)
             rerolled.append(positions)
-        events.append(
-            Event(
-                f"round {state.round}: mulligans done: "
-                + "; ".join(
-                    f"{state.players[seat]} rerolled {counted(len(rerolled[seat]), 'die', 'dice')}"
-                    for seat in state.seats
+        done = join(
+            (
+                ngettext(
+                    "%(name)s rerolled %(count)d die",
+                    "%(name)s rerolled %(count)d dice",
+                    len(rerolled[seat]),
+                    name=state.players[seat],
                 )
-            )
+                for seat in state.seats
+            ),
+            "; ",
+        )
+        events.append(
+            Event(_("round %(round)d: mulligans done: %(done)s", round=state.round, done=done))
         )
         for seat in state.seats:
             if rerolled[seat]:
                 events.append(
                     Event(
-                        f"round {state.round}: after your mulligan your dice are "
-                        f"{_dice_text(hands[seat])}",
+                        _(
+                            "round %(round)d: after your mulligan your dice are %(dice)s",
+                            round=state.round,
+                            dice=_dice_text(hands[seat]),
+                        ),
                         to=(seat,),
                     )
                 )
@@ -1266,16 +1634,26 @@ class LiarsDiceEngine(JsonCodec):
             decision = state.cheats[seat]
             allowed = state.cheats_used[seat] < CHEATS_PER_MATCH
             if allowed and decision is None:
-                events.append(Event(f"{state.players[seat]} sent no cheat order: no cheating"))
+                events.append(
+                    Event(_("%(name)s sent no cheat order: no cheating", name=state.players[seat]))
+                )
             cheated.append(bool(allowed and decision))
-        events.append(Event(f"round {state.round}: the cheat step is over; the bidding begins"))
+        events.append(
+            Event(
+                _("round %(round)d: the cheat step is over; the bidding begins", round=state.round)
+            )
+        )
         for seat in state.seats:
             if cheated[seat]:
                 other = 1 - seat
                 events.append(
                     Event(
-                        f"round {state.round}: you cheat; {state.players[other]}'s dice are "
-                        f"{_dice_text(state.hands[other])}",
+                        _(
+                            "round %(round)d: you cheat; %(name)s's dice are %(dice)s",
+                            round=state.round,
+                            name=state.players[other],
+                            dice=_dice_text(state.hands[other]),
+                        ),
                         to=(seat,),
                     )
                 )
@@ -1430,21 +1808,26 @@ class LiarsDiceEngine(JsonCodec):
         are legal (the form keeps those ``submit`` accepts). Bids go up to every die in
         play; a team action, a Revelation show or a Mulligan of some dice is typed."""
         if state.phase == CHEAT:
-            return [("cheat no", "cheat no"), ("cheat yes", "cheat yes")]
+            return [("cheat no", _("cheat no")), ("cheat yes", _("cheat yes"))]
         if state.phase == MULLIGAN:
-            return [("mulligan none", "mulligan none: keep every die")]
+            return [("mulligan none", _("mulligan none: keep every die"))]
         if state.phase != BIDDING:
             return []
-        found = [
-            ("liar", "liar: challenge the last bid"),
-            ("spot", "spot: the last bid is exactly right"),
-            ("accuse", "accuse: the opponent cheated this round"),
+        found: list[tuple[str, str]] = [
+            ("liar", _("liar: challenge the last bid")),
+            ("spot", _("spot: the last bid is exactly right")),
+            ("accuse", _("accuse: the opponent cheated this round")),
         ]
         if state.sum_phase:
-            found += [(f"bid sum {total}", f"bid sum {total}") for total in range(2, 13)]
+            found += [
+                (f"bid sum {total}", _("bid sum %(total)d", total=total)) for total in range(2, 13)
+            ]
         else:
             found += [
-                (f"bid {quantity} {face}", f"bid {quantity} x {face}")
+                (
+                    f"bid {quantity} {face}",
+                    _("bid %(quantity)d x %(face)d", quantity=quantity, face=face),
+                )
                 for quantity in range(1, sum(state.counts) + 1)
                 for face in range(1, 7)
             ]
