@@ -20,6 +20,7 @@ from games.engines.choice.rules import (
     legal_choices,
     score,
 )
+from games.engines.text import _
 
 # The most partial plans kept after each round of a postal turn (the best by score so far).
 # Four rounds of up to fifteen choices each would be 50,625 plans; a plan the beam drops is
@@ -49,7 +50,7 @@ class _Plan:
         """Lower is better: the highest score were the game to end after these lines; then
         the fewest Wurfels on the most-stored value (the longer the game can go on); then
         the smaller value set aside and the smaller sums, round by round."""
-        most = max((count for _, count in self.stored), default=0)
+        most = max((count for __, count in self.stored), default=0)
         return (-self.points, most, self.path)
 
     def future(self) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...], bool]:
@@ -87,10 +88,10 @@ def best_score(state: ChoiceState, seat: int) -> ChoiceOrder:
     the postal turn, that together leave the highest score were the game to end after them.
     Plays no card and no Suppen-Kasper round."""
     if not 0 <= seat < len(state.players):
-        raise OrderError(f"there is no seat {seat} in this game")
+        raise OrderError(_("there is no seat %(seat)d in this game", seat=seat))
     sheet = state.sheets[seat]
     if not sheet.active or state.finished:
-        raise OrderError("no order is expected from you now")
+        raise OrderError(_("no order is expected from you now"))
     threshold = state.options.end_threshold
     frontier = [
         _Plan(sheet.counts, tuple(sorted(sheet.stored)), False, (), (), score(sheet.counts))
@@ -113,8 +114,8 @@ def best_score(state: ChoiceState, seat: int) -> ChoiceOrder:
 STRATEGIES: tuple[Strategy, ...] = (
     Strategy(
         key="best-score",
-        title="Best score: the Wurfels and pairs that score most this postal turn",
-        summary=(
+        title=_("Best score: the Wurfels and pairs that score most this postal turn"),
+        summary=_(
             "Plans every round of the postal turn together, since all its rolls are known: "
             "of the legal Wurfels (or free-ride discards) and pairings, takes the ones that "
             "leave the highest score were the game to end after them. On equal scores it "

@@ -44,6 +44,7 @@ from games.engines.base import (
     order_number,
     to_json,
 )
+from games.engines.text import Text, _, join
 
 SUMS = tuple(range(2, 13))
 SUM_VALUES = {2: 100, 3: 70, 4: 60, 5: 50, 6: 40, 7: 30, 8: 40, 9: 50, 10: 60, 11: 70, 12: 100}
@@ -94,18 +95,31 @@ def _rolls_per_turn(value: JSON) -> int | str:
         return "decreasing"
     if is_int(value) and 1 <= value <= 4:
         return int(value)
-    raise OptionsError(f'option rolls_per_turn must be 1, 2, 3, 4 or "decreasing", not {value!r}')
+    raise OptionsError(
+        _(
+            'option rolls_per_turn must be 1, 2, 3, 4 or "decreasing", not %(value)s',
+            value=repr(value),
+        )
+    )
 
 
 def _cards(value: JSON) -> tuple[str, ...]:
     if not isinstance(value, list | tuple):
-        raise OptionsError(f"option cards must be a list drawn from {', '.join(CARDS)}")
+        raise OptionsError(
+            _("option cards must be a list drawn from %(cards)s", cards=", ".join(CARDS))
+        )
     cards: list[str] = []
     for card in value:
         if not isinstance(card, str) or card not in CARDS:
-            raise OptionsError(f"option cards: {card!r} is not a card ({', '.join(CARDS)})")
+            raise OptionsError(
+                _(
+                    "option cards: %(card)s is not a card (%(cards)s)",
+                    card=repr(card),
+                    cards=", ".join(CARDS),
+                )
+            )
         if card in cards:
-            raise OptionsError(f"option cards lists {card} twice")
+            raise OptionsError(_("option cards lists %(card)s twice", card=card))
         cards.append(card)
     return tuple(cards)
 
@@ -135,31 +149,32 @@ def parse_options(data: Mapping[str, JSON]) -> ChoiceOptions:
 SETTINGS = Settings(
     profile_key="variant",
     profiles=(
-        Profile("standard", "Choice", "Sid Sackson's game: pick pairs of dice, fill the score "
-                "sheet, keep the fifth die from running out. 1 to 20 players."),
-        Profile("suppenkasper", "Choice: Suppenkasper", "Choice with one-use cards and a "
-                "leftovers plate to eat from. 1 to 20 players."),
+        Profile("standard", "Choice", _("Sid Sackson's game: pick pairs of dice, fill the "
+                "score sheet, keep the fifth die from running out. 1 to 20 players.")),
+        Profile("suppenkasper", "Choice: Suppenkasper", _("Choice with one-use cards and a "
+                "leftovers plate to eat from. 1 to 20 players.")),
     ),
     options=(
-        Option("rolls_per_turn", "Rounds per postal turn", "2 is the usual way to play; "
-               "decreasing gives 4 rounds in turns 1-3, 3 in 4-6, 2 in 7-9, then 1.",
+        Option("rolls_per_turn", _("Rounds per postal turn"), _("2 is the usual way to play; "
+               "decreasing gives 4 rounds in turns 1-3, 3 in 4-6, 2 in 7-9, then 1."),
                kind="choice", choices=((1, "1"), (2, "2"), (3, "3"), (4, "4"),
-                                       ("decreasing", "decreasing: 4, 3, 2, then 1"))),
-        Option("end_threshold", "Fifth-die count that ends a sheet", "A player's game ends "
-               "when any of their fifth-die values has been stored this many times.",
+                                       ("decreasing", _("decreasing: 4, 3, 2, then 1")))),
+        Option("end_threshold", _("Fifth-die count that ends a sheet"), _("A player's game "
+               "ends when any of their fifth-die values has been stored this many times."),
                low=3, high=8),
-        Option("cards", "Cards in play", "Every player holds each of these once.",
+        Option("cards", _("Cards in play"), _("Every player holds each of these once."),
                kind="multi", profiles=("suppenkasper",),
-               choices=(("flip", "Flip"), ("half", "Half Portion"), ("double", "Double Portion"),
-                        ("refuse", "Refuse"), ("swap", "Swap"), ("sk", "Suppenkasper"))),
-        Option("free_ride_to_plate", "Free rides feed the plate", "House rule: the die "
-               "discarded on a free ride goes onto the plate.", kind="flag",
+               choices=(("flip", _("Flip")), ("half", _("Half Portion")),
+                        ("double", _("Double Portion")), ("refuse", _("Refuse")),
+                        ("swap", _("Swap")), ("sk", "Suppenkasper"))),
+        Option("free_ride_to_plate", _("Free rides feed the plate"), _("House rule: the die "
+               "discarded on a free ride goes onto the plate."), kind="flag",
                profiles=("suppenkasper",)),
-        Option("tiebreak", "Equal scores", kind="choice",
-               choices=(("shared", "share the place"),
-                        ("fewer_rounds", "fewer numbered rounds ranks higher"))),
-        Option("round_cap", "Round cap", "Safety cap: after this round every player still "
-               "active is scored.", low=10, high=500),
+        Option("tiebreak", _("Equal scores"), kind="choice",
+               choices=(("shared", _("share the place")),
+                        ("fewer_rounds", _("fewer numbered rounds ranks higher")))),
+        Option("round_cap", _("Round cap"), _("Safety cap: after this round every player "
+               "still active is scored."), low=10, high=500),
     ),
 )  # fmt: skip
 
@@ -291,7 +306,7 @@ class Sheet:
 
     @property
     def stored_values(self) -> tuple[int, ...]:
-        return tuple(sorted(value for value, _ in self.stored))
+        return tuple(sorted(value for value, __ in self.stored))
 
 
 @dataclass(frozen=True)
@@ -339,20 +354,30 @@ class ChoiceState:
     finished: bool = False
 
     @property
-    def rounds_label(self) -> str:
+    def rounds_label(self) -> Text:
         return rounds_label(self.rounds)
 
 
-def rounds_label(rounds: Sequence[Round]) -> str:
+def _round(number: int) -> Text:
+    """ "round 21": what a message concerns, or a numbered round in an event."""
+    return _("round %(round)d", round=number)
+
+
+def _slot(after: int) -> Text:
+    """ "slot 21.5": the Suppen-Kasper round after round ``after``."""
+    return _("slot %(slot)s", slot=f"{after}.5")
+
+
+def rounds_label(rounds: Sequence[Round]) -> Text:
     if len(rounds) == 1:
-        return f"round {rounds[0].number}"
-    return f"rounds {rounds[0].number}-{rounds[-1].number}"
+        return _round(rounds[0].number)
+    return _("rounds %(first)d-%(last)d", first=rounds[0].number, last=rounds[-1].number)
 
 
-def _ended_at(sheet: Sheet) -> str:
+def _ended_at(sheet: Sheet) -> Text:
     if sheet.ended_slot:
-        return f"in slot {sheet.ended_round}.5"
-    return f"in round {sheet.ended_round}"
+        return _("in slot %(slot)s", slot=f"{sheet.ended_round}.5")
+    return _("in round %(round)s", round=sheet.ended_round)
 
 
 def _end_position(sheet: Sheet) -> int | None:
@@ -393,11 +418,12 @@ def score(counts: Sequence[int] | Mapping[int, int]) -> int:
 # --- one round -----------------------------------------------------------------------------
 
 
-def _join(values: Iterable[int], last: str) -> str:
+def _join(values: Iterable[int], last: Text) -> str:
+    """ "1, 2 and 3": ``last`` (" and ", " or ") before the last value."""
     words = [str(value) for value in values]
     if len(words) < 2:
         return "".join(words)
-    return f"{', '.join(words[:-1])} {last} {words[-1]}"
+    return join([", ".join(words[:-1]), words[-1]], last)
 
 
 def wurfel_rule(sheet: Sheet, dice: Sequence[int]) -> tuple[str, tuple[int, ...]]:
@@ -443,30 +469,52 @@ def _check_choice(sheet: Sheet, dice: Sequence[int], choice: Choice, where: str)
     """Steps 3 and 4 of a round: the line uses exactly the dice, and W1-W3 allow the choice."""
     if sorted(choice.dice) != sorted(dice):
         raise OrderError(
-            f"{where}: the roll is {' '.join(map(str, sorted(dice)))} "
-            f"but your line uses {' '.join(map(str, sorted(choice.dice)))}"
+            _(
+                "%(where)s: the roll is %(roll)s but your line uses %(used)s",
+                where=where,
+                roll=_numbers(sorted(dice)),
+                used=_numbers(sorted(choice.dice)),
+            )
         )
     rule, allowed = wurfel_rule(sheet, dice)
     stored = ", ".join(map(str, sheet.stored_values))
     if choice.wurfel and rule == "W3":
         raise OrderError(
-            f"{where}: the roll shows none of your stored values {stored}, so this is a "
-            f"free ride: write F{choice.value} instead of W{choice.value}"
+            _(
+                "%(where)s: the roll shows none of your stored values %(stored)s, so this is "
+                "a free ride: write F%(value)d instead of W%(value)d",
+                where=where,
+                stored=stored,
+                value=choice.value,
+            )
         )
     if choice.wurfel and choice.value not in allowed:
         raise OrderError(
-            f"{where}: you store {stored} and the roll shows {_join(allowed, 'and')}, "
-            f"so the Wurfel must be {_join(allowed, 'or')}"
+            _(
+                "%(where)s: you store %(stored)s and the roll shows %(shown)s, so the Wurfel "
+                "must be %(allowed)s",
+                where=where,
+                stored=stored,
+                shown=_join(allowed, _(" and ")),
+                allowed=_join(allowed, _(" or ")),
+            )
         )
     if not choice.wurfel and rule == "W1":
         raise OrderError(
-            f"{where}: free ride not allowed; you store fewer than three values, so any die "
-            f"may be the Wurfel: write W{choice.value} instead of F{choice.value}"
+            _(
+                "%(where)s: free ride not allowed; you store fewer than three values, so any "
+                "die may be the Wurfel: write W%(value)d instead of F%(value)d",
+                where=where,
+                value=choice.value,
+            )
         )
     if not choice.wurfel and rule == "W2":
         raise OrderError(
-            f"{where}: free ride not allowed; the roll shows your stored values "
-            f"{', '.join(map(str, allowed))}"
+            _(
+                "%(where)s: free ride not allowed; the roll shows your stored values %(shown)s",
+                where=where,
+                shown=", ".join(map(str, allowed)),
+            )
         )
 
 
@@ -491,7 +539,7 @@ def _counts_with(counts: Sequence[int], sums: Iterable[int]) -> tuple[int, ...]:
 
 
 def _end_check(sheet: Sheet, number: int, options: ChoiceOptions, slot: bool = False) -> Sheet:
-    if any(count >= options.end_threshold for _, count in sheet.stored):
+    if any(count >= options.end_threshold for __, count in sheet.stored):
         return end_game(sheet, number, slot)
     return sheet
 
@@ -520,22 +568,41 @@ def _numbers(values: Iterable[int]) -> str:
     return " ".join(map(str, values))
 
 
-def _will_hold(plate: Sequence[int]) -> str:
-    return f"it will hold {_numbers(plate)}" if plate else "it will be empty"
+def _will_hold(plate: Sequence[int]) -> Text:
+    if plate:
+        return _("it will hold %(numbers)s", numbers=_numbers(plate))
+    return _("it will be empty")
+
+
+def _no_cards(where: str) -> OrderError:
+    return OrderError(
+        _("%(where)s: cards are only played in the Suppenkasper variant", where=where)
+    )
 
 
 def _use_card(sheet: Sheet, name: str, options: ChoiceOptions, where: str) -> Sheet:
     """CR-1, CR-8 and the ``cards`` option: ``name`` may be played here; it is now used."""
     if not options.suppenkasper:
-        raise OrderError(f"{where}: cards are only played in the Suppenkasper variant")
+        raise _no_cards(where)
     if name not in options.cards:
-        in_play = ", ".join(options.cards) if options.cards else "none"
+        in_play = ", ".join(options.cards) if options.cards else _("none")
         raise OrderError(
-            f"{where}: the {name} card is not in play in this game (cards in play: {in_play})"
+            _(
+                "%(where)s: the %(card)s card is not in play in this game "
+                "(cards in play: %(cards)s)",
+                where=where,
+                card=name,
+                cards=in_play,
+            )
         )
     if name in sheet.cards_used:
         raise OrderError(
-            f"{where}: you have already played your {name} card; each card is played once per game"
+            _(
+                "%(where)s: you have already played your %(card)s card; each card is played "
+                "once per game",
+                where=where,
+                card=name,
+            )
         )
     return replace(sheet, cards_used=(*sheet.cards_used, name))
 
@@ -550,19 +617,43 @@ def _before_choosing(
     value = card.value
     if value is None or (card.name == "swap" and card.plate is None):
         example = "flip 2" if card.name == "flip" else "swap 5 6"
-        raise OrderError(f"{where}: {card.name} needs its numbers, e.g. {example}")
+        raise OrderError(
+            _(
+                "%(where)s: %(card)s needs its numbers, e.g. %(example)s",
+                where=where,
+                card=card.name,
+                example=example,
+            )
+        )
     if value not in dice:
-        raise OrderError(f"{where}: the roll shows no {value} to {card.name}")
+        raise OrderError(
+            _(
+                "%(where)s: the roll shows no %(value)d to %(card)s",
+                where=where,
+                value=value,
+                card=card.name,
+            )
+        )
     taken = card.plate
     if taken is not None and taken == value:
         raise OrderError(
-            f"{where}: swap {value} {taken} changes nothing; take a number other than "
-            f"{value} from your plate"
+            _(
+                "%(where)s: swap %(value)d %(taken)d changes nothing; take a number other "
+                "than %(value)d from your plate",
+                where=where,
+                value=value,
+                taken=taken,
+            )
         )
     if taken is not None and taken not in sheet.plate:
         raise OrderError(
-            f"{where}: swap {value} {taken} needs a {taken} on your plate; "
-            f"{_will_hold(sheet.plate)}"
+            _(
+                "%(where)s: swap %(value)d %(taken)d needs a %(taken)d on your plate; %(plate)s",
+                where=where,
+                value=value,
+                taken=taken,
+                plate=_will_hold(sheet.plate),
+            )
         )
     index = dice.index(value)
     new = 7 - value if taken is None else taken
@@ -580,7 +671,9 @@ def _play(
     """Steps 2-5 of section 7.5 on ``dice`` (a roll, or the five numbers eaten)."""
     if card is not None:
         if card.name not in CARDS or card.name == "sk":
-            raise OrderError(f"{where}: {card.name} is not a card for a round line")
+            raise OrderError(
+                _("%(where)s: %(card)s is not a card for a round line", where=where, card=card.name)
+            )
         sheet = _use_card(sheet, card.name, options, where)
     name = card.name if card is not None else None
     dice, replaced, taken = _before_choosing(sheet, dice, card, where)
@@ -589,8 +682,12 @@ def _play(
     _check_choice(sheet, dice, choice, where)
     if name == "refuse" and not choice.wurfel:
         raise OrderError(
-            f"{where}: nothing to refuse on a free ride; refuse goes with a Wurfel, "
-            f"e.g. refuse {EXAMPLE_LINE}"
+            _(
+                "%(where)s: nothing to refuse on a free ride; refuse goes with a Wurfel, "
+                "e.g. refuse %(example)s",
+                where=where,
+                example=EXAMPLE_LINE,
+            )
         )
     if name == "refuse" or (
         not choice.wurfel and options.suppenkasper and options.free_ride_to_plate
@@ -622,7 +719,7 @@ def round_outcome(
     sheet: Sheet, roll: Sequence[int], line: RoundLine, options: ChoiceOptions
 ) -> Outcome:
     """``play_round`` with what the round recorded and moved on and off the plate."""
-    where = f"round {line.round}"
+    where = _round(line.round)
     outcome = _play(sheet, tuple(roll), line.card, line.choice, options, where)
     return replace(outcome, sheet=_end_check(outcome.sheet, line.round, options))
 
@@ -635,19 +732,40 @@ def play_sk(sheet: Sheet, sk: SkLine, options: ChoiceOptions) -> Sheet:
 
 def sk_outcome(sheet: Sheet, sk: SkLine, options: ChoiceOptions) -> Outcome:
     """``play_sk`` with what the round recorded, fed to the dog and put on the plate."""
-    where = f"slot {sk.after}.5"
+    where = _slot(sk.after)
     sheet = _use_card(sheet, "sk", options, where)
     if len(sk.eat) != SK_EATS:
-        raise OrderError(f"{where}: Suppen-Kasper eats exactly {SK_EATS} numbers from your plate")
+        raise OrderError(
+            _(
+                "%(where)s: Suppen-Kasper eats exactly %(count)d numbers from your plate",
+                where=where,
+                count=SK_EATS,
+            )
+        )
     if len(sheet.plate) < SK_EATS:
-        held = f"it will hold {len(sheet.plate)}" if sheet.plate else "it will be empty"
-        raise OrderError(f"{where}: Suppen-Kasper needs {SK_EATS} numbers on your plate; {held}")
+        held = (
+            _("it will hold %(count)d", count=len(sheet.plate))
+            if sheet.plate
+            else _("it will be empty")
+        )
+        raise OrderError(
+            _(
+                "%(where)s: Suppen-Kasper needs %(count)d numbers on your plate; %(held)s",
+                where=where,
+                count=SK_EATS,
+                held=held,
+            )
+        )
     left = Counter(sheet.plate)
     left.subtract(sk.eat)
     if min(left.values()) < 0:
         raise OrderError(
-            f"{where}: you cannot eat {_numbers(sk.eat)}; your plate will hold "
-            f"{_numbers(sheet.plate)}"
+            _(
+                "%(where)s: you cannot eat %(eaten)s; your plate will hold %(plate)s",
+                where=where,
+                eaten=_numbers(sk.eat),
+                plate=_numbers(sheet.plate),
+            )
         )
     dog = tuple(sorted(left.elements()))
     sheet = replace(sheet, plate=())
@@ -685,9 +803,21 @@ def _die_numbers(digits: Iterable[str], where: str) -> list[int]:
     for digit in digits:
         number = order_number(digit)
         if number is None:
-            raise OrderError(f"{where}: {digit!r} is not a die number; write dice as 1 to 6")
+            raise OrderError(
+                _(
+                    "%(where)s: %(digit)s is not a die number; write dice as 1 to 6",
+                    where=where,
+                    digit=repr(digit),
+                )
+            )
         if not 1 <= number <= 6:
-            raise OrderError(f"{where}: {number} is not a die number; dice show 1 to 6")
+            raise OrderError(
+                _(
+                    "%(where)s: %(number)d is not a die number; dice show 1 to 6",
+                    where=where,
+                    number=number,
+                )
+            )
         numbers.append(number)
     return numbers
 
@@ -696,10 +826,17 @@ def _parse_choice(text: str, where: str) -> Choice:
     compact = text.replace(" ", "")
     match = _CHOICE.fullmatch(compact)
     if match is None:
-        found = f"cannot read {text.strip()!r}" if text.strip() else "no choice"
+        found = (
+            _("cannot read %(text)s", text=repr(text.strip())) if text.strip() else _("no choice")
+        )
         raise OrderError(
-            f"{where}: {found}; write W (Wurfel) or F (free ride), the die set aside and "
-            f"two pairs, e.g. {EXAMPLE_LINE}"
+            _(
+                "%(where)s: %(found)s; write W (Wurfel) or F (free ride), the die set aside "
+                "and two pairs, e.g. %(example)s",
+                where=where,
+                found=found,
+                example=EXAMPLE_LINE,
+            )
         )
     value, a, b, c, d = _die_numbers(match.groups()[1:], where)
     first = (min(a, b), max(a, b))
@@ -711,13 +848,18 @@ def _parse_card(match: re.Match[str], where: str) -> Card:
     name = next(card for card in CARDS if match.group(0).startswith(card))
     if name == "flip":
         if match.group("flip") is None:
-            raise OrderError(f"{where}: flip needs the value of the die to flip, e.g. flip 2")
+            raise OrderError(
+                _("%(where)s: flip needs the value of the die to flip, e.g. flip 2", where=where)
+            )
         (value,) = _die_numbers(match.group("flip"), where)
         return Card("flip", value)
     if name == "swap":
         if match.group("swap_plate") is None:
             raise OrderError(
-                f"{where}: swap needs the die value and the plate number, e.g. swap 5 6"
+                _(
+                    "%(where)s: swap needs the die value and the plate number, e.g. swap 5 6",
+                    where=where,
+                )
             )
         value, plate = _die_numbers(match.group("swap_value", "swap_plate"), where)
         return Card("swap", value, plate)
@@ -727,7 +869,7 @@ def _parse_card(match: re.Match[str], where: str) -> Card:
 def parse_round_line(body: str, number: int, options: ChoiceOptions) -> RoundLine:
     """A round line without its prefix: card words first, then the choice with every space
     dropped (section 9.1)."""
-    where = f"round {number}"
+    where = _round(number)
     cards: list[re.Match[str]] = []
 
     def take(match: re.Match[str]) -> str:
@@ -737,29 +879,38 @@ def parse_round_line(body: str, number: int, options: ChoiceOptions) -> RoundLin
     rest = _CARD_WORD.sub(take, body)
     if "sk" in rest.replace(" ", ""):
         if not options.suppenkasper:
-            raise OrderError(f"{where}: cards are only played in the Suppenkasper variant")
+            raise _no_cards(where)
         raise OrderError(
-            f"{where}: a Suppen-Kasper line needs its slot, e.g. {number}.5: SK eat 1 2 3 4 5 "
-            f"{EXAMPLE_LINE}"
+            _(
+                "%(where)s: a Suppen-Kasper line needs its slot, e.g. %(number)d.5: "
+                "SK eat 1 2 3 4 5 %(example)s",
+                where=where,
+                number=number,
+                example=EXAMPLE_LINE,
+            )
         )
     if cards and not options.suppenkasper:
-        raise OrderError(f"{where}: cards are only played in the Suppenkasper variant")
+        raise _no_cards(where)
     if len(cards) > 1:
-        raise OrderError(f"{where}: only one card per round")
+        raise OrderError(_("%(where)s: only one card per round", where=where))
     card = _parse_card(cards[0], where) if cards else None
     return RoundLine(number, _parse_choice(rest, where), card)
 
 
 def parse_sk_line(body: str, after: int) -> SkLine:
     """The body of ``N.5: SK eat n1 .. n5 choice`` (section 9.2)."""
-    where = f"slot {after}.5"
+    where = _slot(after)
     if _CARD_WORD.search(body):
-        raise OrderError(f"{where}: no other card in the Suppen-Kasper round")
+        raise OrderError(_("%(where)s: no other card in the Suppen-Kasper round", where=where))
     match = _SK.fullmatch(body.replace(" ", ""))
     if match is None:
         raise OrderError(
-            f"{where}: write SK eat and the five plate numbers eaten, then the choice, "
-            f"e.g. {after}.5: SK eat 2 5 6 6 3 W6 2+5 6+3"
+            _(
+                "%(where)s: write SK eat and the five plate numbers eaten, then the choice, "
+                "e.g. %(after)d.5: SK eat 2 5 6 6 3 W6 2+5 6+3",
+                where=where,
+                after=after,
+            )
         )
     eat = tuple(_die_numbers(match.group(1), where))
     return SkLine(after, eat, _parse_choice(match.group(2), where))
@@ -768,11 +919,17 @@ def parse_sk_line(body: str, after: int) -> SkLine:
 def check_slot(after: int, rounds: Sequence[int], options: ChoiceOptions) -> None:
     """The Suppen-Kasper slot ``after``.5 is one of first-0.5 ... last+0.5 (section 9.2)."""
     if not options.suppenkasper:
-        raise OrderError(f"slot {after}.5: cards are only played in the Suppenkasper variant")
+        raise _no_cards(_slot(after))
     allowed = range(rounds[0] - 1, rounds[-1] + 1)
     if after not in allowed:
         slots = ", ".join(f"{n}.5" for n in allowed)
-        raise OrderError(f"slot {after}.5 is not in this postal turn (allowed: {slots})")
+        raise OrderError(
+            _(
+                "%(where)s is not in this postal turn (allowed: %(slots)s)",
+                where=_slot(after),
+                slots=slots,
+            )
+        )
 
 
 def parse_order(text: str, rounds: Sequence[int], options: ChoiceOptions) -> ChoiceOrder:
@@ -788,23 +945,37 @@ def parse_order(text: str, rounds: Sequence[int], options: ChoiceOptions) -> Cho
         if after is not None:
             check_slot(after, rounds, options)
             if sk is not None:
-                raise OrderError(f"slot {after}.5: only one Suppen-Kasper line per order")
+                raise OrderError(
+                    _("%(where)s: only one Suppen-Kasper line per order", where=_slot(after))
+                )
             sk = parse_sk_line(body, after)
             continue
         number = (rounds[0] if rounds else 1) + len(lines)
-        where = f"round {number}"
+        where = _round(number)
         if len(lines) >= len(rounds):
-            raise OrderError(f"{where}: no such round in this postal turn")
+            raise _no_such_round(where)
         marked = order_number(prefix) if prefix is not None else number
         if marked is None:
             raise OrderError(
-                f"{where}: cannot read the prefix {head.strip()!r}; write the round number, "
-                f"e.g. {number}: {EXAMPLE_LINE}"
+                _(
+                    "%(where)s: cannot read the prefix %(prefix)s; write the round number, "
+                    "e.g. %(number)d: %(example)s",
+                    where=where,
+                    prefix=repr(head.strip()),
+                    number=number,
+                    example=EXAMPLE_LINE,
+                )
             )
         if marked != number:
             raise OrderError(
-                f"{where}: this line is marked {marked}: but lines go in round order "
-                f"and line {len(lines) + 1} is for round {number}"
+                _(
+                    "%(where)s: this line is marked %(marked)d: but lines go in round order "
+                    "and line %(line)d is for round %(number)d",
+                    where=where,
+                    marked=marked,
+                    line=len(lines) + 1,
+                    number=number,
+                )
             )
         lines.append(parse_round_line(body, number, options))
     return ChoiceOrder(tuple(lines), sk)
@@ -817,7 +988,11 @@ def order_text(order: ChoiceOrder) -> str:
     ]
     if order.sk is not None:
         entries.append((order.sk.after + 0.5, f"{order.sk.after}.5: {order.sk.text()}"))
-    return "\n".join(text for _, text in sorted(entries))
+    return "\n".join(text for __, text in sorted(entries))
+
+
+def _no_such_round(where: str) -> OrderError:
+    return OrderError(_("%(where)s: no such round in this postal turn", where=where))
 
 
 # --- the engine ----------------------------------------------------------------------------
@@ -861,22 +1036,37 @@ class ChoiceEngine(JsonCodec):
     def prompts(self, state: ChoiceState) -> list[Prompt]:
         if state.finished:
             return []
-        lines = "one line per round" if len(state.rounds) > 1 else "one line"
-        hint = f"{state.rounds_label}: {lines}, e.g. {EXAMPLE_LINE}"
+        if len(state.rounds) > 1:
+            hint = _(
+                "%(rounds)s: one line per round, e.g. %(example)s",
+                rounds=state.rounds_label,
+                example=EXAMPLE_LINE,
+            )
+        else:
+            hint = _(
+                "%(rounds)s: one line, e.g. %(example)s",
+                rounds=state.rounds_label,
+                example=EXAMPLE_LINE,
+            )
         return [
-            Prompt(seat, "postal turn", hint)
+            Prompt(seat, _("postal turn"), hint)
             for seat, sheet in enumerate(state.sheets)
             if sheet.active
         ]
 
     def _expect_order(self, state: ChoiceState, seat: int) -> None:
         if not 0 <= seat < len(state.players):
-            raise OrderError(f"there is no seat {seat} in this game")
+            raise OrderError(_("there is no seat %(seat)d in this game", seat=seat))
         sheet = state.sheets[seat]
         if not sheet.active:
-            raise OrderError(f"your game ended {_ended_at(sheet)}; no order is expected from you")
+            raise OrderError(
+                _(
+                    "your game ended %(when)s; no order is expected from you",
+                    when=_ended_at(sheet),
+                )
+            )
         if state.finished:
-            raise OrderError("the game is over; no order is expected from you")
+            raise OrderError(_("the game is over; no order is expected from you"))
 
     def parse(self, state: ChoiceState, seat: int, text: str) -> ChoiceOrder:
         self._expect_order(state, seat)
@@ -892,8 +1082,7 @@ class ChoiceEngine(JsonCodec):
         if order.sk is not None:
             check_slot(order.sk.after, numbers, state.options)
         if len(order.lines) > len(state.rounds):
-            extra = numbers[0] + len(state.rounds)
-            raise OrderError(f"round {extra}: no such round in this postal turn")
+            raise _no_such_round(_round(numbers[0] + len(state.rounds)))
         sheet = state.sheets[seat]
         plays: list[Play] = []
         for step in _slot_order(state.rounds, order.sk):
@@ -920,13 +1109,19 @@ class ChoiceEngine(JsonCodec):
 
     @staticmethod
     def _line_for(order: ChoiceOrder, current: Round, first: int) -> RoundLine:
-        where = f"round {current.number}"
+        where = _round(current.number)
         index = current.number - first
         if index >= len(order.lines):
-            raise OrderError(f"{where}: line missing")
+            raise OrderError(_("%(where)s: line missing", where=where))
         line = order.lines[index]
         if line.round != current.number:
-            raise OrderError(f"{where}: this line is marked for round {line.round}")
+            raise OrderError(
+                _(
+                    "%(where)s: this line is marked for round %(marked)d",
+                    where=where,
+                    marked=line.round,
+                )
+            )
         return line
 
     def submit(
@@ -937,7 +1132,12 @@ class ChoiceEngine(JsonCodec):
         orders = list(state.orders)
         orders[seat] = order
         receipt = Event(
-            f"order received for {state.rounds_label}:\n{order_text(order)}", to=(seat,)
+            _(
+                "order received for %(rounds)s:\n%(order)s",
+                rounds=state.rounds_label,
+                order=order_text(order),
+            ),
+            to=(seat,),
         )
         return replace(state, orders=tuple(orders)), [receipt]
 
@@ -969,7 +1169,7 @@ class ChoiceEngine(JsonCodec):
 
     def resolve(self, state: ChoiceState, dice: Dice) -> tuple[ChoiceState, list[Event]]:
         if state.finished:
-            raise GameError("the game is over; there is nothing to resolve")
+            raise GameError(_("the game is over; there is nothing to resolve"))
         sheets = list(state.sheets)
         plays: list[Play] = []
         events: list[Event] = []
@@ -979,7 +1179,12 @@ class ChoiceEngine(JsonCodec):
             order = state.orders[seat]
             if order is None:
                 events.append(
-                    Event(f"{state.players[seat]} sent no order: the NMR default is played")
+                    Event(
+                        _(
+                            "%(name)s sent no order: the NMR default is played",
+                            name=state.players[seat],
+                        )
+                    )
                 )
             sheets[seat], seat_plays = self._play_turn(
                 state, seat, order or self.default(state, seat), default=order is None
@@ -994,8 +1199,12 @@ class ChoiceEngine(JsonCodec):
                 if state.sheets[seat].active and _end_position(sheet) == position:
                     events.append(
                         Event(
-                            f"{state.players[seat]}'s game ends {_ended_at(sheet)} "
-                            f"with a score of {sheet.score}"
+                            _(
+                                "%(name)s's game ends %(when)s with a score of %(score)d",
+                                name=state.players[seat],
+                                when=_ended_at(sheet),
+                                score=sheet.score,
+                            )
                         )
                     )
         if last >= state.options.round_cap:
@@ -1004,8 +1213,13 @@ class ChoiceEngine(JsonCodec):
                     sheets[seat] = end_game(sheet, last)
                     events.append(
                         Event(
-                            f"round {last} is the round cap: {state.players[seat]}'s game ends "
-                            f"with a score of {sheets[seat].score}"
+                            _(
+                                "round %(round)d is the round cap: %(name)s's game ends with "
+                                "a score of %(score)d",
+                                round=last,
+                                name=state.players[seat],
+                                score=sheets[seat].score,
+                            )
                         )
                     )
         state = replace(
@@ -1022,24 +1236,32 @@ class ChoiceEngine(JsonCodec):
         state = replace(state, finished=True)
         return state, [*events, Event(self._final_text(state))]
 
-    def _play_text(self, state: ChoiceState, play: Play) -> str:
-        where = f"slot {play.label}" if play.slot else f"round {play.round}"
-        sums = ", ".join(map(str, play.sums))
-        parts = [f"{state.players[play.seat]}, {where}: {play.line} (sums {sums})"]
+    def _play_text(self, state: ChoiceState, play: Play) -> Text:
+        parts = [
+            _(
+                "%(name)s, %(where)s: %(line)s (sums %(sums)s)",
+                name=state.players[play.seat],
+                where=_slot(play.round) if play.slot else _round(play.round),
+                line=play.line,
+                sums=", ".join(map(str, play.sums)),
+            )
+        ]
         if play.dog:
-            parts.append(f"the dog gets {_join(play.dog, 'and')}")
+            parts.append(_("the dog gets %(numbers)s", numbers=_join(play.dog, _(" and "))))
         if play.off_plate:
-            parts.append(f"{_join(play.off_plate, 'and')} off the plate")
+            parts.append(_("%(numbers)s off the plate", numbers=_join(play.off_plate, _(" and "))))
         if play.onto_plate:
-            parts.append(f"{_join(play.onto_plate, 'and')} onto the plate")
-        return "; ".join(parts)
+            parts.append(
+                _("%(numbers)s onto the plate", numbers=_join(play.onto_plate, _(" and ")))
+            )
+        return join(parts, "; ")
 
-    def _final_text(self, state: ChoiceState) -> str:
+    def _final_text(self, state: ChoiceState) -> Text:
         standings = self.standings(state) or []
         places = "; ".join(
             f"{place.place}. {state.players[place.seat]} ({place.score})" for place in standings
         )
-        return f"the game is over: {places}"
+        return _("the game is over: %(places)s", places=places)
 
     def _open_turn(self, state: ChoiceState, dice: Dice) -> tuple[ChoiceState, list[Event]]:
         """OPEN(t): roll every round of the next postal turn now (section 10)."""
@@ -1048,13 +1270,23 @@ class ChoiceEngine(JsonCodec):
         count = min(rounds_in_turn(state.options, turn), state.options.round_cap - first + 1)
         rounds: list[Round] = []
         for number in range(first, first + count):
-            roll = tuple(dice.draw(6) for _ in range(DICE_PER_ROUND))
+            roll = tuple(dice.draw(6) for __ in range(DICE_PER_ROUND))
             rounds.append(Round(number, roll))
         state = replace(state, turn=turn, rounds=tuple(rounds))
-        rolls = "; ".join(
-            f"round {r.number} rolls {' '.join(map(str, r.roll))}" for r in state.rounds
+        rolls = join(
+            [
+                _("round %(round)d rolls %(dice)s", round=r.number, dice=_numbers(r.roll))
+                for r in state.rounds
+            ],
+            "; ",
         )
-        return state, [Event(f"postal turn {turn}, {state.rounds_label}: {rolls}")]
+        opened = _(
+            "postal turn %(turn)d, %(rounds)s: %(rolls)s",
+            turn=turn,
+            rounds=state.rounds_label,
+            rolls=rolls,
+        )
+        return state, [Event(opened)]
 
     # --- what players see ------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from games.engines.drop_shy.rules import (
     legal_cells,
     scan_key,
 )
+from games.engines.text import _
 
 _engine = DropShyEngine()
 
@@ -40,15 +41,15 @@ def next_room(state: DropShyState, seat: int) -> DropShyOrder:
                 best = (rank, name, cell)
     if best is None:
         return default
-    _, name, cell = best
+    __, name, cell = best
     return DropShyOrder(name if len(found) > 1 else None, cell)
 
 
 STRATEGIES: tuple[Strategy, ...] = (
     Strategy(
         key="next-room",
-        title="Room for the next die: place where your next die fits in the most cells",
-        summary=(
+        title=_("Room for the next die: place where your next die fits in the most cells"),
+        summary=_(
             "Tries every legal cell for the die in play (both candidates in two-candidate "
             "mode) and places it where the die that will then be at the front of your line "
             "has the most legal cells. Ties go to the rightmost die, then to the highest "

@@ -38,12 +38,14 @@ from games.engines.base import (
     single_profile,
     to_json,
 )
-from games.engines.text import _
+from games.engines.text import Text, _, join, ngettext
 
 SELECTIONS = ("strict_queue", "two_candidate")
 RIGHTMOST = "rightmost"
 CLOSEST = "closest"
 TAKES = (RIGHTMOST, CLOSEST)
+# The candidates in the players' words (the order words stay "rightmost" and "closest").
+TAKE_WORDS = {RIGHTMOST: _("rightmost"), CLOSEST: _("closest")}
 DEPTH_SIDES = 20
 ORIGIN = (0, 0)
 NEIGHBOURS = ((1, 0), (-1, 0), (0, 1), (0, -1))
@@ -89,7 +91,13 @@ def _name_or_none(key: str, value: JSON) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise OptionsError(f"option {key} must be a player's name or null, not {value!r}")
+        raise OptionsError(
+            _(
+                "option %(key)s must be a player's name or null, not %(value)s",
+                key=key,
+                value=repr(value),
+            )
+        )
     return value.strip()
 
 
@@ -100,13 +108,19 @@ def parse_options(data: Mapping[str, JSON]) -> DropShyOptions:
     selection = data.get("selection", defaults.selection)
     if not isinstance(selection, str) or selection not in SELECTIONS:
         raise OptionsError(
-            f"option selection must be one of {', '.join(SELECTIONS)}, not {selection!r}"
+            _(
+                "option selection must be one of %(choices)s, not %(value)s",
+                choices=", ".join(SELECTIONS),
+                value=repr(selection),
+            )
         )
     auto_single = option_flag("auto_single", data.get("auto_single", defaults.auto_single))
     winner = _name_or_none("previous_winner", data.get("previous_winner"))
     loser = _name_or_none("previous_loser", data.get("previous_loser"))
     if winner is not None and loser is not None and winner.lower() == loser.lower():
-        raise OptionsError(f"option previous_winner and previous_loser are both {winner!r}")
+        raise OptionsError(
+            _("option previous_winner and previous_loser are both %(name)s", name=repr(winner))
+        )
     return DropShyOptions(
         dice_per_player=option_int(
             "dice_per_player", data.get("dice_per_player", defaults.dice_per_player), 1, 30
@@ -121,19 +135,21 @@ def parse_options(data: Mapping[str, JSON]) -> DropShyOptions:
 
 SETTINGS = single_profile(
     "Drop-Shy",
-    "Place your dice on a shared table next to a die one pip away; the first to place "
-    "them all wins. 2 to 20 players.",
-    Option("dice_per_player", "Dice per player", "Dice each player starts with.", low=1, high=30),
-    Option("selection", "Which die to play", kind="choice",
-           choices=(("strict_queue", "always the front of your line"),
-                    ("two_candidate", "the rightmost or the closest die, your choice"))),
-    Option("auto_single", "Place forced dice automatically", "When the die to play has exactly "
-           "one legal cell, it is placed without asking.", kind="flag"),
-    Option("turn_cap", "Turn cap", "Safety cap on the number of turns.", low=50, high=5000),
-    Option("previous_winner", "Previous game's winner", "Optional, for a rematch: the "
-           "instigator is rolled for this player.", kind="name"),
-    Option("previous_loser", "Previous game's loser", "Optional, for a rematch: this player "
-           "sits in seat 1 and places first.", kind="name"),
+    _("Place your dice on a shared table next to a die one pip away; the first to place "
+      "them all wins. 2 to 20 players."),
+    Option("dice_per_player", _("Dice per player"), _("Dice each player starts with."),
+           low=1, high=30),
+    Option("selection", _("Which die to play"), kind="choice",
+           choices=(("strict_queue", _("always the front of your line")),
+                    ("two_candidate", _("the rightmost or the closest die, your choice")))),
+    Option("auto_single", _("Place forced dice automatically"), _("When the die to play has "
+           "exactly one legal cell, it is placed without asking."), kind="flag"),
+    Option("turn_cap", _("Turn cap"), _("Safety cap on the number of turns."),
+           low=50, high=5000),
+    Option("previous_winner", _("Previous game's winner"), _("Optional, for a rematch: the "
+           "instigator is rolled for this player."), kind="name"),
+    Option("previous_loser", _("Previous game's loser"), _("Optional, for a rematch: this "
+           "player sits in seat 1 and places first."), kind="name"),
 )  # fmt: skip
 
 
@@ -180,7 +196,7 @@ def parse_order(text: str, options: DropShyOptions) -> DropShyOrder:
     cell: Cell | None = None
     lines = order_lines(text)
     if not lines:
-        raise OrderError("the order is empty: write place x y, e.g. place 1 0")
+        raise OrderError(_("the order is empty: write place x y, e.g. place 1 0"))
     for line in lines:
         words = line.replace("(", " ").replace(")", " ").split()
         where = f'"{line}"'
@@ -189,30 +205,50 @@ def parse_order(text: str, options: DropShyOptions) -> DropShyOrder:
             if word == "take":
                 if not options.two_candidate:
                     raise OrderError(
-                        f"{where}: take is only used in two-candidate mode; this game plays "
-                        "the front die of your line, so write place x y"
+                        _(
+                            "%(where)s: take is only used in two-candidate mode; this game "
+                            "plays the front die of your line, so write place x y",
+                            where=where,
+                        )
                     )
                 which = words.pop(0) if words else ""
                 if which not in TAKES:
-                    raise OrderError(f"{where}: write take rightmost or take closest")
+                    raise OrderError(
+                        _("%(where)s: write take rightmost or take closest", where=where)
+                    )
                 if take is not None:
-                    raise OrderError(f"{where}: only one take per order")
+                    raise OrderError(_("%(where)s: only one take per order", where=where))
                 take = which
             elif word == "place":
                 x = _coordinate(words[0]) if words else None
                 y = _coordinate(words[1]) if len(words) > 1 else None
                 if x is None or y is None:
                     raise OrderError(
-                        f"{where}: place needs two whole numbers x and y, e.g. place -1 0"
+                        _(
+                            "%(where)s: place needs two whole numbers x and y, e.g. place -1 0",
+                            where=where,
+                        )
                     )
                 del words[:2]
                 if cell is not None:
-                    raise OrderError(f"{where}: only one place per order")
+                    raise OrderError(_("%(where)s: only one place per order", where=where))
                 cell = (x, y)
+            elif options.two_candidate:
+                raise OrderError(
+                    _(
+                        "%(where)s: %(word)s is not understood; write place x y "
+                        "(and take rightmost or take closest)",
+                        where=where,
+                        word=repr(word),
+                    )
+                )
             else:
                 raise OrderError(
-                    f"{where}: {word!r} is not understood; write place x y"
-                    + (" (and take rightmost or take closest)" if options.two_candidate else "")
+                    _(
+                        "%(where)s: %(word)s is not understood; write place x y",
+                        where=where,
+                        word=repr(word),
+                    )
                 )
     return DropShyOrder(take, cell)
 
@@ -304,27 +340,40 @@ def scan_key(cell: Cell) -> tuple[int, int]:
     return (-cell[1], cell[0])
 
 
-def cell_problem(grid: Mapping[Cell, int], face: int, cell: Cell) -> str | None:
+def cell_problem(grid: Mapping[Cell, int], face: int, cell: Cell) -> Text | None:
     """Why a die showing ``face`` may not go on ``cell`` (section 3), or None if it may."""
     where = cell_text(cell)
     if cell in grid:
-        return f"{where} is taken"
+        return _("%(cell)s is taken", cell=where)
     touching = [n for n in _neighbours(cell) if n in grid]
     if not touching:
-        xs = [x for x, _ in grid]
-        ys = [y for _, y in grid]
+        xs = [x for x, __ in grid]
+        ys = [y for __, y in grid]
         x, y = cell
         if min(xs) - 1 <= x <= max(xs) + 1 and min(ys) - 1 <= y <= max(ys) + 1:
-            return f"{where} is not next to any die (corner contact does not count)"
+            return _("%(cell)s is not next to any die (corner contact does not count)", cell=where)
         # Far off: say where the dice are, which bounds every coordinate a player can mean.
-        return (
-            f"{where} is not next to any die (the dice lie within x {min(xs)} to {max(xs)} "
-            f"and y {min(ys)} to {max(ys)})"
+        return _(
+            "%(cell)s is not next to any die (the dice lie within x %(min_x)d to %(max_x)d "
+            "and y %(min_y)d to %(max_y)d)",
+            cell=where,
+            min_x=min(xs),
+            max_x=max(xs),
+            min_y=min(ys),
+            max_y=max(ys),
         )
     wrong = [n for n in sorted(touching, key=scan_key) if abs(grid[n] - face) != 1]
     if wrong:
-        what = " and ".join(f"the {grid[n]} at {cell_text(n)}" for n in wrong)
-        return f"{where} is not legal for your {face}: it touches {what}"
+        what = join(
+            [_("the %(face)d at %(cell)s", face=grid[n], cell=cell_text(n)) for n in wrong],
+            _(" and "),
+        )
+        return _(
+            "%(cell)s is not legal for your %(face)d: it touches %(touching)s",
+            cell=where,
+            face=face,
+            touching=what,
+        )
     return None
 
 
@@ -353,8 +402,13 @@ def _join_cells(found: Sequence[Cell], limit: int | None = None) -> str:
     shown = found if limit is None else found[:limit]
     text = ", ".join(cell_text(cell) for cell in shown)
     if len(shown) < len(found):
-        text += f" and {len(found) - len(shown)} more"
+        return _("%(cells)s and %(count)d more", cells=text, count=len(found) - len(shown))
     return text
+
+
+def _take_choices(found: Sequence[tuple[str, int, Sequence[Cell]]], line: Sequence[Die]) -> Text:
+    """ "take rightmost (4) or take closest (2)": the orders that choose a candidate."""
+    return join([f"take {name} ({line[index].face})" for name, index, __ in found], _(" or "))
 
 
 def bounds(state: DropShyState, margin: int = 1) -> dict[str, int]:
@@ -457,7 +511,7 @@ def follow_up(state: DropShyState) -> tuple[list[str], dict[str, JSON]]:
     After the turn cap the winner is the first player at place 1 and the loser the last
     player at the bottom place, in seat order."""
     if not state.finished:
-        raise GameError("the game is not over yet; a follow-up game starts after it")
+        raise GameError(_("the game is not over yet; a follow-up game starts after it"))
     standing = sorted(places(state).items(), key=lambda item: (item[1], item[0]))
     winner, loser = standing[0][0], standing[-1][0]
     players = list(state.players[loser:] + state.players[:loser])
@@ -465,6 +519,59 @@ def follow_up(state: DropShyState) -> tuple[list[str], dict[str, JSON]]:
     options["previous_winner"] = state.players[winner]
     options["previous_loser"] = state.players[loser]
     return players, options
+
+
+# --- what a turn says ----------------------------------------------------------------------
+
+
+def _placed_text(name: str, face: int, take: str | None, cell: Cell, how: str) -> Text:
+    """A die placed: by an order, by the default, or by itself (``how`` "auto": it had one
+    legal cell); ``take`` names the candidate the player chose, if they chose."""
+    where = cell_text(cell)
+    if how == "auto" and take:
+        return _(
+            "%(name)s takes the %(which)s die, a %(face)d, has one legal cell and goes to %(cell)s",
+            name=name,
+            which=TAKE_WORDS[take],
+            face=face,
+            cell=where,
+        )
+    if how == "auto":
+        return _(
+            "%(name)s's %(face)d has one legal cell and goes to %(cell)s",
+            name=name,
+            face=face,
+            cell=where,
+        )
+    if take:
+        return _(
+            "%(name)s takes the %(which)s die, a %(face)d, and places it at %(cell)s",
+            name=name,
+            which=TAKE_WORDS[take],
+            face=face,
+            cell=where,
+        )
+    return _("%(name)s places the %(face)d at %(cell)s", name=name, face=face, cell=where)
+
+
+def _failed_text(name: str, face: int, take: str | None, reroll: Die) -> Text:
+    """A die that fits nowhere, rerolled to the back of the line as ``reroll``."""
+    if take:
+        return _(
+            "%(name)s takes the %(which)s die, a %(face)d, which cannot be placed: it is "
+            "rerolled and goes to the back of %(name)s's line as a %(reroll)s",
+            name=name,
+            which=TAKE_WORDS[take],
+            face=face,
+            reroll=reroll.text(),
+        )
+    return _(
+        "%(name)s's %(face)d cannot be placed: it is rerolled and goes to the back of "
+        "%(name)s's line as a %(reroll)s",
+        name=name,
+        face=face,
+        reroll=reroll.text(),
+    )
 
 
 # --- the engine ----------------------------------------------------------------------------
@@ -492,8 +599,8 @@ class DropShyEngine(JsonCodec):
         options = self._named(options, players)
         instigator = dice.draw(6)
         lines = tuple(
-            tuple(self._roll(options, dice) for _ in range(options.dice_per_player))
-            for _ in players
+            tuple(self._roll(options, dice) for __ in range(options.dice_per_player))
+            for __ in players
         )
         state = DropShyState(
             options=options,
@@ -502,14 +609,30 @@ class DropShyEngine(JsonCodec):
             lines=lines,
             current=0,
         )
-        rolled = "the moderator"
+        rolled = _("the moderator")
         if options.previous_winner is not None:
-            rolled = f"{options.previous_winner}, the previous winner"
-        events = [Event(f"the instigator is a {instigator} at (0,0), rolled for {rolled}")]
+            rolled = _("%(name)s, the previous winner", name=options.previous_winner)
+        events = [
+            Event(
+                _(
+                    "the instigator is a %(face)d at (0,0), rolled for %(whom)s",
+                    face=instigator,
+                    whom=rolled,
+                )
+            )
+        ]
         for seat, name in enumerate(players):
-            events.append(Event(f"{name}'s line, front first: {self._line_text(state, seat)}"))
+            events.append(
+                Event(
+                    _(
+                        "%(name)s's line, front first: %(dice)s",
+                        name=name,
+                        dice=self._line_text(state, seat),
+                    )
+                )
+            )
         if options.previous_loser is not None:
-            events.append(Event(f"{players[0]}, the previous loser, places first"))
+            events.append(Event(_("%(name)s, the previous loser, places first", name=players[0])))
         return self._advance(state, dice, events)
 
     @staticmethod
@@ -522,15 +645,25 @@ class DropShyEngine(JsonCodec):
             if name is None:
                 return None
             if name.lower() not in seats:
-                raise OptionsError(f"option {key}: {name!r} is not a player of this game")
+                raise OptionsError(
+                    _(
+                        "option %(key)s: %(name)s is not a player of this game",
+                        key=key,
+                        name=repr(name),
+                    )
+                )
             return players[seats[name.lower()]]
 
         winner = player("previous_winner", options.previous_winner)
         loser = player("previous_loser", options.previous_loser)
         if loser is not None and seats[loser.lower()] != 0:
             raise OptionsError(
-                f"option previous_loser: {loser} places first, so {loser} must be seat 1, "
-                f"not seat {seats[loser.lower()] + 1}"
+                _(
+                    "option previous_loser: %(name)s places first, so %(name)s must be seat 1, "
+                    "not seat %(seat)d",
+                    name=loser,
+                    seat=seats[loser.lower()] + 1,
+                )
             )
         return replace(options, previous_winner=winner, previous_loser=loser)
 
@@ -541,7 +674,7 @@ class DropShyEngine(JsonCodec):
 
     def _line_text(self, state: DropShyState, seat: int) -> str:
         line = state.lines[seat]
-        return " ".join(die.text() for die in line) if line else "empty"
+        return " ".join(die.text() for die in line) if line else _("empty")
 
     # --- orders ----------------------------------------------------------------------------
 
@@ -552,25 +685,34 @@ class DropShyEngine(JsonCodec):
         found = legal_by_candidate(state)
         line = state.lines[state.current]
         if len(found) == 1:
-            _, index, legal = found[0]
-            hint = (
-                f"turn {number}: place your {line[index].face}; legal "
-                f"{'cell' if len(legal) == 1 else 'cells'}: {_join_cells(legal, HINT_CELLS)}"
+            __, index, legal = found[0]
+            hint = ngettext(
+                "turn %(turn)d: place your %(face)d; legal cell: %(cells)s",
+                "turn %(turn)d: place your %(face)d; legal cells: %(cells)s",
+                len(legal),
+                turn=number,
+                face=line[index].face,
+                cells=_join_cells(legal, HINT_CELLS),
             )
-            return [Prompt(state.current, "place your die", hint)]
-        words = " or ".join(f"take {name} ({line[index].face})" for name, index, _ in found)
-        hint = f"turn {number}: {words}, then place x y if it fits"
-        return [Prompt(state.current, "choose and place", hint)]
+            return [Prompt(state.current, _("place your die"), hint)]
+        hint = _(
+            "turn %(turn)d: %(choices)s, then place x y if it fits",
+            turn=number,
+            choices=_take_choices(found, line),
+        )
+        return [Prompt(state.current, _("choose and place"), hint)]
 
     def _expect_order(self, state: DropShyState, seat: int) -> None:
         if not 0 <= seat < len(state.players):
-            raise OrderError(f"there is no seat {seat} in this game")
+            raise OrderError(_("there is no seat %(seat)d in this game", seat=seat))
         if state.current is None:
-            raise OrderError("the game is over; no order is expected from you")
+            raise OrderError(_("the game is over; no order is expected from you"))
         if seat != state.current:
             if not state.lines[seat]:
-                raise OrderError("you have placed every die; no order is expected from you")
-            raise OrderError(f"not your turn: waiting for {state.players[state.current]}")
+                raise OrderError(_("you have placed every die; no order is expected from you"))
+            raise OrderError(
+                _("not your turn: waiting for %(name)s", name=state.players[state.current])
+            )
 
     def parse(self, state: DropShyState, seat: int, text: str) -> DropShyOrder:
         self._expect_order(state, seat)
@@ -583,10 +725,11 @@ class DropShyEngine(JsonCodec):
         line = state.lines[seat]
         found = legal_by_candidate(state)
         if order.take is not None and not state.options.two_candidate:
-            raise OrderError("take: only used in two-candidate mode; write place x y")
+            raise OrderError(_("take: only used in two-candidate mode; write place x y"))
         if order.take is None and len(found) > 1:
-            choices = " or ".join(f"take {name} ({line[index].face})" for name, index, _ in found)
-            raise OrderError(f"choose your die first: {choices}")
+            raise OrderError(
+                _("choose your die first: %(choices)s", choices=_take_choices(found, line))
+            )
         name, index, legal = found[0]
         if order.take is not None and len(found) > 1:
             name, index, legal = found[TAKES.index(order.take)]
@@ -594,12 +737,20 @@ class DropShyEngine(JsonCodec):
         if order.cell is None:
             if legal:
                 raise OrderError(
-                    f"your {face} can be placed; add place x y (legal: {_join_cells(legal)})"
+                    _(
+                        "your %(face)d can be placed; add place x y (legal: %(cells)s)",
+                        face=face,
+                        cells=_join_cells(legal),
+                    )
                 )
             return name, index
         if not legal:
             raise OrderError(
-                f"your {face} cannot be placed; send take {order.take or name} alone to fail it"
+                _(
+                    "your %(face)d cannot be placed; send take %(which)s alone to fail it",
+                    face=face,
+                    which=order.take or name,
+                )
             )
         problem = cell_problem(cells(state.board), face, order.cell)
         if problem is not None:
@@ -609,7 +760,7 @@ class DropShyEngine(JsonCodec):
     def submit(
         self, state: DropShyState, seat: int, order: DropShyOrder, dice: Dice
     ) -> tuple[DropShyState, list[Event]]:
-        _, index = self._check(state, seat, order)
+        __, index = self._check(state, seat, order)
         state, events = self._play(state, index, order.take, order.cell, "order", dice)
         return self._advance(state, dice, events)
 
@@ -618,7 +769,7 @@ class DropShyEngine(JsonCodec):
         if it has no legal cell it fails."""
         self._expect_order(state, seat)
         found = legal_by_candidate(state)
-        _, _, legal = found[0]
+        legal = found[0][2]
         take = RIGHTMOST if len(found) > 1 else None
         return DropShyOrder(take, legal[0] if legal else None)
 
@@ -627,11 +778,18 @@ class DropShyEngine(JsonCodec):
 
     def resolve(self, state: DropShyState, dice: Dice) -> tuple[DropShyState, list[Event]]:
         if state.current is None:
-            raise GameError("the game is over; there is nothing to resolve")
+            raise GameError(_("the game is over; there is nothing to resolve"))
         seat = state.current
         order = self.default(state, seat)
-        _, index = self._check(state, seat, order)
-        events = [Event(f"{state.players[seat]} sent no order: the no-moves default is played")]
+        __, index = self._check(state, seat, order)
+        events = [
+            Event(
+                _(
+                    "%(name)s sent no order: the no-moves default is played",
+                    name=state.players[seat],
+                )
+            )
+        ]
         state, played = self._play(state, index, order.take, order.cell, "default", dice)
         state, more = self._advance(state, dice, played)
         return state, events + more
@@ -657,25 +815,15 @@ class DropShyEngine(JsonCodec):
         line = state.lines[seat]
         die = line[index]
         rest = line[:index] + line[index + 1 :]
-        tried = f"{name} takes the {take} die, a {die.face}," if take else f"{name}'s {die.face}"
         board = state.board
         reroll: Die | None = None
         if cell is not None:
             board = (*board, Placed(cell[0], cell[1], die.face, seat))
-            if how == "auto":
-                text = f"{tried} has one legal cell and goes to {cell_text(cell)}"
-            elif take:
-                text = f"{tried} and places it at {cell_text(cell)}"
-            else:
-                text = f"{name} places the {die.face} at {cell_text(cell)}"
+            text = _placed_text(name, die.face, take, cell, how)
         else:
             reroll = self._roll(state.options, dice)
             rest = (*rest, reroll)
-            subject = f"{tried} which" if take else tried
-            text = (
-                f"{subject} cannot be placed: it is rerolled and goes to the back of "
-                f"{name}'s line as a {reroll.text()}"
-            )
+            text = _failed_text(name, die.face, take, reroll)
         lines = list(state.lines)
         lines[seat] = rest
         turn = Turn(number, seat, die, take, cell, reroll, how)
@@ -686,13 +834,15 @@ class DropShyEngine(JsonCodec):
             turns=number,
             history=(*state.history, turn),
         )
-        events = [Event(f"turn {number}: {text}")]
+        events = [Event(_("turn %(turn)d: %(text)s", turn=number, text=text))]
         if not rest:
             state = replace(state, finishers=(*state.finishers, seat))
             if len(state.finishers) == 1:
                 events.append(Event(_("%(name)s has placed every die and wins", name=name)))
             else:
-                events.append(Event(f"{name} has placed every die: neither glory nor shame"))
+                events.append(
+                    Event(_("%(name)s has placed every die: neither glory nor shame", name=name))
+                )
         return self._next(state, events)
 
     def _next(self, state: DropShyState, events: list[Event]) -> tuple[DropShyState, list[Event]]:
@@ -702,14 +852,17 @@ class DropShyEngine(JsonCodec):
         holders = [s for s, line in enumerate(state.lines) if line]
         if len(holders) <= 1:
             state = replace(state, current=None)
-            events.append(Event(f"the game is over: {self._result_text(state)}"))
+            events.append(Event(_("the game is over: %(places)s", places=self._result_text(state))))
             return state, events
         if state.turns >= state.options.turn_cap:
             state = replace(state, current=None, capped=True)
             events.append(
                 Event(
-                    f"turn {state.turns} is the turn cap: the game is over: "
-                    f"{self._result_text(state)}"
+                    _(
+                        "turn %(turn)d is the turn cap: the game is over: %(places)s",
+                        turn=state.turns,
+                        places=self._result_text(state),
+                    )
                 )
             )
             return state, events
@@ -721,14 +874,24 @@ class DropShyEngine(JsonCodec):
         )
         return replace(state, current=following), events
 
-    def _result_text(self, state: DropShyState) -> str:
+    def _result_text(self, state: DropShyState) -> Text:
         ranked = sorted(places(state).items(), key=lambda item: (item[1], item[0]))
-        parts = []
+        parts: list[str] = []
         for seat, place in ranked:
-            left = len(state.lines[seat])
-            dice_left = f", {left} {'die' if left == 1 else 'dice'} left" if left else ""
-            parts.append(f"{place}. {state.players[seat]}{dice_left}")
-        return "; ".join(parts)
+            name, left = state.players[seat], len(state.lines[seat])
+            if left:
+                parts.append(
+                    ngettext(
+                        "%(place)d. %(name)s, %(count)d die left",
+                        "%(place)d. %(name)s, %(count)d dice left",
+                        left,
+                        place=place,
+                        name=name,
+                    )
+                )
+            else:
+                parts.append(f"{place}. {name}")
+        return join(parts, "; ")
 
     def _advance(
         self, state: DropShyState, dice: Dice, events: list[Event]
@@ -739,7 +902,7 @@ class DropShyEngine(JsonCodec):
             found = legal_by_candidate(state)
             if len(found) > 1:
                 break
-            _, index, legal = found[0]
+            __, index, legal = found[0]
             if legal and not (state.options.auto_single and len(legal) == 1):
                 break
             cell = legal[0] if legal else None
@@ -859,16 +1022,26 @@ class DropShyEngine(JsonCodec):
             return []
         line = state.lines[seat]
         named = state.options.two_candidate and len(candidates(line, state.options)) > 1
-        found = []
+        found: list[tuple[str, str]] = []
         for name, index, legal in legal_by_candidate(state):
             face = line[index].face
+            which = TAKE_WORDS[name]
             take = f"take {name} " if named else ""
             if not legal:
-                found.append((f"take {name}", f"fail your {face} ({name}): it fits nowhere"))
-            found += [
-                (f"{take}place {x} {y}", f"your {face}{f' ({name})' if named else ''} to ({x},{y})")
-                for x, y in legal
-            ]
+                label = _("fail your %(face)d (%(which)s): it fits nowhere", face=face, which=which)
+                found.append((f"take {name}", label))
+            for x, y in legal:
+                if named:
+                    label = _(
+                        "your %(face)d (%(which)s) to (%(x)d,%(y)d)",
+                        face=face,
+                        which=which,
+                        x=x,
+                        y=y,
+                    )
+                else:
+                    label = _("your %(face)d to (%(x)d,%(y)d)", face=face, x=x, y=y)
+                found.append((f"{take}place {x} {y}", label))
         return found
 
     def follow_up(self, state: DropShyState) -> tuple[list[str], dict[str, JSON]]:
