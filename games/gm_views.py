@@ -25,6 +25,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import content_disposition_header
+from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
 from games import (
@@ -724,8 +726,12 @@ def _zine_response(
     problem: str = "",
     skipped: list[str] | None = None,
 ) -> HttpResponse:
+    """The zines as the print page, as plain text (``?format=text``) or as a PDF made from
+    the print page (``?format=pdf``); a PDF this server cannot make (no Pango) answers 503
+    with the print page and why."""
     status = 404 if problem else 200
-    if request.GET.get("format") == "text":
+    wanted = request.GET.get("format")
+    if wanted == "text":
         body = zine.wrap(problem) if problem else zine.as_text(zines)
         return HttpResponse(body, content_type="text/plain; charset=utf-8", status=status)
     context = {
@@ -734,14 +740,35 @@ def _zine_response(
         "problem": problem,
         "skipped": skipped or [],
         "step_param": request.GET.get("step", "") if one else "",
+        "pdf": zine.pdf_available(),
     }
+    if wanted == "pdf" and not problem:
+        if not context["pdf"]:
+            context["no_pdf"] = True
+            return render(request, "games/gm/zine.html", context, status=503)
+        page = render_to_string("games/gm/zine.html", context, request=request)
+        response = HttpResponse(
+            zine.as_pdf(page, request.build_absolute_uri("/")), content_type="application/pdf"
+        )
+        response["Content-Disposition"] = content_disposition_header(
+            as_attachment=True, filename=_pdf_name(zines, one)
+        )
+        return response
     return render(request, "games/gm/zine.html", context, status=status)
+
+
+def _pdf_name(zines: list[zine.Zine], one: Game | None) -> str:
+    """A game's zine: its title and step (``choice-club-step-3.pdf``); every game's: the
+    day's (``zine-2026-11-23.pdf``)."""
+    if one is not None and zines:
+        return f"{slugify(one.title) or 'game'}-step-{zines[0].step.number}.pdf"
+    return f"zine-{timezone.now():%Y-%m-%d}.pdf"
 
 
 @staff_member_required
 def game_zine(request: HttpRequest, game_id: int) -> HttpResponse:
-    """One step of one game as a printable page or plain text (``?format=text``): the
-    latest resolved step, or ``?step=N``."""
+    """One step of one game as a printable page, a PDF (``?format=pdf``) or plain text
+    (``?format=text``): the latest resolved step, or ``?step=N``."""
     game = _game(request, game_id)
     raw = request.GET.get("step", "").strip()
     number: int | None = None
