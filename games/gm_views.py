@@ -48,6 +48,7 @@ from games.gm_forms import (
     CreateGameForm,
     ExtendForm,
     GameForm,
+    ImportGameForm,
     OrderForm,
     PublicForm,
     ReasonForm,
@@ -279,6 +280,49 @@ def _created(game: Game) -> str:
     if game.seats.exists():
         return f"{game.title} is created and open for sign-up at {where}; invite your players."
     return f"{game.title} is created and open for sign-up at {where}."
+
+
+@staff_member_required
+def create_from_paper(request: HttpRequest) -> HttpResponse:
+    """Continue a game that was running on paper: its history so far, its players and its
+    rhythm (``ImportGameForm``); ``postal.import_game`` replays the record first and
+    creates nothing if it does not replay, which the form then says."""
+    form = ImportGameForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            game = postal.import_game(
+                gm=request.user,
+                title=data["title"],
+                history=data["history"],
+                players=data["players"],
+                now=timezone.now(),
+                time_zone=data["time_zone"],
+                schedule_spec=data["schedule"],
+                early_processing=data["early_processing"],
+            )
+        except postal.PostalError as error:
+            form.add_error(None, f"Nothing was created: {error.message}.")
+        else:
+            messages.success(request, _continued(game))
+            return redirect("gm:game", game.pk)
+    return render(request, "games/gm/import.html", {"form": form})
+
+
+def _continued(game: Game) -> str:
+    step = game.step_number
+    words = (
+        f"{game.title} continues from paper: {counted(game.paper_steps, 'step')} and "
+        f"{counted(game.paper_dice, 'die', 'dice')} entered; the players are invited and sent "
+        f"the report of step {step}."
+    )
+    rolled = game.dice_drawn - game.paper_dice
+    if rolled:
+        words += (
+            f" The moderator rolled the {counted(rolled, 'die', 'dice')} the record did not hold "
+            f"(the opening of step {step}), and rolls every die from now on."
+        )
+    return words
 
 
 @dataclass(frozen=True)
