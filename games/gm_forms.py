@@ -332,6 +332,7 @@ class ImportGameForm(NewGameForm):
         widget=forms.Textarea(
             attrs={
                 "rows": 14,
+                "class": "record",
                 "spellcheck": "false",
                 "placeholder": "game: choice\nplayers: Ann, Bob\ndice: 3 5 2 6 5 5 5 4 1 5\n"
                 "Ann: W5 2+6 3+5\n     W1 4+5 5+5\ndeadline",

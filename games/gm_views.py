@@ -288,6 +288,7 @@ def create_from_paper(request: HttpRequest) -> HttpResponse:
     rhythm (``ImportGameForm``); ``postal.import_game`` replays the record first and
     creates nothing if it does not replay, which the form then says."""
     form = ImportGameForm(request.POST or None, request.FILES or None)
+    refused = ""
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -303,10 +304,11 @@ def create_from_paper(request: HttpRequest) -> HttpResponse:
             )
         except postal.PostalError as error:
             form.add_error(None, f"Nothing was created: {error.message}.")
+            refused = error.source if isinstance(error, postal.RecordRefused) else ""
         else:
             messages.success(request, _continued(game))
             return redirect("gm:game", game.pk)
-    return render(request, "games/gm/import.html", {"form": form})
+    return render(request, "games/gm/import.html", {"form": form, "refused": refused})
 
 
 def _continued(game: Game) -> str:

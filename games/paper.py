@@ -42,20 +42,24 @@ _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class PaperError(Exception):
-    """The text is not a record: its message names the line and says why."""
+    """The text is not a record, or its record does not replay: the message names the
+    line (or move) and says why; ``source``: that move as the GM wrote it, when known."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, source: str = "") -> None:
         super().__init__(message)
         self.message = message
+        self.source = source
 
 
 @dataclass(frozen=True)
 class Paper:
-    """A record read from the GM's text, and each move's name in messages (``line 12``);
-    empty for a JSON record, whose moves are named by number (``move 4``)."""
+    """A record read from the GM's text, each move's name in messages (``line 12``) and
+    its lines as written; both empty for a JSON record, whose moves are named by number
+    (``move 4``)."""
 
     record: dict[str, Any]
     where: list[str]
+    sources: list[str] = field(default_factory=list)
 
 
 def read(text: str, players: Sequence[str] = ()) -> Paper:
@@ -115,6 +119,7 @@ class _Lines:
     def __init__(self, players: Sequence[str]) -> None:
         self.record: dict[str, Any] = {"options": {}, "dice": [], "moves": []}
         self.where: list[str] = []
+        self.sources: list[str] = []
         self.players = list(players)
         self.moving = False
         # The order an indented line continues: the last move, when it is an order.
@@ -131,10 +136,13 @@ class _Lines:
                 raise PaperError(f"line {number}: {error.message}") from None
             if len(self.where) < len(self.record["moves"]):
                 self.where.append(f"line {number}")
+                self.sources.append(line.strip())
+            elif self.order is not None and line[0].isspace():
+                self.sources[-1] += "\n" + line
         if "game" not in self.record:
             raise PaperError("name the game first, e.g. game: choice")
         self.record.setdefault("players", self.players)
-        return Paper(self.record, self.where)
+        return Paper(self.record, self.where, self.sources)
 
     def _line(self, line: str) -> None:
         if line[0].isspace():
@@ -246,20 +254,31 @@ def history(paper: Paper, dice: EnteredDice) -> tuple[records.Replay, list[PastS
 
     Every die a move draws must be in the record, except those of the last move (and, in a
     record without moves, of the start): the opening of the step the game goes on with,
-    which nobody rolled on paper, comes from the seed. RecordError as ``replay`` says it,
-    each move named as the GM wrote it (``line 12``)."""
+    which nobody rolled on paper, comes from the seed. PaperError with ``replay``'s
+    message, each move named as the GM wrote it (``line 12``) and quoted."""
     record = paper.record
-    moves = records.moves_of(record)
-    dice.sealed = not moves
-    replay = records.start(record, dice)
+    try:
+        moves = records.moves_of(record)
+        dice.sealed = not moves
+        replay = records.start(record, dice)
+    except records.RecordError as error:
+        raise PaperError(_said(error)) from None
     steps = [PastStep(_prompts(replay), replay.engine.state_to_json(replay.state))]
     steps[0].draws, steps[0].events = list(dice.draws), list(replay.log)
     for number, move in enumerate(moves, start=1):
+        source = paper.sources[number - 1] if paper.sources else ""
         if records.is_rollback(move):
-            raise records.broken(f"{_where(paper, number)}: a paper record has no rollbacks")
+            raise PaperError(f"{_where(paper, number)}: a paper record has no rollbacks", source)
         dice.sealed = number == len(moves)
-        _play(replay, dice, paper, number, move, steps)
+        try:
+            _play(replay, dice, paper, number, move, steps)
+        except records.RecordError as error:
+            raise PaperError(_said(error), source) from None
     return replay, steps
+
+
+def _said(error: records.RecordError) -> str:
+    return error.message.removeprefix("broken record: ")
 
 
 def _where(paper: Paper, number: int) -> str:

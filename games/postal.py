@@ -84,6 +84,15 @@ class PostalError(Exception):
         self.message = message
 
 
+class RecordRefused(PostalError):
+    """A paper record that does not replay (``import_game``); ``source``: the move that
+    failed as the GM wrote it, when known."""
+
+    def __init__(self, message: str, source: str = "") -> None:
+        super().__init__(message)
+        self.source = source
+
+
 class OrderRejected(PostalError):
     """An order not taken. ``partly_played``: its first lines took effect at once (dice
     were drawn) and stand; only the refused line and those after it were not taken."""
@@ -2100,7 +2109,7 @@ def import_game(
         )
     # The seats' names, as the game's reports and pages write them.
     record = {**record, "players": [p.name.strip() for p in players]}
-    history = paper.Paper(record, history.where)
+    history = dataclasses.replace(history, record=record)
     if not isinstance(record.get("dice"), list):
         raise PostalError(
             "a paper record lists the dice rolled by hand, in the order the game rolls them "
@@ -2121,8 +2130,8 @@ def import_game(
         dice = EnteredDice(record["dice"], seed, game.pk)
         try:
             replay, past = paper.history(history, dice)
-        except records.RecordError as error:
-            raise PostalError(error.message.removeprefix("broken record: ")) from None
+        except paper.PaperError as error:
+            raise RecordRefused(error.message, error.source) from None
         _check_paper(dice, replay, history)
         seats = list(game.seats.order_by("position"))
         game.seed, game.commitment = seed, commitment(seed)

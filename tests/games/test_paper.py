@@ -101,6 +101,7 @@ def test_the_line_format_reads_as_a_record_naming_each_move_by_its_line() -> Non
         ],
     }
     assert read.where == ["line 10", "line 12", "line 14", "line 19", "line 21", "line 23"]
+    assert read.sources[4:] == ["Bob: W2 1+5 1+1\n     W1 1+2 4+4", "deadline"]
 
 
 def test_the_players_default_to_the_seats_and_a_game_may_be_named_by_its_title() -> None:
@@ -341,6 +342,10 @@ def test_the_import_page_says_why_a_record_is_refused_and_creates_nothing(
     assert (
         "Nothing was created: line 21 (Bob): round 3: the roll is 1 1 1 2 5 but your line uses"
         " 1 1 2 2 5." in content
+    )
+    assert (
+        '<pre class="wrap-anywhere" id="import-move">Bob: W2 1+5 1+2\n     W1 1+2 4+4</pre>'
+        in response.content.decode()
     )
     nothing_created()
     unreadable = client.post(reverse("gm:create_from_paper"), {**form, "record": "Ann W1"})
