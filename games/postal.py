@@ -2263,16 +2263,15 @@ def _write_past(game: Game, seats: list[Seat], past: list[paper.PastStep], now: 
 def _count_paper_nmrs(seats: list[Seat], past: list[paper.PastStep]) -> None:
     """The turns each seat missed on paper count as missed turns here: in its record, and
     those at the end in a row toward civil disorder."""
+    missed: list[Seat] = []
     for seat in seats:
-        missed = in_row = 0
-        for done in past:
-            for order in done.orders:
-                if order.seat == seat.position:
-                    missed += order.default
-                    in_row = in_row + 1 if order.default else 0
-        if missed:
-            seat.nmr_count, seat.missed_in_row = missed, in_row
-            seat.save(update_fields=["nmr_count", "missed_in_row"])
+        for order in (order for done in past for order in done.orders):
+            if order.seat == seat.position:
+                seat.nmr_count += order.default
+                seat.missed_in_row = seat.missed_in_row + 1 if order.default else 0
+        if seat.nmr_count:
+            missed.append(seat)
+    Seat.objects.bulk_update(missed, ["nmr_count", "missed_in_row"])
 
 
 def set_public(game_id: int, public: str) -> Game:
