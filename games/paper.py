@@ -297,32 +297,15 @@ def _play(
     the move says."""
     step = steps[-1]
     engine, before, drawn, logged = replay.engine, replay.state, len(dice.draws), len(replay.log)
-    defaults = []
-    if records.is_deadline(move):
-        answered = {order.seat for order in step.orders}
-        for seat in sorted({prompt["seat"] for prompt in step.prompts}):
-            if seat not in answered and replay.prompts:
-                order = engine.default(before, seat)
-                defaults.append(
-                    PastOrder(
-                        seat,
-                        "",
-                        engine.order_to_json(order),
-                        engine.canonical(before, seat, order),
-                        True,
-                    )
-                )
+    defaults = _defaults(replay, step) if records.is_deadline(move) else []
     ended = records.play_move(replay, number, move, _where(paper, number))
     step.orders += defaults
     if not records.is_deadline(move):
         seat = {name.lower(): s for s, name in enumerate(replay.players)}[move["player"].lower()]
-        order = engine.parse(before, seat, move["order"])
         text = move["order"]
-        step.orders.append(
-            PastOrder(
-                seat, text, engine.order_to_json(order), engine.canonical(before, seat, order)
-            )
-        )
+        order = engine.parse(before, seat, text)
+        parsed, canonical = engine.order_to_json(order), engine.canonical(before, seat, order)
+        step.orders.append(PastOrder(seat, text, parsed, canonical))
         if ended == "order" and records.stays_open(step.prompts, _prompts(replay), seat):
             step.prompts, ended = _prompts(replay), None
     step.draws += dice.draws[drawn:]
@@ -332,3 +315,23 @@ def _play(
     step.state_after, step.closed_by = engine.state_to_json(replay.state), ended
     if replay.prompts:
         steps.append(PastStep(_prompts(replay), step.state_after))
+
+
+def _defaults(replay: records.Replay, step: PastStep) -> list[PastOrder]:
+    """At a deadline: the no-moves-received default of each seat ``step`` prompted that
+    sent no order (none once the game is over: the move is then refused)."""
+    if not replay.prompts:
+        return []
+    engine, state = replay.engine, replay.state
+    answered = {order.seat for order in step.orders}
+    missing = sorted({prompt["seat"] for prompt in step.prompts} - answered)
+    return [
+        PastOrder(
+            seat,
+            "",
+            engine.order_to_json(order := engine.default(state, seat)),
+            engine.canonical(state, seat, order),
+            default=True,
+        )
+        for seat in missing
+    ]

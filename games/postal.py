@@ -2102,9 +2102,9 @@ def import_game(
     if not isinstance(named, list) or [str(n).lower() for n in named] != [
         p.name.strip().lower() for p in players
     ]:
+        listed = ", ".join(p.name for p in players)
         raise PostalError(
-            f"the record's players are {_names(named)} but the seats are "
-            f"{', '.join(p.name for p in players)}: name the "
+            f"the record's players are {_names(named)} but the seats are {listed}: name the "
             "same players in the same order"
         )
     # The seats' names, as the game's reports and pages write them.
