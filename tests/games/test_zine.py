@@ -361,3 +361,17 @@ def test_pdf_available_is_false_when_weasyprint_cannot_load_pango(
         zine.pdf_available.cache_clear()
     monkeypatch.undo()
     assert zine.pdf_available() is True
+
+
+def test_the_pdf_loads_the_site_s_stylesheet_and_nothing_else() -> None:
+    fetcher = zine.static_fetcher("http://testserver/")
+    css = fetcher.fetch("http://testserver/static/moderator/site.css")
+    assert (css.content_type, css.read()[:2]) == ("text/css", b"/*")
+    for url in (
+        "http://testserver/static/../../settings.py",
+        "http://testserver/gm/",
+        "http://example.org/static/moderator/site.css",
+        "file:///etc/hostname",
+    ):
+        with pytest.raises(ValueError, match="a zine's PDF loads only the site's static files"):
+            fetcher.fetch(url)
