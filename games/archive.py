@@ -27,6 +27,10 @@ def export(game: Game) -> dict[str, Any]:
         record["seed"] = bytes(game.seed or b"").hex()
         record["game_id"] = game.pk
         record["commitment"] = game.commitment
+        if game.paper_dice:
+            # A game continued from paper: its first draws were rolled by hand.
+            entered = game.dice_rolls.filter(index__lt=game.paper_dice).order_by("index")
+            record["entered_dice"] = list(entered.values_list("value", flat=True))
     else:
         record["dice"] = list(game.dice_rolls.order_by("index").values_list("value", flat=True))
     record["moves"] = _moves(game)
@@ -64,6 +68,9 @@ def _moves(game: Game) -> list[dict[str, Any]]:
 class Verdict:
     rolls: int = 0
     problems: list[str] = field(default_factory=list)
+    # Draws of a game continued from paper that its GM entered (rolled by hand): not
+    # checked against the seed, and not counted in ``rolls``, the draws that were.
+    entered: int = 0
 
     @property
     def ok(self) -> bool:
@@ -72,8 +79,8 @@ class Verdict:
 
 def verify(game: Game) -> Verdict:
     """Recompute every stored roll from the revealed seed (those of a rolled-back
-    resolution too), check the commitment, and replay the game's record to its stored
-    final state."""
+    resolution too; not those a GM entered from paper), check the commitment, and replay
+    the game's record to its stored final state."""
     verdict = Verdict()
     if not game.seed_revealed:
         verdict.problems.append(
@@ -90,15 +97,19 @@ def verify(game: Game) -> Verdict:
         if index != expected_index:
             verdict.problems.append(f"draw {expected_index} is missing from the record")
             expected_index = index
+        expected_index += 1
+        if index < game.paper_dice:
+            verdict.entered += 1
+            continue
         recomputed = face(seed, game.pk, index, sides)
         if recomputed != value:
             verdict.problems.append(
                 f"draw {index} (d{sides}) is stored as {value} but the seed gives {recomputed}"
             )
-        expected_index += 1
         verdict.rolls += 1
-    if verdict.rolls != game.dice_drawn:
-        verdict.problems.append(f"{game.dice_drawn} draws were made but {verdict.rolls} are stored")
+    stored = verdict.rolls + verdict.entered
+    if stored != game.dice_drawn:
+        verdict.problems.append(f"{game.dice_drawn} draws were made but {stored} are stored")
     try:
         replayed = records.run(export(game))
     except records.RecordError as error:

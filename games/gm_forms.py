@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
-from games import postal, schedule, webhooks
+from games import paper, postal, schedule, webhooks
 from games.engines import registry
 from games.forms.options import OptionsFields
 from games.models import (
@@ -112,9 +112,9 @@ def public_field(required: bool = True) -> forms.ChoiceField:
     )
 
 
-class CreateGameForm(DeadlinesForm):
-    """A new game of one game and profile: its title, the profile's options as fields
-    (``games.forms.options``), its rhythm and its players."""
+class NewGameForm(DeadlinesForm):
+    """What every new game's form asks: its title and its rhythm; ``clean_players`` reads
+    a players box (``parse_player``), which each form declares its own way."""
 
     title = forms.CharField(max_length=Game._meta.get_field("title").max_length or 200)
     time_zone = forms.CharField(
@@ -134,6 +134,34 @@ class CreateGameForm(DeadlinesForm):
         label="Resolve early",
         help_text="Resolve a step as soon as every order is in, before the deadline.",
     )
+
+    def rhythm_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in ("schedule", "time_zone", "early_processing")]
+
+    def clean_title(self) -> str:
+        title: str = self.cleaned_data["title"]
+        if not _control_free(title):
+            raise ValidationError("the title must be a single line")
+        return title
+
+    def clean_players(self) -> list[postal.Player]:
+        players: list[postal.Player] = []
+        seen: set[str] = set()
+        for number, line in enumerate(self.cleaned_data["players"].splitlines(), start=1):
+            if not line.strip():
+                continue
+            player = parse_player(line, number)
+            if player.name.lower() in seen:
+                raise ValidationError(f"line {number}: two players are called {player.name!r}")
+            seen.add(player.name.lower())
+            players.append(player)
+        return players
+
+
+class CreateGameForm(NewGameForm):
+    """A new game of one game and profile: its title, the profile's options as fields
+    (``games.forms.options``), its rhythm and its players."""
+
     signup = forms.ChoiceField(
         choices=SignUpMode.choices,
         required=False,
@@ -233,9 +261,6 @@ class CreateGameForm(DeadlinesForm):
             self[name] for name in ("title", "signup", "seats_wanted", "players", "public", "rated")
         ]
 
-    def rhythm_fields(self) -> list[forms.BoundField]:
-        return [self[name] for name in ("schedule", "time_zone", "early_processing")]
-
     def missed_fields(self) -> list[forms.BoundField]:
         return [self[name] for name in MISSED_FIELDS]
 
@@ -255,25 +280,6 @@ class CreateGameForm(DeadlinesForm):
             civil_disorder_after=value("civil_disorder_after", given.civil_disorder_after),
             offer_seats=bool(data.get("offer_seats")),
         )
-
-    def clean_title(self) -> str:
-        title: str = self.cleaned_data["title"]
-        if not _control_free(title):
-            raise ValidationError("the title must be a single line")
-        return title
-
-    def clean_players(self) -> list[postal.Player]:
-        players: list[postal.Player] = []
-        seen: set[str] = set()
-        for number, line in enumerate(self.cleaned_data["players"].splitlines(), start=1):
-            if not line.strip():
-                continue
-            player = parse_player(line, number)
-            if player.name.lower() in seen:
-                raise ValidationError(f"line {number}: two players are called {player.name!r}")
-            seen.add(player.name.lower())
-            players.append(player)
-        return players
 
     def clean(self) -> dict[str, Any] | None:
         data = super().clean()
@@ -307,6 +313,84 @@ class CreateGameForm(DeadlinesForm):
                 f"the {len(players)} players you invite fill all {wanted} seats: leave a seat "
                 "to sign up for, or let only the players you invite join",
             )
+
+
+# The largest record file a GM may upload: a long game's record is a few hundred kB.
+RECORD_BYTES = 2 * 1024 * 1024
+
+
+class ImportGameForm(NewGameForm):
+    """A game that was running on paper, continued here (``postal.import_game``): its
+    title, its history so far (``games.paper``: pasted or uploaded, the line format or a
+    JSON record), its players with their addresses in seat order, and its rhythm from now
+    on. Valid once the history reads as a record; whether it replays is postal's check."""
+
+    record = forms.CharField(
+        required=False,
+        strip=False,
+        label="The game so far",
+        widget=forms.Textarea(
+            attrs={
+                "rows": 14,
+                "class": "record",
+                "spellcheck": "false",
+                "placeholder": "game: choice\nplayers: Ann, Bob\ndice: 3 5 2 6 5 5 5 4 1 5\n"
+                "Ann: W5 2+6 3+5\n     W1 4+5 5+5\ndeadline",
+            }
+        ),
+        help_text="One move per line, as the example below shows, or a JSON game record.",
+    )
+    record_file = forms.FileField(
+        required=False,
+        label="Or upload it",
+        help_text="A text file in the same format (.txt), or a JSON record (.json).",
+    )
+    players = forms.CharField(
+        widget=forms.Textarea(
+            attrs={"rows": 4, "placeholder": "Ann <ann@example.org>\nBob, bob@example.org"}
+        ),
+        help_text=format_html("{} In seat order, with the names the record uses.", PLAYERS_HELP),
+    )
+
+    def main_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in ("title", "record", "record_file", "players")]
+
+    def clean_record_file(self) -> str:
+        upload = self.cleaned_data.get("record_file")
+        if upload is None:
+            return ""
+        if upload.size is not None and upload.size > RECORD_BYTES:
+            raise ValidationError(
+                f"the file has {upload.size // 1024} kB; a record has at most "
+                f"{RECORD_BYTES // 1024} kB"
+            )
+        try:
+            text: str = upload.read().decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise ValidationError(
+                "the file is not text (UTF-8): upload the record itself"
+            ) from None
+        return text
+
+    def clean(self) -> dict[str, Any] | None:
+        data = super().clean()
+        if data is None:
+            return data
+        pasted, uploaded = data.get("record", ""), data.get("record_file", "")
+        if pasted.strip() and uploaded.strip():
+            self.add_error("record", "paste the record or upload it, not both")
+            return data
+        text = pasted if pasted.strip() else uploaded
+        if not text.strip():
+            if "record_file" not in self.errors:
+                self.add_error("record", "paste the game so far, or upload its record")
+            return data
+        names = [player.name for player in data.get("players") or []]
+        try:
+            data["history"] = paper.read(text, names)
+        except paper.PaperError as error:
+            self.add_error("record", error.message)
+        return data
 
 
 class GameForm(forms.Form):

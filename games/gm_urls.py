@@ -7,6 +7,7 @@ app_name = "gm"
 urlpatterns = [
     path("", gm_views.dashboard, name="dashboard"),
     path("new/", gm_views.create, name="create"),
+    path("import/", gm_views.create_from_paper, name="create_from_paper"),
     path("new/from/<int:template_id>/", gm_views.create_from, name="create_from"),
     path("new/<slug:game>/", gm_views.create_game, name="create_game"),
     path("new/<slug:game>/<slug:profile>/", gm_views.create_game, name="create_profile"),

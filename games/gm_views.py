@@ -25,6 +25,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import content_disposition_header
+from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
 from games import (
@@ -46,6 +48,7 @@ from games.gm_forms import (
     CreateGameForm,
     ExtendForm,
     GameForm,
+    ImportGameForm,
     OrderForm,
     PublicForm,
     ReasonForm,
@@ -277,6 +280,51 @@ def _created(game: Game) -> str:
     if game.seats.exists():
         return f"{game.title} is created and open for sign-up at {where}; invite your players."
     return f"{game.title} is created and open for sign-up at {where}."
+
+
+@staff_member_required
+def create_from_paper(request: HttpRequest) -> HttpResponse:
+    """Continue a game that was running on paper: its history so far, its players and its
+    rhythm (``ImportGameForm``); ``postal.import_game`` replays the record first and
+    creates nothing if it does not replay, which the form then says."""
+    form = ImportGameForm(request.POST or None, request.FILES or None)
+    refused = ""
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            game = postal.import_game(
+                gm=request.user,
+                title=data["title"],
+                history=data["history"],
+                players=data["players"],
+                now=timezone.now(),
+                time_zone=data["time_zone"],
+                schedule_spec=data["schedule"],
+                early_processing=data["early_processing"],
+            )
+        except postal.PostalError as error:
+            form.add_error(None, f"Nothing was created: {error.message}.")
+            refused = error.source if isinstance(error, postal.RecordRefused) else ""
+        else:
+            messages.success(request, _continued(game))
+            return redirect("gm:game", game.pk)
+    return render(request, "games/gm/import.html", {"form": form, "refused": refused})
+
+
+def _continued(game: Game) -> str:
+    step = game.step_number
+    words = (
+        f"{game.title} continues from paper: {counted(game.paper_steps, 'step')} and "
+        f"{counted(game.paper_dice, 'die', 'dice')} entered; the players are invited and sent "
+        f"the report of step {step}."
+    )
+    rolled = game.dice_drawn - game.paper_dice
+    if rolled:
+        words += (
+            f" The moderator rolled the {counted(rolled, 'die', 'dice')} the record did not hold "
+            f"(the opening of step {step}), and rolls every die from now on."
+        )
+    return words
 
 
 @dataclass(frozen=True)
@@ -724,8 +772,12 @@ def _zine_response(
     problem: str = "",
     skipped: list[str] | None = None,
 ) -> HttpResponse:
+    """The zines as the print page, as plain text (``?format=text``) or as a PDF made from
+    the print page (``?format=pdf``); a PDF this server cannot make (no Pango) answers 503
+    with the print page and why."""
     status = 404 if problem else 200
-    if request.GET.get("format") == "text":
+    wanted = request.GET.get("format")
+    if wanted == "text":
         body = zine.wrap(problem) if problem else zine.as_text(zines)
         return HttpResponse(body, content_type="text/plain; charset=utf-8", status=status)
     context = {
@@ -734,14 +786,35 @@ def _zine_response(
         "problem": problem,
         "skipped": skipped or [],
         "step_param": request.GET.get("step", "") if one else "",
+        "pdf": zine.pdf_available(),
     }
+    if wanted == "pdf" and not problem:
+        if not context["pdf"]:
+            context["no_pdf"] = True
+            return render(request, "games/gm/zine.html", context, status=503)
+        page = render_to_string("games/gm/zine.html", context, request=request)
+        response = HttpResponse(
+            zine.as_pdf(page, request.build_absolute_uri("/")), content_type="application/pdf"
+        )
+        response["Content-Disposition"] = content_disposition_header(
+            as_attachment=True, filename=_pdf_name(zines, one)
+        )
+        return response
     return render(request, "games/gm/zine.html", context, status=status)
+
+
+def _pdf_name(zines: list[zine.Zine], one: Game | None) -> str:
+    """A game's zine: its title and step (``choice-club-step-3.pdf``); every game's: the
+    day's (``zine-2026-11-23.pdf``)."""
+    if one is not None and zines:
+        return f"{slugify(one.title) or 'game'}-step-{zines[0].step.number}.pdf"
+    return f"zine-{timezone.now():%Y-%m-%d}.pdf"
 
 
 @staff_member_required
 def game_zine(request: HttpRequest, game_id: int) -> HttpResponse:
-    """One step of one game as a printable page or plain text (``?format=text``): the
-    latest resolved step, or ``?step=N``."""
+    """One step of one game as a printable page, a PDF (``?format=pdf``) or plain text
+    (``?format=text``): the latest resolved step, or ``?step=N``."""
     game = _game(request, game_id)
     raw = request.GET.get("step", "").strip()
     number: int | None = None

@@ -130,6 +130,11 @@ class Game(models.Model):
     public = models.CharField(
         max_length=4, choices=Publicity.choices, default=Publicity.AUTO, db_default=Publicity.AUTO
     )
+    # A game continued from paper (postal.import_game, docs/records.md): its first
+    # ``paper_steps`` steps were entered by its GM from a paper record, and its first
+    # ``paper_dice`` draws were rolled by hand (the seed gives every later one).
+    paper_steps = models.PositiveIntegerField(default=0, db_default=0, editable=False)
+    paper_dice = models.PositiveIntegerField(default=0, db_default=0, editable=False)
 
     # Not a column: seat names by position, kept on this instance by a caller that has the
     # seats loaded already (a step's emails, the GM page), so standings read no seat again.
@@ -326,6 +331,7 @@ class Order(models.Model):
         DEFAULT = "default", "no moves received"
         AUTOPILOT = "autopilot", "the player's autopilot"
         REPLAY = "replay"
+        PAPER = "paper", "entered from a paper record"
 
     step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="orders")
     seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="orders")
@@ -431,6 +437,7 @@ class GMAction(models.Model):
         PAUSE = "pause", "game paused"
         RESUME = "resume", "game resumed"
         ROLLBACK = "rollback", "step rolled back"
+        IMPORT = "import", "game continued from paper"
 
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="gm_actions")
     step_number = models.PositiveIntegerField()

@@ -14,7 +14,7 @@ from typing import Any
 
 from games.engines import registry
 from games.engines.base import Dice, DiceError, Engine, Event, OptionsError, OrderError, Prompt
-from games.engines.dice import Draw, ScriptedDice, VerifiableDice
+from games.engines.dice import Draw, EnteredDice, ScriptedDice, VerifiableDice
 
 ILLEGAL_MOVE = 2
 BROKEN_RECORD = 3
@@ -52,7 +52,10 @@ class Replay:
             self.prompts = prompts
             self.answered = set()
 
-    def order(self, seat: int, text: str) -> None:
+    def order(self, seat: int, text: str) -> str | None:
+        """Play ``seat``'s order; how the step ended: ``"order"`` (the order took effect at
+        once and moved the game on), ``"early"`` (the step had every order it waited for
+        and resolved), None (it goes on)."""
         order = self.engine.parse(self.state, seat, text)
         prompts = self.prompts
         try:
@@ -66,11 +69,31 @@ class Replay:
             raise OrderError("no order is expected from you now")
         self.answered.add(seat)
         self.after(state, events)
-        if self.prompts == prompts and {p.seat for p in prompts} <= self.answered:
+        if self.prompts != prompts:
+            return "order"
+        if {p.seat for p in prompts} <= self.answered:
             self.deadline()
+            return "early"
+        return None
 
     def deadline(self) -> None:
         self.after(*self.engine.resolve(self.state, self.dice))
+
+
+def stays_open(before: list[dict[str, Any]], after: list[dict[str, Any]], seat: int) -> bool:
+    """Whether a step stays open after ``seat``'s order that took effect at once changed
+    its prompts (each ``{"seat", "kind", "hint"}``) from ``before`` to ``after``: in a step
+    that prompts several seats, when only the acting seat's own prompt changed (every seat
+    acts at its own pace). A sequential step (one seat) moves on with every such order."""
+    if len({prompt["seat"] for prompt in before}) < 2:
+        return False
+
+    def owed(prompts: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        # What each other seat owes; a stored prompt's "words" (games.words) do not count.
+        return [(p["seat"], p["kind"], p["hint"]) for p in prompts if p["seat"] != seat]
+
+    others = owed(after)
+    return bool(others) and others == owed(before)
 
 
 class SkippingDice:
@@ -119,9 +142,16 @@ def _source(record: dict[str, Any]) -> ScriptedDice | VerifiableDice:
         if not isinstance(game_id, int) or isinstance(game_id, bool):
             raise broken("'game_id' must be a whole number")
         try:
-            return VerifiableDice(bytes.fromhex(seed), game_id)
+            seed_bytes = bytes.fromhex(seed)
         except (TypeError, ValueError):
             raise broken("'seed' must be a string of hex digits") from None
+        if "entered_dice" in record:
+            # A game continued from paper: its first draws were entered by its GM.
+            entered = record["entered_dice"]
+            if not isinstance(entered, list):
+                raise broken("'entered_dice' must be a list of whole numbers")
+            return EnteredDice(entered, seed_bytes, game_id)
+        return VerifiableDice(seed_bytes, game_id)
     raise broken("the record needs 'dice' (scripted values) or 'seed'")
 
 
@@ -134,7 +164,9 @@ def _players(record: dict[str, Any]) -> list[str]:
     return players
 
 
-def start(record: Any) -> Replay:
+def start(record: Any, dice: Dice | None = None) -> Replay:
+    """The game of ``record`` before its first move; ``dice``: the record's own dice
+    (``dice`` or ``seed``) when None."""
     if not isinstance(record, dict):
         raise broken("a record is a JSON object")
     key = record.get("game")
@@ -145,7 +177,7 @@ def start(record: Any) -> Replay:
     if not isinstance(options, dict):
         raise broken("'options' must be an object")
     players = _players(record)
-    dice = _dice(record)
+    dice = _dice(record) if dice is None else dice
     try:
         state, events = engine.start(engine.options(options), players, dice)
     except (OptionsError, DiceError) as error:
@@ -161,13 +193,33 @@ def play(record: Any) -> dict[str, Any]:
 def run(record: Any) -> Replay:
     """The game of ``record`` after its last move."""
     replay = start(record)
+    seats = {name.lower(): seat for seat, name in enumerate(replay.players)}
+    for number, move in enumerate(moves_of(record), start=1):
+        _move(replay, seats, number, move)
+    return replay
+
+
+def moves_of(record: dict[str, Any]) -> list[Any]:
     moves = record.get("moves", [])
     if not isinstance(moves, list):
         raise broken("'moves' must be a list")
+    return moves
+
+
+def is_deadline(move: Any) -> bool:
+    return isinstance(move, dict) and move == {"deadline": True}
+
+
+def play_move(replay: Replay, number: int, move: Any, where: str = "") -> str | None:
+    """Play move ``number`` of a record, named ``where`` in messages (``move N`` unless
+    given); how its step ended: ``"order"``, ``"early"`` (``Replay.order``),
+    ``"deadline"``, or None (it goes on, or the move was a rollback)."""
     seats = {name.lower(): seat for seat, name in enumerate(replay.players)}
-    for number, move in enumerate(moves, start=1):
-        _move(replay, seats, number, move)
-    return replay
+    return _move(replay, seats, number, move, where or f"move {number}")
+
+
+def is_rollback(move: Any) -> bool:
+    return isinstance(move, dict) and "rollback" in move
 
 
 def _skip(move: Any) -> tuple[int, int] | None:
@@ -182,34 +234,36 @@ def _skip(move: Any) -> tuple[int, int] | None:
     return skip[0], skip[1]
 
 
-def _move(replay: Replay, seats: dict[str, int], number: int, move: Any) -> None:
+def _move(
+    replay: Replay, seats: dict[str, int], number: int, move: Any, where: str = ""
+) -> str | None:
+    where = where or f"move {number}"
     skip = _skip(move)
     if skip is not None:
         # A resolution the GM rolled back: its dice are passed over, nothing else.
         if not isinstance(replay.dice, SkippingDice):
-            raise broken(f"move {number} (rollback): this replay's dice cannot skip")
+            raise broken(f"{where} (rollback): this replay's dice cannot skip")
         replay.dice.skip(*skip)
-        return
+        return None
     is_order = isinstance(move, dict) and set(move) == {"player", "order"}
-    is_deadline = isinstance(move, dict) and move == {"deadline": True}
     if is_order and not (isinstance(move["player"], str) and isinstance(move["order"], str)):
         is_order = False
-    if not (is_order or is_deadline):
+    if not (is_order or is_deadline(move)):
         raise broken(
-            f'move {number} is neither {{"player": NAME, "order": TEXT}}, {{"deadline": true}} '
+            f'{where} is neither {{"player": NAME, "order": TEXT}}, {{"deadline": true}} '
             'nor {"rollback": true, "skip": [FIRST, COUNT]}'
         )
-    who = f"move {number} ({move['player']})" if is_order else f"move {number} (deadline)"
+    who = f"{where} ({move['player']})" if is_order else f"{where} (deadline)"
     if not replay.prompts:
         raise RecordError(ILLEGAL_MOVE, f"{who}: the game is over")
     try:
-        if is_deadline:
+        if not is_order:
             replay.deadline()
-            return
+            return "deadline"
         seat = seats.get(move["player"].lower())
         if seat is None:
             raise OrderError(f"{move['player']!r} is not a player of this game")
-        replay.order(seat, move["order"])
+        return replay.order(seat, move["order"])
     except OrderError as error:
         raise RecordError(ILLEGAL_MOVE, f"{who}: {error.message}") from None
     except DiceError as error:

@@ -81,17 +81,22 @@ def own_ids(html: str, prefix: str) -> SafeString:
 
 @dataclass(frozen=True)
 class Roll:
-    """One die of the record with the value the revealed seed gives it."""
+    """One die of the record with the value the revealed seed gives it; None for a die
+    of a game continued from paper that its GM entered (rolled by hand)."""
 
     index: int
     sides: int
     value: int
     label: str
-    recomputed: int
+    recomputed: int | None
 
     @property
     def ok(self) -> bool:
         return self.value == self.recomputed
+
+    @property
+    def entered(self) -> bool:
+        return self.recomputed is None
 
 
 @dataclass(frozen=True)
@@ -149,7 +154,13 @@ def replay_step(game: Game, number: int) -> ReplayStep | None:
     ]
     seed = bytes(game.seed or b"")
     rolls = [
-        Roll(index, sides, value, label, face(seed, game.pk, index, sides))
+        Roll(
+            index,
+            sides,
+            value,
+            label,
+            face(seed, game.pk, index, sides) if index >= game.paper_dice else None,
+        )
         for index, sides, value, label in DiceRoll.objects.filter(step=step)
         .order_by("index")
         .values_list("index", "sides", "value", "label")

@@ -8,10 +8,15 @@ private part is shown only once the game is finished, when nothing is secret any
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
+from django.contrib.staticfiles import finders
+from django.core.exceptions import SuspiciousFileOperation
 from django.utils.safestring import SafeString, mark_safe
 
 from games import reports
@@ -206,3 +211,58 @@ def as_text(zines: list[Zine]) -> str:
     """The plain-text version of ``zines``, for pasting into a zine."""
     text = building.render("games/gm/zine.txt", {"zines": zines}, autoescape=False)
     return wrap(text)
+
+
+# --- the PDF ---------------------------------------------------------------------------------
+
+# The PDF's paper; its margins are the print style's (site.css), which a browser's print
+# takes too, while a browser keeps its own paper size.
+PDF_PAGE = "@page { size: A4; }"
+
+
+@functools.cache
+def pdf_available() -> bool:
+    """Whether this server makes PDFs: WeasyPrint loads Pango (Debian's libpango and
+    libpangoft2) when it is imported, and the import raises OSError without it."""
+    try:
+        import weasyprint  # noqa: F401
+    except OSError:
+        return False
+    return True
+
+
+def as_pdf(html: str, base_url: str) -> bytes:
+    """The print page ``html`` (its address ``base_url``) as an A4 PDF, through its print
+    style."""
+    from weasyprint import CSS, HTML
+
+    document = HTML(string=html, base_url=base_url, url_fetcher=static_fetcher(base_url))
+    pdf: bytes = document.write_pdf(stylesheets=[CSS(string=PDF_PAGE)])
+    return pdf
+
+
+def static_fetcher(base_url: str) -> Any:
+    """WeasyPrint's fetcher of what a page at ``base_url`` names: the site's static files
+    only, read from disk (the stylesheet); any other address, another site's or a local
+    file's, is refused (ValueError: WeasyPrint then leaves it out), so a PDF never makes
+    the server fetch anything."""
+    from weasyprint.urls import URLFetcher, URLFetcherResponse
+
+    static = base_url.rstrip("/") + "/" + settings.STATIC_URL.lstrip("/")
+
+    class StaticFiles(URLFetcher):  # type: ignore[misc]  # WeasyPrint is untyped
+        def fetch(self, url: str, headers: Any = None) -> URLFetcherResponse:
+            found = None
+            if url.startswith(static):
+                with contextlib.suppress(SuspiciousFileOperation):  # "../" out of them
+                    found = finders.find(url.removeprefix(static))
+            if not isinstance(found, str):
+                raise ValueError(f"a zine's PDF loads only the site's static files, not {url}")
+            with open(found, "rb") as file:
+                return URLFetcherResponse(url, file.read(), {"Content-Type": _content_type(found)})
+
+    return StaticFiles()
+
+
+def _content_type(path: str) -> str:
+    return "text/css" if path.endswith(".css") else "application/octet-stream"

@@ -414,8 +414,9 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
     # django-axes says at INFO what every successful login cleared; failures and lock-outs
-    # are warnings.
-    "loggers": {"axes": {"level": "WARNING"}},
+    # are warnings. WeasyPrint (the zine's PDF) says its progress at INFO and warns of each
+    # rule of the site's stylesheet it does not read (screen sizes, scrolling boxes).
+    "loggers": {"axes": {"level": "WARNING"}, "weasyprint": {"level": "ERROR"}},
 }
 
 # --- security ----------------------------------------------------------------------------

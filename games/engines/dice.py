@@ -74,6 +74,39 @@ class VerifiableDice:
         return value
 
 
+class EnteredDice(VerifiableDice):
+    """A game continued from paper (docs/records.md, "A game from paper"): its first draws
+    are the values its GM entered, rolled by hand and beyond checking; every draw after
+    them comes from the seed, at its own index, as in any game.
+
+    ``sealed`` (default True) lets a draw past the entered values come from the seed; an
+    import reading the paper record sets it False until the record's last move, so that a
+    die missing from the record is an error rather than a roll nobody made on paper."""
+
+    def __init__(self, entered: Iterable[int], seed: bytes, game_id: int) -> None:
+        super().__init__(seed, game_id)
+        self.entered = list(entered)
+        self.sealed = True
+
+    def draw(self, sides: int) -> int:
+        index = self.next_index
+        if index >= len(self.entered):
+            if not self.sealed:
+                raise DiceError(
+                    f"the record has too few dice: die {index + 1} (a d{sides}) is needed "
+                    f"but only {len(self.entered)} are given"
+                )
+            return super().draw(sides)
+        value = self.entered[index]
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= sides:
+            raise DiceError(
+                f"die {index + 1} of the record is {value!r}, not a d{sides} value 1-{sides}"
+            )
+        self.draws.append(Draw(index, sides, value))
+        self.next_index += 1
+        return value
+
+
 class ScriptedDice:
     """Returns the given values in order; DiceError when a value does not fit or none is left."""
 

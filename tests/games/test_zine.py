@@ -16,11 +16,12 @@ from django.test import Client
 from django.urls import reverse
 from time_machine import TimeMachineFixture
 
-from games import postal, tasks
+from games import postal, tasks, zine
 from games.engines.liars_dice.rules import LiarsDiceEngine
 from games.models import DiceRoll, Game, Step
 from games.zine import wrap
 from moderator.mail import building
+from tests import pdf
 from tests.factories import GMFactory, choice_game
 from tests.games.test_liars_dice_postal import with_distinct_cups
 
@@ -168,11 +169,13 @@ def private_texts(game: Game, state: Any) -> dict[int, str]:
 
 
 def zine_of(game: Game, **query: str) -> str:
+    """The zine's print page, its plain text and its PDF's text, one after the other."""
     client = client_of(game.gm)
     page = client.get(reverse("gm:zine", args=[game.pk]), query)
     text = client.get(reverse("gm:zine", args=[game.pk]), {**query, "format": "text"})
-    assert (page.status_code, text.status_code) == (200, 200)
-    return page.content.decode() + "\n" + text.content.decode()
+    printed = client.get(reverse("gm:zine", args=[game.pk]), {**query, "format": "pdf"})
+    assert (page.status_code, text.status_code, printed.status_code) == (200, 200, 200)
+    return "\n".join([page.content.decode(), text.content.decode(), *pdf.pages(printed.content)])
 
 
 def test_a_running_liars_dice_zine_never_shows_a_cup(now: datetime) -> None:
@@ -212,10 +215,17 @@ def test_a_finished_liars_dice_zine_shows_every_seat_s_private_part(
     # An earlier step: its cups were secret then and are not now.
     state = ENGINE.state_from_json(Step.objects.get(game=game, number=1).state_after)
     zine = zine_of(game, step="1")
+    printed = client_of(game.gm).get(
+        reverse("gm:zine", args=[game.pk]), {"step": "1", "format": "pdf"}
+    )
+    printed_text = "\n".join(pdf.pages(printed.content))
     for seat, private in private_texts(game, state).items():
         dice = " ".join(map(str, state.hands[seat]))
         assert f"Your cup: {dice}" in private
         assert f"Your cup: {dice}" in zine, seat
+        # The PDF's text shows a cup when there is one to show: its absence from a running
+        # game's PDF means something.
+        assert f"Your cup: {dice}" in printed_text.splitlines(), seat
     rolls = DiceRoll.objects.filter(step__game=game, step__number=1).order_by("index")
     for roll in rolls:
         assert f"{roll.label}: d{roll.sides} rolled {roll.value}" in zine
@@ -239,3 +249,129 @@ def test_the_gm_pages_link_the_zine(now: datetime) -> None:
         in client.get(reverse("gm:game", args=[game.pk])).content.decode()
     )
     assert reverse("gm:zines") in client.get(reverse("gm:dashboard")).content.decode()
+
+
+# --- the PDF -------------------------------------------------------------------------------
+
+
+def test_a_game_zine_pdf_is_the_print_page_on_a4(now: datetime) -> None:
+    game = resolved_choice(now)
+    client = client_of(game.gm)
+    page = client.get(reverse("gm:zine", args=[game.pk])).content.decode()
+    assert '<a href="?format=pdf" id="zine-pdf">PDF</a>' in page
+    response = client.get(reverse("gm:zine", args=[game.pk]), {"format": "pdf"})
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/pdf"
+    assert response["Content-Disposition"] == 'attachment; filename="zine-choice-step-1.pdf"'
+    assert response.content.startswith(b"%PDF-")
+    assert pdf.media_box(response.content) == [0.0, 0.0, 595.275591, 841.889764]  # A4
+    text = "\n".join(pdf.pages(response.content))
+    lines = text.splitlines()
+    # The print style leaves out the site's header and the page's tools.
+    assert lines[:2] == ["Zine Choice", "Choice, step 1"]
+    assert [line for line in lines if line in [*HEADINGS, "Standings", "Next deadline"]] == [
+        *HEADINGS,
+        "Standings",
+        "Next deadline",
+    ]
+    step2 = Step.objects.get(game=game, number=2)
+    assert lines[-1] == f"Step 2, due {step2.deadline:%a %d %b %Y %H:%M} UTC"
+    assert "Zine page" not in text
+    assert "GM panel" not in text
+
+
+def test_a_pdf_of_another_step_is_named_by_it_and_an_open_step_is_refused(
+    now: datetime,
+) -> None:
+    game = resolved_choice(now)
+    postal.resolve_now(game.pk, now=now)
+    client = client_of(game.gm)
+    page = client.get(reverse("gm:zine", args=[game.pk]), {"step": "1"}).content.decode()
+    assert '<a href="?step=1&amp;format=pdf" id="zine-pdf">PDF</a>' in page
+    first = client.get(reverse("gm:zine", args=[game.pk]), {"step": "1", "format": "pdf"})
+    assert first["Content-Disposition"] == 'attachment; filename="zine-choice-step-1.pdf"'
+    assert pdf.pages(first.content)[0].splitlines()[1] == "Choice, step 1"
+    open_step = client.get(reverse("gm:zine", args=[game.pk]), {"step": "3", "format": "pdf"})
+    assert (open_step.status_code, open_step["Content-Type"]) == (404, "text/html; charset=utf-8")
+    assert (
+        "Step 3 of Zine Choice is still open: a zine shows resolved steps. The latest resolved"
+        " step is 2." in html.unescape(open_step.content.decode())
+    )
+
+
+def test_every_game_s_pdf_starts_each_game_on_a_new_page(now: datetime) -> None:
+    game = resolved_choice(now)
+    second = postal.start_game(choice_game(2, gm=game.gm, title="Second").pk, now=now, seed=SEED)
+    postal.resolve_now(second.pk, now=now)
+    client = client_of(game.gm)
+    response = client.get(reverse("gm:zines"), {"format": "pdf"})
+    assert response["Content-Disposition"] == 'attachment; filename="zine-2026-11-23.pdf"'
+    texts = pdf.pages(response.content)
+    starts = [text.splitlines()[0] for text in texts]
+    assert starts[0] == "Second"
+    assert starts.index("Zine Choice") > 0
+    assert set(starts) <= {"Second", "Zine Choice", "The board", "The players"}
+    assert "".join(texts).count("Next deadline") == 2
+
+
+def test_a_server_without_pango_offers_the_print_page_instead_of_the_pdf(
+    now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """WeasyPrint's import raises OSError where Pango is missing: ``pdf_available`` says
+    so, and nothing offers or makes a PDF."""
+    game = resolved_choice(now)
+    monkeypatch.setattr(zine, "pdf_available", lambda: False)
+    client = client_of(game.gm)
+    page = client.get(reverse("gm:zine", args=[game.pk])).content.decode()
+    assert "format=pdf" not in page
+    assert 'id="zine-pdf-missing"' in page
+    response = client.get(reverse("gm:zine", args=[game.pk]), {"format": "pdf"})
+    assert (response.status_code, response["Content-Type"]) == (503, "text/html; charset=utf-8")
+    content = html.unescape(response.content.decode())
+    assert (
+        "This server cannot make the PDF: it needs the Pango library (Debian's libpango), which"
+        " is not installed. Print this page instead" in content
+    )
+    assert "<h2>Zine Choice</h2>" in content
+    assert headings(content) == [*HEADINGS, "Standings", "Next deadline"]
+    every = client.get(reverse("gm:zines"), {"format": "pdf"})
+    assert every.status_code == 503
+
+
+def test_pdf_available_is_false_when_weasyprint_cannot_load_pango(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The import itself fails as it does without libpango: an OSError from ``dlopen``."""
+    import builtins
+    import sys
+
+    real_import = builtins.__import__
+
+    def without_pango(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "weasyprint":
+            raise OSError("cannot load library 'libpango-1.0-0'")
+        return real_import(name, *args, **kwargs)
+
+    zine.pdf_available.cache_clear()
+    monkeypatch.delitem(sys.modules, "weasyprint")
+    monkeypatch.setattr(builtins, "__import__", without_pango)
+    try:
+        assert zine.pdf_available() is False
+    finally:
+        zine.pdf_available.cache_clear()
+    monkeypatch.undo()
+    assert zine.pdf_available() is True
+
+
+def test_the_pdf_loads_the_site_s_stylesheet_and_nothing_else() -> None:
+    fetcher = zine.static_fetcher("http://testserver/")
+    css = fetcher.fetch("http://testserver/static/moderator/site.css")
+    assert (css.content_type, css.read()[:2]) == ("text/css", b"/*")
+    for url in (
+        "http://testserver/static/../../settings.py",
+        "http://testserver/gm/",
+        "http://example.org/static/moderator/site.css",
+        "file:///etc/hostname",
+    ):
+        with pytest.raises(ValueError, match="a zine's PDF loads only the site's static files"):
+            fetcher.fetch(url)

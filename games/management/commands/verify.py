@@ -31,3 +31,8 @@ class Command(BaseCommand):
             f"game {game.pk} verified: {verdict.rolls} rolls match the seed, the seed matches "
             f"the commitment {game.commitment}, and the orders replay to the stored result"
         )
+        if verdict.entered:
+            self.stdout.write(
+                f"its first {verdict.entered} rolls were entered by the GM from the paper "
+                "record the game continued from: rolled by hand, they cannot be checked"
+            )
