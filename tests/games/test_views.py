@@ -687,6 +687,9 @@ def test_a_game_not_started_shows_the_waiting_page_and_takes_no_order(
         pytest.param("django.contrib.sessions.backends.db", id="sessions-in-db"),
     ],
 )
+# PostgreSQL's one statement for the seat, its locked game and its open step (SQLite, the
+# embedded default, reads them one by one: postal._linked_seat_and_step).
+@pytest.mark.postgres
 def test_an_order_post_makes_a_fixed_number_of_queries(
     engine: str,
     client: Client,
