@@ -14,6 +14,7 @@ from django.core.validators import validate_email
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext_lazy as _
 
 from games import postal, schedule, webhooks
 from games.engines import registry
@@ -112,6 +113,25 @@ def public_field(required: bool = True) -> forms.ChoiceField:
     )
 
 
+ALLOWED, OFF = "allowed", "off"
+
+
+def private_press_field(required: bool = True) -> forms.ChoiceField:
+    """Whether players may write privately to one another (``Game.private_press``,
+    games.press): on the new-game form (where leaving it out keeps the default) and the
+    game page."""
+    return forms.ChoiceField(
+        required=required,
+        choices=[(ALLOWED, _("allowed")), (OFF, _("off"))],
+        initial=ALLOWED,
+        label=_("Private messages between players"),
+        help_text=_(
+            "Off, every message goes to every player. Either way you can read every "
+            "message of the game, and the players are told so."
+        ),
+    )
+
+
 class CreateGameForm(DeadlinesForm):
     """A new game of one game and profile: its title, the profile's options as fields
     (``games.forms.options``), its rhythm and its players."""
@@ -152,6 +172,7 @@ class CreateGameForm(DeadlinesForm):
         ),
     )
     public = public_field(required=False)
+    private_press = private_press_field(required=False)
     rated = forms.BooleanField(
         required=False,
         initial=False,
@@ -230,7 +251,16 @@ class CreateGameForm(DeadlinesForm):
 
     def main_fields(self) -> list[forms.BoundField]:
         return [
-            self[name] for name in ("title", "signup", "seats_wanted", "players", "public", "rated")
+            self[name]
+            for name in (
+                "title",
+                "signup",
+                "seats_wanted",
+                "players",
+                "public",
+                "private_press",
+                "rated",
+            )
         ]
 
     def rhythm_fields(self) -> list[forms.BoundField]:
@@ -382,6 +412,15 @@ class PublicForm(GameForm):
     """Who may watch the game at its public page and in the archive."""
 
     public = public_field()
+
+
+class PrivatePressForm(GameForm):
+    """Whether the game's players may write privately to one another (games.press)."""
+
+    private_press = private_press_field()
+
+    def allowed(self) -> bool:
+        return bool(self.cleaned_data["private_press"] == ALLOWED)
 
 
 class RollbackForm(ReasonForm):
