@@ -172,26 +172,44 @@ def away(seats: Iterable[Seat], *, now: datetime) -> dict[int, Away]:
     return result
 
 
-# Each seat of a game whose player is away now, with the last day of the absence that
-# covers now: one statement for the seat page (the ORM's subquery cost as much to build
-# as the rest of the page's queries).
-_AWAY_IN_GAME = (
-    "SELECT s.position, s.name, MAX(a.last_day) FROM games_seat s"
-    " JOIN games_absence a ON a.email = LOWER(s.email)"
+# Each seat of a game, with the last day of its player's absence that covers now (NULL:
+# not away): one statement for the seat page, which lists who is away and writes to whom
+# its messages may go (the ORM's subquery cost as much to build as the rest of the page's
+# queries).
+_SEATS_OF_GAME = (
+    "SELECT s.id, s.position, s.name, MAX(a.last_day) FROM games_seat s"
+    " LEFT JOIN games_absence a ON a.email = LOWER(s.email)"
     " AND (a.game_id IS NULL OR a.game_id = s.game_id)"
-    " WHERE s.game_id = %s AND a.starts_at <= %s AND a.ends_at > %s"
-    " GROUP BY s.position, s.name ORDER BY s.position"
+    " AND a.starts_at <= %s AND a.ends_at > %s"
+    " WHERE s.game_id = %s"
+    " GROUP BY s.id, s.position, s.name ORDER BY s.position"
 )
 
 
-def away_in_game(game_id: int, *, now: datetime) -> list[tuple[int, str, date]]:
-    """(position, name, last day away) of each seat of the game whose player is away now,
-    by position: one query."""
+@dataclass(frozen=True)
+class GameSeat:
+    """A seat of a game as its seat page names it, and the last day its player is away
+    (None: not away now)."""
+
+    id: int
+    position: int
+    name: str
+    away_until: date | None
+
+
+def seats_of_game(game_id: int, *, now: datetime) -> list[GameSeat]:
+    """Every seat of the game by position, each with the last day of its player's absence
+    that covers now: one query."""
     with connection.cursor() as cursor:
-        cursor.execute(_AWAY_IN_GAME, [game_id, now, now])
+        cursor.execute(_SEATS_OF_GAME, [now, now, game_id])
         rows = cursor.fetchall()
     # SQLite hands the day back as text.
     return [
-        (position, name, last if isinstance(last, date) else date.fromisoformat(last))
-        for position, name, last in rows
+        GameSeat(
+            seat_id,
+            position,
+            name,
+            None if last is None else last if isinstance(last, date) else date.fromisoformat(last),
+        )
+        for seat_id, position, name, last in rows
     ]

@@ -17,7 +17,7 @@ from django.db.models.functions import Upper
 from django.http import HttpRequest, HttpResponseBase
 from django.utils.crypto import salted_hmac
 
-from games.models import Player, Seat, SeatLink
+from games.models import Message, Player, Seat, SeatLink
 from moderator import links
 
 
@@ -130,13 +130,64 @@ def seat_for_reply(recipients: Iterable[str]) -> Seat | None:
     return None
 
 
+# --- replies to a message between players (games.press) ---------------------------------
+# Each message's email carries a reply address of its own, ``<local>+press-<token>@<domain>``:
+# the token names the message and the seat it was emailed to, with an HMAC of them and the
+# seat's link version (the game is the message's). It never reads as an order address
+# (``seat_for_reply`` wants the bare seat token) and the order address never reads as one
+# of these: a reply to a message is a message, a reply to a report is an order.
+
+_PRESS_TOKEN = re.compile(r"press-(\d{1,12})-(\d{1,4})-([a-z2-7]{26})")
+
+
+def press_token(seat: Seat, message_id: int) -> str:
+    mac = _mac("press", message_id, seat.game_id, seat.position, seat.link_version)
+    return f"press-{message_id}-{seat.position}-{mac}"
+
+
+def press_address(seat: Seat, message_id: int) -> str | None:
+    """Where a reply to message ``message_id``, as emailed to ``seat``, goes to become a
+    message; None when replies by email are not set up (INBOUND_ADDRESS)."""
+    if not settings.INBOUND_ADDRESS:
+        return None
+    local, domain = settings.INBOUND_ADDRESS.split("@")
+    return f"{local}+{press_token(seat, message_id)}@{domain}"
+
+
+def press_for_reply(recipients: Iterable[str]) -> tuple[Seat, int] | None:
+    """(the seat, the message it answers) when one of ``recipients`` is a ``press_address``
+    that still holds: a rotated link or a new player in the seat retires it."""
+    if not settings.INBOUND_ADDRESS:
+        return None
+    local, domain = settings.INBOUND_ADDRESS.lower().split("@")
+    for recipient in recipients:
+        mailbox, _, at = recipient.strip().lower().rpartition("@")
+        base, _, token = mailbox.partition("+")
+        match = _PRESS_TOKEN.fullmatch(token)
+        if at != domain or base != local or match is None:
+            continue
+        message_id, position = int(match[1]), int(match[2])
+        game_id = Message.objects.filter(pk=message_id).values("game_id")[:1]
+        seat = (
+            Seat.objects.select_related("game")
+            .filter(game_id=Subquery(game_id), position=position)
+            .first()
+        )
+        if seat is not None and hmac.compare_digest(
+            match[3], _mac("press", message_id, seat.game_id, position, seat.link_version)
+        ):
+            return seat, message_id
+    return None
+
+
 # --- unsubscribing in one click (RFC 8058) -------------------------------------------------
 # A report, a reminder or a digest carries List-Unsubscribe: an address on the site that
 # a mail provider posts to in one click, and a mailto: of the inbound address. The token
 # is a stable seat token of its purpose, so a rotated link or a new player retires it.
 # What it stops: this seat's reports ("reports"), the reports of every seat of the
-# address ("all-reports", from the daily digest), the address's reminders ("reminders").
-STOPS = ("reports", "all-reports", "reminders")
+# address ("all-reports", from the daily digest), the address's reminders ("reminders"),
+# this seat's messages from other players ("press").
+STOPS = ("reports", "all-reports", "reminders", "press")
 
 
 def stop_token(seat: Seat, what: str) -> str:

@@ -2,7 +2,9 @@
 (``Seat.reports`` "digest", ``games.email_choices``), at the address's hour
 (``EmailPreference.hour``, 08:00 unless chosen) in its zone. For each game of those seats
 it lists what happened since the seat's last email, what the seat owes now and until when,
-and the link to its page; every seat is then marked told of those events.
+and the link to its page; every seat is then marked told of those events. A seat that
+chose to get its game's messages in the digest (``Seat.press_email``, games.press) finds
+there the messages it has not been told of, and is marked told of them.
 
 The sweep (beat, every SWEEP_SECONDS) calls ``send_daily_digests``. An address's digest
 is claimed by a conditional UPDATE of its row's ``digest_day`` in the transaction that
@@ -19,13 +21,18 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 
-from games import access, email_choices, postal, reports, schedule
+from games import access, email_choices, postal, press, reports, schedule
 from games.engines import registry
-from games.models import EmailPreference, Game, Seat, Step
+from games.models import EmailPreference, Game, PressEmail, Seat, Step
 from moderator.mail import building, queueing
 
 # The games a digest tells of: a finished game's seats got its final standings.
 LIVE = [Game.Status.RUNNING, Game.Status.PAUSED]
+
+
+# The seats a digest is written for: those that chose it for their reports or their
+# messages.
+IN_DIGEST = Q(reports=email_choices.DIGEST) | Q(press_email=PressEmail.DIGEST)
 
 
 def digest_key(address: str, day: date) -> str:
@@ -36,7 +43,7 @@ def send_daily_digests(now: datetime) -> int:
     """Write the digest of every address whose hour has come today and whose digest of
     today is not written yet; returns how many were written."""
     digest_seats = Seat.objects.filter(
-        email__iexact=OuterRef("email"), reports=email_choices.DIGEST, game__status__in=LIVE
+        IN_DIGEST, email__iexact=OuterRef("email"), game__status__in=LIVE
     )
     written = 0
     for preference in EmailPreference.objects.filter(Exists(digest_seats)).order_by("pk"):
@@ -59,7 +66,7 @@ def _write(preference: EmailPreference, day: date, now: datetime) -> int:
         )
         if not claimed:
             return 0
-        items, told = _items(preference.email)
+        items, told, press_told = _items(preference.email)
         if not items:
             return 0
         tokens = access.mint_each([item["seat"] for item in items], now=now)
@@ -80,17 +87,17 @@ def _write(preference: EmailPreference, day: date, now: datetime) -> int:
         )
         queueing.queue_once([row])
         postal.mark_told(told)
+        press.mark_told(press_told)
     return 1
 
 
-def _items(address: str) -> tuple[list[dict[str, Any]], dict[int, int]]:
+def _items(address: str) -> tuple[list[dict[str, Any]], dict[int, int], dict[int, int]]:
     """Each game of the address's digest seats with something to tell (events since the
-    seat's last email, or an order owed), soonest deadline first; and seat id -> the
-    latest event told."""
+    seat's last email, or an order owed, for a seat whose reports come in the digest;
+    messages, for one whose messages do), soonest deadline first; seat id -> the latest
+    event told, and seat id -> the latest message told."""
     seats = list(
-        Seat.objects.filter(
-            email__iexact=address, reports=email_choices.DIGEST, game__status__in=LIVE
-        )
+        Seat.objects.filter(IN_DIGEST, email__iexact=address, game__status__in=LIVE)
         .select_related("game")
         .defer("game__state", "game__seed")
         .order_by("game_id", "position")
@@ -103,28 +110,40 @@ def _items(address: str) -> tuple[list[dict[str, Any]], dict[int, int]]:
     }
     items: list[dict[str, Any]] = []
     told: dict[int, int] = {}
+    press_told: dict[int, int] = {}
     for seat in seats:
-        since, latest = reports.events_since(seat.game, [seat])
+        with_reports = seat.reports == email_choices.DIGEST
+        since: dict[int, list[dict[str, Any]]] = {seat.position: []}
+        owed: list[dict[str, Any]] = []
         step = steps.get(seat.game_id)
-        owed = [] if step is None else [p for p in step.prompts if p["seat"] == seat.position]
-        if not since[seat.position] and not owed:
+        if with_reports:
+            since, latest = reports.events_since(seat.game, [seat])
+            owed = [] if step is None else [p for p in step.prompts if p["seat"] == seat.position]
+            if latest and (since[seat.position] or owed):
+                told[seat.pk] = latest
+        messages: list[press.Shown] = []
+        if seat.press_email == PressEmail.DIGEST:
+            messages, latest_message = press.for_digest(seat)
+            if messages:
+                press_told[seat.pk] = latest_message
+        if not since[seat.position] and not owed and not messages:
             continue
-        if latest:
-            told[seat.pk] = latest
         items.append(
             {
                 "seat": seat,
                 "game": seat.game,
                 "engine": registry.get(seat.game.engine),
+                "reports": with_reports,
                 "since": since[seat.position],
                 "step": step,
                 "owed": owed,
                 "deadline": None if step is None else schedule.local_time(step.deadline, seat.zone),
                 "paused": seat.game.status == Game.Status.PAUSED,
+                "messages": messages,
             }
         )
     items.sort(key=_soonest_first)
-    return items, told
+    return items, told, press_told
 
 
 def _soonest_first(item: dict[str, Any]) -> tuple[bool, datetime, int]:

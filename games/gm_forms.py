@@ -14,6 +14,7 @@ from django.core.validators import validate_email
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext_lazy as _
 
 from games import paper, postal, schedule, webhooks
 from games.engines import registry
@@ -112,6 +113,25 @@ def public_field(required: bool = True) -> forms.ChoiceField:
     )
 
 
+ALLOWED, OFF = "allowed", "off"
+
+
+def private_press_field(required: bool = True) -> forms.ChoiceField:
+    """Whether players may write privately to one another (``Game.private_press``,
+    games.press): on the new-game form (where leaving it out keeps the default) and the
+    game page."""
+    return forms.ChoiceField(
+        required=required,
+        choices=[(ALLOWED, _("allowed")), (OFF, _("off"))],
+        initial=ALLOWED,
+        label=_("Private messages between players"),
+        help_text=_(
+            "Off, every message goes to every player. Either way you can read every "
+            "message of the game, and the players are told so."
+        ),
+    )
+
+
 class NewGameForm(DeadlinesForm):
     """What every new game's form asks: its title and its rhythm; ``clean_players`` reads
     a players box (``parse_player``), which each form declares its own way."""
@@ -180,6 +200,7 @@ class CreateGameForm(NewGameForm):
         ),
     )
     public = public_field(required=False)
+    private_press = private_press_field(required=False)
     rated = forms.BooleanField(
         required=False,
         initial=False,
@@ -258,7 +279,16 @@ class CreateGameForm(NewGameForm):
 
     def main_fields(self) -> list[forms.BoundField]:
         return [
-            self[name] for name in ("title", "signup", "seats_wanted", "players", "public", "rated")
+            self[name]
+            for name in (
+                "title",
+                "signup",
+                "seats_wanted",
+                "players",
+                "public",
+                "private_press",
+                "rated",
+            )
         ]
 
     def missed_fields(self) -> list[forms.BoundField]:
@@ -466,6 +496,15 @@ class PublicForm(GameForm):
     """Who may watch the game at its public page and in the archive."""
 
     public = public_field()
+
+
+class PrivatePressForm(GameForm):
+    """Whether the game's players may write privately to one another (games.press)."""
+
+    private_press = private_press_field()
+
+    def allowed(self) -> bool:
+        return bool(self.cleaned_data["private_press"] == ALLOWED)
 
 
 class RollbackForm(ReasonForm):

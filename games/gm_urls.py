@@ -1,6 +1,6 @@
 from django.urls import path
 
-from games import gm_views
+from games import gm_views, press_views
 
 app_name = "gm"
 
@@ -15,6 +15,12 @@ urlpatterns = [
     path("zine/", gm_views.all_zines, name="zines"),
     path("<int:game_id>/", gm_views.game_page, name="game"),
     path("<int:game_id>/zine/", gm_views.game_zine, name="zine"),
+    path("<int:game_id>/messages/", press_views.gm_messages, name="messages"),
+    path(
+        "<int:game_id>/messages/<int:message_id>/hide/",
+        press_views.gm_hide,
+        name="hide_message",
+    ),
     path("<int:game_id>/<slug:action>/", gm_views.act, name="act"),
     path(
         "<int:game_id>/emails/<int:email_id>/send-again/",

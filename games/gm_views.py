@@ -27,6 +27,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import content_disposition_header
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from games import (
@@ -34,6 +35,7 @@ from games import (
     access,
     game_templates,
     postal,
+    press,
     reports,
     schedule,
     signups,
@@ -44,12 +46,15 @@ from games import (
 from games.engines import registry
 from games.engines.base import Engine, Profile, counted
 from games.gm_forms import (
+    ALLOWED,
     DATETIME_LOCAL,
+    OFF,
     CreateGameForm,
     ExtendForm,
     GameForm,
     ImportGameForm,
     OrderForm,
+    PrivatePressForm,
     PublicForm,
     ReasonForm,
     ReplaceForm,
@@ -258,6 +263,7 @@ def _create(
                 signup=data["signup"],
                 seats_wanted=data["seats_wanted"],
                 public=data["public"] or Publicity.AUTO,
+                private_press=data["private_press"] != OFF,
             )
         except postal.PostalError as error:
             form.add_error(None, error.message)
@@ -496,8 +502,20 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "public_form": PublicForm(game=game, initial={"public": game.public}, auto_id="public_%s"),
         "public_url": reverse("games:public", args=[game.public_id]),
         "watched": spectators.is_public(game),
+        **_press_context(game),
     }
     return render(request, "games/gm/game.html", context)
+
+
+def _press_context(game: Game) -> dict[str, Any]:
+    """The game's messages in numbers, and its private-message setting's form."""
+    total, hidden = press.count(game)
+    initial = {"private_press": ALLOWED if game.private_press else OFF}
+    return {
+        "press_total": total,
+        "press_hidden": hidden,
+        "private_press_form": PrivatePressForm(game=game, initial=initial, auto_id="press_%s"),
+    }
 
 
 def _webhook_context(game: Game) -> dict[str, Any]:
@@ -670,6 +688,16 @@ def _public(form: PublicForm, now: datetime) -> str:
     return f"The game will be public once finished, at {where}."
 
 
+def _private_press(form: PrivatePressForm, now: datetime) -> str:
+    try:
+        game = press.set_private(form.game.pk, allowed=form.allowed(), by=form.by, now=now)
+    except press.PressError as error:
+        raise postal.PostalError(error.message) from None
+    if game.private_press:
+        return _("Players may write private messages to one another.")
+    return _("Private messages are off: every message goes to every player.")
+
+
 def _clear(form: Any, now: datetime) -> str:
     postal.clear_needs_gm(form.game.pk)
     return "Cleared: the sweep tries the open step again."
@@ -697,6 +725,7 @@ ACTIONS: dict[str, tuple[type[GameForm], Callable[[Any, datetime], str]]] = {
     "webhook": (WebhookForm, _webhook),
     "remove-webhook": (GameForm, _remove_webhook),
     "public": (PublicForm, _public),
+    "private-press": (PrivatePressForm, _private_press),
 }
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 from django.db.models.functions import Upper
+from django.utils.translation import gettext_lazy as _
 
 from games.engines import registry
 
@@ -34,6 +35,15 @@ class Reports(models.TextChoices):
     OWED = "owed", "only when I owe an order, with what happened since"
     DIGEST = "digest", "a daily digest of what happened"
     NONE = "none", "never: I read them on my seat's page"
+
+
+class PressEmail(models.TextChoices):
+    """How a seat is emailed the messages of its game (games.press). The GM's
+    announcements come by email whatever the choice."""
+
+    EACH = "each", _("each message, as it comes")
+    DIGEST = "digest", _("in my daily digest")
+    NONE = "none", _("never: I read them on my page")
 
 
 class SignUpMode(models.TextChoices):
@@ -135,6 +145,9 @@ class Game(models.Model):
     # ``paper_dice`` draws were rolled by hand (the seed gives every later one).
     paper_steps = models.PositiveIntegerField(default=0, db_default=0, editable=False)
     paper_dice = models.PositiveIntegerField(default=0, db_default=0, editable=False)
+    # Players may write private messages to one another (games.press); off, every message
+    # goes to every seat.
+    private_press = models.BooleanField(default=True, db_default=True)
 
     # Not a column: seat names by position, kept on this instance by a caller that has the
     # seats loaded already (a step's emails, the GM page), so standings read no seat again.
@@ -215,6 +228,15 @@ class Seat(models.Model):
     # When the seat's player took it over from another (postal.replace_player; None: they
     # have held it from the start). Their record counts the seat's turns from then on.
     held_since = models.DateTimeField(null=True, blank=True)
+    # How the seat is emailed its game's messages (games.press), and the latest message a
+    # daily digest told it of.
+    press_email = models.CharField(
+        max_length=10,
+        choices=PressEmail.choices,
+        default=PressEmail.EACH,
+        db_default=PressEmail.EACH,
+    )
+    press_told = models.PositiveBigIntegerField(default=0, db_default=0)
 
     class Meta:
         ordering = ["game", "position"]
@@ -438,6 +460,8 @@ class GMAction(models.Model):
         RESUME = "resume", "game resumed"
         ROLLBACK = "rollback", "step rolled back"
         IMPORT = "import", "game continued from paper"
+        HIDE = "hide-message", "message hidden"
+        PRESS = "press", "private messages turned on or off"
 
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="gm_actions")
     step_number = models.PositiveIntegerField()
@@ -458,6 +482,46 @@ class GMAction(models.Model):
 
     def __str__(self) -> str:
         return self.words
+
+
+# The longest message a player or the GM may write (games.press).
+MESSAGE_LENGTH = 2000
+
+
+class Message(models.Model):
+    """A message between players (press, games.press, docs/players.md "Messages"): from a
+    seat or the GM (``sender`` None), to every seat or to one (``recipient``), sent while
+    step ``step_number`` was open. No order and no event: spectators, webhooks, the replay
+    and the record never see one. The GM may hide it: it is then shown to the GM only,
+    and emailed to nobody after."""
+
+    class Source(models.TextChoices):
+        WEB = "web"
+        EMAIL = "email"
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="press_messages")
+    step_number = models.PositiveIntegerField()
+    sender = models.ForeignKey(
+        Seat, on_delete=models.CASCADE, null=True, blank=True, related_name="press_sent"
+    )
+    recipient = models.ForeignKey(
+        Seat, on_delete=models.CASCADE, null=True, blank=True, related_name="press_received"
+    )
+    text = models.TextField()
+    sent_at = models.DateTimeField()
+    source = models.CharField(max_length=10, choices=Source.choices)
+    # The message an emailed reply answers (its press address names it).
+    answers = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    hidden_at = models.DateTimeField(null=True, blank=True)
+    hidden_reason = models.CharField(max_length=GM_REASON_LENGTH, blank=True)
+
+    class Meta:
+        ordering = ["game", "id"]
+
+    def __str__(self) -> str:
+        return f"message {self.pk} of {self.game_id}"
 
 
 class EmailPreference(models.Model):

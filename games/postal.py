@@ -61,6 +61,7 @@ from games.models import (
     GMAction,
     Handover,
     Order,
+    PressEmail,
     Publicity,
     Reports,
     Seat,
@@ -207,10 +208,12 @@ def create_game(
     signup: str = SignUpMode.CLOSED,
     seats_wanted: int | None = None,
     public: str = Publicity.AUTO,
+    private_press: bool = True,
 ) -> Game:
     """A new game with its seats, not started. PostalError says what is wrong. ``rated``:
     once finished, its result counts in its game's ratings (``games.ratings``); ``public``:
-    who may watch it (``Publicity``, games.spectators); ``missed``:
+    who may watch it (``Publicity``, games.spectators); ``private_press``: players may
+    write private messages to one another (games.press); ``missed``:
     what it does about missed deadlines and absences (the defaults when None).
 
     ``signup``: how players join (``SignUpMode``). An open game has ``seats_wanted`` seats,
@@ -253,6 +256,7 @@ def create_game(
             status=Game.Status.RECRUITING,
             rated=rated,
             public=public,
+            private_press=private_press,
             **dataclasses.asdict(missed),
             signup=signup,
             seats_wanted=seats_wanted if signup != SignUpMode.CLOSED else None,
@@ -633,7 +637,7 @@ SEAT_COLUMNS = (
     "id", "game_id", "position", "name", "email", "time_zone", "status", "link_version",
     "nmr_count", "email_failing", "email_failing_at", "reports", "reported_through",
     "autopilot", "extensions_used", "missed_in_row", "away_hours_used", "civil_disorder_at",
-    "held_since",
+    "held_since", "press_email", "press_told",
 )  # fmt: skip
 GAME_COLUMNS = (
     "id", "engine", "title", "public_id", "options", "status", "gm_id", "time_zone",
@@ -641,7 +645,7 @@ GAME_COLUMNS = (
     "state", "step_number", "needs_gm", "reminders", "paused_at", "previous_id",
     "created_at", "started_at", "finished_at", "signup", "seats_wanted", "extensions",
     "extension_hours", "absence_policy", "absence_cap_hours", "civil_disorder_after",
-    "offer_seats", "rated", "rated_at", "public", "paper_steps", "paper_dice",
+    "offer_seats", "rated", "rated_at", "public", "paper_steps", "paper_dice", "private_press",
 )  # fmt: skip
 STEP_COLUMNS = (
     "id", "game_id", "number", "status", "opened_at", "deadline", "prompts", "closed_at",
@@ -1479,13 +1483,20 @@ def _count_failure(step_id: int, error: Exception) -> None:
 def stop_email(seat: Seat, what: str) -> str:
     """An email's one-click unsubscribe (``access.STOPS``): no more step reports by email
     for this seat ("reports") or for every seat of its address, as its default too
-    ("all-reports"), or no more reminders for the address ("reminders"). Nothing else
+    ("all-reports"), no more reminders for the address ("reminders"), or no more of the
+    game's messages for this seat ("press": the GM's announcements still come). Nothing else
     changes: orders, the record and the seat's page stay as they are, and the emails a
     player must not miss (the first report, the final standings, receipts) still come.
     Returns what the player gets now, in words."""
     if what == "reminders":
         reminders.choose(seat, way=reminders.NONE)
         return f"{seat.email} gets no reminders before deadlines, in any game"
+    if what == "press":
+        # Imported here: games.press logs its GM actions through this module.
+        from games import press
+
+        press.choose_email(seat.game_id, position=seat.position, choice=PressEmail.NONE)
+        return f"{seat.name} gets no messages of {seat.game.title} by email"
     if what not in ("reports", "all-reports"):
         raise PostalError(f"{what!r} is not an email that can be stopped")
     everywhere = what == "all-reports"
@@ -1646,6 +1657,17 @@ def _log_gm(
         Step.objects.filter(game=game, number=game.step_number, status=Step.Status.OPEN).update(
             gm_acted=True
         )
+
+
+def log_gm_action(
+    game: Game, kind: str, words: str, *, reason: str, by: int | None, now: datetime
+) -> str:
+    """Log a GM action taken outside this module (games.press hides a message) in the
+    caller's transaction, which holds the game's lock; PostalError, and nothing logged,
+    unless ``reason`` is a reason a GM may give. Returns the reason as logged."""
+    note = _GMNote(_gm_reason(reason), by)
+    _log_gm(game, kind, words, note, now)
+    return note.reason
 
 
 def _locked(game_id: int) -> Game:
@@ -2080,6 +2102,7 @@ def play_again(game_id: int, *, now: datetime) -> Game:
             early_processing=game.early_processing,
             rated=game.rated,
             missed=MissedTurns.of(game),
+            private_press=game.private_press,
         )
         new.previous, new.reminders = game, game.reminders
         new.save(update_fields=["previous", "reminders"])

@@ -8,6 +8,10 @@
   delivered twice makes one order, and one whose handling failed is still there.
 - Auto-replies, bounces and emails to an unknown, rotated or foreign token make no order
   and get no answer: answering a machine, or a stranger, helps nobody.
+- A reply to a message between players (its press address, ``access.press_address``)
+  is a message (``press.reply``), never an order, and a reply to the order address is
+  never a message; an email to both is neither, and is answered so. A message refused
+  (empty, too long, over the rate limits, the game over) is answered with the reason.
 - An email to a List-Unsubscribe mailto: (``access.stop_address``) stops that email
   (``postal.stop_email``) and gets no answer.
 - Tracking events update the outbox rows; a bounce, complaint or rejection marks the
@@ -23,7 +27,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from games import access, postal
+from games import access, postal, press
 from games.engines.base import OrderError, order_lines
 from games.models import Game, Order, Seat
 from moderator.mail import building, queueing, reading, webhooks
@@ -76,6 +80,13 @@ def handle(row: InboundMessage, message: Any, *, now: datetime) -> None:
     if reason is not None:
         return _done(row, Inbound.IGNORED, f"an automatic email ({reason}): no answer")
     seat = access.seat_for_reply(recipients)
+    answering = access.press_for_reply(recipients)
+    if answering is not None and seat is not None:
+        text = reading.reply_text(message)
+        _answer(seat, row, text, BOTH)
+        return _done(row, Inbound.REJECTED, "sent to an order address and a message address")
+    if answering is not None:
+        return _message(row, message, *answering, now=now)
     if seat is None:
         return _done(row, Inbound.IGNORED, "no valid reply address among the recipients")
     text = reading.reply_text(message)
@@ -107,6 +118,54 @@ def handle(row: InboundMessage, message: Any, *, now: datetime) -> None:
         _answer(seat, row, text, error.message, partly_played=partly)
         return _done(row, Inbound.REJECTED, error.message)
     _done(row, Inbound.ORDER, f"order {order.pk} of {seat}", order)
+
+
+# The answer to an email sent both to a seat's order address and to a message's address:
+# it is neither, since an order must never be taken for a message nor a message for one.
+BOTH = (
+    "it was sent both to your order address and to the address of a message, so it is "
+    "neither an order nor a message, and nothing was recorded or sent. Send an order as a "
+    "reply to a report, and a message as a reply to a message, each on its own"
+)
+
+
+def _message(
+    row: InboundMessage, message: Any, seat: Seat, answered: int, *, now: datetime
+) -> None:
+    """A reply to message ``answered``, as emailed to ``seat``: a message (``press.reply``),
+    whatever it says; refused with the reason, quoting it, and nothing sent."""
+    text = reading.reply_text(message)
+    try:
+        sent = press.reply(seat, answered, text, now=now)
+    except press.PressError as error:
+        _answer_press(seat, row, text, error.message, answered)
+        return _done(row, Inbound.REJECTED, error.message)
+    _done(row, Inbound.MESSAGE, f"message {sent.pk} of {seat}")
+
+
+def _answer_press(seat: Seat, row: InboundMessage, text: str, reason: str, answered: int) -> None:
+    """Tell the seat, at its own address, why its emailed message was not sent; a reply
+    to the answer is a reply to the same message."""
+    game = seat.game
+    with transaction.atomic():
+        token = access.mint([seat], now=row.received_at)[seat.position]
+        email = building.build(
+            "press-refused",
+            to=seat.email,
+            dedupe_key=f"press-refused:{row.pk}",
+            context={
+                "game": game,
+                "seat": seat,
+                "reason": reason,
+                "lines": [piece for pieces in press.email_lines(text) for piece in pieces],
+                "subject": row.subject,
+                "link": access.url(token),
+            },
+            game=game,
+            thread=f"game-{game.pk}-seat-{seat.position}-press",
+            reply_to=access.press_address(seat, answered),
+        )
+        queueing.queue_once([email], urgent=True)
 
 
 # At most this many lines after an order, each at most this long, are taken for a sign-off

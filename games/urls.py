@@ -1,6 +1,6 @@
 from django.urls import path
 
-from games import spectator_views, views
+from games import press_views, spectator_views, views
 
 app_name = "games"
 
@@ -25,6 +25,16 @@ urlpatterns = [
         name="autopilot",
     ),
     path("play/<int:game_id>/<int:position>/away/", views.away, name="away"),
+    path(
+        "play/<int:game_id>/<int:position>/messages/",
+        press_views.seat_messages,
+        name="messages",
+    ),
+    path(
+        "play/<int:game_id>/<int:position>/messages/email/",
+        press_views.press_email,
+        name="press_email",
+    ),
     path("play/<int:game_id>/<int:position>/extension/", views.extension, name="extension"),
     path("play/reminders/", views.reminder_choice, name="reminders"),
     path("email/stop/<str:what>/<str:token>/", views.stop_email, name="stop_email"),

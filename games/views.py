@@ -36,6 +36,7 @@ from games import (
     calendar,
     email_choices,
     postal,
+    press_views,
     reminders,
     reports,
     schedule,
@@ -283,6 +284,7 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
         if response is not None:
             return response
     history = reports.history(game, seat.position, before=history_before(request))
+    seats = absences.seats_of_game(game.pk, now=timezone.now())
     context.update(
         form=form,
         form_templates=form_templates(game.engine),
@@ -291,7 +293,8 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
         counting=_counting_order(step, seat),
         calendar_url=access.calendar_url(seat),
         **_email_choice_context(seat, engine),
-        **_missed_context(game, seat),
+        **_missed_context(game, seat, seats),
+        **press_views.seat_section(game, seat, seats),
         other_seats=[other for other in held if other.pk != seat.pk],
         gm_log=reports.gm_log(game),
     )
@@ -320,12 +323,13 @@ def _email_choice_context(seat: Seat, engine: Any) -> dict[str, Any]:
     }
 
 
-def _missed_context(game: Game, seat: Seat) -> dict[str, Any]:
+def _missed_context(game: Game, seat: Seat, seats: list[absences.GameSeat]) -> dict[str, Any]:
     """What plays the seat's missed turns (the choices, written by the template), its
-    extensions left, and who of the game is away now (one query)."""
+    extensions left, and who of the game's ``seats`` is away now."""
     away = [
-        {"name": name, "until": until, "you": position == seat.position}
-        for position, name, until in absences.away_in_game(game.pk, now=timezone.now())
+        {"name": other.name, "until": other.away_until, "you": other.position == seat.position}
+        for other in seats
+        if other.away_until is not None
     ]
     strategies = registry.strategies(game.engine)
     return {
@@ -634,6 +638,8 @@ STOPPING = {
     "reports": "the step reports of this seat by email",
     "all-reports": "the step reports of every seat of your address by email, in every game",
     "reminders": "the reminders before your deadlines, in every game",
+    "press": "the other players' messages in this game by email (the GM's announcements "
+    "still come)",
 }
 
 

@@ -210,6 +210,16 @@ def signin_rate_limited(request: HttpRequest, email: str) -> bool:
     return per_email or per_client
 
 
+def press_rate_limited(seat_id: int, game_id: int) -> bool:
+    """Count one message written by a seat (games.press), on the web or by email, for the
+    seat and for its game; True when either is over its limit (``RATES["press-seat"]``,
+    ``RATES["press-game"]``): each message may email every seat of the game."""
+    per_seat, per_game = over_limits(
+        [("press-seat", f"seat:{seat_id}"), ("press-game", f"game:{game_id}")]
+    )
+    return per_seat or per_game
+
+
 def too_many(request: HttpRequest, kind: str, *, back: str | None = None) -> HttpResponse:
     """The 429 page, worded for ``kind``: "link", "calendar" or "orders" (with ``back``, the
     address of the page the order came from)."""

@@ -366,6 +366,8 @@ RATES = {
     "signin-email": "5/h",  # sign-in emails asked for one email address, from anywhere
     "signin-address": "20/h",  # sign-in emails asked from one client address, any emails
     "signin-code": "30/h",  # sign-in codes typed from one client address
+    "press-seat": "20/h",  # messages between players written by one seat, web and email
+    "press-game": "100/h",  # messages between players written in one game, all seats
 }
 # A calendar feed is served from the cache this long (as its Cache-Control says): a calendar
 # app polling every minute costs one query per feed per five minutes.

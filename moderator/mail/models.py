@@ -112,7 +112,8 @@ class InboundMessage(models.Model):
     class State(models.TextChoices):
         RECEIVED = "received", "received, not yet handled"
         ORDER = "order", "became an order"
-        REJECTED = "rejected", "an order that was refused"
+        MESSAGE = "message", "became a message between players"
+        REJECTED = "rejected", "an order or a message that was refused"
         STOPPED = "stopped", "a one-click unsubscribe, carried out"
         IGNORED = "ignored"
 

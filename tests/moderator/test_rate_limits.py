@@ -216,6 +216,8 @@ def test_the_limits_are_the_documented_numbers(settings: Settings) -> None:
         "signin-email": "5/h",
         "signin-address": "20/h",
         "signin-code": "30/h",
+        "press-seat": "20/h",
+        "press-game": "100/h",
     }
     assert (10, timedelta(minutes=15)) == (settings.AXES_FAILURE_LIMIT, settings.AXES_COOLOFF_TIME)
     assert settings.CALENDAR_CACHE_SECONDS == 300
