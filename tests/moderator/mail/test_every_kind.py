@@ -18,7 +18,7 @@ from django.conf import settings
 from pytest_django.fixtures import Settings
 from time_machine import TimeMachineFixture
 
-from games import access, digests, players, postal, reminders, replies, signups, tasks
+from games import access, digests, players, postal, press, reminders, replies, signups, tasks
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Seat
 from moderator.mail import building, sending
@@ -38,7 +38,7 @@ KINDS = sorted(
     if (path / "subject.txt").exists()
 )
 # The mail a player may stop in one click (games.access.stop_headers).
-STOPPABLE = {"report", "reminder", "digest", "daily"}
+STOPPABLE = {"report", "reminder", "digest", "daily", "press"}
 # Sent to a seat of a game, in the seat's thread.
 THREADED = {"invite", "link", "report", "final", "deadline", "receipt", "refused", "reminder"}
 
@@ -74,6 +74,13 @@ def send_every_kind(now: datetime, settings: Settings) -> None:
     bob = Seat.objects.get(game=game, position=1)
     reply = postmark_payload(access.reply_address(bob) or "", "W9 1+1 1+1")
     assert post_postmark(reply, **auth(SECRET)).status_code == 200  # refused
+    hello = press.send(
+        game_id=game.pk, position=0, to=None, text="Hello, all.", source="web", now=now
+    )  # press
+    empty = postmark_payload(
+        access.press_address(bob, hello.pk) or "", "> Hello, all.", message_id="<p@example.net>"
+    )
+    assert post_postmark(empty, **auth(SECRET)).status_code == 200  # press-refused
     step = game.steps.get(number=1)
     postal.extend_deadline(game.pk, deadline=step.deadline + timedelta(days=1), now=now)  # deadline
     assert reminders.send_reminders(step.deadline) >= 1  # reminder
