@@ -9,6 +9,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.utils import timezone
@@ -112,6 +113,18 @@ def public_field(required: bool = True) -> forms.ChoiceField:
     )
 
 
+def language_field(required: bool = True) -> forms.ChoiceField:
+    """The language the game's players are written to in (``Game.language``;
+    docs/languages.md): on the new-game form and the game page."""
+    return forms.ChoiceField(
+        required=required,
+        choices=settings.LANGUAGES,
+        initial=settings.LANGUAGE_CODE,
+        label="Language",
+        help_text="Of the players' pages and emails; each player may choose their own.",
+    )
+
+
 class CreateGameForm(DeadlinesForm):
     """A new game of one game and profile: its title, the profile's options as fields
     (``games.forms.options``), its rhythm and its players."""
@@ -152,6 +165,7 @@ class CreateGameForm(DeadlinesForm):
         ),
     )
     public = public_field(required=False)
+    language = language_field(required=False)
     rated = forms.BooleanField(
         required=False,
         initial=False,
@@ -230,7 +244,16 @@ class CreateGameForm(DeadlinesForm):
 
     def main_fields(self) -> list[forms.BoundField]:
         return [
-            self[name] for name in ("title", "signup", "seats_wanted", "players", "public", "rated")
+            self[name]
+            for name in (
+                "title",
+                "signup",
+                "seats_wanted",
+                "players",
+                "public",
+                "language",
+                "rated",
+            )
         ]
 
     def rhythm_fields(self) -> list[forms.BoundField]:
@@ -382,6 +405,12 @@ class PublicForm(GameForm):
     """Who may watch the game at its public page and in the archive."""
 
     public = public_field()
+
+
+class LanguageForm(GameForm):
+    """The language of the game's players' pages and emails."""
+
+    language = language_field()
 
 
 class RollbackForm(ReasonForm):

@@ -31,6 +31,7 @@ from games import (
     absences,
     access,
     game_templates,
+    languages,
     postal,
     reports,
     schedule,
@@ -46,6 +47,7 @@ from games.gm_forms import (
     CreateGameForm,
     ExtendForm,
     GameForm,
+    LanguageForm,
     OrderForm,
     PublicForm,
     ReasonForm,
@@ -230,6 +232,7 @@ def _create(
             "time_zone": template.time_zone,
             "schedule": schedule.describe(template.schedule),
             "early_processing": template.early_processing,
+            "language": template.language,
         }
     form = CreateGameForm(
         request.POST or None,
@@ -255,6 +258,7 @@ def _create(
                 signup=data["signup"],
                 seats_wanted=data["seats_wanted"],
                 public=data["public"] or Publicity.AUTO,
+                language=data["language"] or settings.LANGUAGE_CODE,
             )
         except postal.PostalError as error:
             form.add_error(None, error.message)
@@ -447,6 +451,9 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         **_webhook_context(game),
         "public_form": PublicForm(game=game, initial={"public": game.public}, auto_id="public_%s"),
         "public_url": reverse("games:public", args=[game.public_id]),
+        "language_form": LanguageForm(
+            game=game, initial={"language": game.language}, auto_id="language_%s"
+        ),
         "watched": spectators.is_public(game),
     }
     return render(request, "games/gm/game.html", context)
@@ -622,6 +629,14 @@ def _public(form: PublicForm, now: datetime) -> str:
     return f"The game will be public once finished, at {where}."
 
 
+def _language(form: LanguageForm, now: datetime) -> str:
+    game = postal.set_language(form.game.pk, form.cleaned_data["language"])
+    return (
+        f"The players' pages and emails are in {languages.NAMES[game.language]} now, but for "
+        "the players who chose their own language."
+    )
+
+
 def _clear(form: Any, now: datetime) -> str:
     postal.clear_needs_gm(form.game.pk)
     return "Cleared: the sweep tries the open step again."
@@ -649,6 +664,7 @@ ACTIONS: dict[str, tuple[type[GameForm], Callable[[Any, datetime], str]]] = {
     "webhook": (WebhookForm, _webhook),
     "remove-webhook": (GameForm, _remove_webhook),
     "public": (PublicForm, _public),
+    "language": (LanguageForm, _language),
 }
 
 

@@ -25,6 +25,7 @@ urlpatterns = [
         name="autopilot",
     ),
     path("play/<int:game_id>/<int:position>/away/", views.away, name="away"),
+    path("play/<int:game_id>/<int:position>/language/", views.language_choice, name="language"),
     path("play/<int:game_id>/<int:position>/extension/", views.extension, name="extension"),
     path("play/reminders/", views.reminder_choice, name="reminders"),
     path("email/stop/<str:what>/<str:token>/", views.stop_email, name="stop_email"),
