@@ -27,6 +27,7 @@ from django.db import connection, models, transaction
 from django.db.models import Exists, F, Max, OuterRef, Q, QuerySet, Value
 from django.db.models.functions import Concat
 from django.utils import translation
+from django.utils.text import format_lazy
 from django.utils.translation import gettext, gettext_lazy, ngettext, pgettext_lazy
 
 from games import (
@@ -426,8 +427,10 @@ def _accept(
     refused: str | None = None
     with transaction.atomic(), contextlib.ExitStack() as speaking:
         seat, read_with_lock = locked_seat()
-        # Whatever is said to the seat of its order, it is said in the seat's language.
-        speaking.enter_context(translation.override(seat.speaks))
+        if source in SPOKEN_TO_THE_SEAT:
+            # What is said to the seat of its order is said in the seat's language (the
+            # GM panel's refusals stay in English).
+            speaking.enter_context(translation.override(seat.speaks))
         if admit is not None and not admit(seat):
             raise NotAdmitted("too many orders from this seat or address in the last minute")
         game, position = seat.game, seat.position
@@ -538,6 +541,10 @@ def _accept(
         rejected.partly_played = True
         raise rejected
     return row
+
+
+# The orders whose refusal is said to the seat's player: on their page or by email.
+SPOKEN_TO_THE_SEAT = (Order.Source.WEB, Order.Source.EMAIL)
 
 
 def _repeated(step: Step, seat: Seat, canonical: str) -> Order | None:
@@ -1940,7 +1947,11 @@ def _roll_back(game: Game, done: Step, after: Step, note: _GMNote, now: datetime
     done.save()
     seats = list(game.seats.order_by("position"))
     tokens = access.mint(seats, now=now)
-    why = f"the GM rolled back its resolution ({note.reason}); its orders are open again"
+    # Said to each seat in its language (reports.deadline_email).
+    why = format_lazy(
+        gettext_lazy("the GM rolled back its resolution ({reason}); its orders are open again"),
+        reason=note.reason,
+    )
     queueing.queue(
         [
             reports.deadline_email(game, seat, done, tokens[seat.position], reason=why)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import connection
@@ -36,6 +36,9 @@ from games.models import Game, GMAction, Order, Seat, Step
 from games.schedule import local_time
 from moderator.mail import building
 from moderator.mail.models import OutboundEmail
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 # The parts of a seat's view that templates include per engine, each with a default:
 # context name -> template name in the game's folder.
@@ -537,7 +540,7 @@ def lost_links_email(seats: list[Seat], tokens: list[str], now: datetime) -> Out
 
 
 def deadline_email(
-    game: Game, seat: Seat, step: Step, token: str, reason: str = ""
+    game: Game, seat: Seat, step: Step, token: str, reason: StrOrPromise = ""
 ) -> OutboundEmail:
     """The open step's deadline moved: by the GM, or for ``reason`` (an absence, an
     automatic extension), in the seat's language."""

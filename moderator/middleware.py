@@ -51,6 +51,15 @@ class LanguageMiddleware(LocaleMiddleware):
             return
         super().process_request(request)
 
+    def process_response(
+        self, request: HttpRequest, response: HttpResponseBase
+    ) -> HttpResponseBase:
+        response = super().process_response(request, response)
+        # The thread speaks the default again: what it runs next (a task, a test) does not
+        # inherit this page's language.
+        translation.deactivate()
+        return response
+
 
 # The pages that are in English: the GM panel (its campaigns too) and the local mailbox.
 ENGLISH_PATHS = ("/gm/", "/mailbox/")
