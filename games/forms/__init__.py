@@ -467,6 +467,6 @@ class LanguageForm(forms.Form):
         assert isinstance(field, forms.ChoiceField)
         game = languages.NAMES.get(game_language, game_language)
         field.choices = [
-            ("", gettext("the game's: %(language)s") % {"language": game}),
+            ("", gettext("as the game (%(language)s)") % {"language": game}),
             *settings.LANGUAGES,
         ]
