@@ -144,7 +144,13 @@ def step_attachment(game: Game, seat: Seat, step: Step, *, now: datetime) -> dic
 
 
 def gm_feed(user: Any, *, now: datetime) -> str:
-    """Every open deadline of the GM's running games, in the game's own zone."""
+    """Every open deadline of the GM's running games, in the game's own zone, in English
+    (the GM panel's language) whatever the calendar app asks."""
+    with translation.override(settings.LANGUAGE_CODE):
+        return _gm_feed(user, now=now)
+
+
+def _gm_feed(user: Any, *, now: datetime) -> str:
     steps = (
         Step.objects.filter(
             game__gm=user,
