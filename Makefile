@@ -10,7 +10,7 @@ UV_VERSION := 0.13.9
 RUNTIME := $(VENV)/.runtime-$(shell cat requirements.lock | cksum | cut -d' ' -f1)
 STAMP := $(VENV)/.installed-$(shell cat requirements.lock requirements-dev.lock | cksum | cut -d' ' -f1)
 
-.PHONY: run test test-later check fmt lint venv bench clean browser faketime lock
+.PHONY: run test test-later check fmt lint venv bench clean browser faketime lock messages
 
 define install
 	{ $(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION) \
@@ -79,12 +79,19 @@ browser:
 	  fi; \
 	fi
 
-# Style, types and migrations drift.
+# Style, types, migrations drift, and the message catalogues (complete, translated and
+# compiled: docs/languages.md; it needs GNU gettext).
 check: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy .
 	$(BIN)/python manage.py makemigrations --check --dry-run
+	$(BIN)/python manage.py checkmessages
+
+# The message catalogues brought in step with the code and compiled; then translate what
+# it lists (docs/languages.md).
+messages: venv
+	$(BIN)/python manage.py checkmessages --write
 
 fmt: venv
 	$(BIN)/ruff check --fix .

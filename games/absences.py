@@ -17,10 +17,11 @@ from zoneinfo import ZoneInfo
 
 from django.db import connection, transaction
 from django.db.models import Q
+from django.utils import dateformat
+from django.utils.translation import gettext, gettext_lazy, ngettext, pgettext
 
 from games import schedule
 from games.email_choices import normalise
-from games.engines.base import counted
 from games.models import Absence, AbsencePolicy, Game, Seat
 
 # The longest absence one declaration may cover, and how far ahead it may start.
@@ -34,22 +35,26 @@ MOST_AT_ONCE = 20
 
 # What an absence does in a game (Game.absence_policy), told to the player who is away.
 WHAT_IT_DOES = {
-    AbsencePolicy.EXTEND: "the deadline waits for you",
-    AbsencePolicy.DEFAULT: "your missed turns are played as any missed turn (your choice above)",
-    AbsencePolicy.AUTOPILOT: "an autopilot plays your turns (yours if you chose one)",
+    AbsencePolicy.EXTEND: gettext_lazy("the deadline waits for you"),
+    AbsencePolicy.DEFAULT: gettext_lazy(
+        "your missed turns are played as any missed turn (your choice above)"
+    ),
+    AbsencePolicy.AUTOPILOT: gettext_lazy("an autopilot plays your turns (yours if you chose one)"),
 }
 
 
 def day(value: date) -> str:
-    """A day as players read it: "1 December 2026"."""
-    return f"{value.day} {value:%B %Y}"
+    """A day as players read it, in the active language: "1 December 2026"."""
+    # Translators: a day in Django's date format (the "date" template filter): j day, F month.
+    return dateformat.format(value, pgettext("a day", "j F Y"))
 
 
 def hours_in_words(hours: int) -> str:
     """``hours`` in days when whole days: "7 days", else "30 hours"."""
     if hours and hours % 24 == 0:
-        return counted(hours // 24, "day")
-    return counted(hours, "hour")
+        days = hours // 24
+        return ngettext("%(count)d day", "%(count)d days", days) % {"count": days}
+    return ngettext("%(count)d hour", "%(count)d hours", hours) % {"count": hours}
 
 
 class AbsenceError(Exception):
@@ -95,24 +100,29 @@ def declare(
         raise AbsenceError(str(error)) from None
     if last_day < first_day:
         raise AbsenceError(
-            f"the absence ends ({day(last_day)}) before it starts ({day(first_day)})"
+            gettext("the absence ends (%(last)s) before it starts (%(first)s)")
+            % {"last": day(last_day), "first": day(first_day)}
         )
     if (last_day - first_day).days + 1 > LONGEST_DAYS:
         raise AbsenceError(
-            f"an absence is at most {LONGEST_DAYS} days; for longer, ask your GMs to replace you"
+            gettext("an absence is at most %(count)d days; for longer, ask your GMs to replace you")
+            % {"count": LONGEST_DAYS}
         )
     starts_at, ends_at = bounds(first_day, last_day, zone)
     if ends_at <= now:
-        raise AbsenceError(f"the absence ended already ({day(last_day)})")
+        raise AbsenceError(gettext("the absence ended already (%(day)s)") % {"day": day(last_day)})
     if starts_at > now + timedelta(days=AHEAD_DAYS):
-        raise AbsenceError(f"an absence may start at most {AHEAD_DAYS} days ahead")
+        raise AbsenceError(
+            gettext("an absence may start at most %(count)d days ahead") % {"count": AHEAD_DAYS}
+        )
     if game is not None and not game.seats.filter(email__iexact=address).exists():
-        raise AbsenceError("you have no seat in this game")
+        raise AbsenceError(gettext("you have no seat in this game"))
     with transaction.atomic():
         current = Absence.objects.select_for_update().filter(email=address, ends_at__gt=now)
         if len(current) >= MOST_AT_ONCE:
             raise AbsenceError(
-                f"you have {MOST_AT_ONCE} absences declared already; remove one first"
+                gettext("you have %(count)d absences declared already; remove one first")
+                % {"count": MOST_AT_ONCE}
             )
         return Absence.objects.create(
             email=address,
@@ -130,7 +140,7 @@ def withdraw(email: str, absence_id: int, *, now: datetime) -> None:
     """The player is back, or never left: their absence is removed (one of theirs only)."""
     deleted, _ = Absence.objects.filter(pk=absence_id, email=normalise(email)).delete()
     if not deleted:
-        raise AbsenceError("there is no such absence of yours")
+        raise AbsenceError(gettext("there is no such absence of yours"))
 
 
 def declared(email: str, *, now: datetime) -> list[Absence]:

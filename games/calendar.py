@@ -14,6 +14,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.utils import translation
+from django.utils.translation import gettext
 
 from games.models import Game, Seat, Step
 from games.schedule import local_time
@@ -97,29 +99,38 @@ def _play_url(game: Game) -> str:
 
 
 def seat_deadline(game: Game, seat: Seat, step: Step) -> Deadline:
+    """The deadline of ``step`` as the seat's calendar shows it, in the active language."""
     owes = seat.position in step.prompted_seats
-    what = "your order is due" if owes else "the step resolves"
-    local = local_time(step.deadline, seat.zone)
+    said = {
+        "title": game.title,
+        "number": step.number,
+        "what": gettext("your order is due") if owes else gettext("the step resolves"),
+        "when": local_time(step.deadline, seat.zone),
+        "page": _play_url(game),
+    }
     return Deadline(
         uid=f"game-{game.pk}-step-{step.number}-seat-{seat.position}@{settings.MAIL_DOMAIN}",
         when=step.deadline,
-        summary=f"{game.title}: step {step.number}, {what}",
-        description=(
-            f"{game.title}, step {step.number}: {what} at {local}. "
-            f"Orders are taken until then; your page: {_play_url(game)}"
-        ),
+        summary=gettext("%(title)s: step %(number)d, %(what)s") % said,
+        description=gettext(
+            "%(title)s, step %(number)d: %(what)s at %(when)s. Orders are taken until then; "
+            "your page: %(page)s"
+        )
+        % said,
         url=_play_url(game),
     )
 
 
 def seat_feed(seat: Seat, *, now: datetime) -> str:
-    """The seat's upcoming deadline (the open step of its game), if the game is running."""
+    """The seat's upcoming deadline (the open step of its game), if the game is running,
+    in the seat's language."""
     game = seat.game
     deadlines = []
     if game.status in (Game.Status.RUNNING, Game.Status.PAUSED):
         step = game.steps.filter(number=game.step_number, status=Step.Status.OPEN).first()
         if step is not None and step.deadline > now:
-            deadlines.append(seat_deadline(game, seat, step))
+            with translation.override(seat.speaks):
+                deadlines.append(seat_deadline(game, seat, step))
     return render(f"{game.title} ({seat.name})", deadlines, now=now)
 
 
@@ -133,7 +144,13 @@ def step_attachment(game: Game, seat: Seat, step: Step, *, now: datetime) -> dic
 
 
 def gm_feed(user: Any, *, now: datetime) -> str:
-    """Every open deadline of the GM's running games, in the game's own zone."""
+    """Every open deadline of the GM's running games, in the game's own zone, in English
+    (the GM panel's language) whatever the calendar app asks."""
+    with translation.override(settings.LANGUAGE_CODE):
+        return _gm_feed(user, now=now)
+
+
+def _gm_feed(user: Any, *, now: datetime) -> str:
     steps = (
         Step.objects.filter(
             game__gm=user,

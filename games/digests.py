@@ -20,8 +20,9 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
+from django.utils import translation
 
-from games import access, email_choices, postal, press, reports, schedule
+from games import access, email_choices, languages, postal, press, reports, schedule
 from games.engines import registry
 from games.models import EmailPreference, Game, PressEmail, Seat, Step
 from moderator.mail import building, queueing
@@ -72,19 +73,25 @@ def _write(preference: EmailPreference, day: date, now: datetime) -> int:
         tokens = access.mint_each([item["seat"] for item in items], now=now)
         for item, token in zip(items, tokens, strict=True):
             item["link"] = access.url(token)
-        row = building.build(
-            "daily",
-            to=items[0]["seat"].email,
-            dedupe_key=digest_key(preference.email, day),
-            headers=access.stop_headers(items[0]["seat"], "all-reports"),
-            context={
-                "items": items,
-                "count": len(items),
-                "day": day,
-                "at": f"{preference.hour:02d}:00 ({preference.time_zone})",
-                "stop_url": access.stop_url(items[0]["seat"], "all-reports"),
-            },
-        )
+        with translation.override(languages.of_seats(item["seat"] for item in items)):
+            for item in items:
+                step, zone = item["step"], item["seat"].zone
+                item["deadline"] = (
+                    None if step is None else schedule.local_time(step.deadline, zone)
+                )
+            row = building.build(
+                "daily",
+                to=items[0]["seat"].email,
+                dedupe_key=digest_key(preference.email, day),
+                headers=access.stop_headers(items[0]["seat"], "all-reports"),
+                context={
+                    "items": items,
+                    "count": len(items),
+                    "day": day,
+                    "at": f"{preference.hour:02d}:00 ({preference.time_zone})",
+                    "stop_url": access.stop_url(items[0]["seat"], "all-reports"),
+                },
+            )
         queueing.queue_once([row])
         postal.mark_told(told)
         press.mark_told(press_told)
@@ -137,7 +144,6 @@ def _items(address: str) -> tuple[list[dict[str, Any]], dict[int, int], dict[int
                 "since": since[seat.position],
                 "step": step,
                 "owed": owed,
-                "deadline": None if step is None else schedule.local_time(step.deadline, seat.zone),
                 "paused": seat.game.status == Game.Status.PAUSED,
                 "messages": messages,
             }

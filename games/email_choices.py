@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.utils.translation import gettext_lazy
+
 from games.models import EmailPreference, Reports, Seat, Step
 
 EVERY, OWED, DIGEST, NONE = (
@@ -31,10 +33,10 @@ EVERY, OWED, DIGEST, NONE = (
 
 # The choice in an email's footer: "You get email about this game ...".
 YOU_GET = {
-    EVERY: "every step",
-    OWED: "only when you owe an order, with what happened since",
-    DIGEST: "in one daily digest",
-    NONE: "never by email: your seat's page shows every report",
+    EVERY: gettext_lazy("every step"),
+    OWED: gettext_lazy("only when you owe an order, with what happened since"),
+    DIGEST: gettext_lazy("in one daily digest"),
+    NONE: gettext_lazy("never by email: your seat's page shows every report"),
 }
 
 # The scopes a player may apply a choice to, from the seat's page.

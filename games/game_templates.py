@@ -20,7 +20,8 @@ class TemplateError(Exception):
 
 
 def save_from(game: Game, *, name: str) -> GameTemplate:
-    """The settings of ``game`` (game, options, rhythm) saved under ``name`` for its GM."""
+    """The settings of ``game`` (game, options, rhythm, language) saved under ``name`` for
+    its GM."""
     name = " ".join(name.split())
     if not name:
         raise TemplateError("give the template a name")
@@ -39,6 +40,7 @@ def save_from(game: Game, *, name: str) -> GameTemplate:
                 time_zone=game.time_zone,
                 schedule=game.schedule,
                 early_processing=game.early_processing,
+                language=game.language,
             )
     except IntegrityError:
         raise TemplateError(f"you already have a template called {name!r}") from None

@@ -9,6 +9,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.utils import timezone
@@ -132,6 +133,18 @@ def private_press_field(required: bool = True) -> forms.ChoiceField:
     )
 
 
+def language_field(required: bool = True) -> forms.ChoiceField:
+    """The language the game's players are written to in (``Game.language``;
+    docs/languages.md): on the new-game form and the game page."""
+    return forms.ChoiceField(
+        required=required,
+        choices=settings.LANGUAGES,
+        initial=settings.LANGUAGE_CODE,
+        label="Language",
+        help_text="Of the players' pages and emails; each player may choose their own.",
+    )
+
+
 class NewGameForm(DeadlinesForm):
     """What every new game's form asks: its title and its rhythm; ``clean_players`` reads
     a players box (``parse_player``), which each form declares its own way."""
@@ -201,6 +214,7 @@ class CreateGameForm(NewGameForm):
     )
     public = public_field(required=False)
     private_press = private_press_field(required=False)
+    language = language_field(required=False)
     rated = forms.BooleanField(
         required=False,
         initial=False,
@@ -287,6 +301,7 @@ class CreateGameForm(NewGameForm):
                 "players",
                 "public",
                 "private_press",
+                "language",
                 "rated",
             )
         ]
@@ -505,6 +520,12 @@ class PrivatePressForm(GameForm):
 
     def allowed(self) -> bool:
         return bool(self.cleaned_data["private_press"] == ALLOWED)
+
+
+class LanguageForm(GameForm):
+    """The language of the game's players' pages and emails."""
+
+    language = language_field()
 
 
 class RollbackForm(ReasonForm):

@@ -34,6 +34,7 @@ from games import (
     absences,
     access,
     game_templates,
+    languages,
     postal,
     press,
     reports,
@@ -53,6 +54,7 @@ from games.gm_forms import (
     ExtendForm,
     GameForm,
     ImportGameForm,
+    LanguageForm,
     OrderForm,
     PrivatePressForm,
     PublicForm,
@@ -238,6 +240,7 @@ def _create(
             "time_zone": template.time_zone,
             "schedule": schedule.describe(template.schedule),
             "early_processing": template.early_processing,
+            "language": template.language,
         }
     form = CreateGameForm(
         request.POST or None,
@@ -264,6 +267,7 @@ def _create(
                 seats_wanted=data["seats_wanted"],
                 public=data["public"] or Publicity.AUTO,
                 private_press=data["private_press"] != OFF,
+                language=data["language"] or settings.LANGUAGE_CODE,
             )
         except postal.PostalError as error:
             form.add_error(None, error.message)
@@ -501,6 +505,9 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         **_webhook_context(game),
         "public_form": PublicForm(game=game, initial={"public": game.public}, auto_id="public_%s"),
         "public_url": reverse("games:public", args=[game.public_id]),
+        "language_form": LanguageForm(
+            game=game, initial={"language": game.language}, auto_id="language_%s"
+        ),
         "watched": spectators.is_public(game),
         **_press_context(game),
     }
@@ -698,6 +705,14 @@ def _private_press(form: PrivatePressForm, now: datetime) -> str:
     return _("Private messages are off: every message goes to every player.")
 
 
+def _language(form: LanguageForm, now: datetime) -> str:
+    game = postal.set_language(form.game.pk, form.cleaned_data["language"])
+    return (
+        f"The players' pages and emails are in {languages.NAMES[game.language]} now, but for "
+        "the players who chose their own language."
+    )
+
+
 def _clear(form: Any, now: datetime) -> str:
     postal.clear_needs_gm(form.game.pk)
     return "Cleared: the sweep tries the open step again."
@@ -726,6 +741,7 @@ ACTIONS: dict[str, tuple[type[GameForm], Callable[[Any, datetime], str]]] = {
     "remove-webhook": (GameForm, _remove_webhook),
     "public": (PublicForm, _public),
     "private-press": (PrivatePressForm, _private_press),
+    "language": (LanguageForm, _language),
 }
 
 

@@ -9,9 +9,14 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 from django.db.models.functions import Upper
+from django.utils.translation import gettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from games.engines import registry
+
+# The languages players are written to in (settings.LANGUAGES; docs/languages.md).
+LANGUAGES = settings.LANGUAGES
+ENGLISH = settings.LANGUAGE_CODE
 
 
 def default_reminders() -> list[int]:
@@ -31,10 +36,10 @@ class Reports(models.TextChoices):
     choice, the first report, the final standings and every email that is not a step
     report (invitations, links, receipts, refusals, reminders) are sent."""
 
-    EVERY = "every", "every step"
-    OWED = "owed", "only when I owe an order, with what happened since"
-    DIGEST = "digest", "a daily digest of what happened"
-    NONE = "none", "never: I read them on my seat's page"
+    EVERY = "every", gettext_lazy("every step")
+    OWED = "owed", gettext_lazy("only when I owe an order, with what happened since")
+    DIGEST = "digest", gettext_lazy("a daily digest of what happened")
+    NONE = "none", gettext_lazy("never: I read them on my seat's page")
 
 
 class PressEmail(models.TextChoices):
@@ -148,6 +153,11 @@ class Game(models.Model):
     # Players may write private messages to one another (games.press); off, every message
     # goes to every seat.
     private_press = models.BooleanField(default=True, db_default=True)
+    # The language its players are written to in, unless a seat chose its own
+    # (docs/languages.md): set by the GM.
+    language = models.CharField(
+        max_length=8, choices=LANGUAGES, default=ENGLISH, db_default=ENGLISH
+    )
 
     # Not a column: seat names by position, kept on this instance by a caller that has the
     # seats loaded already (a step's emails, the GM page), so standings read no seat again.
@@ -181,6 +191,9 @@ class GameTemplate(models.Model):
     time_zone = models.CharField(max_length=64, default="UTC")
     schedule = models.JSONField(default=dict)
     early_processing = models.BooleanField(default=True)
+    language = models.CharField(
+        max_length=8, choices=LANGUAGES, default=ENGLISH, db_default=ENGLISH
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -237,6 +250,11 @@ class Seat(models.Model):
         db_default=PressEmail.EACH,
     )
     press_told = models.PositiveBigIntegerField(default=0, db_default=0)
+    # The seat's own language ("": its game's), chosen on its page or set on every seat of
+    # a signed-in player by their settings (docs/languages.md).
+    language = models.CharField(
+        max_length=8, choices=LANGUAGES, blank=True, default="", db_default=""
+    )
 
     class Meta:
         ordering = ["game", "position"]
@@ -253,6 +271,11 @@ class Seat(models.Model):
     @property
     def zone(self) -> str:
         return self.time_zone or self.game.time_zone
+
+    @property
+    def speaks(self) -> str:
+        """The language the seat is written to in: its own, else its game's."""
+        return self.language or self.game.language
 
 
 class Handover(models.Model):
@@ -565,6 +588,10 @@ class Player(models.Model):
     public_id = models.CharField(max_length=16, unique=True, default=new_public_id, editable=False)
     name = models.CharField(max_length=60, blank=True)
     time_zone = models.CharField(max_length=64, blank=True)
+    # The language of the player's pages and of all their seats ("": each game's own).
+    language = models.CharField(
+        max_length=8, choices=LANGUAGES, blank=True, default="", db_default=""
+    )
     created_at = models.DateTimeField()
 
     def __str__(self) -> str:
@@ -618,11 +645,11 @@ class SignUp(models.Model):
     one or for the GM (``WAITING``), or ended."""
 
     class State(models.TextChoices):
-        UNCONFIRMED = "unconfirmed", "waiting for the email confirmation"
-        WAITING = "waiting", "on the waiting list"
-        ACCEPTED = "accepted", "has a seat"
-        WITHDRAWN = "withdrawn", "withdrawn"
-        DECLINED = "declined", "declined by the GM"
+        UNCONFIRMED = "unconfirmed", gettext_lazy("waiting for the email confirmation")
+        WAITING = "waiting", gettext_lazy("on the waiting list")
+        ACCEPTED = "accepted", gettext_lazy("has a seat")
+        WITHDRAWN = "withdrawn", gettext_lazy("withdrawn")
+        DECLINED = "declined", gettext_lazy("declined by the GM")
 
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="signups")
     name = models.CharField(max_length=60)

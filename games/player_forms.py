@@ -6,13 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.conf import settings
+from django.utils.translation import gettext, gettext_lazy
 
 from games import players, reminders, schedule
 from games.models import Player, Reports
 
 EMAIL_ERRORS = {
-    "required": "Write your email address.",
-    "invalid": "That is not an email address: write it as name@example.org.",
+    "required": gettext_lazy("Write your email address."),
+    "invalid": gettext_lazy("That is not an email address: write it as name@example.org."),
 }
 
 
@@ -20,25 +22,27 @@ class SignInForm(forms.Form):
     """The address to email a sign-in link and code to."""
 
     email = forms.EmailField(
-        label="Email to sign in with", max_length=254, error_messages=EMAIL_ERRORS
+        label=gettext_lazy("Email to sign in with"), max_length=254, error_messages=EMAIL_ERRORS
     )
 
 
 class CodeForm(forms.Form):
     """The code of a sign-in email, typed with its address."""
 
-    email = forms.EmailField(label="Your email", max_length=254, error_messages=EMAIL_ERRORS)
+    email = forms.EmailField(
+        label=gettext_lazy("Your email"), max_length=254, error_messages=EMAIL_ERRORS
+    )
     code = forms.CharField(
-        label="The 6-digit code",
+        label=gettext_lazy("The 6-digit code"),
         max_length=20,
-        error_messages={"required": "Type the 6-digit code of the email."},
+        error_messages={"required": gettext_lazy("Type the 6-digit code of the email.")},
     )
 
     def clean_code(self) -> str:
         code = players.clean_code(self.cleaned_data["code"])
         if not code:
             raise forms.ValidationError(
-                "The code is 6 digits, as the email writes it: type them, spaces or not."
+                gettext("The code is 6 digits, as the email writes it: type them, spaces or not.")
             )
         return code
 
@@ -53,56 +57,75 @@ class SettingsForm(forms.Form):
     address's reports choice over a seat's own."""
 
     name = forms.CharField(
-        label="Your name",
+        label=gettext_lazy("Your name"),
         max_length=Player._meta.get_field("name").max_length,
         required=False,
-        help_text=(
+        help_text=gettext_lazy(
             "Filled in when you sign up for a game. Your seats keep the names your GMs gave them."
         ),
     )
     time_zone = forms.ChoiceField(
-        label="Your time zone",
+        label=gettext_lazy("Your time zone"),
         required=False,
-        help_text=(
+        help_text=gettext_lazy(
             "Deadlines are written in it: on your pages, in your reports and reminders, in all "
             "your games not over."
         ),
-        error_messages={"invalid_choice": "Choose a time zone of the list, such as Europe/Berlin."},
+        error_messages={
+            "invalid_choice": gettext_lazy("Choose a time zone of the list, such as Europe/Berlin.")
+        },
+    )
+    language = forms.ChoiceField(
+        label=gettext_lazy("My language"),
+        required=False,
+        widget=forms.RadioSelect,
+        help_text=gettext_lazy(
+            "Of these pages, and of the pages and emails of all your seats in games not over: "
+            "a seat's page can still choose its own."
+        ),
+        error_messages={"invalid_choice": gettext_lazy("Choose one of the languages of the list.")},
     )
     reports = forms.ChoiceField(
-        label="Email me the reports of all my games",
+        label=gettext_lazy("Email me the reports of all my games"),
         choices=Reports.choices,
         widget=forms.RadioSelect,
         required=False,
-        error_messages={"invalid_choice": "Choose one of the ways to get your reports by email."},
+        error_messages={
+            "invalid_choice": gettext_lazy("Choose one of the ways to get your reports by email.")
+        },
     )
     digest = forms.ChoiceField(
-        label="Reminders before my deadlines",
+        label=gettext_lazy("Reminders before my deadlines"),
         choices=[
-            (reminders.EACH, "one email per game, before each deadline"),
-            (reminders.DIGEST, "one daily digest for all my games"),
-            (reminders.NONE, "none: deadlines pass without a reminder"),
+            (reminders.EACH, gettext_lazy("one email per game, before each deadline")),
+            (reminders.DIGEST, gettext_lazy("one daily digest for all my games")),
+            (reminders.NONE, gettext_lazy("none: deadlines pass without a reminder")),
         ],
         widget=forms.RadioSelect,
         error_messages={
-            "required": "Choose how reminders come.",
-            "invalid_choice": "Choose one of the ways reminders come.",
+            "required": gettext_lazy("Choose how reminders come."),
+            "invalid_choice": gettext_lazy("Choose one of the ways reminders come."),
         },
     )
     hour = forms.TypedChoiceField(
-        label="Digest at",
+        label=gettext_lazy("Digest at"),
         choices=[(str(hour), f"{hour:02d}:00") for hour in range(24)],
         coerce=int,
-        error_messages={"invalid_choice": "Choose an hour of the list for the digest."},
+        error_messages={
+            "invalid_choice": gettext_lazy("Choose an hour of the list for the digest.")
+        },
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         zones = self.fields["time_zone"]
         assert isinstance(zones, forms.ChoiceField)
-        zones.choices = [(NO_ZONE, "each game's own (its GM's)")] + [
+        zones.choices = [(NO_ZONE, gettext("each game's own (its GM's)"))] + [
             (name, name) for name in schedule.zone_names()
         ]
+        spoken = self.fields["language"]
+        assert isinstance(spoken, forms.ChoiceField)
+        spoken.choices = [("", gettext("each game's own")), *settings.LANGUAGES]
 
     def chosen(self) -> players.Chosen:
         """What to save: reports and reminders only if changed here."""
@@ -113,6 +136,7 @@ class SettingsForm(forms.Form):
         return players.Chosen(
             name=data["name"].strip(),
             time_zone=data["time_zone"],
+            language=data["language"],
             reports=reports,
             reminders=way,
             hour=data["hour"] if way else None,

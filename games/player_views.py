@@ -18,11 +18,21 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext, gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
-from games import absences, access, email_choices, players, reliability, reminders, views
+from games import (
+    absences,
+    access,
+    email_choices,
+    languages,
+    players,
+    reliability,
+    reminders,
+    views,
+)
 from games.gm_forms import first_error
 from games.models import AbsencePolicy
 from games.player_forms import CodeForm, SettingsForm, SignInForm
@@ -32,6 +42,13 @@ from moderator import ratelimit
 # The backend the player is signed in with: settings.AUTHENTICATION_BACKENDS lists two
 # (django-axes' for the GMs' password logins, and Django's), so login() must be told.
 BACKEND = "django.contrib.auth.backends.ModelBackend"
+
+
+def _speak(request: HttpRequest, player: Any) -> None:
+    """A signed-in player's page in their language, when they chose one; else the
+    browser's (the footer's switcher)."""
+    if player.language:
+        languages.speak(request, player.language, setting=f"{reverse('players:settings')}#language")
 
 
 def _next_path(request: HttpRequest) -> str:
@@ -59,16 +76,24 @@ def _sign_in(request: HttpRequest, player: Any, sign_in: Any) -> HttpResponse:
 
 # What each refusal says, on the link's page and at the code box.
 REFUSALS = {
-    players.UNKNOWN: "This sign-in link is not valid: it may be cut short, or older than a day. "
-    "Ask for a new one below.",
-    players.EXPIRED: "This sign-in has expired: a link and its code work for {minutes} minutes. "
-    "Ask for a new one below.",
-    players.USED: "This sign-in link was used already: each link or code signs in once. "
-    "Ask for a new one below.",
-    players.VOID: "The code of this sign-in was typed wrong {attempts} times, so it no longer "
-    "works, nor does its link. Ask for a new one below.",
-    players.NONE_WAITING: "No sign-in was asked for this address. Ask for one below.",
-    "inactive": "This address may not sign in here. Ask your game master.",
+    players.UNKNOWN: gettext_lazy(
+        "This sign-in link is not valid: it may be cut short, or older than a day. Ask for a "
+        "new one below."
+    ),
+    players.EXPIRED: gettext_lazy(
+        "This sign-in has expired: a link and its code work for %(minutes)d minutes. Ask for a "
+        "new one below."
+    ),
+    players.USED: gettext_lazy(
+        "This sign-in link was used already: each link or code signs in once. Ask for a new one "
+        "below."
+    ),
+    players.VOID: gettext_lazy(
+        "The code of this sign-in was typed wrong %(attempts)d times, so it no longer works, nor "
+        "does its link. Ask for a new one below."
+    ),
+    players.NONE_WAITING: gettext_lazy("No sign-in was asked for this address. Ask for one below."),
+    "inactive": gettext_lazy("This address may not sign in here. Ask your game master."),
 }
 
 
@@ -76,11 +101,17 @@ def _refusal_text(refused: SignInRefused | str) -> str:
     reason = refused.reason if isinstance(refused, SignInRefused) else refused
     if reason == players.WRONG_CODE and isinstance(refused, SignInRefused):
         left = refused.attempts_left
-        return (
-            f"That is not the code of the email: nothing was signed in. "
-            f"{left} more {'try' if left == 1 else 'tries'} before the sign-in is void."
-        )
-    return REFUSALS[reason].format(minutes=settings.SIGNIN_MINUTES, attempts=players.CODE_ATTEMPTS)
+        return ngettext(
+            "That is not the code of the email: nothing was signed in. %(left)d more try "
+            "before the sign-in is void.",
+            "That is not the code of the email: nothing was signed in. %(left)d more tries "
+            "before the sign-in is void.",
+            left,
+        ) % {"left": left}
+    return REFUSALS[reason] % {
+        "minutes": settings.SIGNIN_MINUTES,
+        "attempts": players.CODE_ATTEMPTS,
+    }
 
 
 def _refused(request: HttpRequest, refused: SignInRefused | str, *, status: int) -> HttpResponse:
@@ -171,7 +202,9 @@ def signout(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         return render(request, "games/players/signout.html")
     logout(request)
-    messages.success(request, "You are signed out. This browser no longer opens your seats.")
+    messages.success(
+        request, gettext("You are signed out. This browser no longer opens your seats.")
+    )
     response = redirect("games:home")
     access.forget_signed_in(response)
     return response
@@ -183,6 +216,7 @@ def me(request: HttpRequest) -> HttpResponse:
     player = players.player_of(request.user)
     if player is None:
         return render(request, "games/players/me.html", {"not_a_player": True})
+    _speak(request, player)
     context = {
         "player": player,
         "games": players.my_games(player),
@@ -200,10 +234,12 @@ def me_settings(request: HttpRequest) -> HttpResponse:
     player = players.player_of(request.user)
     if player is None:
         return render(request, "games/players/me.html", {"not_a_player": True})
+    _speak(request, player)
     preference = email_choices.saved_preference_of(player.email)
     initial = {
         "name": player.name,
         "time_zone": player.time_zone,
+        "language": player.language,
         "reports": preference.reports if preference is not None else "",
         **reminders.choice_of(preference),
     }
@@ -212,14 +248,17 @@ def me_settings(request: HttpRequest) -> HttpResponse:
         return render(request, "games/players/settings.html", {"form": form, "player": player})
     form = SettingsForm(request.POST, initial=initial)
     if not form.is_valid():
-        messages.error(request, f"{first_error(form)} Nothing was changed.")
+        messages.error(request, views.nothing_changed(first_error(form)))
         context = {"form": form, "player": player}
         return render(request, "games/players/settings.html", context, status=400)
-    said = players.save_settings(player, form.chosen())
+    chosen = form.chosen()
+    # Said in the language just chosen: the page it goes back to speaks it.
+    translation.activate(chosen.language or translation.get_language_from_request(request))
+    said = players.save_settings(player, chosen)
     if said:
-        messages.success(request, f"Saved: {'; '.join(said)}.")
+        messages.success(request, gettext("Saved: %(said)s.") % {"said": "; ".join(said)})
     else:
-        messages.success(request, "Saved: nothing had changed.")
+        messages.success(request, gettext("Saved: nothing had changed."))
     return redirect("players:settings")
 
 
@@ -230,6 +269,7 @@ def me_away(request: HttpRequest) -> HttpResponse:
     player = players.player_of(request.user)
     if player is None:
         return render(request, "games/players/me.html", {"not_a_player": True})
+    _speak(request, player)
     live = [
         seat.game
         for seat in players.seats_of(player.email)

@@ -23,21 +23,26 @@ import secrets
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.db import IntegrityError, transaction
 from django.db.models import F, QuerySet
+from django.utils import translation
 from django.utils.crypto import salted_hmac
+from django.utils.translation import gettext, gettext_lazy
 
-from games import access, email_choices, postal, reminders, schedule
+from games import access, email_choices, languages, postal, reminders, schedule
 from games.engines import registry
 from games.models import EmailPreference, Game, Order, Player, Seat, SignIn, Step
 from moderator import links
 from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 # A signed-in player's session holds their Player's id under this key (access).
 SESSION_KEY = access.PLAYER_SESSION_KEY
@@ -110,10 +115,12 @@ def signin_url(token: str) -> str:
 
 
 def ask(email: str, *, now: datetime, next_path: str = "") -> Asked:
-    """A new sign-in for ``email`` and its email (urgent: someone waits for it). Every
-    address gets one, whether it plays here or not: a new player signs in so too. Earlier
-    sign-ins of the address stay valid until they expire."""
+    """A new sign-in for ``email`` and its email (urgent: someone waits for it), in the
+    player's language, else the page's. Every address gets one, whether it plays here or
+    not: a new player signs in so too. Earlier sign-ins of the address stay valid until
+    they expire."""
     address = email_choices.normalise(email)
+    chosen = Player.objects.filter(email=address).values_list("language", flat=True).first()
     token = links.new_token()
     code = new_code()
     token_hash = links.digest(token)
@@ -126,7 +133,8 @@ def ask(email: str, *, now: datetime, next_path: str = "") -> Asked:
             expires_at=now + timedelta(minutes=settings.SIGNIN_MINUTES),
             next=next_path if len(next_path) <= NEXT_LENGTH else "",
         )
-        queueing.queue([signin_email(email.strip(), sign_in, token, code)], urgent=True)
+        with translation.override(chosen or translation.get_language()):
+            queueing.queue([signin_email(email.strip(), sign_in, token, code)], urgent=True)
     return Asked(sign_in, token, code)
 
 
@@ -277,10 +285,10 @@ def prune_sign_ins(*, now: datetime) -> int:
 
 OWED, RUNNING, WAITING, FINISHED = "owed", "running", "waiting", "finished"
 GROUPS = (
-    (OWED, "Waiting for your order"),
-    (RUNNING, "Running"),
-    (WAITING, "Not started yet"),
-    (FINISHED, "Finished"),
+    (OWED, gettext_lazy("Waiting for your order")),
+    (RUNNING, gettext_lazy("Running")),
+    (WAITING, gettext_lazy("Not started yet")),
+    (FINISHED, gettext_lazy("Finished")),
 )
 
 
@@ -301,7 +309,7 @@ class SeatLine:
 
 @dataclass
 class MyGames:
-    groups: list[tuple[str, str, list[SeatLine]]] = field(default_factory=list)
+    groups: list[tuple[str, StrOrPromise, list[SeatLine]]] = field(default_factory=list)
 
     @property
     def count(self) -> int:
@@ -355,7 +363,7 @@ def my_games(player: Player) -> MyGames:
             continue
         if game.status in (Game.Status.FINISHED, Game.Status.ABANDONED):
             if game.status == Game.Status.ABANDONED:
-                line.note = "abandoned"
+                line.note = gettext("abandoned")
             elif states.get(game.pk) is not None:
                 engine = game.rules
                 standings = engine.standings(engine.state_from_json(states[game.pk])) or []
@@ -373,9 +381,9 @@ def my_games(player: Player) -> MyGames:
                 and (step.pk, seat.pk) not in answered
             )
         if game.status == Game.Status.PAUSED:
-            line.note = "paused by the GM"
+            line.note = gettext("paused by the GM")
         elif seat.status == Seat.Status.OUT:
-            line.note = "you are out"
+            line.note = gettext("you are out")
         grouped[OWED if line.owes else RUNNING].append(line)
     for key in (OWED, RUNNING):
         grouped[key].sort(
@@ -400,6 +408,7 @@ class Chosen:
     reports: str
     reminders: str
     hour: int | None
+    language: str = ""
 
 
 def save_settings(player: Player, chosen: Chosen) -> list[str]:
@@ -408,7 +417,9 @@ def save_settings(player: Player, chosen: Chosen) -> list[str]:
     The name is the player's own (a sign-up's default): the seats keep the names their GMs
     gave them. A time zone is the player's, the zone of the address's digests and
     reminders' hour (``EmailPreference``), and the zone of each of its seats in a game not
-    over, so their reports and reminders write deadlines in it. ``reports`` (one of
+    over, so their reports and reminders write deadlines in it. A language is the
+    player's pages' and, "" too (each game's own), every seat's of theirs in a game not
+    over (docs/languages.md). ``reports`` (one of
     ``Reports``) is how often every seat of the address gets its reports, and the default
     of its later seats (``postal.choose_reports``, as a seat page's "all my seats");
     ``reminders`` is the address's reminders (``games.reminders``)."""
@@ -417,10 +428,25 @@ def save_settings(player: Player, chosen: Chosen) -> list[str]:
         player = Player.objects.select_for_update().get(pk=player.pk)
         if chosen.name != player.name:
             player.name = chosen.name
-            said.append(f"your name is {chosen.name}" if chosen.name else "your name is cleared")
+            said.append(
+                gettext("your name is %(name)s") % {"name": chosen.name}
+                if chosen.name
+                else gettext("your name is cleared")
+            )
         zone_changed = chosen.time_zone != player.time_zone
         player.time_zone = chosen.time_zone
-        player.save(update_fields=["name", "time_zone"])
+        if chosen.language != player.language:
+            player.language = chosen.language
+            seats_of(player.email).exclude(
+                game__status__in=[Game.Status.FINISHED, Game.Status.ABANDONED]
+            ).update(language=chosen.language)
+            said.append(
+                gettext("your language is %(language)s, in all your games")
+                % {"language": languages.NAMES[chosen.language]}
+                if chosen.language
+                else gettext("your language is each game's own")
+            )
+        player.save(update_fields=["name", "time_zone", "language"])
         if chosen.time_zone:
             EmailPreference.objects.get_or_create(
                 email=player.email, defaults={"time_zone": chosen.time_zone}
@@ -430,9 +456,12 @@ def save_settings(player: Player, chosen: Chosen) -> list[str]:
                 game__status__in=[Game.Status.FINISHED, Game.Status.ABANDONED]
             ).update(time_zone=chosen.time_zone)
             if zone_changed:
-                said.append(f"your time zone is {chosen.time_zone}, in all your games")
+                said.append(
+                    gettext("your time zone is %(zone)s, in all your games")
+                    % {"zone": chosen.time_zone}
+                )
         elif zone_changed:
-            said.append("your time zone is each game's own")
+            said.append(gettext("your time zone is each game's own"))
         zone = chosen.time_zone or "UTC"
         if chosen.reports:
             seat = seats_of(player.email).order_by("pk").first()
@@ -442,7 +471,10 @@ def save_settings(player: Player, chosen: Chosen) -> list[str]:
                 postal.choose_reports(
                     seat.game_id, position=seat.position, choice=chosen.reports, everywhere=True
                 )
-            said.append(f"your reports come {email_choices.YOU_GET[chosen.reports]}")
+            said.append(
+                gettext("your reports come %(you_get)s")
+                % {"you_get": email_choices.YOU_GET[chosen.reports]}
+            )
         if chosen.reminders:
             preference = EmailPreference.objects.filter(email=player.email).first()
             reminders.choose_for_address(
@@ -451,12 +483,12 @@ def save_settings(player: Player, chosen: Chosen) -> list[str]:
                 hour=chosen.hour,
                 time_zone=preference.time_zone if preference else zone,
             )
-            said.append(REMINDERS_SAID[chosen.reminders])
+            said.append(str(REMINDERS_SAID[chosen.reminders]))
     return said
 
 
 REMINDERS_SAID = {
-    reminders.EACH: "reminders come one email at a time",
-    reminders.DIGEST: "reminders come in one daily digest",
-    reminders.NONE: "no reminders come before your deadlines",
+    reminders.EACH: gettext_lazy("reminders come one email at a time"),
+    reminders.DIGEST: gettext_lazy("reminders come in one daily digest"),
+    reminders.NONE: gettext_lazy("no reminders come before your deadlines"),
 }

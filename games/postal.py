@@ -8,6 +8,7 @@ in as ``now``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -25,11 +26,15 @@ from django.core.validators import validate_email
 from django.db import connection, models, transaction
 from django.db.models import Exists, F, Max, OuterRef, Q, QuerySet, Value
 from django.db.models.functions import Concat
+from django.utils import translation
+from django.utils.text import format_lazy
+from django.utils.translation import gettext, gettext_lazy, ngettext, pgettext_lazy
 
 from games import (
     absences,
     access,
     email_choices,
+    languages,
     paper,
     records,
     reminders,
@@ -128,6 +133,8 @@ class Player:
     name: str
     email: str
     time_zone: str = ""
+    # The seat's own language ("": the player's, else the game's; docs/languages.md).
+    language: str = ""
 
 
 @dataclass(frozen=True)
@@ -209,11 +216,13 @@ def create_game(
     seats_wanted: int | None = None,
     public: str = Publicity.AUTO,
     private_press: bool = True,
+    language: str = settings.LANGUAGE_CODE,
 ) -> Game:
     """A new game with its seats, not started. PostalError says what is wrong. ``rated``:
     once finished, its result counts in its game's ratings (``games.ratings``); ``public``:
     who may watch it (``Publicity``, games.spectators); ``private_press``: players may
-    write private messages to one another (games.press); ``missed``:
+    write private messages to one another (games.press); ``language``: of its players'
+    pages and emails (docs/languages.md); ``missed``:
     what it does about missed deadlines and absences (the defaults when None).
 
     ``signup``: how players join (``SignUpMode``). An open game has ``seats_wanted`` seats,
@@ -239,11 +248,14 @@ def create_game(
         if player.time_zone:
             _zone(player.time_zone)
     _zone(time_zone)
+    if language not in languages.NAMES:
+        raise PostalError(f"{language!r} is not a language of this service")
     try:
         spec = schedule.validate(schedule_spec or {"kind": "interval", "seconds": 48 * 3600})
     except schedule.ScheduleError as error:
         raise PostalError(f"schedule: {error}") from None
     chosen = email_choices.defaults(player.email for player in players)
+    spoken = languages.of_addresses(player.email for player in players)
     with transaction.atomic():
         game = Game.objects.create(
             engine=engine.key,
@@ -257,6 +269,7 @@ def create_game(
             rated=rated,
             public=public,
             private_press=private_press,
+            language=language,
             **dataclasses.asdict(missed),
             signup=signup,
             seats_wanted=seats_wanted if signup != SignUpMode.CLOSED else None,
@@ -269,6 +282,7 @@ def create_game(
                 email=player.email.strip(),
                 time_zone=player.time_zone,
                 reports=chosen.get(email_choices.normalise(player.email), ""),
+                language=player.language or spoken.get(email_choices.normalise(player.email), ""),
             )
             for position, player in enumerate(players)
         )
@@ -422,11 +436,17 @@ def _accept(
     if "\x00" in text:
         # Never a part of an order, and the record (PostgreSQL text) cannot hold it.
         raise OrderRejected(
-            "the order holds a NUL character, so nothing was recorded; write it as plain text"
+            gettext(
+                "the order holds a NUL character, so nothing was recorded; write it as plain text"
+            )
         )
     refused: str | None = None
-    with transaction.atomic():
+    with transaction.atomic(), contextlib.ExitStack() as speaking:
         seat, read_with_lock = locked_seat()
+        if source in SPOKEN_TO_THE_SEAT:
+            # What is said to the seat of its order is said in the seat's language (the
+            # GM panel's refusals stay in English).
+            speaking.enter_context(translation.override(seat.speaks))
         if admit is not None and not admit(seat):
             raise NotAdmitted("too many orders from this seat or address in the last minute")
         game, position = seat.game, seat.position
@@ -445,7 +465,7 @@ def _accept(
         except (OrderError, _Drew) as error:
             if happened is not None:
                 # Taken whole or not at all: lines it played are not kept either.
-                reason = error.message if isinstance(error, OrderError) else _DREW
+                reason = error.message if isinstance(error, OrderError) else str(_DREW)
                 raise StepMovedOn(happened, reason, kept=True) from None
             assert isinstance(error, OrderError)
             if error.applied is None:
@@ -453,7 +473,7 @@ def _accept(
             refused = words.Said(error.message)
             new_state, events = error.applied
         if position not in step.prompted_seats:
-            raise OrderRejected(_NOT_OWED)
+            raise OrderRejected(str(_NOT_OWED))
         prompts = _prompt_list(engine.prompts(new_state))
         # An order that changed the prompts took effect at once: the receipt says what it
         # did, as this seat may see it; a sealed order is echoed as sealed.
@@ -472,6 +492,7 @@ def _accept(
             if counting is not None:
                 # The order that counts, sent again (a double tap, a form posted twice, a
                 # flood): acknowledged, and nothing is written, nor owed a receipt.
+                counting.seat = seat
                 counting.repeated = True
                 counting.carried_over = happened
                 return counting
@@ -538,6 +559,10 @@ def _accept(
         rejected.partly_played = True
         raise rejected
     return row
+
+
+# The orders whose refusal is said to the seat's player: on their page or by email.
+SPOKEN_TO_THE_SEAT = (Order.Source.WEB, Order.Source.EMAIL)
 
 
 def _repeated(step: Step, seat: Seat, canonical: str) -> Order | None:
@@ -637,7 +662,7 @@ SEAT_COLUMNS = (
     "id", "game_id", "position", "name", "email", "time_zone", "status", "link_version",
     "nmr_count", "email_failing", "email_failing_at", "reports", "reported_through",
     "autopilot", "extensions_used", "missed_in_row", "away_hours_used", "civil_disorder_at",
-    "held_since", "press_email", "press_told",
+    "held_since", "press_email", "press_told", "language",
 )  # fmt: skip
 GAME_COLUMNS = (
     "id", "engine", "title", "public_id", "options", "status", "gm_id", "time_zone",
@@ -646,6 +671,7 @@ GAME_COLUMNS = (
     "created_at", "started_at", "finished_at", "signup", "seats_wanted", "extensions",
     "extension_hours", "absence_policy", "absence_cap_hours", "civil_disorder_after",
     "offer_seats", "rated", "rated_at", "public", "paper_steps", "paper_dice", "private_press",
+    "language",
 )  # fmt: skip
 STEP_COLUMNS = (
     "id", "game_id", "number", "status", "opened_at", "deadline", "prompts", "closed_at",
@@ -726,14 +752,14 @@ def _seat_locking_its_game(game_id: int, position: int) -> Seat:
         )
     except Seat.DoesNotExist:
         _locked(game_id)  # Game.DoesNotExist for a game that is not there
-        raise OrderRejected("there is no such seat in this game") from None
+        raise OrderRejected(gettext("there is no such seat in this game")) from None
 
 
 def _seat(game: Game, position: int) -> Seat:
     try:
         return game.seats.get(position=position)
     except Seat.DoesNotExist:
-        raise OrderRejected("there is no such seat in this game") from None
+        raise OrderRejected(gettext("there is no such seat in this game")) from None
 
 
 def _current_open_step(
@@ -743,16 +769,23 @@ def _current_open_step(
     ``read_with_lock``: the current step, read by the statement that locked the game."""
     if game.status == Game.Status.FINISHED:
         raise OrderRejected(
-            "the game is over, so nothing was recorded; the final standings are on your page"
+            gettext(
+                "the game is over, so nothing was recorded; the final standings are on your page"
+            )
         )
     if game.status == Game.Status.PAUSED:
         raise OrderRejected(
-            "the GM has paused the game, so nothing was recorded; orders are taken again "
-            "when it resumes"
+            gettext(
+                "the GM has paused the game, so nothing was recorded; orders are taken again "
+                "when it resumes"
+            )
         )
     if game.status != Game.Status.RUNNING:
         raise OrderRejected(
-            "the game has not started, so nothing was recorded; its first report says what to order"
+            gettext(
+                "the game has not started, so nothing was recorded; its first report says what "
+                "to order"
+            )
         )
     # Read after the game's lock, so it is what the lock's last holder committed. Not the
     # states before and after the step: an order has the game's state.
@@ -761,16 +794,19 @@ def _current_open_step(
     )
     if step.status != Step.Status.OPEN or step.deadline <= now:
         raise OrderRejected(
-            f"too late: the deadline passed at {schedule.local_time(step.deadline, seat.zone)}, "
-            "so nothing was recorded; the step is being resolved and its report comes by email"
+            gettext(
+                "too late: the deadline passed at %(deadline)s, so nothing was recorded; the "
+                "step is being resolved and its report comes by email"
+            )
+            % {"deadline": schedule.local_time(step.deadline, seat.zone)}
         )
     return step
 
 
-_NOT_OWED = (
+_NOT_OWED = gettext_lazy(
     "you owe no order in this step, so nothing was recorded; the page shows whose turn it is"
 )
-_DREW = "new dice were rolled since you wrote it; read the new report first"
+_DREW = gettext_lazy("new dice were rolled since you wrote it; read the new report first")
 
 
 class _Drew(Exception):
@@ -793,21 +829,35 @@ def _carried_over(game: Game, seat: Seat, step_number: int, step: Step) -> str:
     previous = game.steps.filter(number=step_number).first()
     if previous is None or previous.closed_at is None or step_number > step.number:
         raise OrderRejected(
-            "this form is for a step that never opened, so nothing was recorded; reload your "
-            "page and send the order from its form"
+            gettext(
+                "this form is for a step that never opened, so nothing was recorded; reload "
+                "your page and send the order from its form"
+            )
         )
-    when = schedule.local_time(previous.closed_at, seat.zone)
-    happened = f"step {step_number} was resolved at {when} {_cause(previous, seat)}"
+    said = {
+        "number": step_number,
+        "when": schedule.local_time(previous.closed_at, seat.zone),
+        "cause": _cause(previous, seat),
+        "current": step.number,
+    }
     if step.number > step_number + 1:
-        happened += f", and the game moved on to step {step.number}"
+        happened = gettext(
+            "step %(number)d was resolved at %(when)s %(cause)s, and the game moved on to step "
+            "%(current)d"
+        )
     else:
-        happened += f"; the current step is {step.number}"
+        happened = gettext(
+            "step %(number)d was resolved at %(when)s %(cause)s; the current step is %(current)d"
+        )
+    happened %= said
     if seat.position not in step.prompted_seats:
-        raise StepMovedOn(happened, "you owe no order in it, so nothing was recorded", kept=False)
+        raise StepMovedOn(
+            happened, gettext("you owe no order in it, so nothing was recorded"), kept=False
+        )
     if DiceRoll.objects.filter(
         game=game, step__number__gte=step_number, step__number__lt=step.number
     ).exists():
-        raise StepMovedOn(happened, _DREW, kept=True)
+        raise StepMovedOn(happened, str(_DREW), kept=True)
     return happened
 
 
@@ -821,20 +871,24 @@ def _cause(step: Step, seat: Seat) -> str:
             .first()
         )
         if closer is None:
-            return "when an order took effect at once"
-        who = "your own" if closer[0] == seat.pk else f"{closer[1]}'s"
-        return f"when {who} order took effect at once"
+            return gettext("when an order took effect at once")
+        if closer[0] == seat.pk:
+            return gettext("when your own order took effect at once")
+        return gettext("when %(name)s's order took effect at once") % {"name": closer[1]}
     if step.closed_by == Step.Closed.EARLY:
-        return "when every order was in"
+        return gettext("when every order was in")
     if step.closed_by == Step.Closed.GM:
-        return "by the GM"
+        return gettext("by the GM")
     applied = (
         step.orders.filter(seat=seat, source=Order.Source.DEFAULT)
         .values_list("canonical", flat=True)
         .first()
     )
-    default = "" if applied is None else f" (your no-moves default was played: {applied})"
-    return f"when its deadline passed{default}"
+    if applied is None:
+        return gettext("when its deadline passed")
+    return gettext("when its deadline passed (your no-moves default was played: %(order)s)") % {
+        "order": applied
+    }
 
 
 def _all_answered(step: Step) -> bool:
@@ -1490,13 +1544,18 @@ def stop_email(seat: Seat, what: str) -> str:
     Returns what the player gets now, in words."""
     if what == "reminders":
         reminders.choose(seat, way=reminders.NONE)
-        return f"{seat.email} gets no reminders before deadlines, in any game"
+        return gettext("%(email)s gets no reminders before deadlines, in any game") % {
+            "email": seat.email
+        }
     if what == "press":
         # Imported here: games.press logs its GM actions through this module.
         from games import press
 
         press.choose_email(seat.game_id, position=seat.position, choice=PressEmail.NONE)
-        return f"{seat.name} gets no messages of {seat.game.title} by email"
+        return gettext("%(name)s gets no messages of %(game)s by email") % {
+            "name": seat.name,
+            "game": seat.game.title,
+        }
     if what not in ("reports", "all-reports"):
         raise PostalError(f"{what!r} is not an email that can be stopped")
     everywhere = what == "all-reports"
@@ -1505,11 +1564,17 @@ def stop_email(seat: Seat, what: str) -> str:
     )
     if everywhere:
         games = len({other.game_id for other in chosen})
-        return (
-            f"{seat.email} gets no step reports by email in its {games} "
-            f"game{'s' if games != 1 else ''}, nor in the games it joins later"
-        )
-    return f"{seat.name} gets no step reports of {seat.game.title} by email"
+        return ngettext(
+            "%(email)s gets no step reports by email in its %(count)d game, nor in the games "
+            "it joins later",
+            "%(email)s gets no step reports by email in its %(count)d games, nor in the games "
+            "it joins later",
+            games,
+        ) % {"email": seat.email, "count": games}
+    return gettext("%(name)s gets no step reports of %(title)s by email") % {
+        "name": seat.name,
+        "title": seat.game.title,
+    }
 
 
 def choose_reports(game_id: int, *, position: int, choice: str, everywhere: bool) -> list[Seat]:
@@ -1560,18 +1625,26 @@ def use_extension(game_id: int, *, position: int, now: datetime) -> Step:
         game = _locked(game_id)
         seat = _seat(game, position)
         if game.status != Game.Status.RUNNING:
-            raise PostalError(f"the game is {game.status}; deadlines move only in a running game")
+            raise PostalError(
+                gettext("the game is %(status)s; deadlines move only in a running game")
+                % {"status": _status_in_words(game)}
+            )
         if not game.extensions:
-            raise PostalError("this game gives no extensions")
+            raise PostalError(gettext("this game gives no extensions"))
         if seat.extensions_used >= game.extensions:
             raise PostalError(
-                f"you have used all {counted(game.extensions, 'extension')} of this game"
+                ngettext(
+                    "you have used all %(count)d extension of this game",
+                    "you have used all %(count)d extensions of this game",
+                    game.extensions,
+                )
+                % {"count": game.extensions}
             )
         step = _open_step_of(game)
         if position not in step.prompted_seats:
-            raise PostalError("you owe no order this step, so its deadline stays")
+            raise PostalError(gettext("you owe no order this step, so its deadline stays"))
         if step.deadline <= now:
-            raise PostalError("the deadline has passed")
+            raise PostalError(gettext("the deadline has passed"))
         seat.extensions_used += 1
         seat.save(update_fields=["extensions_used"])
         step.deadline += timedelta(hours=game.extension_hours)
@@ -1593,15 +1666,51 @@ def choose_autopilot(game_id: int, *, position: int, key: str) -> Seat:
         game = _locked(game_id)
         seat = _seat(game, position)
         if game.status in (Game.Status.FINISHED, Game.Status.ABANDONED):
-            raise PostalError("the game is over; nothing plays for you any more")
+            raise PostalError(gettext("the game is over; nothing plays for you any more"))
         if key and registry.strategy(game.engine, key) is None:
-            offered = ", ".join(s.key for s in registry.strategies(game.engine)) or "none"
+            offered = ", ".join(s.key for s in registry.strategies(game.engine))
             raise PostalError(
-                f"{registry.get(game.engine).title} has no autopilot {key!r} (it has: {offered})"
+                gettext("%(game)s has no autopilot %(key)s (it has: %(offered)s)")
+                % {
+                    "game": registry.get(game.engine).title,
+                    "key": repr(key),
+                    "offered": offered or gettext("none"),
+                }
             )
         seat.autopilot = key
         seat.save(update_fields=["autopilot"])
     return seat
+
+
+def choose_language(game_id: int, *, position: int, language: str) -> Seat:
+    """The seat's own language for its page and emails ("": its game's; docs/languages.md).
+    PostalError for a language the service does not write, and nothing changes."""
+    if language and language not in languages.NAMES:
+        raise PostalError(f"{language!r} is not a language of this service")
+    with transaction.atomic():
+        seat = (
+            Seat.objects.select_related("game")
+            .select_for_update(of=("self",))
+            .get(game_id=game_id, position=position)
+        )
+        seat.language = language
+        seat.save(update_fields=["language"])
+    return seat
+
+
+def _status_in_words(game: Game) -> str:
+    """A game's state as a player's message names it."""
+    return str(_STATUS_WORDS.get(game.status, game.status))
+
+
+_STATUS_WORDS: dict[str, object] = {
+    Game.Status.DRAFT: pgettext_lazy("the game is", "draft"),
+    Game.Status.RECRUITING: pgettext_lazy("the game is", "recruiting"),
+    Game.Status.RUNNING: pgettext_lazy("the game is", "running"),
+    Game.Status.PAUSED: pgettext_lazy("the game is", "paused"),
+    Game.Status.FINISHED: pgettext_lazy("the game is", "finished"),
+    Game.Status.ABANDONED: pgettext_lazy("the game is", "abandoned"),
+}
 
 
 def _latest_event(game: Game) -> int:
@@ -1883,7 +1992,11 @@ def _roll_back(game: Game, done: Step, after: Step, note: _GMNote, now: datetime
     done.save()
     seats = list(game.seats.order_by("position"))
     tokens = access.mint(seats, now=now)
-    why = f"the GM rolled back its resolution ({note.reason}); its orders are open again"
+    # Said to each seat in its language (reports.deadline_email).
+    why = format_lazy(
+        gettext_lazy("the GM rolled back its resolution ({reason}); its orders are open again"),
+        reason=note.reason,
+    )
     queueing.queue(
         [
             reports.deadline_email(game, seat, done, tokens[seat.position], reason=why)
@@ -1961,6 +2074,7 @@ def replace_player(
             seat.email_failing, seat.email_failing_at = "", None
             # The new person's own default, else the game's; told from now on.
             seat.reports = email_choices.defaults([email]).get(email_choices.normalise(email), "")
+            seat.language = languages.of_addresses([email]).get(email_choices.normalise(email), "")
             seat.reported_through = _latest_event(game)
         seat.name, seat.email = name, email
         seat.link_version += 1
@@ -1984,6 +2098,7 @@ def replace_player(
                 "email_failing",
                 "email_failing_at",
                 "reports",
+                "language",
                 "reported_through",
             ]
         )
@@ -2094,7 +2209,10 @@ def play_again(game_id: int, *, now: datetime) -> Game:
             engine_key=game.engine,
             title=_next_title(game.title),
             players=[
-                Player(seats[name].name, seats[name].email, seats[name].time_zone) for name in names
+                Player(
+                    seats[name].name, seats[name].email, seats[name].time_zone, seats[name].language
+                )
+                for name in names
             ],
             options=options,
             time_zone=game.time_zone,
@@ -2103,6 +2221,7 @@ def play_again(game_id: int, *, now: datetime) -> Game:
             rated=game.rated,
             missed=MissedTurns.of(game),
             private_press=game.private_press,
+            language=game.language,
         )
         new.previous, new.reminders = game, game.reminders
         new.save(update_fields=["previous", "reminders"])
@@ -2319,6 +2438,18 @@ def set_public(game_id: int, public: str) -> Game:
         game = _locked(game_id)
         game.public = public
         game.save(update_fields=["public"])
+    return game
+
+
+def set_language(game_id: int, language: str) -> Game:
+    """The GM's choice of the language of the game's players' pages and emails; a seat
+    that chose its own keeps it (docs/languages.md)."""
+    if language not in languages.NAMES:
+        raise PostalError(f"{language!r} is not a language of this service")
+    with transaction.atomic():
+        game = _locked(game_id)
+        game.language = language
+        game.save(update_fields=["language"])
     return game
 
 

@@ -31,11 +31,14 @@ import operator
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from decimal import Decimal
 from functools import reduce
 from typing import Any
 
 from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
+from django.utils import formats
+from django.utils.translation import gettext, ngettext, pgettext
 
 from games.email_choices import normalise
 from games.engines import registry
@@ -83,16 +86,21 @@ class Record:
 
     @property
     def missed_in_words(self) -> str:
-        """'missed 3 of 120 turns (2.5%)'."""
+        """'missed 3 of 120 turns (2.5%)', in the active language."""
         if not self.owed:
-            return "no turns owed yet"
-        turns = "turn" if self.owed == 1 else "turns"
-        return f"missed {self.missed} of {self.owed} {turns} ({percent(self.missed, self.owed)})"
+            return gettext("no turns owed yet")
+        return ngettext(
+            "missed %(missed)d of %(owed)d turn (%(percent)s)",
+            "missed %(missed)d of %(owed)d turns (%(percent)s)",
+            self.owed,
+        ) % {"missed": self.missed, "owed": self.owed, "percent": percent(self.missed, self.owed)}
 
 
 def percent(part: int, whole: int) -> str:
-    """'2.5%', '0%', '33.3%': one decimal, none when it is 0."""
-    return f"{100 * part / whole:.1f}".removesuffix(".0") + "%"
+    """'2.5%', '0%', '33.3%': one decimal, none when it is 0; in the active language's
+    numbers ('2,5 %')."""
+    number = formats.number_format(Decimal(f"{100 * part / whole:.1f}".removesuffix(".0")))
+    return pgettext("a percentage", "%(number)s%%") % {"number": number}
 
 
 def record_of(email: str) -> Record:

@@ -23,8 +23,9 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
+from django.utils import translation
 
-from games import access, email_choices, schedule, webhooks, words
+from games import access, email_choices, languages, schedule, webhooks, words
 from games.engines import registry
 from games.models import EmailPreference, Game, Order, Seat, Step
 from moderator.mail import building, queueing
@@ -142,6 +143,11 @@ def _queue(todo: list[tuple[Step, int | float, int]], now: datetime) -> int:
 
 
 def _reminder(step: Step, seat: Seat, hours: int | float, token: str) -> OutboundEmail:
+    with translation.override(seat.speaks):
+        return _reminder_in_language(step, seat, hours, token)
+
+
+def _reminder_in_language(step: Step, seat: Seat, hours: int | float, token: str) -> OutboundEmail:
     game = step.game
     return building.build(
         "reminder",
@@ -271,6 +277,11 @@ def _owed_by_address(email: str, now: datetime) -> list[dict[str, Any]]:
 def _digest(
     choice: EmailPreference, key: str, owed: list[dict[str, Any]], now: datetime
 ) -> OutboundEmail:
+    with translation.override(languages.of_seats(item["seat"] for item in owed)):
+        return _digest_in_language(key, owed, now)
+
+
+def _digest_in_language(key: str, owed: list[dict[str, Any]], now: datetime) -> OutboundEmail:
     tokens = {item["seat"].pk: access.mint([item["seat"]], now=now) for item in owed}
     for item in owed:
         seat, step = item["seat"], item["step"]

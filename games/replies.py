@@ -22,16 +22,20 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext_lazy
 
 from games import access, postal, press
 from games.engines.base import OrderError, order_lines
 from games.models import Game, Order, Seat
 from moderator.mail import building, queueing, reading, webhooks
 from moderator.mail.models import InboundMessage, OutboundEmail
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 log = logging.getLogger(__name__)
 
@@ -206,7 +210,7 @@ def sign_off(seat: Seat, text: str) -> tuple[str, str] | None:
 
 # The answer to a reply in which no order could be read (nothing above the quoted report,
 # or an HTML email whose words could not be told from the quotation).
-NOT_FOUND = (
+NOT_FOUND = gettext_lazy(
     "no order was found in your message, so nothing was recorded. Write the order as the "
     "first lines of your reply, above the quoted report; if your mail program sends "
     "formatted (HTML) email, switch it to plain text for this reply"
@@ -223,12 +227,13 @@ def _empty(text: str) -> bool:
 
 
 def _answer(
-    seat: Seat, row: InboundMessage, text: str, reason: str, *, partly_played: bool = False
+    seat: Seat, row: InboundMessage, text: str, reason: StrOrPromise, *, partly_played: bool = False
 ) -> None:
     """Tell the seat (at its own address, never the From of the email) why its emailed
-    order was refused, quoting what it wrote; ``partly_played``: its first lines stand."""
+    order was refused, quoting what it wrote, in the seat's language; ``partly_played``:
+    its first lines stand."""
     game = seat.game
-    with transaction.atomic():
+    with transaction.atomic(), translation.override(seat.speaks):
         token = access.mint([seat], now=row.received_at)[seat.position]
         email = building.build(
             "refused",

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import connection
@@ -25,8 +25,10 @@ from django.db.models import Count, Q, TextField, Window
 from django.db.models.functions import Cast
 from django.db.models.lookups import Regex
 from django.urls import reverse
+from django.utils import translation
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
-from games import access, calendar, email_choices, words
+from games import access, calendar, email_choices, languages, words
 from games.engines import registry
 from games.engines.base import Engine, Event, to_json
 from games.models import Event as EventRow
@@ -34,6 +36,9 @@ from games.models import Game, GMAction, Order, Seat, Step
 from games.schedule import local_time
 from moderator.mail import building
 from moderator.mail.models import OutboundEmail
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 # The parts of a seat's view that templates include per engine, each with a default:
 # context name -> template name in the game's folder.
@@ -51,14 +56,17 @@ def verify_url(game: Game) -> str:
 
 
 # How a rated game says so among its rules in words (``Game.rated``: games.ratings).
-RATED = ("Rated", "yes: the result counts in the game's ranking")
+RATED = (
+    pgettext_lazy("a game's rules in words", "Rated"),
+    gettext_lazy("yes: the result counts in the game's ranking"),
+)
 
 
 def rules_in_words(game: Game) -> tuple[str, list[tuple[str, str]]]:
     """The title of the game's profile and each option in words (``registry.describe``),
     and, for a rated game, that it is rated."""
     title, words = registry.describe(game.engine, game.options)
-    return title, [*words, RATED] if game.rated else words
+    return title, [*words, (str(RATED[0]), str(RATED[1]))] if game.rated else words
 
 
 def options_in_play(game: Game, engine: Engine[Any, Any, Any]) -> Any:
@@ -136,6 +144,37 @@ def _report(
     rendered_events: dict[tuple[str, ...], dict[str, Rendered]] | None = None,
     since: list[dict[str, Any]] | None = None,
     gm_did: list[str] | None = None,
+) -> OutboundEmail:
+    with translation.override(seat.speaks):
+        return _report_in_language(
+            game,
+            seat,
+            engine,
+            state,
+            events,
+            step,
+            token,
+            key,
+            shared,
+            rendered_events,
+            since,
+            gm_did,
+        )
+
+
+def _report_in_language(
+    game: Game,
+    seat: Seat,
+    engine: Engine[Any, Any, Any],
+    state: Any,
+    events: list[str],
+    step: Step | None,
+    token: str,
+    key: str | None,
+    shared: dict[str, Rendered] | None,
+    rendered_events: dict[tuple[str, ...], dict[str, Rendered]] | None,
+    since: list[dict[str, Any]] | None,
+    gm_did: list[str] | None,
 ) -> OutboundEmail:
     context = seat_context(game, seat, engine, state, step)
     context.update(link=access.url(token), events=events, **(shared or {}))
@@ -264,26 +303,34 @@ def step_emails(
     step's events. ``gm_did``: what the GM did during the step that closed, in words
     (``gm_actions_of``), the same for every seat."""
     game.seat_names = {seat.position: seat.name for seat in seats}
-    shared = shared_parts(game, engine, state, step)
-    rendered_events: dict[tuple[str, ...], dict[str, Rendered]] = {}
+    # The public parts once per language the seats read (docs/languages.md).
+    shared: dict[str, dict[str, Rendered]] = {}
+    rendered_events: dict[str, dict[tuple[str, ...], dict[str, Rendered]]] = {}
     since = since or {}
-    return [
-        _report(
-            game,
-            seat,
-            engine,
-            state,
-            [words.Said(event.text) for event in events if event.visible_to(seat.position)],
-            step,
-            tokens[seat.position],
-            shared=shared,
-            rendered_events=rendered_events,
-            since=since.get(seat.position),
-            gm_did=gm_did,
+    emails = []
+    for seat in seats:
+        if seat.position not in tokens:
+            continue
+        language = seat.speaks
+        if language not in shared:
+            with translation.override(language):
+                shared[language] = shared_parts(game, engine, state, step)
+        emails.append(
+            _report(
+                game,
+                seat,
+                engine,
+                state,
+                [words.Said(event.text) for event in events if event.visible_to(seat.position)],
+                step,
+                tokens[seat.position],
+                shared=shared[language],
+                rendered_events=rendered_events.setdefault(language, {}),
+                since=since.get(seat.position),
+                gm_did=gm_did,
+            )
         )
-        for seat in seats
-        if seat.position in tokens
-    ]
+    return emails
 
 
 def gm_said(action: GMAction) -> str:
@@ -459,19 +506,21 @@ def invite_email(game: Game, seat: Seat, token: str, now: datetime) -> OutboundE
     context = _context(game, seat, token, options=options_in_play(game, engine))
     context["syntax_txt"] = engine_templates(engine.key, "syntax", "txt")
     context["syntax_html"] = engine_templates(engine.key, "syntax", "html")
-    return _build(
-        "invite", game, seat, f"invite:{game.pk}:{seat.position}:{now.timestamp():.0f}", context
-    )
+    with translation.override(seat.speaks):
+        return _build(
+            "invite", game, seat, f"invite:{game.pk}:{seat.position}:{now.timestamp():.0f}", context
+        )
 
 
 def link_email(game: Game, seat: Seat, token: str) -> OutboundEmail:
-    return _build(
-        "link",
-        game,
-        seat,
-        f"link:{game.pk}:{seat.position}:{seat.link_version}",
-        _context(game, seat, token),
-    )
+    with translation.override(seat.speaks):
+        return _build(
+            "link",
+            game,
+            seat,
+            f"link:{game.pk}:{seat.position}:{seat.link_version}",
+            _context(game, seat, token),
+        )
 
 
 def lost_links_email(seats: list[Seat], tokens: list[str], now: datetime) -> OutboundEmail:
@@ -484,45 +533,51 @@ def lost_links_email(seats: list[Seat], tokens: list[str], now: datetime) -> Out
         for seat, token in zip(seats, tokens, strict=True)
     ]
     key = hashlib.sha256(address.lower().encode()).hexdigest()[:32]
-    return building.build(
-        "lost-links",
-        to=address,
-        dedupe_key=f"lost-links:{key}:{now.isoformat()}",
-        context={"seats": items, "count": len(items), "days": settings.LINK_DAYS},
-    )
+    with translation.override(languages.of_seats(seats)):
+        return building.build(
+            "lost-links",
+            to=address,
+            dedupe_key=f"lost-links:{key}:{now.isoformat()}",
+            context={"seats": items, "count": len(items), "days": settings.LINK_DAYS},
+        )
 
 
 def deadline_email(
-    game: Game, seat: Seat, step: Step, token: str, reason: str = ""
+    game: Game, seat: Seat, step: Step, token: str, reason: StrOrPromise = ""
 ) -> OutboundEmail:
     """The open step's deadline moved: by the GM, or for ``reason`` (an absence, an
-    automatic extension)."""
-    deadline = local_time(step.deadline, seat.zone)
+    automatic extension), in the seat's language."""
     owed = words.owed(step.prompts, seat.position)
-    return _build(
-        "deadline",
-        game,
-        seat,
-        f"deadline:{game.pk}:{step.number}:{seat.position}:{step.deadline:%s}",
-        _context(game, seat, token, step=step, deadline=deadline, owed=owed, reason=reason),
-    )
+    with translation.override(seat.speaks):
+        deadline = local_time(step.deadline, seat.zone)
+        return _build(
+            "deadline",
+            game,
+            seat,
+            f"deadline:{game.pk}:{step.number}:{seat.position}:{step.deadline:%s}",
+            _context(
+                game, seat, token, step=step, deadline=deadline, owed=owed, reason=str(reason)
+            ),
+        )
 
 
 def civil_disorder_email(game: Game, seats: list[Seat], now: datetime) -> OutboundEmail:
-    """Tell the GM that ``seats`` fell into civil disorder (missed too many turns)."""
-    return building.build(
-        "civil-disorder",
-        to=game.gm.email,
-        dedupe_key=f"civil-disorder:{game.pk}:{game.step_number}:"
-        + ",".join(str(seat.position) for seat in seats),
-        context={
-            "game": game,
-            "seats": seats,
-            "limit": game.civil_disorder_after,
-            "gm_url": f"{settings.SITE_URL}/gm/games/{game.pk}/",
-        },
-        game=game,
-    )
+    """Tell the GM that ``seats`` fell into civil disorder (missed too many turns): in
+    English, the GM panel's language, whoever's order moved the game on."""
+    with translation.override(settings.LANGUAGE_CODE):
+        return building.build(
+            "civil-disorder",
+            to=game.gm.email,
+            dedupe_key=f"civil-disorder:{game.pk}:{game.step_number}:"
+            + ",".join(str(seat.position) for seat in seats),
+            context={
+                "game": game,
+                "seats": seats,
+                "limit": game.civil_disorder_after,
+                "gm_url": f"{settings.SITE_URL}/gm/games/{game.pk}/",
+            },
+            game=game,
+        )
 
 
 def receipt_email(
@@ -530,19 +585,20 @@ def receipt_email(
 ) -> OutboundEmail:
     """The order echoed in canonical form. ``results``: what an order that took effect at
     once did, as this seat may see it (a roll's dice); a sealed order has none."""
-    return _build(
-        "receipt",
-        game,
-        seat,
-        f"receipt:{order.pk}",
-        _context(
+    with translation.override(seat.speaks):
+        return _build(
+            "receipt",
             game,
             seat,
-            token,
-            order=order,
-            step=order.step,
-            received=local_time(order.received_at, seat.zone),
-            deadline=local_time(order.step.deadline, seat.zone),
-            results=results or [],
-        ),
-    )
+            f"receipt:{order.pk}",
+            _context(
+                game,
+                seat,
+                token,
+                order=order,
+                step=order.step,
+                received=local_time(order.received_at, seat.zone),
+                deadline=local_time(order.step.deadline, seat.zone),
+                results=results or [],
+            ),
+        )

@@ -17,6 +17,9 @@ from datetime import UTC, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
+from django.utils import dateformat
+from django.utils.translation import gettext, ngettext, pgettext, pgettext_lazy
+
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _DAY_WORDS = {
     "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3,
@@ -125,6 +128,49 @@ def describe(schedule: dict[str, Any]) -> str:
     return f"{days} at {schedule['time']}"
 
 
+# The days of a weekly schedule as players read them, in the active language.
+_DAYS_SHOWN = (
+    pgettext_lazy("every week on", "Mondays"),
+    pgettext_lazy("every week on", "Tuesdays"),
+    pgettext_lazy("every week on", "Wednesdays"),
+    pgettext_lazy("every week on", "Thursdays"),
+    pgettext_lazy("every week on", "Fridays"),
+    pgettext_lazy("every week on", "Saturdays"),
+    pgettext_lazy("every week on", "Sundays"),
+)
+
+
+def in_words(schedule: dict[str, Any]) -> str:
+    """The schedule as players read it, in the active language: in English what
+    ``describe`` writes (the GM's words), in German "alle 48 Stunden", "täglich um 18:00"."""
+    if schedule["kind"] == "interval":
+        seconds = schedule["seconds"]
+        long = seconds > 3 * 86400 and seconds % 86400 == 0
+        if long:
+            days = seconds // 86400
+            return ngettext("every %(count)d day", "every %(count)d days", days) % {"count": days}
+        if seconds % 3600 == 0:
+            hours = seconds // 3600
+            return ngettext("every %(count)d hour", "every %(count)d hours", hours) % {
+                "count": hours
+            }
+        if seconds % 60 == 0:
+            minutes = seconds // 60
+            return ngettext("every %(count)d minute", "every %(count)d minutes", minutes) % {
+                "count": minutes
+            }
+        return ngettext("every %(count)d second", "every %(count)d seconds", seconds) % {
+            "count": seconds
+        }
+    if schedule["kind"] == "daily":
+        return gettext("daily at %(time)s") % {"time": schedule["time"]}
+    names = [str(_DAYS_SHOWN[WEEKDAYS.index(day)]) for day in schedule["days"]]
+    days = names[0]
+    if len(names) > 1:
+        days = gettext("%(days)s and %(last)s") % {"days": ", ".join(names[:-1]), "last": names[-1]}
+    return gettext("%(days)s at %(time)s") % {"days": days, "time": schedule["time"]}
+
+
 def _local(day: datetime, clock: time, tz: ZoneInfo) -> datetime:
     """The moment of ``clock`` on the date of ``day`` in ``tz``.
 
@@ -160,12 +206,16 @@ def next_deadline(schedule: dict[str, Any], time_zone: str, after: datetime) -> 
 
 
 def local_time(moment: datetime, time_zone: str) -> str:
-    """``moment`` in ``time_zone`` and in UTC, e.g. 'Mon 23 Nov 2026 19:00 CET (18:00 UTC)'."""
+    """``moment`` in ``time_zone`` and in UTC, in the words of the active language:
+    'Mon 23 Nov 2026 19:00 CET (18:00 UTC)', 'Mo., 23. November 2026, 19:00 CET (18:00 UTC)'."""
     local = moment.astimezone(ZoneInfo(time_zone))
     utc = moment.astimezone(UTC)
+    # Translators: a deadline's date and time, in Django's date format (the docs of the
+    # "date" template filter): D weekday, d day, M month (abbreviated), F month, Y year.
+    shown = dateformat.format(local, pgettext("moment", "D d M Y H:i"))
     if local.utcoffset() == utc.utcoffset():
-        return f"{utc:%a %d %b %Y %H:%M} UTC"
-    return f"{local:%a %d %b %Y %H:%M} {local.tzname()} ({utc:%H:%M} UTC)"
+        return f"{shown} UTC"
+    return f"{shown} {local.tzname()} ({utc:%H:%M} UTC)"
 
 
 def zone_names() -> list[str]:

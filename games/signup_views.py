@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
 from games import postal, reports, schedule, signups
@@ -28,32 +29,40 @@ from moderator import ratelimit
 class SignUpForm(forms.Form):
     name = forms.CharField(
         max_length=signups.NAME_LENGTH,
-        label="Your name in the game",
-        help_text="The other players see it.",
+        label=gettext_lazy("Your name in the game"),
+        help_text=gettext_lazy("The other players see it."),
         widget=forms.TextInput(attrs={"autocomplete": "nickname"}),
-        error_messages={"required": "Write the name you want to play under."},
+        error_messages={"required": gettext_lazy("Write the name you want to play under.")},
     )
     email = forms.EmailField(
         max_length=signups.EMAIL_LENGTH,
-        label="Your email address",
+        label=gettext_lazy("Your email address"),
         widget=forms.EmailInput(attrs={"autocomplete": "email"}),
         error_messages={
-            "required": "Write your email address: the confirmation link goes there.",
-            "invalid": "That is not an email address: write it as name@example.org.",
+            "required": gettext_lazy("Write your email address: the confirmation link goes there."),
+            "invalid": gettext_lazy("That is not an email address: write it as name@example.org."),
         },
-        help_text="The confirmation link, your turn reports and your link go there; nobody "
-        "else sees it but the GM.",
+        help_text=gettext_lazy(
+            "The confirmation link, your turn reports and your link go there; nobody else sees "
+            "it but the GM."
+        ),
     )
     # Left empty by people, whose browsers do not show it; filled in by form-filling robots.
-    website = forms.CharField(required=False, label="Leave this empty")
-    seat = forms.TypedChoiceField(coerce=int, choices=(), required=False, label="Seat")
+    website = forms.CharField(required=False, label=gettext_lazy("Leave this empty"))
+    seat = forms.TypedChoiceField(
+        coerce=int, choices=(), required=False, label=gettext_lazy("Seat")
+    )
 
     def __init__(self, *args: Any, offered: list[Seat], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         seat_field = self.fields["seat"]
         assert isinstance(seat_field, forms.TypedChoiceField)
         seat_field.choices = [
-            (seat.position, f"Seat {seat.position + 1}, played by {seat.name} until now")
+            (
+                seat.position,
+                gettext("Seat %(number)d, played by %(name)s until now")
+                % {"number": seat.position + 1, "name": seat.name},
+            )
             for seat in offered
         ]
         seat_field.required = bool(offered)
@@ -63,8 +72,8 @@ class SignUpForm(forms.Form):
 
 # How players join, in a visitor's words (the GM's new-game page says "I approve").
 JOINING = {
-    SignUpMode.FIRST: "first come, first seated",
-    SignUpMode.APPROVE: "the GM approves each player",
+    SignUpMode.FIRST: gettext_lazy("first come, first seated"),
+    SignUpMode.APPROVE: gettext_lazy("the GM approves each player"),
 }
 
 
@@ -76,7 +85,7 @@ def game_facts(game: Game) -> dict[str, Any]:
         "game": game,
         "title": title,
         "options": options,
-        "rhythm": schedule.describe(game.schedule),
+        "rhythm": schedule.in_words(game.schedule),
         "gm_name": signups.gm_name(game),
         "mode": JOINING.get(SignUpMode(game.signup), ""),
     }
@@ -133,8 +142,10 @@ def game_page(request: HttpRequest, public_id: str) -> HttpResponse:
         if ratelimit.signup_rate_limited(request, data["email"]):
             form.add_error(
                 None,
-                "Too many sign-ups came for this address, or from your connection, in the "
-                "last hour. Nothing was written; try again in an hour.",
+                gettext(
+                    "Too many sign-ups came for this address, or from your connection, in the "
+                    "last hour. Nothing was written; try again in an hour."
+                ),
             )
             status = 429
         else:
@@ -199,12 +210,12 @@ def confirm(request: HttpRequest, token: str) -> HttpResponse:
         try:
             if action == "confirm":
                 signup = signups.confirm(token, now=now)
-                messages.success(request, "Your sign-up is confirmed.")
+                messages.success(request, gettext("Your sign-up is confirmed."))
             elif action == "withdraw":
                 signup = signups.withdraw(token, now=now)
-                messages.success(request, "You withdrew your sign-up.")
+                messages.success(request, gettext("You withdrew your sign-up."))
             else:
-                raise postal.PostalError("this form is out of date: nothing was changed")
+                raise postal.PostalError(gettext("this form is out of date: nothing was changed"))
         except postal.PostalError as refused:
             error = _sentence(refused.message)
         else:

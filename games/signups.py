@@ -29,8 +29,10 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.urls import reverse
+from django.utils import translation
+from django.utils.translation import gettext
 
-from games import email_choices, postal, reliability, schedule
+from games import email_choices, languages, postal, reliability, schedule
 from games.email_choices import normalise
 from games.engines import registry
 from games.models import Game, Seat, SignUp, SignUpMode
@@ -182,36 +184,44 @@ class SignedUp:
 def _clean(name: str, email: str) -> tuple[str, str]:
     name, email = name.strip(), email.strip()
     if not name:
-        raise postal.PostalError("write the name you want to play under")
+        raise postal.PostalError(gettext("write the name you want to play under"))
     if len(name) > NAME_LENGTH:
-        raise postal.PostalError(f"a name has at most {NAME_LENGTH} characters")
+        raise postal.PostalError(
+            gettext("a name has at most %(count)d characters") % {"count": NAME_LENGTH}
+        )
     if any(ord(char) < 32 or char in building.LINE_BREAKS or char == "\x7f" for char in name):
-        raise postal.PostalError("the name must be a single line of text")
+        raise postal.PostalError(gettext("the name must be a single line of text"))
     try:
         validate_email(email)
     except ValidationError:
-        raise postal.PostalError(f"{email!r} is not one email address") from None
+        raise postal.PostalError(
+            gettext("%(email)s is not one email address") % {"email": repr(email)}
+        ) from None
     if len(email) > EMAIL_LENGTH:
-        raise postal.PostalError("the email address is too long")
+        raise postal.PostalError(gettext("the email address is too long"))
     return name, email
 
 
 def refusal(game: Game, position: int | None) -> str | None:
     """Why nobody may sign up (or confirm a sign-up) for ``game`` now, in their words; None
     when they may. ``position``: a seat in civil disorder of a running game."""
+    title = {"title": game.title}
     if position is None:
         if game.status in UNDER_WAY:
-            return f"{game.title} has started: it takes no more sign-ups"
+            return gettext("%(title)s has started: it takes no more sign-ups") % title
         if game.status in (Game.Status.FINISHED, Game.Status.ABANDONED):
-            return f"{game.title} is over: it takes no more sign-ups"
+            return gettext("%(title)s is over: it takes no more sign-ups") % title
         if not is_open(game):
-            return f"{game.title} is not open for sign-up"
+            return gettext("%(title)s is not open for sign-up") % title
         return None
     if game.status not in UNDER_WAY or not game.offer_seats:
-        return f"{game.title} offers no seat to a new player now"
+        return gettext("%(title)s offers no seat to a new player now") % title
     seat = game.seats.filter(position=position).first()
     if seat is None or seat.civil_disorder_at is None or seat.status != Seat.Status.ACTIVE:
-        return f"seat {position + 1} of {game.title} no longer looks for a new player"
+        return gettext("seat %(number)d of %(title)s no longer looks for a new player") % {
+            "number": position + 1,
+            **title,
+        }
     return None
 
 
@@ -230,20 +240,28 @@ def sign_up(
             raise postal.PostalError(why)
         others = game.seats.exclude(position=position) if position is not None else game.seats
         if game.seats.filter(email__iexact=email).exists():
-            raise postal.PostalError(f"{email} already plays in {game.title}")
-        if game.signups.filter(live(now), email__iexact=email).exists():
-            hours = settings.SIGNUP_CONFIRM_HOURS
             raise postal.PostalError(
-                f"{email} has already signed up for {game.title}: the link emailed to it "
-                f"confirms the sign-up or shows it (a link not used to confirm within {hours} "
-                "hours lapses; then the address may sign up again)"
+                gettext("%(email)s already plays in %(title)s")
+                % {"email": email, "title": game.title}
+            )
+        if game.signups.filter(live(now), email__iexact=email).exists():
+            raise postal.PostalError(
+                gettext(
+                    "%(email)s has already signed up for %(title)s: the link emailed to it "
+                    "confirms the sign-up or shows it (a link not used to confirm within "
+                    "%(hours)d hours lapses; then the address may sign up again)"
+                )
+                % {"email": email, "title": game.title, "hours": settings.SIGNUP_CONFIRM_HOURS}
             )
         if (
             others.filter(name__iexact=name).exists()
             or game.signups.filter(live(now), name__iexact=name).exists()
         ):
             raise postal.PostalError(
-                f"another player of {game.title} is already called {name!r}: choose another name"
+                gettext(
+                    "another player of %(title)s is already called %(name)s: choose another name"
+                )
+                % {"title": game.title, "name": repr(name)}
             )
         token = links.new_token()
         signup = SignUp.objects.create(
@@ -291,8 +309,11 @@ def confirm(token: str, *, now: datetime) -> SignUp:
             return signup
         if lapsed(signup, now):
             raise LinkExpired(
-                f"this confirmation link expired {settings.SIGNUP_CONFIRM_HOURS} hours after "
-                "the sign-up: sign up again"
+                gettext(
+                    "this confirmation link expired %(hours)d hours after the sign-up: sign up "
+                    "again"
+                )
+                % {"hours": settings.SIGNUP_CONFIRM_HOURS}
             )
         why = refusal(game, signup.position)
         if why is not None:
@@ -322,16 +343,18 @@ def withdraw(token: str, *, now: datetime) -> SignUp:
         game, signup = _locked(token)
         if signup.state not in (State.WAITING, State.ACCEPTED):
             raise postal.PostalError(
-                f"there is no confirmed sign-up to withdraw: it is {signup.get_state_display()}"
+                gettext("there is no confirmed sign-up to withdraw: it is %(state)s")
+                % {"state": signup.get_state_display()}
             )
         if signup.position is None and game.status != Game.Status.RECRUITING:
             raise postal.PostalError(
-                f"{game.title} has started: ask its GM ({gm_name(game)}) to replace you"
+                gettext("%(title)s has started: ask its GM (%(gm)s) to replace you")
+                % {"title": game.title, "gm": gm_name(game)}
             )
         if signup.position is not None and signup.state == State.ACCEPTED:
             raise postal.PostalError(
-                f"you play seat {signup.position + 1} of {game.title} now: ask its GM to "
-                "replace you"
+                gettext("you play seat %(number)d of %(title)s now: ask its GM to replace you")
+                % {"number": signup.position + 1, "title": game.title}
             )
         _end(game, signup, State.WITHDRAWN, "withdrawn", now)
     return signup
@@ -516,6 +539,7 @@ def _start(game: Game, now: datetime, seed: bytes | None) -> Game:
     )
     first = game.seats.count()
     chosen = email_choices.defaults(signup.email for signup in accepted)
+    spoken = languages.of_addresses(signup.email for signup in accepted)
     Seat.objects.bulk_create(
         Seat(
             game=game,
@@ -523,6 +547,7 @@ def _start(game: Game, now: datetime, seed: bytes | None) -> Game:
             name=signup.name,
             email=signup.email,
             reports=chosen.get(email_choices.normalise(signup.email), ""),
+            language=spoken.get(email_choices.normalise(signup.email), ""),
         )
         for number, signup in enumerate(accepted)
     )
@@ -631,14 +656,20 @@ def _about(game: Game) -> dict[str, Any]:
     return {
         "game": game,
         "title": registry.title(game.engine, game.options),
-        "rhythm": schedule.describe(game.schedule),
+        "rhythm": schedule.in_words(game.schedule),
         "gm_name": gm_name(game),
         "game_url": game_url(game),
     }
 
 
 def confirm_email(game: Game, signup: SignUp, token: str, *, waits: bool) -> OutboundEmail:
-    """The link that confirms the address (and later shows the sign-up)."""
+    """The link that confirms the address (and later shows the sign-up), in the game's
+    language, as every email of a sign-up."""
+    with translation.override(game.language):
+        return _confirm_email(game, signup, token, waits=waits)
+
+
+def _confirm_email(game: Game, signup: SignUp, token: str, *, waits: bool) -> OutboundEmail:
     context = {
         **_about(game),
         "signup": signup,
@@ -659,69 +690,83 @@ def confirm_email(game: Game, signup: SignUp, token: str, *, waits: bool) -> Out
 
 
 def message(game: Game, signup: SignUp, reason: str) -> tuple[str, str]:
-    """What a change of the sign-up's state tells its person: a subject and a paragraph."""
-    title = game.title
-    seat = "" if signup.position is None else f"seat {signup.position + 1}"
-    starts = (
+    """What a change of the sign-up's state tells its person: a subject and a paragraph,
+    in the active language."""
+    names = {
+        "title": game.title,
+        "gm": gm_name(game),
+        "seat": "" if signup.position is None else signup.position + 1,
+    }
+    starts = gettext(
         "The game starts when every seat is taken, or when the GM starts it; your first turn "
         "report, with the link to your seat, comes by email then."
     )
     if reason == "seated":
-        return "you have a seat", f"Your sign-up is confirmed and you have a seat. {starts}"
+        return gettext("you have a seat"), gettext(
+            "Your sign-up is confirmed and you have a seat. %(starts)s"
+        ) % {"starts": starts}
     if reason == "waiting":
-        place = waiting_place(signup)
-        return "you are on the waiting list", (
-            f"Your sign-up is confirmed. Every seat is taken: you are number {place} on the "
+        return gettext("you are on the waiting list"), gettext(
+            "Your sign-up is confirmed. Every seat is taken: you are number %(place)d on the "
             "waiting list. If a seat comes free before the game starts, the first on the list "
             "takes it and is told by email."
-        )
+        ) % {"place": waiting_place(signup)}
     if reason == "asked":
-        return "your sign-up waits for the GM", (
-            f"Your sign-up is confirmed. {gm_name(game)}, the GM, approves each player: you "
-            "are told by email when they decide."
-        )
+        return gettext("your sign-up waits for the GM"), gettext(
+            "Your sign-up is confirmed. %(gm)s, the GM, approves each player: you are told by "
+            "email when they decide."
+        ) % names
     if reason == "asked-seat":
-        return f"your sign-up for {seat} waits for the GM", (
-            f"Your sign-up to take over {seat} is confirmed. {gm_name(game)}, the GM, decides "
-            "who takes it: you are told by email when they do."
-        )
+        return gettext("your sign-up for seat %(seat)s waits for the GM") % names, gettext(
+            "Your sign-up to take over seat %(seat)s is confirmed. %(gm)s, the GM, decides who "
+            "takes it: you are told by email when they do."
+        ) % names
     if reason == "promoted":
-        return "a seat came free: you have it", (
-            f"A seat came free and you were first on the waiting list: you have a seat now. "
-            f"{starts}"
-        )
+        return gettext("a seat came free: you have it"), gettext(
+            "A seat came free and you were first on the waiting list: you have a seat now. "
+            "%(starts)s"
+        ) % {"starts": starts}
     if reason == "approved":
-        return "the GM gave you a seat", f"{gm_name(game)}, the GM, gave you a seat. {starts}"
+        return gettext("the GM gave you a seat"), gettext(
+            "%(gm)s, the GM, gave you a seat. %(starts)s"
+        ) % {**names, "starts": starts}
     if reason == "approved-seat":
-        return f"you take over {seat}", (
-            f"{gm_name(game)}, the GM, approved you: you take over {seat} of {title} as it "
+        return gettext("you take over seat %(seat)s") % names, gettext(
+            "%(gm)s, the GM, approved you: you take over seat %(seat)s of %(title)s as it "
             "stands. The link to your seat comes in its own email."
-        )
+        ) % names
     if reason == "declined":
-        return "the GM declined your sign-up", (
-            f"{gm_name(game)}, the GM, declined your sign-up. Nothing else is needed from you."
-        )
+        return gettext("the GM declined your sign-up"), gettext(
+            "%(gm)s, the GM, declined your sign-up. Nothing else is needed from you."
+        ) % names
     if reason == "seat-taken":
-        return f"{seat} went to another player", (
-            f"The GM gave {seat} to another player. Thank you for offering to play; other "
-            "open games are on the list."
-        )
+        return gettext("seat %(seat)s went to another player") % names, gettext(
+            "The GM gave seat %(seat)s to another player. Thank you for offering to play; "
+            "other open games are on the list."
+        ) % names
     if reason == "withdrawn":
-        return "you withdrew", "You withdrew your sign-up. Nothing else is needed from you."
+        return gettext("you withdrew"), gettext(
+            "You withdrew your sign-up. Nothing else is needed from you."
+        )
     if reason == "started":
-        return "the game started without you", (
-            f"{title} has started: no seat came free for you on the waiting list. Thank you "
+        return gettext("the game started without you"), gettext(
+            "%(title)s has started: no seat came free for you on the waiting list. Thank you "
             "for signing up; other open games are on the list."
-        )
+        ) % names
     if reason == "closed":
-        return "sign-ups are closed", (
-            f"{gm_name(game)}, the GM, closed sign-ups before a seat came free for you. Thank "
-            "you for signing up; other open games are on the list."
-        )
+        return gettext("sign-ups are closed"), gettext(
+            "%(gm)s, the GM, closed sign-ups before a seat came free for you. Thank you for "
+            "signing up; other open games are on the list."
+        ) % names
     raise ValueError(f"no message for {reason!r}")
 
 
 def signup_email(game: Game, signup: SignUp, reason: str, now: datetime) -> OutboundEmail:
+    with translation.override(game.language):
+        return _signup_email(game, signup, reason, now)
+
+
+def _signup_email(game: Game, signup: SignUp, reason: str, now: datetime) -> OutboundEmail:
     subject, words = message(game, signup, reason)
     context = {
         **_about(game),

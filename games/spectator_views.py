@@ -13,6 +13,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET
 
 from games import reports, schedule, spectators
@@ -103,7 +104,9 @@ def archive(request: HttpRequest, engine: str) -> HttpResponse:
     player = request.GET.get("player", "").strip()
     error = ""
     if len(player) > SEARCH_LENGTH:
-        error = f"A player's name has at most {SEARCH_LENGTH} characters; search for part of it."
+        error = gettext(
+            "A player's name has at most %(count)d characters; search for part of it."
+        ) % {"count": SEARCH_LENGTH}
         player = ""
     games = spectators.archive(engine, player)
     page = Paginator(games, spectators.ARCHIVE_ROWS).get_page(request.GET.get("page"))

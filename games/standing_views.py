@@ -10,6 +10,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count, OuterRef, Subquery
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils.translation import gettext
 
 from games import ratings
 from games.engines import registry
@@ -41,7 +42,7 @@ def player(request: HttpRequest, public_id: str) -> HttpResponse:
         if row.engine in registry.ENGINES
     ]
     context = {
-        "name": person.name or record.name or "A player",
+        "name": person.name or record.name or gettext("A player"),
         "record": record,
         "ratings": shown,
     }

@@ -35,6 +35,7 @@ urlpatterns = [
         press_views.press_email,
         name="press_email",
     ),
+    path("play/<int:game_id>/<int:position>/language/", views.language_choice, name="language"),
     path("play/<int:game_id>/<int:position>/extension/", views.extension, name="extension"),
     path("play/reminders/", views.reminder_choice, name="reminders"),
     path("email/stop/<str:what>/<str:token>/", views.stop_email, name="stop_email"),

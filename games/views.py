@@ -22,9 +22,9 @@ from django.contrib import messages
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy, ngettext
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from redis.exceptions import RedisError
@@ -35,6 +35,7 @@ from games import (
     archive,
     calendar,
     email_choices,
+    languages,
     postal,
     press_views,
     reminders,
@@ -48,6 +49,7 @@ from games.forms import (
     AbsenceForm,
     AutopilotForm,
     EmailChoiceForm,
+    LanguageForm,
     LostLinksForm,
     ReminderChoiceForm,
     form_class,
@@ -119,6 +121,7 @@ def magic_link(request: HttpRequest, token: str) -> HttpResponse:
     if seat is None:
         return not_valid(request)
     if request.method == "GET":
+        languages.speak(request, seat.speaks)
         return render(request, "games/continue.html", {"seat": seat, "game": seat.game})
     response = redirect(seat_page(seat))
     access.remember_seat(request, response, seat)
@@ -145,6 +148,11 @@ def seat_page(seat: Seat) -> str:
     return reverse("games:seat", args=[seat.game_id, seat.position])
 
 
+def _speak(request: HttpRequest, seat: Seat) -> None:
+    """The rest of the request in the seat's language; the footer names its setting."""
+    languages.speak(request, seat.speaks, setting=f"{seat_page(seat)}#language-form")
+
+
 # --- the player's pages ----------------------------------------------------------------
 
 
@@ -169,7 +177,7 @@ def play_game(request: HttpRequest, game_id: int) -> HttpResponse:
     return render(request, "games/play_index.html", {"seats": seats, "game": seats[0].game})
 
 
-OUT_OF_DATE = (
+OUT_OF_DATE = gettext_lazy(
     "This form is out of date, so nothing was recorded: send your order again from the current "
     "page."
 )
@@ -195,14 +203,13 @@ def _posted_seat_refusal(request: HttpRequest, game_id: int, position: int) -> s
     if not any(row[0] == position and links.get(row[2]) == row[3] for row in rows):
         return NOT_HELD
     if not readable:
-        return OUT_OF_DATE
+        return str(OUT_OF_DATE)
     if int(posted) not in names:
-        return OUT_OF_DATE
-    return (
-        f"This order form was for {names[int(posted)]}'s seat, but this page is "
-        f"{names[position]}'s: nothing was recorded. Send the order again from the right "
-        f"seat's page."
-    )
+        return str(OUT_OF_DATE)
+    return gettext(
+        "This order form was for %(posted)s's seat, but this page is %(shown)s's: nothing was "
+        "recorded. Send the order again from the right seat's page."
+    ) % {"posted": names[int(posted)], "shown": names[position]}
 
 
 @require_http_methods(["GET", "POST"])
@@ -257,6 +264,7 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
     seat = next((seat for seat in held if seat.position == position), None)
     if seat is None:
         return not_valid(request)
+    _speak(request, seat)
     if text is None and step_number is not None and ratelimit.order_rate_limited(request, seat.pk):
         # A post of the menus or blocks, counted as a typed order is.
         return ratelimit.too_many(request, "orders", back=request.path)
@@ -295,6 +303,9 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
         **_email_choice_context(seat, engine),
         **_missed_context(game, seat, seats),
         **press_views.seat_section(game, seat, seats),
+        language_form=LanguageForm(
+            initial={"language": seat.language}, game_language=game.language
+        ),
         other_seats=[other for other in held if other.pk != seat.pk],
         gm_log=reports.gm_log(game),
     )
@@ -457,13 +468,13 @@ def _refusal(error: postal.OrderRejected) -> str:
     """Why an order was not taken, as the player's page says it."""
     if not isinstance(error, postal.StepMovedOn):
         return error.message
-    text = f"While your page was open, {error.happened}."
+    text = gettext("While your page was open, %(happened)s.") % {"happened": error.happened}
     if not error.kept:
         return f"{text} {error.reason[0].upper()}{error.reason[1:]}."
-    return (
-        f"{text} Your order was not recorded: {error.reason}. It is in the box below: "
-        f"check it, change it if need be, and send it again."
-    )
+    return gettext(
+        "%(text)s Your order was not recorded: %(reason)s. It is in the box below: check it, "
+        "change it if need be, and send it again."
+    ) % {"text": text, "reason": error.reason}
 
 
 def _written_order(request: HttpRequest, seat: Seat, step_number: int) -> str:
@@ -529,19 +540,26 @@ def _accepted(request: HttpRequest, order: Order) -> HttpResponse:
     Back to the page the order was posted to, the game's page: its address is the
     request's, with nothing to work out (reversing it was 3% of an order's CPU)."""
     canonical = "; ".join(order.canonical.splitlines())
+    _speak(request, order.seat)
     if order.carried_over is not None:
         messages.success(
             request,
-            f"While your page was open, {order.carried_over}. Your order still fits it and "
-            f"is accepted: {canonical}.",
+            gettext(
+                "While your page was open, %(happened)s. Your order still fits it and is "
+                "accepted: %(order)s."
+            )
+            % {"happened": order.carried_over, "order": canonical},
         )
     elif order.repeated:
         messages.success(
             request,
-            f"This is already the order that counts: {canonical}. Nothing new was recorded.",
+            gettext("This is already the order that counts: %(order)s. Nothing new was recorded.")
+            % {"order": canonical},
         )
     else:
-        messages.success(request, f"Your order is accepted: {canonical}.")
+        messages.success(
+            request, gettext("Your order is accepted: %(order)s.") % {"order": canonical}
+        )
     return HttpResponseRedirect(request.path)
 
 
@@ -609,37 +627,49 @@ def reminder_choice(request: HttpRequest) -> HttpResponse:
     seat = next((seat for seat in seats if str(seat.pk) == seat_id), None)
     if seat is None:
         return not_valid(request)
+    _speak(request, seat)
     form = ReminderChoiceForm(request.POST)
     if not form.is_valid():
         messages.error(request, first_error(form))
     else:
         way = form.cleaned_data["digest"]
         reminders.choose(seat, way=way, hour=form.cleaned_data["hour"])
+        said = {"email": seat.email, "zone": seat.zone, "hour": form.cleaned_data["hour"]}
         if way == reminders.DIGEST:
-            hour = form.cleaned_data["hour"]
             messages.success(
                 request,
-                f"Reminders for {seat.email} now come as one digest a day at {hour:02d}:00 "
-                f"({seat.zone}), for all your games.",
+                gettext(
+                    "Reminders for %(email)s now come as one digest a day at %(hour)02d:00 "
+                    "(%(zone)s), for all your games."
+                )
+                % said,
             )
         elif way == reminders.NONE:
             messages.success(
                 request,
-                f"{seat.email} gets no reminders now, in any game: deadlines pass without "
-                "warning. This page and your reports still show every deadline.",
+                gettext(
+                    "%(email)s gets no reminders now, in any game: deadlines pass without "
+                    "warning. This page and your reports still show every deadline."
+                )
+                % said,
             )
         else:
-            messages.success(request, f"Reminders for {seat.email} come one email at a time.")
+            messages.success(
+                request, gettext("Reminders for %(email)s come one email at a time.") % said
+            )
     return redirect(seat_page(seat))
 
 
 # What each one-click unsubscribe stops, as its page says it before the click.
 STOPPING = {
-    "reports": "the step reports of this seat by email",
-    "all-reports": "the step reports of every seat of your address by email, in every game",
-    "reminders": "the reminders before your deadlines, in every game",
-    "press": "the other players' messages in this game by email (the GM's announcements "
-    "still come)",
+    "reports": gettext_lazy("the step reports of this seat by email"),
+    "all-reports": gettext_lazy(
+        "the step reports of every seat of your address by email, in every game"
+    ),
+    "reminders": gettext_lazy("the reminders before your deadlines, in every game"),
+    "press": gettext_lazy(
+        "the other players' messages in this game by email (the GM's announcements still come)"
+    ),
 }
 
 
@@ -653,6 +683,7 @@ def stop_email(request: HttpRequest, what: str, token: str) -> HttpResponse:
     seat = access.seat_to_stop(what, token)
     if seat is None:
         return not_valid(request)
+    languages.speak(request, seat.speaks)
     context = {"seat": seat, "game": seat.game, "what": what, "stopping": STOPPING[what]}
     if request.method == "GET":
         return render(request, "games/stop_email.html", context)
@@ -671,10 +702,11 @@ def email_choice(request: HttpRequest, game_id: int, position: int) -> HttpRespo
     if not seats:
         return not_valid(request)
     seat = seats[0]
+    _speak(request, seat)
     form = EmailChoiceForm(request.POST)
     if not form.is_valid():
         first = next(iter(form.errors.values()))[0]
-        messages.error(request, f"{first} Nothing was changed.")
+        messages.error(request, nothing_changed(first))
         return redirect(seat_page(seat))
     everywhere = form.cleaned_data["scope"] == email_choices.ALL_SEATS
     chosen = postal.choose_reports(
@@ -685,11 +717,57 @@ def email_choice(request: HttpRequest, game_id: int, position: int) -> HttpRespo
         games = len({other.game_id for other in chosen})
         messages.success(
             request,
-            f"Done: {seat.email} now gets the reports of its {games} game{pluralize(games)}, "
-            f"and of the games it joins later, {you_get}.",
+            ngettext(
+                "Done: %(email)s now gets the reports of its %(count)d game, and of the games "
+                "it joins later, %(you_get)s.",
+                "Done: %(email)s now gets the reports of its %(count)d games, and of the games "
+                "it joins later, %(you_get)s.",
+                games,
+            )
+            % {"email": seat.email, "count": games, "you_get": you_get},
         )
     else:
-        messages.success(request, f"Done: you now get this game's reports {you_get}.")
+        messages.success(
+            request,
+            gettext("Done: you now get this game's reports %(you_get)s.") % {"you_get": you_get},
+        )
+    return redirect(seat_page(seat))
+
+
+def nothing_changed(message: object) -> str:
+    """A refusal as a page says it: the message, and that nothing was changed."""
+    return gettext("%(message)s Nothing was changed.") % {"message": message}
+
+
+def refused(message: str) -> str:
+    """A domain refusal ("the game ...") as a page says it: a sentence, and that nothing
+    was changed."""
+    return nothing_changed(f"{message[:1].upper()}{message[1:]}.")
+
+
+@require_POST
+def language_choice(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
+    """The player chooses the language of their seat's page and emails: one of its own,
+    or its game's (docs/languages.md)."""
+    seats = _browser_seats(request, game_id=game_id, position=position)
+    if not seats:
+        return not_valid(request)
+    seat = seats[0]
+    form = LanguageForm(request.POST, game_language=seat.game.language)
+    if not form.is_valid():
+        _speak(request, seat)
+        messages.error(request, nothing_changed(first_error(form)))
+        return redirect(seat_page(seat))
+    seat = postal.choose_language(
+        game_id, position=position, language=form.cleaned_data["language"]
+    )
+    # Said in the language just chosen: the page it goes back to speaks it.
+    _speak(request, seat)
+    messages.success(
+        request,
+        gettext("Done: this seat's page and emails are in %(language)s.")
+        % {"language": languages.NAMES[seat.speaks]},
+    )
     return redirect(seat_page(seat))
 
 
@@ -700,25 +778,28 @@ def autopilot_choice(request: HttpRequest, game_id: int, position: int) -> HttpR
     if not seats:
         return not_valid(request)
     seat = seats[0]
+    _speak(request, seat)
     form = AutopilotForm(request.POST, engine_key=seat.game.engine)
     if not form.is_valid():
-        messages.error(request, f"{first_error(form)} Nothing was changed.")
+        messages.error(request, nothing_changed(first_error(form)))
         return redirect(seat_page(seat))
     try:
         seat = postal.choose_autopilot(
             game_id, position=position, key=form.cleaned_data["autopilot"]
         )
     except postal.PostalError as error:
-        messages.error(
-            request, f"{error.message[:1].upper()}{error.message[1:]}. Nothing was changed."
-        )
+        messages.error(request, refused(error.message))
         return redirect(seat_page(seat))
     strategy = registry.strategy(seat.game.engine, seat.autopilot)
     if strategy is None:
-        messages.success(request, "Done: when you miss a deadline, the game's default plays.")
+        messages.success(
+            request, gettext("Done: when you miss a deadline, the game's default plays.")
+        )
     else:
         messages.success(
-            request, f"Done: when you miss a deadline, your autopilot ({strategy.title}) plays."
+            request,
+            gettext("Done: when you miss a deadline, your autopilot (%(title)s) plays.")
+            % {"title": strategy.title},
         )
     return redirect(seat_page(seat))
 
@@ -732,6 +813,7 @@ def away(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
         return not_valid(request)
     seat = seats[0]
     game = seat.game
+    _speak(request, seat)
     return away_page(
         request,
         email=seat.email,
@@ -760,7 +842,7 @@ def away_page(
     signed-in player's share it."""
     now = timezone.now()
     choices = [
-        (value, "this game only" if value == "game" else game.title)
+        (value, gettext("this game only") if value == "game" else game.title)
         for value, game in games.items()
     ]
     form = AbsenceForm(games=choices)
@@ -768,14 +850,12 @@ def away_page(
         withdrawn = request.POST["withdraw"]
         try:
             if not (withdrawn.isascii() and withdrawn.isdigit() and len(withdrawn) < 12):
-                raise absences.AbsenceError("there is no such absence of yours")
+                raise absences.AbsenceError(gettext("there is no such absence of yours"))
             absences.withdraw(email, int(withdrawn), now=now)
         except absences.AbsenceError as error:
-            messages.error(
-                request, f"{error.message[:1].upper()}{error.message[1:]}. Nothing was changed."
-            )
+            messages.error(request, refused(error.message))
         else:
-            messages.success(request, "Done: that absence is removed.")
+            messages.success(request, gettext("Done: that absence is removed."))
         return redirect(request.path)
     if request.method == "POST":
         form = AbsenceForm(request.POST, games=choices)
@@ -793,12 +873,20 @@ def away_page(
             except absences.AbsenceError as error:
                 form.add_error(None, f"{error.message[:1].upper()}{error.message[1:]}.")
             else:
-                where = f"in {absence.game.title}" if absence.game else "in all your games"
-                messages.success(
-                    request,
-                    f"Done: you are away {where} from {absences.day(absence.first_day)} to "
-                    f"{absences.day(absence.last_day)}.",
-                )
+                days = {
+                    "first": absences.day(absence.first_day),
+                    "last": absences.day(absence.last_day),
+                }
+                if absence.game:
+                    said = gettext(
+                        "Done: you are away in %(title)s from %(first)s to %(last)s."
+                    ) % {**days, "title": absence.game.title}
+                else:
+                    said = gettext(
+                        "Done: you are away in all your games from %(first)s to %(last)s."
+                    )
+                    said %= days
+                messages.success(request, said)
                 return redirect(request.path)
     context = {
         **context,
@@ -816,13 +904,16 @@ def extension(request: HttpRequest, game_id: int, position: int) -> HttpResponse
     if not seats:
         return not_valid(request)
     seat = seats[0]
+    _speak(request, seat)
     try:
         step = postal.use_extension(game_id, position=position, now=timezone.now())
     except postal.PostalError as error:
-        messages.error(
-            request, f"{error.message[:1].upper()}{error.message[1:]}. Nothing was changed."
-        )
+        messages.error(request, refused(error.message))
     else:
         deadline = schedule.local_time(step.deadline, seat.zone)
-        messages.success(request, f"Done: the deadline is now {deadline}; everyone is told.")
+        messages.success(
+            request,
+            gettext("Done: the deadline is now %(deadline)s; everyone is told.")
+            % {"deadline": deadline},
+        )
     return redirect(seat_page(seat))

@@ -1,4 +1,5 @@
-"""The Content-Security-Policy of every response (Django 5.2 has no setting for it).
+"""The Content-Security-Policy of every response (Django 5.2 has no setting for it), and
+the language of every page.
 
 ``settings.CONTENT_SECURITY_POLICY`` is the header's value; ``{nonce}`` in it becomes a
 fresh random nonce for each response, which a template's inline script must carry:
@@ -14,6 +15,8 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
+from django.middleware.locale import LocaleMiddleware
+from django.utils import translation
 
 HEADER = "Content-Security-Policy"
 
@@ -30,3 +33,33 @@ class ContentSecurityPolicyMiddleware:
         if policy and HEADER not in response:
             response[HEADER] = policy.replace("{nonce}", nonce)
         return response
+
+
+class LanguageMiddleware(LocaleMiddleware):
+    """Django's LocaleMiddleware (the browser's language: the language cookie that the
+    pages' switcher sets, else Accept-Language), but the GM panel is in English whatever
+    the browser asks (docs/languages.md). A page that knows whose it is (a seat's, a
+    signed-in player's) speaks their language instead: ``games.languages.speak``."""
+
+    def process_request(self, request: HttpRequest) -> None:
+        # Where the page's language was chosen (games.languages.speak), for its footer:
+        # None, the browser (the footer's switcher); "", nothing to show.
+        request.language_setting = None  # type: ignore[attr-defined]  # ours, for base.html
+        if request.path_info.startswith(ENGLISH_PATHS):
+            translation.activate(settings.LANGUAGE_CODE)
+            request.LANGUAGE_CODE = settings.LANGUAGE_CODE
+            return
+        super().process_request(request)
+
+    def process_response(
+        self, request: HttpRequest, response: HttpResponseBase
+    ) -> HttpResponseBase:
+        response = super().process_response(request, response)
+        # The thread speaks the default again: what it runs next (a task, a test) does not
+        # inherit this page's language.
+        translation.deactivate()
+        return response
+
+
+# The pages that are in English: the GM panel (its campaigns too) and the local mailbox.
+ENGLISH_PATHS = ("/gm/", "/mailbox/")

@@ -116,6 +116,10 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The page's language (docs/languages.md): the browser's (its language cookie, else
+    # Accept-Language), English in the GM panel; a seat's page and a signed-in player's
+    # pages then speak the seat's or the player's (games.languages.speak).
+    "moderator.middleware.LanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -137,6 +141,7 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
@@ -173,16 +178,22 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 
+# The languages players are written to in (docs/languages.md): English, the default and
+# the GM panel's, and German. One catalogue for the project, locale/de/LC_MESSAGES, whose
+# compiled django.mo is committed (a fresh machine has no gettext tools);
+# manage.py checkmessages, run by make check, keeps both complete and in step.
 LANGUAGE_CODE = "en"
-TIME_ZONE = "UTC"
-USE_I18N = True
+LANGUAGES = [("en", "English"), ("de", "Deutsch")]
 # Each game's words live in its home (games/engines/<game>/locale: games.engines.text);
-# the words the games share (games/engines/base.py, dice.py) in games/engines/locale,
-# listed last: a game's own catalogue is read first.
+# the words the games share (games/engines/base.py, dice.py) in games/engines/locale.
+# The first catalogue that has a text says it: the service's, a game's, the shared one.
 LOCALE_PATHS = [
+    BASE_DIR / "locale",
     *sorted((BASE_DIR / "games" / "engines").glob("*/locale")),
     BASE_DIR / "games" / "engines" / "locale",
 ]
+TIME_ZONE = "UTC"
+USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"

@@ -1,6 +1,8 @@
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
+from django.views.decorators.csrf import csrf_exempt
+from django.views.i18n import set_language
 
 from games.metrics import metrics
 from moderator.health import healthz
@@ -9,6 +11,12 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("metrics", metrics, name="metrics"),
     path("admin/", admin.site.urls),
+    # The language switcher's POST (Django's set_language): the language cookie of a page
+    # that follows the browser (docs/languages.md). No language in the addresses: the
+    # links in emails already sent keep working. Without a CSRF token: a forged post can
+    # change nothing but a page's language, and a token in every page's footer would give
+    # every public page a cookie and make no two of them alike.
+    path("i18n/setlang/", csrf_exempt(set_language), name="set_language"),
     path("gm/campaigns/", include("campaigns.urls")),
     path("gm/", include("games.gm_urls")),
     # The ESPs' inbound and tracking webhooks (moderator/mail/webhooks.py).

@@ -16,11 +16,13 @@ from collections.abc import Callable
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils.module_loading import import_string
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
-from games import email_choices, reminders
+from games import email_choices, languages, reminders
 from games.engines import registry
 from games.engines.base import Engine, OrderError
 from games.models import Reports
@@ -42,7 +44,7 @@ class OrderForm(forms.Form):
     )
     text = forms.CharField(
         required=False,
-        label="Type your order",
+        label=gettext_lazy("Type your order"),
         widget=forms.Textarea(attrs={"rows": 4, "autocapitalize": "none", "spellcheck": "false"}),
         max_length=5000,
     )
@@ -71,7 +73,7 @@ class OrderForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
         if cleaned.get("entry", TEXT) == TEXT and not (cleaned.get("text") or "").strip():
-            self.add_error("text", "Write your order in the box first.")
+            self.add_error("text", gettext_lazy("Write your order in the box first."))
         return cleaned
 
     def order_text(self) -> str:
@@ -180,7 +182,9 @@ class MenuOrderForm(OrderForm):
         # A text checked against the menu (clean_pick), not a ChoiceField: its choices
         # would be copied and normalised on every page, and a menu may offer hundreds of
         # bids; menu_options writes them.
-        self.fields["pick"] = forms.CharField(label="Your order", required=False, strip=False)
+        self.fields["pick"] = forms.CharField(
+            label=gettext_lazy("Your order"), required=False, strip=False
+        )
         self.fields["confirm"] = forms.BooleanField(required=False)
         # (order, what the player ticks) when the pick waits for the player's confirmation.
         self.confirming: tuple[str, str] | None = None
@@ -206,7 +210,7 @@ class MenuOrderForm(OrderForm):
             "\n".join(
                 f'<option value="{html.escape(text)}"{" selected" if text == chosen else ""}>'
                 f"{html.escape(label)}</option>"
-                for text, label in [("", "choose…"), *self.menu]
+                for text, label in [("", gettext("choose…")), *self.menu]
             )
         )
 
@@ -225,7 +229,9 @@ class MenuOrderForm(OrderForm):
         pick = str(self.cleaned_data["pick"])
         if pick and pick not in {text for text, _ in self.menu}:
             raise ValidationError(
-                "That order is not one of the legal ones now: choose one from the menu.",
+                gettext_lazy(
+                    "That order is not one of the legal ones now: choose one from the menu."
+                ),
                 code="invalid_choice",
             )
         return pick
@@ -236,7 +242,7 @@ class MenuOrderForm(OrderForm):
         cleaned = forms.Form.clean(self) or {}
         pick = cleaned.get("pick")
         if not pick and "pick" not in self.errors:
-            self.add_error("pick", "Choose your order first.")
+            self.add_error("pick", gettext_lazy("Choose your order first."))
         elif pick and not cleaned.get("confirm"):
             label = self._confirmation(pick)
             if label is not None:
@@ -244,7 +250,10 @@ class MenuOrderForm(OrderForm):
                 self.confirming = (pick, label)
                 self.add_error(
                     "pick",
-                    f"{pick} is not sent yet: it can be given once a game. Confirm it below.",
+                    gettext(
+                        "%(order)s is not sent yet: it can be given once a game. Confirm it below."
+                    )
+                    % {"order": pick},
                 )
         return cleaned
 
@@ -309,16 +318,16 @@ class ReminderChoiceForm(forms.Form):
     """One email per reminder, or one digest a day at an hour of the player's zone."""
 
     digest = forms.ChoiceField(
-        label="Reminders",
+        label=gettext_lazy("Reminders"),
         choices=[
-            (reminders.EACH, "one email per game, before each deadline"),
-            (reminders.DIGEST, "one daily digest for all my games"),
-            (reminders.NONE, "none: deadlines pass without a reminder"),
+            (reminders.EACH, gettext_lazy("one email per game, before each deadline")),
+            (reminders.DIGEST, gettext_lazy("one daily digest for all my games")),
+            (reminders.NONE, gettext_lazy("none: deadlines pass without a reminder")),
         ],
         widget=forms.RadioSelect,
     )
     hour = forms.TypedChoiceField(
-        label="Digest at",
+        label=gettext_lazy("Digest at"),
         choices=[(str(hour), f"{hour:02d}:00") for hour in range(24)],
         coerce=int,
         initial="8",
@@ -330,25 +339,32 @@ class EmailChoiceForm(forms.Form):
     for every seat of the player's address."""
 
     reports = forms.ChoiceField(
-        label="Email me this game's reports",
+        label=gettext_lazy("Email me this game's reports"),
         choices=Reports.choices,
         widget=forms.RadioSelect,
         error_messages={
-            "required": "Choose how often you want email about this game.",
-            "invalid_choice": "Choose one of the ways to get email about this game.",
+            "required": gettext_lazy("Choose how often you want email about this game."),
+            "invalid_choice": gettext_lazy("Choose one of the ways to get email about this game."),
         },
     )
     scope = forms.ChoiceField(
-        label="For",
+        label=pgettext_lazy("for whom", "For"),
         choices=[
-            (email_choices.THIS_SEAT, "this seat only"),
-            (email_choices.ALL_SEATS, "all my seats, in every game, and the games I join later"),
+            (email_choices.THIS_SEAT, gettext_lazy("this seat only")),
+            (
+                email_choices.ALL_SEATS,
+                gettext_lazy("all my seats, in every game, and the games I join later"),
+            ),
         ],
         initial=email_choices.THIS_SEAT,
         widget=forms.RadioSelect,
         error_messages={
-            "required": "Choose whether this is for this seat only or for all your seats.",
-            "invalid_choice": "Choose whether this is for this seat only or for all your seats.",
+            "required": gettext_lazy(
+                "Choose whether this is for this seat only or for all your seats."
+            ),
+            "invalid_choice": gettext_lazy(
+                "Choose whether this is for this seat only or for all your seats."
+            ),
         },
     )
 
@@ -360,10 +376,12 @@ class AutopilotForm(forms.Form):
     summary (``templates/games/play.html``)."""
 
     autopilot = forms.ChoiceField(
-        label="When I miss a deadline",
+        label=gettext_lazy("When I miss a deadline"),
         widget=forms.RadioSelect,
         required=False,
-        error_messages={"invalid_choice": "Choose the game's default or one of its autopilots."},
+        error_messages={
+            "invalid_choice": gettext_lazy("Choose the game's default or one of its autopilots.")
+        },
     )
 
     def __init__(self, *args: Any, engine_key: str, **kwargs: Any) -> None:
@@ -371,7 +389,7 @@ class AutopilotForm(forms.Form):
         field = self.fields["autopilot"]
         assert isinstance(field, forms.ChoiceField)
         field.choices = [
-            ("", "the game's no-moves-received default plays"),
+            ("", gettext_lazy("the game's no-moves-received default plays")),
             *((strategy.key, strategy.title) for strategy in registry.strategies(engine_key)),
         ]
 
@@ -380,29 +398,33 @@ class AbsenceForm(forms.Form):
     """A player away from one day to another, both included, in their time zone."""
 
     first_day = forms.DateField(
-        label="Away from",
+        label=gettext_lazy("Away from"),
         widget=forms.DateInput(attrs={"type": "date"}),
         error_messages={
-            "required": "Give the first day you are away.",
-            "invalid": "Write the first day as a date, for example 2026-12-24.",
+            "required": gettext_lazy("Give the first day you are away."),
+            "invalid": gettext_lazy("Write the first day as a date, for example 2026-12-24."),
         },
     )
     last_day = forms.DateField(
-        label="Away until",
+        label=gettext_lazy("Away until"),
         widget=forms.DateInput(attrs={"type": "date"}),
-        help_text="the last day you are away, included",
+        help_text=gettext_lazy("the last day you are away, included"),
         error_messages={
-            "required": "Give the last day you are away.",
-            "invalid": "Write the last day as a date, for example 2026-12-31.",
+            "required": gettext_lazy("Give the last day you are away."),
+            "invalid": gettext_lazy("Write the last day as a date, for example 2026-12-31."),
         },
     )
     scope = forms.ChoiceField(
-        label="For",
+        label=pgettext_lazy("for whom", "For"),
         initial="all",
         widget=forms.RadioSelect,
         error_messages={
-            "required": "Choose whether you are away from one game or from all your games.",
-            "invalid_choice": "Choose whether you are away from one game or from all your games.",
+            "required": gettext_lazy(
+                "Choose whether you are away from one game or from all your games."
+            ),
+            "invalid_choice": gettext_lazy(
+                "Choose whether you are away from one game or from all your games."
+            ),
         },
     )
 
@@ -412,17 +434,39 @@ class AbsenceForm(forms.Form):
         super().__init__(*args, **kwargs)
         field = self.fields["scope"]
         assert isinstance(field, forms.ChoiceField)
-        field.choices = [*games, ("all", "all my games")]
+        field.choices = [*games, ("all", gettext_lazy("all my games"))]
 
 
 class LostLinksForm(forms.Form):
     """The home page's "email me my links": one address."""
 
     email = forms.EmailField(
-        label="Your email address",
+        label=gettext_lazy("Your email address"),
         max_length=254,
         error_messages={
-            "required": "Write the email address your GM invited you with.",
-            "invalid": "That is not an email address: write it as name@example.org.",
+            "required": gettext_lazy("Write the email address your GM invited you with."),
+            "invalid": gettext_lazy("That is not an email address: write it as name@example.org."),
         },
     )
+
+
+class LanguageForm(forms.Form):
+    """The language of a seat's page and emails (docs/languages.md): one of its own, or
+    "" for its game's. Each language is named in its own words."""
+
+    language = forms.ChoiceField(
+        label=gettext_lazy("Language of this seat's page and emails"),
+        widget=forms.RadioSelect,
+        required=False,
+        error_messages={"invalid_choice": gettext_lazy("Choose one of the languages of the list.")},
+    )
+
+    def __init__(self, *args: Any, game_language: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["language"]
+        assert isinstance(field, forms.ChoiceField)
+        game = languages.NAMES.get(game_language, game_language)
+        field.choices = [
+            ("", gettext("as the game (%(language)s)") % {"language": game}),
+            *settings.LANGUAGES,
+        ]

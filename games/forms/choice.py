@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy
 
 from games.engines.base import Engine
 from games.engines.choice.menus import FACES, plate_could_hold, possible_choices
@@ -59,20 +60,20 @@ class SkBlock:
 
     @property
     def plate_text(self) -> str:
-        return " ".join(map(str, self.plate)) if self.plate else "empty"
+        return " ".join(map(str, self.plate)) if self.plate else gettext("empty")
 
 
 PAIR_LETTERS = "abcd"
-KIND_LABELS = {"W": "Wurfel", "F": "free ride"}
+KIND_LABELS = {"W": gettext_lazy("Wurfel"), "F": gettext_lazy("free ride")}
 NO_DIE = ("", "\N{EN DASH}")
 DIE_CHOICES = [NO_DIE] + [(str(value), str(value)) for value in range(1, 7)]
 # The card words of a round line (rules/choice.md 9.1) with the card's name.
 ROUND_CARDS = {
-    "flip": "flip (Upside Down)",
-    "half": "half (Half Portion)",
-    "double": "double (Double Portion)",
-    "refuse": "refuse (Refusal)",
-    "swap": "swap (From the Plate)",
+    "flip": gettext_lazy("flip (Upside Down)"),
+    "half": gettext_lazy("half (Half Portion)"),
+    "double": gettext_lazy("double (Double Portion)"),
+    "refuse": gettext_lazy("refuse (Refusal)"),
+    "swap": gettext_lazy("swap (From the Plate)"),
 }
 
 
@@ -95,7 +96,10 @@ def _named_die_field(label: str, initial: Any, invalid: str) -> forms.ChoiceFiel
 
 
 def _pair_label(letter: str) -> str:
-    return f"Pair {1 if letter in 'ab' else 2}, {'first' if letter in 'ac' else 'second'} die"
+    pair = 1 if letter in "ab" else 2
+    if letter in "ac":
+        return gettext("Pair %(pair)d, first die") % {"pair": pair}
+    return gettext("Pair %(pair)d, second die") % {"pair": pair}
 
 
 def _kind_field(
@@ -104,24 +108,31 @@ def _kind_field(
     kind_choices = [(kind, KIND_LABELS[kind]) for kind in ("W", "F") if kind in kinds]
     preferred = [kind for kind, _ in kind_choices if kind in plain] or [kind_choices[0][0]]
     return forms.ChoiceField(
-        label="Set aside as",
+        label=gettext_lazy("Set aside as"),
         choices=kind_choices,
         widget=forms.RadioSelect,
         required=False,
         initial=initial or preferred[0],
         error_messages={
-            "invalid_choice": f"{where}: choose " + " or ".join(label for _, label in kind_choices)
+            "invalid_choice": gettext("%(where)s: choose %(kinds)s")
+            % {
+                "where": where,
+                "kinds": gettext(" or ").join(str(label) for _, label in kind_choices),
+            }
         },
     )
 
 
 def _value_field(values: Iterable[int], initial: int | None, where: str) -> forms.ChoiceField:
     return forms.ChoiceField(
-        label="Die set aside",
+        label=gettext_lazy("Die set aside"),
         choices=[NO_DIE] + [(str(v), str(v)) for v in sorted(values)],
         required=False,
         initial="" if initial is None else str(initial),
-        error_messages={"invalid_choice": f"{where}: you cannot set aside a %(value)s here"},
+        error_messages={
+            "invalid_choice": gettext("%(where)s: you cannot set aside a %%(value)s here")
+            % {"where": where}
+        },
     )
 
 
@@ -195,7 +206,7 @@ class ChoiceOrderForm(OrderForm):
         plain_kinds: set[str],
         line: RoundLine | None,
     ) -> None:
-        where = f"round {number}"
+        where = gettext("round %(number)d") % {"number": number}
         choice = line.choice if line else None
         self.fields[f"r{number}_kind"] = _kind_field(
             kinds, choice.kind if choice else None, where, plain_kinds
@@ -208,53 +219,64 @@ class ChoiceOrderForm(OrderForm):
             self.fields[f"r{number}_{letter}"] = _named_die_field(
                 _pair_label(letter),
                 initial,
-                f"{where}: %(value)s is not a die number",
+                gettext("%(where)s: %%(value)s is not a die number") % {"where": where},
             )
         if not self.round_cards:
             return
         card = line.card if line else None
         self.fields[f"r{number}_card"] = forms.ChoiceField(
-            label="Card",
-            choices=[("", "no card")] + [(name, ROUND_CARDS[name]) for name in self.round_cards],
+            label=gettext_lazy("Card"),
+            choices=[("", gettext("no card"))]
+            + [(name, ROUND_CARDS[name]) for name in self.round_cards],
             required=False,
             initial=card.name if card else "",
             error_messages={
-                "invalid_choice": f"{where}: the %(value)s card is not yours to play now"
+                "invalid_choice": gettext("%(where)s: the %%(value)s card is not yours to play now")
+                % {"where": where}
             },
         )
         self.fields[f"r{number}_card_value"] = _die_field(
-            "Die (flip, swap)", card.value if card else None, f"{where}: %(value)s is not a die"
+            gettext("Die (flip, swap)"),
+            card.value if card else None,
+            gettext("%(where)s: %%(value)s is not a die") % {"where": where},
         )
         self.fields[f"r{number}_card_plate"] = _die_field(
-            "Plate number (swap)",
+            gettext("Plate number (swap)"),
             card.plate if card else None,
-            f"{where}: %(value)s is not a plate number",
+            gettext("%(where)s: %%(value)s is not a plate number") % {"where": where},
         )
 
     def _add_sk_fields(self, sk: SkLine | None) -> None:
         first, last = self.rounds[0][0], self.rounds[-1][0]
-        slots = [("", "no Suppen-Kasper round")]
+        slots = [("", gettext("no Suppen-Kasper round"))]
         for after in range(first - 1, last + 1):
             if after < first:
-                when = f"before round {first}"
+                when = gettext("before round %(number)d") % {"number": first}
             elif after == last:
-                when = f"after round {last}"
+                when = gettext("after round %(number)d") % {"number": last}
             else:
-                when = f"between rounds {after} and {after + 1}"
+                when = gettext("between rounds %(number)d and %(next)d") % {
+                    "number": after,
+                    "next": after + 1,
+                }
             slots.append((f"{after}.5", f"{after}.5 ({when})"))
         self.fields["sk_slot"] = forms.ChoiceField(
-            label="Slot",
+            label=gettext_lazy("Slot"),
             choices=slots,
             required=False,
             initial=f"{sk.after}.5" if sk else "",
             error_messages={
-                "invalid_choice": "Suppen-Kasper: %(value)s is not a slot of this turn"
+                "invalid_choice": gettext_lazy(
+                    "Suppen-Kasper: %(value)s is not a slot of this turn"
+                )
             },
         )
         eaten = sk.eat if sk else (None,) * SK_EATS
         for index, initial in enumerate(eaten, start=1):
             self.fields[f"sk_eat{index}"] = _named_die_field(
-                f"Eat, number {index}", initial, "Suppen-Kasper: %(value)s is not a die number"
+                gettext("Eat, number %(index)d") % {"index": index},
+                initial,
+                gettext("Suppen-Kasper: %(value)s is not a die number"),
             )
         choice = sk.choice if sk else None
         self.fields["sk_kind"] = _kind_field(
@@ -268,7 +290,7 @@ class ChoiceOrderForm(OrderForm):
             self.fields[f"sk_{letter}"] = _named_die_field(
                 _pair_label(letter),
                 initial,
-                "Suppen-Kasper: %(value)s is not a die number",
+                gettext("Suppen-Kasper: %(value)s is not a die number"),
             )
 
     def _names(self, number: int) -> list[str]:
@@ -338,12 +360,16 @@ class ChoiceOrderForm(OrderForm):
                 gap = number if gap is None else gap
                 continue
             if gap is not None:
-                self.add_error(f"r{gap}_kind", f"round {gap}: fill in this round first")
+                self.add_error(
+                    f"r{gap}_kind",
+                    gettext("round %(number)d: fill in this round first") % {"number": gap},
+                )
                 return cleaned
             if not value or not all(pair) or not kind:
                 self.add_error(
                     f"r{number}_kind",
-                    f"round {number}: choose the die you set aside and all four pair dice",
+                    gettext("round %(number)d: choose the die you set aside and all four pair dice")
+                    % {"number": number},
                 )
                 return cleaned
             card_text = self._card_text(number, card, cleaned)
@@ -365,12 +391,18 @@ class ChoiceOrderForm(OrderForm):
         value = cleaned.get(f"r{number}_card_value") or ""
         plate = cleaned.get(f"r{number}_card_plate") or ""
         if card == "flip" and not value:
-            self.add_error(f"r{number}_card", f"round {number}: choose the die to flip")
+            self.add_error(
+                f"r{number}_card",
+                gettext("round %(number)d: choose the die to flip") % {"number": number},
+            )
             return None
         if card == "swap" and not (value and plate):
             self.add_error(
                 f"r{number}_card",
-                f"round {number}: choose the die to swap and the plate number that replaces it",
+                gettext(
+                    "round %(number)d: choose the die to swap and the plate number that replaces it"
+                )
+                % {"number": number},
             )
             return None
         if card == "flip":
@@ -388,14 +420,19 @@ class ChoiceOrderForm(OrderForm):
             if any(eat) or value or any(pair):
                 self.add_error(
                     "sk_slot",
-                    "Suppen-Kasper: choose the slot of the extra round, or clear its numbers",
+                    gettext(
+                        "Suppen-Kasper: choose the slot of the extra round, or clear its numbers"
+                    ),
                 )
             return None
         if not all(eat) or not value or not all(pair) or not kind:
             self.add_error(
                 "sk_slot",
-                f"slot {slot}: choose the five numbers you eat, the die you set aside "
-                "and all four pair dice",
+                gettext(
+                    "slot %(slot)s: choose the five numbers you eat, the die you set aside and "
+                    "all four pair dice"
+                )
+                % {"slot": slot},
             )
             return None
         line = f"{slot}: SK eat {' '.join(eat)} {_choice_text(kind, value, pair)}"

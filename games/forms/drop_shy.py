@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from django.utils.html import format_html, format_html_join
+from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext_lazy
 
 from games.forms import MenuOrderForm
 
@@ -53,7 +54,7 @@ def _position(xs: list[int], rows: list[dict[str, Any]], x: int, y: int) -> tupl
 
 
 # The drawing's name; not an id, as a page may draw the board twice (its board and its form).
-TITLE = "The board: every die placed, and the cells where the die in play may go"
+TITLE = gettext_lazy("The board: every die placed, and the cells where the die in play may go")
 
 
 def board_drawing(view: dict[str, Any], menu: list[tuple[str, str]] | None = None) -> SafeString:
@@ -61,11 +62,12 @@ def board_drawing(view: dict[str, Any], menu: list[tuple[str, str]] | None = Non
     play may go highlighted; given the form's menu, a submit button over each legal cell."""
     xs, rows = _layout(view)
     width, height = AXIS + len(xs) * CELL, AXIS + len(rows) * CELL
+    title = escape(TITLE)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="{TITLE}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{title}" '
         'style="display:block">',
-        f"<title>{TITLE}</title>",
+        f"<title>{title}</title>",
     ]
     for column, x in enumerate(xs):
         parts.append(

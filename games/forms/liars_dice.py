@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy
 
 from games.engines.base import Engine
 from games.engines.liars_dice.rules import LiarsDiceState, positions_to_show
@@ -42,13 +43,20 @@ class LiarsDiceOrderForm(MenuOrderForm):
         if self.to_show:
             hand = state.hands[position]
             self.fields["show"] = forms.ChoiceField(
-                label="Show your opponent your die at position",
+                label=gettext_lazy("Show your opponent your die at position"),
                 required=False,
                 choices=[
-                    ("", "choose…"),
-                    *((str(slot), f"{slot} (a {hand[slot - 1]})") for slot in self.to_show),
+                    ("", gettext("choose…")),
+                    *(
+                        (
+                            str(slot),
+                            gettext("%(slot)d (a %(value)d)")
+                            % {"slot": slot, "value": hand[slot - 1]},
+                        )
+                        for slot in self.to_show
+                    ),
                 ],
-                error_messages={"invalid_choice": "You cannot show that die now."},
+                error_messages={"invalid_choice": gettext_lazy("You cannot show that die now.")},
             )
 
     @classmethod
@@ -75,7 +83,9 @@ class LiarsDiceOrderForm(MenuOrderForm):
         if self.data.get("entry") != MENU or not self.to_show:
             return cleaned
         if _is_bid(cleaned.get("pick") or "") and not cleaned.get("show"):
-            self.add_error("show", "Choose which of your dice your opponent sees with this bid.")
+            self.add_error(
+                "show", gettext("Choose which of your dice your opponent sees with this bid.")
+            )
         return cleaned
 
     def order_text(self) -> str:

@@ -22,6 +22,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.template import Context
 from django.template.loader import select_template
+from django.utils import translation
 
 from moderator.mail.models import OutboundEmail
 
@@ -115,14 +116,16 @@ def build(
 
 def render(names: str | list[str], context: Mapping[str, Any], *, autoescape: bool = True) -> str:
     """The first of the templates ``names`` that exists, rendered with ``context`` as
-    render_to_string would, but numbers written as they are: the service writes English,
-    and Django's per-number localization (a language lookup and three format lookups for
-    every ``{{ number }}``) would be most of the work of rendering a board. ``autoescape``
-    off for a part of a plain-text email rendered on its own."""
+    render_to_string would, in the active language (an email is built in its recipient's:
+    docs/languages.md), but in English numbers written as they are: Django's per-number
+    localization (a language lookup and three format lookups for every ``{{ number }}``)
+    would be most of the work of rendering a board, and changes nothing in English.
+    ``autoescape`` off for a part of a plain-text email rendered on its own."""
     template = select_template([names] if isinstance(names, str) else names)
+    localized = translation.get_language() != settings.LANGUAGE_CODE
     # The backend's template (``.template``) is untyped in the stubs; it renders a string.
     rendered: str = template.template.render(
-        Context(dict(context), autoescape=autoescape, use_l10n=False)
+        Context(dict(context), autoescape=autoescape, use_l10n=localized)
     )
     return rendered
 
