@@ -11,6 +11,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from games import press
 from games.models import GM_REASON_LENGTH, MESSAGE_LENGTH, PressEmail
@@ -42,7 +43,8 @@ class MessageText(forms.CharField):
 class MessageForm(forms.Form):
     """A seat's message: to everyone, or (when the game allows it) to one other seat."""
 
-    to = forms.ChoiceField(label=_("To"))
+    # "To" of an absence's days is another word in German (Bis): this one is An.
+    to = forms.ChoiceField(label=pgettext_lazy("recipient", "To"))
     text = MessageText(label=_("Message"))
     back = forms.ChoiceField(choices=BACK, required=False, widget=forms.HiddenInput)
     most = MESSAGE_LENGTH
