@@ -96,7 +96,7 @@ def test_a_german_seat_gets_its_report_in_german_and_an_english_seat_in_english(
     ]
     # The board's shared parts are rendered once per language, each seat its own.
     assert "  Abgabetermin: " + DEADLINE_DE in ann.text.splitlines()
-    assert ann.text.count("Die Würfe dieser Postrunde (für alle gleich):") == 1
+    assert ann.text.count("Die Würfe dieser Runde (für alle gleich):") == 1
     assert bob.text.count("The rolls of this postal turn (the same for everybody):") == 1
     assert (ann.html[:60].count('<html lang="de">'), bob.html[:60].count('<html lang="en">')) == (
         1,

@@ -442,7 +442,15 @@ def _throw_text(state: SurvivorState, throw: Throw) -> Text:
                 )
             )
         else:
-            parts.append(f"{name} {dice} + {roll.pp} PP = {roll.total}")
+            parts.append(
+                _(
+                    "%(name)s %(dice)s + %(pp)d PP = %(total)d",
+                    name=name,
+                    dice=dice,
+                    pp=roll.pp,
+                    total=roll.total,
+                )
+            )
     return join([join(parts, "; "), throw.decided], ": ")
 
 

@@ -36,20 +36,20 @@ def test_a_standard_game_is_told_in_german() -> None:
 
     assert state.finished
     assert [german(event.text) for event in log[0]] == [
-        "Postzug 1, Runden 1-2: Runde 1 würfelt 1 6 6 6 6; Runde 2 würfelt 1 6 6 6 6"
+        "Runde 1, Würfe 1-2: Wurf 1 zeigt 1 6 6 6 6; Wurf 2 zeigt 1 6 6 6 6"
     ]
     assert [german(event.text) for event in log[2]] == [
-        "ann, Runde 3: W1 6+6 6+6 (Summen 12, 12)",
-        "bob, Runde 3: W6 1+6 6+6 (Summen 7, 12)",
-        "cy, Runde 3: W6 1+6 6+6 (Summen 7, 12)",
-        "das Spiel von ann endet in Runde 3 mit dem Punktestand 100",
-        "das Spiel von cy endet in Runde 3 mit dem Punktestand -400",
-        "bob, Runde 4: W6 6+6 6+6 (Summen 12, 12)",
-        "Postzug 3, Runden 5-6: Runde 5 würfelt 1 6 6 6 6; Runde 6 würfelt 6 6 6 6 6",
+        "ann, Wurf 3: W1 6+6 6+6 (Summen 12, 12)",
+        "bob, Wurf 3: W6 1+6 6+6 (Summen 7, 12)",
+        "cy, Wurf 3: W6 1+6 6+6 (Summen 7, 12)",
+        "das Spiel von ann endet im Wurf 3 mit 100 Punkten",
+        "das Spiel von cy endet im Wurf 3 mit -400 Punkten",
+        "bob, Wurf 4: W6 6+6 6+6 (Summen 12, 12)",
+        "Runde 3, Würfe 5-6: Wurf 5 zeigt 1 6 6 6 6; Wurf 6 zeigt 6 6 6 6 6",
     ]
     assert [german(event.text) for event in log[3]] == [
-        "bob, Runde 5: W6 1+6 6+6 (Summen 7, 12)",
-        "das Spiel von bob endet in Runde 5 mit dem Punktestand 100",
+        "bob, Wurf 5: W6 1+6 6+6 (Summen 7, 12)",
+        "das Spiel von bob endet im Wurf 5 mit 100 Punkten",
         "das Spiel ist vorbei: 1. ann (100); 1. bob (100); 3. cy (-400)",
     ]
 
@@ -58,13 +58,13 @@ def test_the_plate_and_the_dog_are_told_in_german() -> None:
     log = play_game_112()[1]
 
     assert [german(event.text) for event in log[1][:2]] == [
-        "ann, Runde 1: flip 2 W5 1+3 4+6 (Summen 4, 10); 2 auf den Teller",
-        "ann, Runde 2: double W6 2+6 1+3 (Summen 8, 8); 1 und 3 auf den Teller",
+        "ann, Wurf 1: flip 2 W5 1+3 4+6 (Summen 4, 10); 2 auf den Teller",
+        "ann, Wurf 2: double W6 2+6 1+3 (Summen 8, 8); 1 und 3 auf den Teller",
     ]
     assert [german(event.text) for event in log[3][:3]] == [
-        "ann, Runde 5: swap 1 5 W5 1+2 2+3 (Summen 3, 5); 5 vom Teller; 1 auf den Teller",
-        "ann, Runde 6: half W6 3+4 2+2 (Summen 7); 2 und 2 auf den Teller",
-        "ann, Zwischenrunde 6.5: SK eat 1 2 2 2 3 F1 2+2 2+3 (Summen 4, 5); der Hund bekommt 1",
+        "ann, Wurf 5: swap 1 5 W5 1+2 2+3 (Summen 3, 5); 5 vom Teller; 1 auf den Teller",
+        "ann, Wurf 6: half W6 3+4 2+2 (Summen 7); 2 und 2 auf den Teller",
+        "ann, Einschub 6.5: SK eat 1 2 2 2 3 F1 2+2 2+3 (Summen 4, 5); der Hund bekommt 1",
     ]
 
 
@@ -75,14 +75,12 @@ def test_a_missing_order_and_the_round_cap_are_told_in_german() -> None:
     state = replace(state, sheets=(standard.sheet_with({1: 1, 2: 1, 3: 1}),))
     state, events = engine.resolve(state, dice)
 
-    assert (
-        german(events[0].text) == "ann hat keinen Zug geschickt: der NMR-Standardzug wird gespielt"
-    )
+    assert german(events[0].text) == "ann hat keinen Zug geschickt: der Standardzug wird gespielt"
     state, __ = engine.resolve(state, dice)
     state, events = engine.resolve(state, dice)
     score = state.sheets[0].score
     assert [german(event.text) for event in events[-2:]] == [
-        f"Runde 10 ist das Rundenlimit: das Spiel von ann endet mit dem Punktestand {score}",
+        f"Wurf 10 ist die Wurfgrenze: das Spiel von ann endet mit {score} Punkten",
         f"das Spiel ist vorbei: 1. ann ({score})",
     ]
 
@@ -96,7 +94,7 @@ def test_the_receipt_is_said_in_german_with_the_order_as_written() -> None:
     assert receipt == Event(
         "order received for rounds 21-22:\n21: W3 1+4 3+5\n22: W6 2+2 4+6", (0,)
     )
-    assert german(receipt.text) == "Zug erhalten für Runden 21-22:\n21: W3 1+4 3+5\n22: W6 2+2 4+6"
+    assert german(receipt.text) == "Zug erhalten für Würfe 21-22:\n21: W3 1+4 3+5\n22: W6 2+2 4+6"
 
 
 # --- prompts and order errors ----------------------------------------------------------------
@@ -107,10 +105,10 @@ def test_the_prompt_kind_and_hint_in_german() -> None:
     (single,) = engine.prompts(standard.turn_state(Sheet(), {28: (1, 3, 3, 4, 5)}))
 
     assert (german(prompt.kind), german(prompt.hint)) == (
-        "Postzug",
-        "Runden 21-22: eine Zeile pro Runde, z. B. W5 1+3 3+4",
+        "Zug dieser Runde",
+        "Würfe 21-22: eine Zeile pro Wurf, z. B. W5 1+3 3+4",
     )
-    assert german(single.hint) == "Runde 28: eine Zeile, z. B. W5 1+3 3+4"
+    assert german(single.hint) == "Wurf 28: eine Zeile, z. B. W5 1+3 3+4"
 
 
 @pytest.mark.parametrize(
@@ -118,28 +116,28 @@ def test_the_prompt_kind_and_hint_in_german() -> None:
     [
         (
             "W5 1+3 3+4\nW6 2+2 4+6",
-            "Runde 21: du hast 3, 4, 6 notiert und der Wurf zeigt 3 und 4, also muss der "
-            "Wurfel 3 oder 4 sein",
+            "Wurf 21: du hast 3, 4, 6 gelagert und der Wurf zeigt 3 und 4, also musst du "
+            "3 oder 4 lagern",
         ),
         (
             "W3 1+1 4+5\nW6 2+2 4+6",
-            "Runde 21: der Wurf ist 1 3 3 4 5, aber deine Zeile verwendet 1 1 3 4 5",
+            "Wurf 21: der Wurf ist 1 3 3 4 5, aber deine Zeile verwendet 1 1 3 4 5",
         ),
         (
             "F5 1+3 3+4\nW6 2+2 4+6",
-            "Runde 21: Freifahrt nicht erlaubt; der Wurf zeigt deine notierten Werte 3, 4",
+            "Wurf 21: Freifahrt nicht erlaubt; der Wurf zeigt deine gelagerten Werte 3, 4",
         ),
-        ("W3 1+4 3+5", "Runde 22: Zeile fehlt"),
-        ("W7 1+3 3+4", "Runde 21: 7 ist keine Würfelzahl; Würfel zeigen 1 bis 6"),
-        ("flip 2 W5 1+3 3+4", "Runde 21: Karten gibt es nur in der Variante Suppenkasper"),
+        ("W3 1+4 3+5", "Wurf 22: Zeile fehlt"),
+        ("W7 1+3 3+4", "Wurf 21: 7 ist keine Würfelzahl; Würfel zeigen 1 bis 6"),
+        ("flip 2 W5 1+3 3+4", "Wurf 21: Karten gibt es nur in der Variante Suppenkasper"),
         (
             "hello",
-            "Runde 21: 'hello' ist nicht lesbar; schreib W (Wurfel) oder F (Freifahrt), den "
+            "Wurf 21: 'hello' ist nicht lesbar; schreib W (Würfel) oder F (Freifahrt), den "
             "beiseitegelegten Würfel und zwei Paare, z. B. W5 1+3 3+4",
         ),
         (
             "W3 1+4 3+5\nW6 2+2 4+6\nW6 2+2 4+6",
-            "Runde 23: diese Runde gibt es in diesem Postzug nicht",
+            "Wurf 23: diesen Wurf gibt es in dieser Runde nicht",
         ),
     ],
 )
@@ -151,8 +149,8 @@ def test_three_values_are_joined_with_und_and_oder() -> None:
     state = standard.turn_state(standard.SHEET_94, {21: (3, 4, 6, 1, 1)})
 
     assert refused("W1 1+3 4+6", state) == (
-        "Runde 21: du hast 3, 4, 6 notiert und der Wurf zeigt 3, 4 und 6, also muss der "
-        "Wurfel 3, 4 oder 6 sein"
+        "Wurf 21: du hast 3, 4, 6 gelagert und der Wurf zeigt 3, 4 und 6, also musst du "
+        "3, 4 oder 6 lagern"
     )
 
 
@@ -161,7 +159,7 @@ def test_an_order_from_a_player_whose_game_ended_in_german() -> None:
     state = standard.turn_state(ended, standard.ROLLS_94, others=(Sheet(),))
 
     assert refused("W3 1+4 3+5", state) == (
-        "dein Spiel endete in Runde 19; von dir wird kein Zug erwartet"
+        "dein Spiel endete im Wurf 19; von dir wird kein Zug erwartet"
     )
 
 
@@ -170,13 +168,11 @@ def test_an_order_from_a_player_whose_game_ended_in_german() -> None:
     [
         (
             [4, 4, 1, 6],
-            "Zwischenrunde 20.5: Suppen-Kasper braucht 5 Zahlen auf deinem Teller; "
-            "er enthält dann 4",
+            "Einschub 20.5: Suppen-Kasper braucht 5 Zahlen auf deinem Teller; er enthält dann 4",
         ),
         (
             [],
-            "Zwischenrunde 20.5: Suppen-Kasper braucht 5 Zahlen auf deinem Teller; "
-            "er ist dann leer",
+            "Einschub 20.5: Suppen-Kasper braucht 5 Zahlen auf deinem Teller; er ist dann leer",
         ),
     ],
 )
@@ -193,12 +189,12 @@ def test_card_errors_in_german() -> None:
 
     assert refused(
         "swap 5 2 W6 1+1 3+3", suppenkasper.turn_state(plate, {21: (1, 1, 3, 3, 5)})
-    ) == ("Runde 21: swap 5 2 braucht eine 2 auf deinem Teller; er enthält dann 1 4 6")
+    ) == ("Wurf 21: swap 5 2 braucht eine 2 auf deinem Teller; er enthält dann 1 4 6")
     assert refused(
         "refuse F6 4+4 5+5", suppenkasper.turn_state(free_ride, {21: (4, 4, 5, 5, 6)})
     ) == (
-        "Runde 21: bei einer Freifahrt gibt es nichts zu verweigern; refuse gehört zu einem "
-        "Wurfel, z. B. refuse W5 1+3 3+4"
+        "Wurf 21: bei einer Freifahrt gibt es nichts zu verweigern; refuse gehört zu einem "
+        "gelagerten Würfel, z. B. refuse W5 1+3 3+4"
     )
 
 
@@ -209,23 +205,24 @@ def test_the_options_and_the_autopilot_in_german() -> None:
     cards = next(option for option in rules.SETTINGS.options if option.key == "cards")
 
     assert german(rules.SETTINGS.profile("suppenkasper").summary) == (
-        "Choice mit Karten für je einen Einsatz und einem Teller voller Reste zum Aufessen. "
-        "1 bis 20 Spieler."
+        "Choice mit Karten, die je einmal gespielt werden, und einem Teller voller Reste zum "
+        "Aufessen. 1 bis 20 Spieler."
     )
     assert (german(cards.label), german(cards.help)) == (
         "Karten im Spiel",
         "Jeder Spieler hat jede dieser Karten einmal.",
     )
     assert [german(words) for __, words in cards.choices] == [
-        "Umdrehen",
+        "Kopfüber",
         "Halbe Portion",
         "Doppelte Portion",
-        "Verweigern",
-        "Tauschen",
+        "Verweigerung",
+        "Vom Teller",
         "Suppenkasper",
     ]
     assert german(autopilot.STRATEGIES[0].title) == (
-        "Beste Punkte: die Wurfel und Paare, die in diesem Postzug die meisten Punkte bringen"
+        "Beste Punkte: die gelagerten Würfel und Paare, die in dieser Runde die meisten Punkte "
+        "bringen"
     )
 
 

@@ -53,8 +53,8 @@ def test_a_short_game_is_told_in_german() -> None:
     )
     state, events = engine.start(SurvivorOptions(), NAMES[:3], dice)
     assert german_events(events) == [
-        "Initiative: ann 9, bob 14, cy 14; Stichwurf: bob 6, cy 11; cy ist Spieler 1. "
-        "Zugreihenfolge: cy, ann, bob. Alle beginnen mit 5 PP",
+        "Initiative: ann 9, bob 14, cy 14; Stechwurf: bob 6, cy 11; cy ist Spieler 1. "
+        "Zugreihenfolge: cy, ann, bob. Alle beginnen mit 5 SP",
         "Zug 1: cy ist an der Reihe (2 Aktionen)",
     ]
     assert german_prompt(state) == (
@@ -70,8 +70,8 @@ def test_a_short_game_is_told_in_german() -> None:
 
     assert send("cy", "challenge ann") == [
         "cy: challenge ann\n"
-        "cy d20 1 + 5 PP = 6; ann d12/d8 7/3 (behält 3) + 5 PP = 8: natürliche 1\n"
-        "natürliche 1: cy gibt ann 1 PP: cy 4, ann 6",
+        "cy d20 1 + 5 SP = 6; ann d12/d8 7/3 (behält 3) + 5 SP = 8: natürliche 1\n"
+        "natürliche 1: cy gibt ann 1 SP: cy 4, ann 6",
         "Zug 1: cy macht weiter mit Aktion 2 von 2",
     ]
     assert german_prompt(state) == (
@@ -80,29 +80,29 @@ def test_a_short_game_is_told_in_german() -> None:
     )
     assert send("cy", "challenge bob") == [
         "cy: challenge bob\n"
-        "cy d20 13 + 4 PP = 17; bob d12/d8 5/8 (behält 5) + 5 PP = 10: bob niedriger\n"
-        "bob hat verloren und wird gefragt: rematch (noch 3) oder accept (1 PP zahlen)"
+        "cy d20 13 + 4 SP = 17; bob d12/d8 5/8 (behält 5) + 5 SP = 10: bob niedriger\n"
+        "bob hat verloren und wird gefragt: Revanche (noch 3) oder annehmen (1 SP zahlen)"
     ]
     assert german_prompt(state) == (
         "Revanche oder annehmen",
         "Zug 1: du hast die Herausforderung von cy verloren (Einsatz 1): rematch (noch 3) "
-        "oder accept (1 PP zahlen)",
+        "oder accept (1 SP zahlen)",
     )
     assert send("bob", "rematch") == [
-        "bob: rematch\ncy d20 4 + 4 PP = 8; bob d12/d8 8/8 (behält 8) + 5 PP = 13: bob höher\n"
-        "cy zahlt 1 PP: cy 3",
+        "bob: rematch\ncy d20 4 + 4 SP = 8; bob d12/d8 8/8 (behält 8) + 5 SP = 13: bob höher\n"
+        "cy zahlt 1 SP: cy 3",
         "Zug 2: ann ist an der Reihe (2 Aktionen)",
     ]
     assert send("ann", "ko cy") == [
-        "ann: ko cy\nann d20 11 + 6 PP = 17; cy d12/d8 2/6 (behält 2) + 3 PP = 5: ann höher\n"
-        "cy verliert alle PP und ist KO",
+        "ann: ko cy\nann d20 11 + 6 SP = 17; cy d12/d8 2/6 (behält 2) + 3 SP = 5: ann höher\n"
+        "cy verliert alle SP und ist k.o.",
         "cy scheidet aus",
         "Zug 3: bob ist an der Reihe (2 Aktionen)",
     ]
     assert send("bob", "challenge ann double") == [
         "bob: challenge ann double\n"
-        "bob d20 20 + 5 PP = 25; ann d12/d8 1/1 (behält 1) + 6 PP = 7: natürliche 20\n"
-        "natürliche 20: ann gibt bob 1 PP: bob 6, ann 5",
+        "bob d20 20 + 5 SP = 25; ann d12/d8 1/1 (behält 1) + 6 SP = 7: natürliche 20\n"
+        "natürliche 20: ann gibt bob 1 SP: bob 6, ann 5",
         "Zug 4: ann ist an der Reihe (2 Aktionen)",
     ]
     assert german_prompt(state) == (
@@ -132,7 +132,7 @@ def test_the_english_stays_as_it_was() -> None:
         "turn 7: ann goes on with action 2 of 2",
     ]
     assert german_events(events) == [
-        "ann: extra\nann d20 3 + 5 PP = 8: unter 10\nann erhält nichts",
+        "ann: extra\nann d20 3 + 5 SP = 8: unter 10\nann erhält nichts",
         "Zug 7: ann macht weiter mit Aktion 2 von 2",
     ]
     with translation.override("en"):
@@ -147,19 +147,19 @@ def test_a_finals_turn_has_one_action_and_losers_are_joined() -> None:
     __, events = play(finals, "ann", "challenge d12=bob", [10, 10, 2])
     assert german_events(events) == [
         "ann: challenge d12=bob\n"
-        "ann d20 10 + 5 PP = 15; bob d12 10 + 5 PP = 15; cy d8 2 + 5 PP = 7: "
+        "ann d20 10 + 5 SP = 15; bob d12 10 + 5 SP = 15; cy d8 2 + 5 SP = 7: "
         "cy unter der höchsten Summe 15\n"
-        "cy verliert 1 PP: cy 4",
-        "Finalzug 8: bob ist an der Reihe (1 Aktion)",
+        "cy verliert 1 SP: cy 4",
+        "Finale, Zug 8: bob ist an der Reihe (1 Aktion)",
     ]
 
     state, events = play(finals, "ann", "challenge d12=bob", [10, 3, 2])
     assert german_events(events)[0].endswith(
-        "bob und cy unter der höchsten Summe 15\nbob und cy verlieren 1 PP: bob 4, cy 4"
+        "bob und cy unter der höchsten Summe 15\nbob und cy verlieren 1 SP: bob 4, cy 4"
     )
     assert german_prompt(state) == (
         "Aktion im Finale",
-        "Finalzug 8, Aktion 1 von 1: challenge d12=<player> oder ko <player>",
+        "Finale, Zug 8, Aktion 1 von 1: challenge d12=<player> oder ko <player>",
     )
 
 
@@ -170,12 +170,12 @@ def test_order_errors_are_german() -> None:
         "du bist nicht an der Reihe: wir warten auf ann"
     )
     assert german(rejected(state, "ann", "dance")) == (
-        '"dance" ist kein Zug: schreib challenge <player> [double], extra, ko <player> oder pass'
+        "„dance“ ist kein Zug: schreib challenge <player> [double], extra, ko <player> oder pass"
     )
     assert german(rejected(state, "ann", "challenge zed")) == (
-        'challenge: es gibt keinen Spieler "zed"; die Spieler sind ann, bob, cy'
+        "challenge: es gibt keinen Spieler „zed“; die Spieler sind ann, bob, cy"
     )
-    assert german(rejected(state, "ann", "ko ann")) == "du kannst dich nicht selbst KO schlagen"
+    assert german(rejected(state, "ann", "ko ann")) == "du kannst dich nicht selbst k.o. schlagen"
     assert german(rejected(state, "ann", "pass\nextra")) == (
         "ein Zug pro Nachricht: diese Nachricht hat 2 Zugzeilen; "
         "schick jede Aktion in einer eigenen Nachricht"
@@ -195,10 +195,10 @@ def test_options_and_their_errors_are_german() -> None:
     assert [(german(label), german(words)) for label, words in SETTINGS.describe({}, options)] == [
         ("Spielpunkte zu Beginn", "5"),
         ("Revanchen pro Spieler", "3"),
-        ("Ein gescheiterter KO kostet", "die Hälfte der Spielpunkte, aufgerundet"),
-        ("Der Würfel des Verteidigers beim KO", "der niedrigere von d12 und d8"),
+        ("Ein gescheiterter K.o. kostet", "die Hälfte der Spielpunkte, aufgerundet"),
+        ("Der Würfel des Verteidigers beim K.o.", "der niedrigere von d12 und d8"),
         ("Im Finale zählen die Spielpunkte mit", "ja"),
-        ("Zuglimit", "300"),
+        ("Zuggrenze", "300"),
     ]
     assert german(SETTINGS.options[1].help) == (
         "Revanchen, die jeder Spieler pro Spiel fordern darf."
@@ -232,11 +232,11 @@ def test_menu_labels_confirmation_and_autopilot_are_german() -> None:
         ("challenge cy", "cy herausfordern (Einsatz 1)"),
         ("challenge bob double", "bob doppelt herausfordern (Einsatz 2)"),
         ("challenge cy double", "cy doppelt herausfordern (Einsatz 2)"),
-        ("ko bob", "KO gegen bob (beide Aktionen, einmal pro Spiel)"),
-        ("ko cy", "KO gegen cy (beide Aktionen, einmal pro Spiel)"),
+        ("ko bob", "K.o. gegen bob (beide Aktionen, einmal pro Spiel)"),
+        ("ko cy", "K.o. gegen cy (beide Aktionen, einmal pro Spiel)"),
     ]
     assert german(engine.confirmation(state, 0, "ko bob")) == (
-        "Ja, ich setze meinen einzigen KO des Spiels gegen bob ein"
+        "Ja, ich setze meinen einzigen K.o. des Spiels gegen bob ein"
     )
     (odds,) = STRATEGIES
     assert german(odds.title) == (

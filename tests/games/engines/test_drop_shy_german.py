@@ -82,7 +82,7 @@ def rematch_game() -> list[Event]:
 
 def test_a_game_is_told_in_german() -> None:
     assert [german(event.text) for event in section_8_game()] == [
-        "der Startwürfel ist eine 4 auf (0,0), gewürfelt für den Moderator",
+        "der Auslöser ist eine 4 auf (0,0), gewürfelt für den Moderator",
         "Reihe von ann, vorderster Würfel zuerst: 3 1",
         "Reihe von bob, vorderster Würfel zuerst: 5 2",
         "Zug 1: ann legt die 3 auf (1,0)",
@@ -97,7 +97,7 @@ def test_a_game_is_told_in_german() -> None:
 
 def test_the_dice_left_at_the_turn_cap_are_counted_in_german() -> None:
     assert german(turn_cap_game()[-1].text) == (
-        "Zug 50 ist das Zuglimit: das Spiel ist vorbei: 1. ann; 2. cy, 1 Würfel übrig; "
+        "Zug 50 ist die Zuggrenze: das Spiel ist vorbei: 1. ann; 2. cy, 1 Würfel übrig; "
         "4. bob, 2 Würfel übrig; 4. dee, 2 Würfel übrig"
     )
 
@@ -116,7 +116,7 @@ def test_a_rematch_is_told_in_german() -> None:
     events = rematch_game()
 
     assert german(events[0].text) == (
-        "der Startwürfel ist eine 3 auf (0,0), gewürfelt für bob, den Gewinner des vorigen Spiels"
+        "der Auslöser ist eine 3 auf (0,0), gewürfelt für bob, den Gewinner des vorigen Spiels"
     )
     assert german(events[-1].text) == "ann, Verlierer des vorigen Spiels, legt zuerst"
 

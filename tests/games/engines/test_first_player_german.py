@@ -179,21 +179,21 @@ def test_the_night_opens_in_german() -> None:
 
     assert [german(event.text) for event in night.events] == [
         "gus fehlt und hat keine Würfel: nichts bewegt sich",
-        "hal fehlt: ein Würfel geht in die Reserve (3 -> 2)",
+        "hal fehlt: ein Würfel geht in den Vorrat (3 -> 2)",
         "hal steigt mit 3 Würfeln in die Kampagne ein",
         "eve steigt mit 3 Würfeln in die Kampagne ein",
         "fay steigt mit 3 Würfeln in die Kampagne ein",
-        "der Abend beginnt: ann 4, bob 1, cy 0, dee 0, eve 3, fay 3; Reserve 2; Marker: keine",
-        "Runde 1 von 2: die Schenkphase läuft (give <player> <n> dice oder ready)",
+        "der Abend beginnt: ann 4, bob 1, cy 0, dee 0, eve 3, fay 3; Vorrat 2; Chips: keine",
+        "Durchgang 1 von 2: die Geschenkphase läuft (give <player> <n> dice oder ready)",
     ]
     assert night.prompt(0) == (
         "Geschenke oder bereit",
-        "Runde 1, Geschenke: give <player> <n> dice oder tokens, oder ready "
-        "(du hast 4 Würfel und 0 Marker)",
+        "Durchgang 1, Geschenke: give <player> <n> dice oder tokens, oder ready "
+        "(du hast 4 Würfel und 0 Chips)",
     )
     assert night.prompt(1)[1] == (
-        "Runde 1, Geschenke: give <player> <n> dice oder tokens, oder ready "
-        "(du hast 1 Würfel und 0 Marker)"
+        "Durchgang 1, Geschenke: give <player> <n> dice oder tokens, oder ready "
+        "(du hast 1 Würfel und 0 Chips)"
     )
     assert night.labels(0) == [("ready", "Bereit: keine Geschenke mehr von mir")]
 
@@ -201,13 +201,13 @@ def test_the_night_opens_in_german() -> None:
 def test_gifts_and_their_refusals_in_german() -> None:
     night = start(("ann", "bob", "cy"), dice={"ann": 3, "bob": 3, "cy": 0})
 
-    assert night.send("ann", "give bob 1 die") == ["Runde 1: ann schenkt bob 1 Würfel"]
-    assert night.send("bob", "give ann 2 dice") == ["Runde 1: bob schenkt ann 2 Würfel"]
+    assert night.send("ann", "give bob 1 die") == ["Durchgang 1: ann schenkt bob 1 Würfel"]
+    assert night.send("bob", "give ann 2 dice") == ["Durchgang 1: bob schenkt ann 2 Würfel"]
     assert night.refused("ann", "give bob 4 dice") == (
         "give bob 4 dice: Geschenk abgelehnt: dir blieben 0 Würfel (du hast 4)"
     )
     assert night.refused("ann", "give bob 1 token") == (
-        "give bob 1 token: in diesem Spiel gibt es keine Marker"
+        "give bob 1 token: in diesem Spiel gibt es keine Chips"
     )
     assert night.refused("ann", "give zed 1 die") == (
         "give zed 1 die: zed spielt in diesem Spiel nicht mit (Spieler: ann, bob, cy)"
@@ -219,7 +219,7 @@ def test_gifts_and_their_refusals_in_german() -> None:
         "give bob 0 dice: ein Geschenk braucht mindestens 1 Würfel"
     )
     assert night.refused("ann", "ready\ngive bob 1 die") == (
-        "Zeile 2 (give bob 1 die): du hast ready geschickt: in dieser Runde keine Geschenke "
+        "Zeile 2 (give bob 1 die): du hast ready geschickt: in diesem Durchgang keine Geschenke "
         "mehr von dir"
     )
     assert night.refused("ann", "shout") == (
@@ -227,16 +227,17 @@ def test_gifts_and_their_refusals_in_german() -> None:
         "tokens, ready, roll <n>, roll all, reroll set-aside <value>, arrange <values>, "
         "arrange desc, token <positions>, token none"
     )
-    assert night.send("ann", "ready") == ["Runde 1: ann ist bereit"]
+    assert night.send("ann", "ready") == ["Durchgang 1: ann ist bereit"]
     assert night.prompt(0) == (
         "bereit",
-        "Runde 1, Geschenke: du bist bereit (du hast 4 Würfel); gewürfelt wird, sobald alle "
+        "Durchgang 1, Geschenke: du bist bereit (du hast 4 Würfel); gewürfelt wird, sobald alle "
         "bereit sind",
     )
-    assert night.send("bob", "ready") == ["Runde 1: bob ist bereit"]
+    assert night.send("bob", "ready") == ["Durchgang 1: bob ist bereit"]
     assert night.send("cy", "ready") == [
-        "Runde 1: cy ist bereit",
-        "Runde 1: die Schenkphase ist vorbei; jetzt wird gewürfelt; ohne Würfel setzen aus: cy",
+        "Durchgang 1: cy ist bereit",
+        "Durchgang 1: die Geschenkphase ist vorbei; jetzt wird gewürfelt; "
+        "ohne Würfel setzen aus: cy",
     ]
 
 
@@ -245,7 +246,7 @@ def test_rolling_in_german() -> None:
     night.deadline()
     night.state = replace(night.state, tokens=(0, 1, 0))
 
-    assert night.prompt(0) == ("würfeln", "Runde 1: roll <n> (1 bis 3) oder roll all")
+    assert night.prompt(0) == ("würfeln", "Durchgang 1: roll <n> (1 bis 3) oder roll all")
     assert night.labels(0) == [
         ("roll 1", "Mit 1 Würfel würfeln"),
         ("roll 2", "Mit 2 Würfeln würfeln"),
@@ -258,12 +259,12 @@ def test_rolling_in_german() -> None:
         "arrange desc: du hast noch nicht gewürfelt: erst roll <n>"
     )
     assert night.send("ann", "roll 3", [6, 2, 2]) == [
-        "Runde 1: du würfelst 6 2 2",
-        "Runde 1: ann hat gewürfelt",
+        "Durchgang 1: du würfelst 6 2 2",
+        "Durchgang 1: ann hat gewürfelt",
     ]
     assert night.prompt(0) == (
         "neu würfeln oder anordnen",
-        "Runde 1: reroll set-aside <value> oder arrange <values> / arrange desc (nach Wurf 1)",
+        "Durchgang 1: reroll set-aside <value> oder arrange <values> / arrange desc (nach Wurf 1)",
     )
     assert night.labels(0) == [
         ("reroll set-aside 6", "Eine 6 beiseitelegen und den Rest neu würfeln"),
@@ -274,14 +275,14 @@ def test_rolling_in_german() -> None:
         "reroll set-aside 5: du hast keine 5 (deine Würfel: 6 2 2)"
     )
     assert night.send("ann", "reroll set-aside 6", [3, 3]) == [
-        "Runde 1: du legst eine 6 beiseite und würfelst neu: 3 3",
-        "Runde 1: ann legt einen Würfel beiseite und würfelt neu",
+        "Durchgang 1: du legst eine 6 beiseite und würfelst neu: 3 3",
+        "Durchgang 1: ann legt einen Würfel beiseite und würfelt neu",
     ]
     assert night.refused("ann", "arrange 6 3 3") == (
         "arrange 6 3 3: arrange muss genau deine Würfel verwenden: 3 3"
     )
     assert night.refused("ann", "arrange 3 3\ntoken 1") == (
-        "Zeile 2 (token 1): du hast keinen Marker"
+        "Zeile 2 (token 1): du hast keinen Chip"
     )
     assert night.refused("bob", "roll 1\narrange 6 2") == (
         "Zeile 2 (arrange 6 2): arrange muss genau deine Würfel verwenden: den 1 Würfel, den du "
@@ -292,16 +293,16 @@ def test_rolling_in_german() -> None:
         "deine Würfel sind schon geworfen)"
     )
     assert night.refused("cy", "roll 1") == (
-        "von dir wird jetzt kein Zug erwartet: du hast in dieser Runde keine Würfel"
+        "von dir wird jetzt kein Zug erwartet: du hast in diesem Durchgang keine Würfel"
     )
     assert night.send("ann", "arrange desc") == [
-        "Runde 1: du ordnest an: 3 3",
-        "Runde 1: ann hat angeordnet",
-        "Runde 1, aufgedeckt: ann 3 3; bob 6",
-        "Runde 1, Reihenfolge: bob, cy, ann",
-        "Runde 1, Auswertung: bob gibt ann einen Würfel",
-        "nach Runde 1: ann 4, bob 0, cy 0; Reserve 0; Marker: bob 1",
-        "der Abend ist vorbei; Kampagnenbogen: ann 4, bob 0, cy 0, Reserve 0",
+        "Durchgang 1: du ordnest an: 3 3",
+        "Durchgang 1: ann hat angeordnet",
+        "Durchgang 1, aufgedeckt: ann 3 3; bob 6",
+        "Durchgang 1, tatsächliche Reihenfolge: bob, cy, ann",
+        "Durchgang 1, Auswertung: bob gibt ann einen Würfel",
+        "nach Durchgang 1: ann 4, bob 0, cy 0; Vorrat 0; Chips: bob 1",
+        "der Abend ist vorbei; Kampagnenbogen: ann 4, bob 0, cy 0, Vorrat 0",
     ]
 
 
@@ -311,40 +312,40 @@ def test_a_campaign_night_in_german() -> None:
     private = [german(event.text) for event in night.events if event.to == (0,)]
 
     assert public[16:29] == [
-        "Runde 1: ann hat nicht angeordnet: von hoch nach niedrig",
-        "Runde 1: ann hat angeordnet",
-        "Runde 1: bob hat nicht gewürfelt: alle Würfel werden geworfen und von hoch nach "
+        "Durchgang 1: ann hat nicht angeordnet: von hoch nach niedrig",
+        "Durchgang 1: ann hat angeordnet",
+        "Durchgang 1: bob hat nicht gewürfelt: alle Würfel werden geworfen und von hoch nach "
         "niedrig angeordnet",
-        "Runde 1: bob hat gewürfelt",
-        "Runde 1: bob hat angeordnet",
-        "Runde 1, aufgedeckt: ann 3 3; bob 4 2; eve 6 3; fay 6 3 3",
-        "Runde 1, Leihwürfel: cy 3; dee 3",
-        "Runde 1, Leihwürfel noch einmal: cy 2; dee 5",
-        "Runde 1, Reihenfolge: fay, eve, bob, ann, dee, cy",
-        "Runde 1, Auswertung: fay gibt cy einen Würfel; die Reserve gibt dee einen Würfel; "
-        "ann bekommt einen Marker",
-        "nach Runde 1: ann 3, bob 2, cy 1, dee 1, eve 3, fay 2; Reserve 1; Marker: ann 1",
-        "Runde 2 von 2: die Schenkphase läuft (give <player> <n> dice oder ready)",
-        "Runde 2: die Schenkphase ist vorbei; jetzt wird gewürfelt",
+        "Durchgang 1: bob hat gewürfelt",
+        "Durchgang 1: bob hat angeordnet",
+        "Durchgang 1, aufgedeckt: ann 3 3; bob 4 2; eve 6 3; fay 6 3 3",
+        "Durchgang 1, Leihwürfel: cy 3; dee 3",
+        "Durchgang 1, Leihwürfel noch einmal: cy 2; dee 5",
+        "Durchgang 1, tatsächliche Reihenfolge: fay, eve, bob, ann, dee, cy",
+        "Durchgang 1, Auswertung: fay gibt cy einen Würfel; der Vorrat gibt dee einen Würfel; "
+        "ann bekommt einen Chip",
+        "nach Durchgang 1: ann 3, bob 2, cy 1, dee 1, eve 3, fay 2; Vorrat 1; Chips: ann 1",
+        "Durchgang 2 von 2: die Geschenkphase läuft (give <player> <n> dice oder ready)",
+        "Durchgang 2: die Geschenkphase ist vorbei; jetzt wird gewürfelt",
     ]
     assert public[-7:] == [
-        "Runde 2, aufgedeckt: ann 6 4+1; bob 6 2; cy 6; dee 6; eve 6 2 1; fay 1 1",
-        "Runde 2, Stechwurf 1: cy 3 (3); dee 3 (3)",
-        "Runde 2, Stechwurf 2: cy 5 (5); dee 2 (2)",
-        "Runde 2, Reihenfolge: ann, eve, bob, cy, dee, fay",
-        "Runde 2, Auswertung: ann gibt fay einen Würfel; die Reserve gibt dee einen Würfel; "
-        "cy bekommt einen Marker",
-        "nach Runde 2: ann 2, bob 2, cy 1, dee 2, eve 3, fay 3; Reserve 0; Marker: cy 1",
+        "Durchgang 2, aufgedeckt: ann 6 4+1; bob 6 2; cy 6; dee 6; eve 6 2 1; fay 1 1",
+        "Durchgang 2, Stechwurf 1: cy 3 (3); dee 3 (3)",
+        "Durchgang 2, Stechwurf 2: cy 5 (5); dee 2 (2)",
+        "Durchgang 2, tatsächliche Reihenfolge: ann, eve, bob, cy, dee, fay",
+        "Durchgang 2, Auswertung: ann gibt fay einen Würfel; der Vorrat gibt dee einen Würfel; "
+        "cy bekommt einen Chip",
+        "nach Durchgang 2: ann 2, bob 2, cy 1, dee 2, eve 3, fay 3; Vorrat 0; Chips: cy 1",
         "der Abend ist vorbei; Kampagnenbogen: ann 2, bob 2, cy 1, dee 2, eve 3, fay 3, gus 0, "
-        "hal 3(-1), Reserve 0",
+        "hal 3(-1), Vorrat 0",
     ]
     assert private == [
-        "Runde 1: du würfelst 6 2 2",
-        "Runde 1: du legst eine 6 beiseite und würfelst neu: 3 3",
-        "Runde 1: du ordnest an: 3 3",
-        "Runde 2: du würfelst 6 4",
-        "Runde 2: du ordnest an: 6 4",
-        "Runde 2: deine Anordnung mit Markern: 6 4+1",
+        "Durchgang 1: du würfelst 6 2 2",
+        "Durchgang 1: du legst eine 6 beiseite und würfelst neu: 3 3",
+        "Durchgang 1: du ordnest an: 3 3",
+        "Durchgang 2: du würfelst 6 4",
+        "Durchgang 2: du ordnest an: 6 4",
+        "Durchgang 2: deine Anordnung mit Chips: 6 4+1",
     ]
 
 
@@ -355,25 +356,25 @@ def test_a_token_placed_while_rolling_is_told_in_german() -> None:
     night.send("ann", "roll 2\narrange desc", [5, 4])
 
     assert night.prompt(0) == (
-        "Marker",
-        "Runde 1: angeordnet; token <position> geht noch, bis das Würfeln endet",
+        "Chip",
+        "Durchgang 1: angeordnet; token <position> geht noch, bis das Würfeln endet",
     )
     assert night.labels(0) == [
-        ("token 1", "Einen Marker auf Würfel 1 legen (aus 5 wird 6)"),
-        ("token 2", "Einen Marker auf Würfel 2 legen (aus 4 wird 5)"),
+        ("token 1", "Einen Chip auf Würfel 1 legen (aus 5 wird 6)"),
+        ("token 2", "Einen Chip auf Würfel 2 legen (aus 4 wird 5)"),
     ]
     assert night.refused("ann", "token 3") == (
         "token 3: es gibt keinen Würfel 3: deine Reihe hat 2 Würfel"
     )
     assert night.refused("ann", "token none") == (
-        "token none: token none gibt es nur in Markerphasen"
+        "token none: token none gibt es nur in Chip-Phasen"
     )
     assert night.refused("ann", "give bob 1 die") == (
-        "give bob 1 die: Geschenke gehen erst wieder, wenn diese Runde ausgewertet ist"
+        "give bob 1 die: Geschenke gehen erst wieder, wenn dieser Durchgang ausgewertet ist"
     )
-    assert night.send("ann", "token 2") == ["Runde 1: deine Anordnung mit Markern: 5 4+1"]
+    assert night.send("ann", "token 2") == ["Durchgang 1: deine Anordnung mit Chips: 5 4+1"]
     assert night.refused("ann", "token 2") == (
-        "token 2: Würfel 2 hat in dieser Runde schon einen Marker"
+        "token 2: Würfel 2 hat in diesem Durchgang schon einen Chip"
     )
 
 
@@ -388,45 +389,45 @@ def test_token_windows_in_german() -> None:
     night.send("B", "roll 2\narrange desc", [5, 3])
 
     assert night.send("C", "roll 2\narrange desc", [6, 6])[-1] == (
-        "Runde 1, aufgedeckt: A 5 3; B 5 3; C 6 6"
+        "Durchgang 1, aufgedeckt: A 5 3; B 5 3; C 6 6"
     )
     assert night.prompt(0) == (
-        "Marker",
-        "Runde 1, Markerphase nach dem Aufdecken: token <positions> oder token none",
+        "Chip",
+        "Durchgang 1, Chip-Phase nach dem Aufdecken: token <positions> oder token none",
     )
     assert night.labels(0) == [
-        ("token none", "Jetzt keinen Marker einsetzen"),
-        ("token 1", "Einen Marker auf Würfel 1 legen (aus 5 wird 6)"),
-        ("token 2", "Einen Marker auf Würfel 2 legen (aus 3 wird 4)"),
+        ("token none", "Jetzt keinen Chip einsetzen"),
+        ("token 1", "Einen Chip auf Würfel 1 legen (aus 5 wird 6)"),
+        ("token 2", "Einen Chip auf Würfel 2 legen (aus 3 wird 4)"),
     ]
     assert night.refused("A", "roll 1") == (
         "roll 1: das Würfeln ist vorbei; in dieser Phase gehen nur token-Zeilen"
     )
     assert night.refused("A", "token none\ntoken 1") == (
-        "Zeile 2 (token 1): token none geht nicht zusammen mit Markern im selben Zug"
+        "Zeile 2 (token 1): token none geht nicht zusammen mit Chips im selben Zug"
     )
     assert night.refused("C", "token 1") == "von dir wird jetzt kein Zug erwartet"
-    assert night.send("A", "token none") == ["Runde 1, Markerphase: dein Zug ist token none"]
+    assert night.send("A", "token none") == ["Durchgang 1, Chip-Phase: dein Zug ist token none"]
     night.send("B", "token none")
     assert night.deadline([4, 4]) == [
-        "Runde 1: A setzt keinen Marker ein",
-        "Runde 1: B setzt keinen Marker ein",
-        "Runde 1, Stechwurf 1: A 4 (5 4); B 4 (5 4)",
+        "Durchgang 1: A setzt keinen Chip ein",
+        "Durchgang 1: B setzt keinen Chip ein",
+        "Durchgang 1, Stechwurf 1: A 4 (5 4); B 4 (5 4)",
     ]
     assert night.prompt(1) == (
-        "Marker",
-        "Runde 1, Markerphase nach Stechwurf 1: token <positions> oder token none",
+        "Chip",
+        "Durchgang 1, Chip-Phase nach Stechwurf 1: token <positions> oder token none",
     )
-    assert night.refused("B", "token 1 2") == "token 1 2: du hast keinen Marker"
-    assert night.send("A", "token 1 2") == ["Runde 1, Markerphase: dein Zug ist token 1 2"]
+    assert night.refused("B", "token 1 2") == "token 1 2: du hast keinen Chip"
+    assert night.send("A", "token 1 2") == ["Durchgang 1, Chip-Phase: dein Zug ist token 1 2"]
     night.send("B", "token 1")
     assert night.deadline() == [
-        "Runde 1: A legt je einen Marker auf die Würfel 1 2: 5+1 4+1",
-        "Runde 1: B legt einen Marker auf Würfel 1: 5+1 4",
-        "Runde 1, Reihenfolge: C, A, B",
-        "Runde 1, Auswertung: C gibt B einen Würfel",
-        "nach Runde 1: A 3, B 4, C 2; Reserve 0; Marker: C 1",
-        "der Abend ist vorbei; Kampagnenbogen: A 3, B 4, C 2, Reserve 0",
+        "Durchgang 1: A legt je einen Chip auf die Würfel 1 2: 5+1 4+1",
+        "Durchgang 1: B legt einen Chip auf Würfel 1: 5+1 4",
+        "Durchgang 1, tatsächliche Reihenfolge: C, A, B",
+        "Durchgang 1, Auswertung: C gibt B einen Würfel",
+        "nach Durchgang 1: A 3, B 4, C 2; Vorrat 0; Chips: C 1",
+        "der Abend ist vorbei; Kampagnenbogen: A 3, B 4, C 2, Vorrat 0",
     ]
     assert night.refused("A", "token none") == (
         "der Abend ist vorbei; von dir wird kein Zug erwartet"
@@ -440,11 +441,11 @@ def test_the_host_sets_the_order_in_german() -> None:
     night = host_night()
 
     assert [german(event.text) for event in night.events[-5:-1]] == [
-        "Runde 1: der Gastgeber legt die Reihenfolge fest",
-        "Runde 1, Reihenfolge: P1, P2, P3, P4, P5, P6",
-        "Runde 1, Auswertung: P1 hat keinen Würfel abzugeben; P2 hat keinen Würfel: "
+        "Durchgang 1: der Gastgeber legt die tatsächliche Reihenfolge fest",
+        "Durchgang 1, tatsächliche Reihenfolge: P1, P2, P3, P4, P5, P6",
+        "Durchgang 1, Auswertung: P1 hat keinen Würfel abzugeben; P2 hat keinen Würfel: "
         "P5 bekommt nichts",
-        "nach Runde 1: P1 0, P2 0, P3 3, P4 3, P5 3, P6 3; Reserve 0",
+        "nach Durchgang 1: P1 0, P2 0, P3 3, P4 3, P5 3, P6 3; Vorrat 0",
     ]
 
 
@@ -467,8 +468,8 @@ def game_refusals() -> list[str]:
 
 def test_the_host_and_the_deadline_refused_in_german() -> None:
     assert [german(message) for message in game_refusals()] == [
-        "der Gastgeber kann die Reihenfolge nur vor dem Aufdecken festlegen",
-        "die Reihenfolge muss jeden Spieler genau einmal nennen",
+        "der Gastgeber kann die tatsächliche Reihenfolge nur vor dem Aufdecken festlegen",
+        "die tatsächliche Reihenfolge muss jeden Spieler genau einmal nennen",
         "der Abend ist vorbei; es gibt nichts mehr auszuwerten",
     ]
 
@@ -526,24 +527,24 @@ REFUSED = [
         "gifts",
         0,
         "give bob 0 tokens",
-        "give bob 0 tokens: ein Geschenk braucht mindestens 1 Marker",
+        "give bob 0 tokens: ein Geschenk braucht mindestens 1 Chip",
     ),
     (
         "gifts",
         0,
         "give bob x tokens",
-        "give bob x tokens: 'x' ist keine Anzahl Marker; schreib sie mit den Ziffern 0-9",
+        "give bob x tokens: 'x' ist keine Anzahl Chips; schreib sie mit den Ziffern 0-9",
     ),
     (
         "gifts",
         0,
         "roll 1",
-        "roll 1: das Würfeln hat noch nicht begonnen: die Schenkphase läuft; schick ready, um "
+        "roll 1: das Würfeln hat noch nicht begonnen: die Geschenkphase läuft; schick ready, um "
         "sie früher zu beenden",
     ),
     ("rolling", 1, "roll", "roll: schreib roll <n> oder roll all"),
     ("rolling", 1, "arrange desc", "arrange desc: du hast noch nicht gewürfelt: erst roll <n>"),
-    ("rolling", 0, "arrange desc\ntoken 2", "Zeile 2 (token 2): du hast keinen Marker"),
+    ("rolling", 0, "arrange desc\ntoken 2", "Zeile 2 (token 2): du hast keinen Chip"),
     ("rolling", 1, "reroll 5", "reroll 5: schreib reroll set-aside <value>"),
     ("rolling", 1, "arrange", "arrange: schreib arrange <values> oder arrange desc"),
     ("rolling", 1, "arrange 7", "arrange 7: '7' ist kein Würfelwert 1-6"),
@@ -561,17 +562,17 @@ REFUSED = [
         "rolling",
         1,
         "token 1",
-        "token 1: erst anordnen: ein Marker kommt auf einen angeordneten Würfel",
+        "token 1: erst anordnen: ein Chip kommt auf einen angeordneten Würfel",
     ),
     (
         "rolling",
         0,
         "ready",
-        "ready: Geschenke gehen erst wieder, wenn diese Runde ausgewertet ist",
+        "ready: Geschenke gehen erst wieder, wenn dieser Durchgang ausgewertet ist",
     ),
     ("arranged", 1, "arrange desc", "arrange desc: du hast schon angeordnet"),
-    ("arranged", 1, "token none", "token none: token none gibt es nur in Markerphasen"),
-    ("arranged", 1, "token 1 1", "token 1 1: Würfel 1 hat in dieser Runde schon einen Marker"),
+    ("arranged", 1, "token none", "token none: token none gibt es nur in Chip-Phasen"),
+    ("arranged", 1, "token 1 1", "token 1 1: Würfel 1 hat in diesem Durchgang schon einen Chip"),
     ("arranged", 1, "token 1 2", "token 1 2: es gibt keinen Würfel 2: deine Reihe hat 1 Würfel"),
     (
         "plain",
@@ -584,7 +585,7 @@ REFUSED = [
         "plain",
         1,
         "roll 1\narrange desc\ntoken 1",
-        "Zeile 3 (token 1): in diesem Spiel gibt es keine Marker",
+        "Zeile 3 (token 1): in diesem Spiel gibt es keine Chips",
     ),
     ("over", 0, "ready", "der Abend ist vorbei; von dir wird kein Zug erwartet"),
 ]
@@ -626,7 +627,7 @@ OPTIONS_REFUSED: list[tuple[dict[str, Any], tuple[str, ...], str]] = [
     (
         {},
         ("Reserve", "bob"),
-        "der Name reserve ist für die Reserve-Zeile des Kampagnenbogens vorbehalten",
+        "der Name reserve ist für die Zeile des Vorrats im Kampagnenbogen vorbehalten",
     ),
     (
         {"absent": ["ann"]},
@@ -670,7 +671,7 @@ def test_the_options_in_german() -> None:
     ]
     assert (german(rounds.label), german(rounds.help)) == (
         "Eigentliche Spiele heute Abend",
-        "Eine Runde The First Player pro eigentlichem Spiel.",
+        "Ein Durchgang The First Player pro eigentlichem Spiel.",
     )
 
 

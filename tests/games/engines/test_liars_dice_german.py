@@ -74,24 +74,24 @@ def refused(state: LiarsDiceState, seat: int, text: str) -> str:
 
 def test_a_classic_round_in_german() -> None:
     state, events = started({"calza": True}, ["ann", "bob", "cy"], ANN + BOB + CY)
-    assert public(events) == ["Runde 1: Würfel im Spiel: ann 5, bob 5, cy 5; ann eröffnet"]
-    assert private(events, 0) == ["Runde 1: deine Würfel sind 4 4 1 2 3"]
-    assert owed(state) == [(0, "Gebot", "Runde 1, Zug 1: eröffne mit einem Gebot")]
+    assert public(events) == ["Durchgang 1: Würfel im Spiel: ann 5, bob 5, cy 5; ann eröffnet"]
+    assert private(events, 0) == ["Durchgang 1: deine Würfel sind 4 4 1 2 3"]
+    assert owed(state) == [(0, "Gebot", "Durchgang 1, Zug 1: eröffne mit einem Gebot")]
     state, events = send(state, 0, "bid 3 4")
-    assert public(events) == ["Runde 1: ann bietet 3 x 4"]
+    assert public(events) == ["Durchgang 1: ann bietet 3 x 4"]
     assert owed(state) == [
         (
             1,
             "Gebot oder Anzweifeln",
-            "Runde 1, Zug 2: erhöhe 3 x 4 (ann) oder zweifle an (liar) oder sag spot an",
+            "Durchgang 1, Zug 2: erhöhe 3 x 4 (ann) oder zweifle an (liar) oder sag spot an",
         )
     ]
     state, events = send(state, 1, "liar", [2] * 5 + [3] * 4 + [5] * 5)
     assert public(events) == [
-        "Runde 1: bob zweifelt das Gebot 3 x 4 von ann an: es gibt 5 Vieren mit Einsen, "
+        "Durchgang 1: bob zweifelt das Gebot 3 x 4 von ann an: es gibt 5 Vieren mit Einsen, "
         "das Gebot hält. Die Würfel: ann 4 4 1 2 3; bob 4 1 5 6 6; cy 2 2 3 5 6",
         "bob verliert einen Würfel und hat jetzt 4",
-        "Runde 2: Würfel im Spiel: ann 5, bob 4, cy 5; bob eröffnet",
+        "Durchgang 2: Würfel im Spiel: ann 5, bob 4, cy 5; bob eröffnet",
     ]
 
 
@@ -131,18 +131,18 @@ def test_a_palifico_round_in_german() -> None:
     state, events = send(state, 1, "liar", [6, 6, 1, 4, 4])
     assert public(events)[1:] == [
         "bob verliert einen Würfel und hat jetzt 1",
-        "Runde 2: Würfel im Spiel: ann 2, bob 1, cy 2; bob eröffnet; dies ist eine "
-        "Palifico-Runde (Einsen sind keine Joker, die Augenzahl bleibt)",
+        "Durchgang 2: Würfel im Spiel: ann 2, bob 1, cy 2; bob eröffnet; dies ist ein "
+        "Palifico-Durchgang (Einsen sind keine Joker, die Augenzahl bleibt)",
     ]
     state, _ = send(state, 1, "bid 1 4")
     assert refused(state, 2, "bid 4 5") == (
-        "Palifico-Runde: die Augenzahl bleibt 4; biete mehr Vieren"
+        "Palifico-Durchgang: die Augenzahl bleibt 4; biete mehr Vieren"
     )
-    assert refused(state, 2, "bid 1 4") == "Palifico-Runde: biete mehr Vieren als 1 x 4"
+    assert refused(state, 2, "bid 1 4") == "Palifico-Durchgang: biete mehr Vieren als 1 x 4"
     state, events = send(state, 2, "liar", [1, 1, 2, 3])
     # Ones are not wild in a palifico round: no "mit Einsen".
     assert public(events)[0] == (
-        "Runde 2: cy zweifelt das Gebot 1 x 4 von bob an: es gibt 2 Vieren, das Gebot hält. "
+        "Durchgang 2: cy zweifelt das Gebot 1 x 4 von bob an: es gibt 2 Vieren, das Gebot hält. "
         "Die Würfel: ann 6 6; bob 1; cy 4 4"
     )
 
@@ -153,13 +153,13 @@ def test_spot_calls_in_german() -> None:
     )
     __, events = send(spot_state(), 1, "spot", FILLER[:15])
     assert public(events)[:2] == [
-        "Runde 1: bob sagt spot auf 5 x 4 an: es gibt genau 5 Vieren mit Einsen. "
+        "Durchgang 1: bob sagt spot auf 5 x 4 an: es gibt genau 5 Vieren mit Einsen. "
         "Die Würfel: ann 4 4 1 2 3; bob 4 1 5 6 6; cy 2 2 3 5 6",
         "bob bekommt einen Würfel dazu und hat jetzt 5",
     ]
     __, events = send(replace(spot_state(), bids=(Bid(0, 4, 4),)), 1, "spot", FILLER[:13])
     assert public(events)[:2] == [
-        "Runde 1: bob sagt spot auf 4 x 4 an: es gibt 5 Vieren mit Einsen, nicht 4. "
+        "Durchgang 1: bob sagt spot auf 4 x 4 an: es gibt 5 Vieren mit Einsen, nicht 4. "
         "Die Würfel: ann 4 4 1 2 3; bob 4 1 5 6 6; cy 2 2 3 5 6",
         "bob verliert einen Würfel und hat jetzt 3",
     ]
@@ -178,8 +178,8 @@ def test_plurals_follow_the_count_in_german() -> None:
         refused(one, 0, "mulligan 1 2") == "mulligan: du hast 1 Würfel; nenne höchstens 1 Position"
     )
     assert owed(cheat_state((1, 0))) == [
-        (0, "Schummeln", "Runde 5: cheat yes oder cheat no (du darfst noch einmal schummeln)"),
-        (1, "Schummeln", "Runde 5: cheat yes oder cheat no (du darfst noch 2-mal schummeln)"),
+        (0, "Schummeln", "Durchgang 5: cheat yes oder cheat no (du darfst noch einmal schummeln)"),
+        (1, "Schummeln", "Durchgang 5: cheat yes oder cheat no (du darfst noch 2-mal schummeln)"),
     ]
 
 
@@ -188,17 +188,17 @@ def test_the_mulligans_are_listed_in_german() -> None:
     assert owed(state)[0] == (
         0,
         "Mulligan",
-        "Runde 1: mulligan <Positionen> (bis zu 3) oder mulligan none",
+        "Durchgang 1: mulligan <Positionen> (bis zu 3) oder mulligan none",
     )
     state, events = send(state, 0, "mulligan 3 1")
     assert private(events, 0) == ["Zug erhalten: mulligan 1 3"]
     state, events = deadline(state, [6, 5])
     assert public(events) == [
         "bob hat keinen Mulligan-Zug geschickt: nichts wird neu gewürfelt",
-        "Runde 1: Mulligans erledigt: ann hat 2 Würfel neu gewürfelt; "
+        "Durchgang 1: Mulligans erledigt: ann hat 2 Würfel neu gewürfelt; "
         "bob hat 0 Würfel neu gewürfelt",
     ]
-    assert private(events, 0) == ["Runde 1: nach deinem Mulligan sind deine Würfel 6 2 5"]
+    assert private(events, 0) == ["Durchgang 1: nach deinem Mulligan sind deine Würfel 6 2 5"]
 
 
 @pytest.mark.parametrize(
@@ -209,13 +209,13 @@ def test_the_cheaters_are_named_in_german(cheats: tuple[str, str], who: str) -> 
     state, _ = send(cheat_state(), 0, f"cheat {cheats[0]}")
     state, _ = send(state, 1, f"cheat {cheats[1]}")
     state, events = deadline(state)
-    assert public(events) == ["Runde 5: der Cheat-Schritt ist vorbei; das Bieten beginnt"]
-    assert private(events, 0) == ["Runde 5: du schummelst; die Würfel von bob sind 2 2 2 2"]
+    assert public(events) == ["Durchgang 5: die Cheat-Phase ist vorbei; das Bieten beginnt"]
+    assert private(events, 0) == ["Durchgang 5: du schummelst; die Würfel von bob sind 2 2 2 2"]
     state, events = send(state, 0, "accuse", FILLER[:9])
     assert public(events)[:2] == [
-        "Runde 5: ann beschuldigt bob des Schummelns, "
+        "Durchgang 5: ann beschuldigt bob des Schummelns, "
         + ("zu Recht: ann gewinnt" if cheats[1] == "yes" else "zu Unrecht: ann verliert")
-        + f". Die Würfel: ann 5 5 5 5; bob 2 2 2 2. {who} in dieser Runde geschummelt",
+        + f". Die Würfel: ann 5 5 5 5; bob 2 2 2 2. {who} in diesem Durchgang geschummelt",
         ("bob" if cheats[1] == "yes" else "ann") + " bekommt einen Würfel dazu und hat jetzt 5",
     ]
 
@@ -228,20 +228,20 @@ def test_the_round_reserve_in_german() -> None:
     state, _ = send(state, 0, "bid 2 2")
     state, events = deadline(state)
     assert public(events) == [
-        "Runde 1: bob hat die Frist verpasst und verbraucht die Rundenreserve; "
+        "Durchgang 1: bob hat den Abgabetermin verpasst und verbraucht die Reserve des Durchgangs; "
         "bob ist weiter am Zug"
     ]
     assert owed(state) == [
         (
             1,
             "Gebot oder Anzweifeln",
-            "Runde 1, Zug 2: erhöhe 2 x 2 (ann) oder zweifle an (liar); "
-            "deine Rundenreserve ist verbraucht",
+            "Durchgang 1, Zug 2: erhöhe 2 x 2 (ann) oder zweifle an (liar); "
+            "deine Reserve für diesen Durchgang ist verbraucht",
         )
     ]
     state, events = deadline(state, FILLER[:9])
     assert public(events)[:2] == [
-        "Runde 1: bob hat die Frist erneut verpasst und verliert die Runde. "
+        "Durchgang 1: bob hat den Abgabetermin erneut verpasst und verliert den Durchgang. "
         "Die Würfel: ann 1 2 3 4; bob 1 2 3 4",
         "bob bekommt einen Würfel dazu und hat jetzt 5",
     ]
@@ -262,7 +262,7 @@ def test_the_anomalies_speak_german() -> None:
     summed = {**DM, "summation": True, "mulligan": True}
     state, _ = started(summed, ["ann", "bob"], FILLER[:8])
     state, events = deadline(replace(state, hands=((3, 3, 3, 3), (2, 5, 6, 1))))
-    assert private(events, 1) == ["Runde 1: die Würfel von ann ergeben zusammen 12"]
+    assert private(events, 1) == ["Durchgang 1: die Würfel von ann ergeben zusammen 12"]
 
 
 def test_the_match_ends_in_german() -> None:
@@ -270,7 +270,7 @@ def test_the_match_ends_in_german() -> None:
     state, _ = send(state, 0, "bid 5 6")
     state, events = send(state, 1, "liar")
     assert public(events) == [
-        "Runde 1: bob zweifelt das Gebot 5 x 6 von ann an: es gibt 0 Sechsen, das Gebot hält "
+        "Durchgang 1: bob zweifelt das Gebot 5 x 6 von ann an: es gibt 0 Sechsen, das Gebot hält "
         "nicht. Die Würfel: ann 1 1 1 1 1 1 1 1 1 1; bob 2 2 2 2",
         "ann bekommt einen Würfel dazu und hat jetzt 11",
         "die Partie ist vorbei: ann hat mehr als 10 Würfel. 1. bob; 2. ann",
@@ -283,21 +283,21 @@ def test_the_match_ends_in_german() -> None:
 
 def test_the_team_game_in_german() -> None:
     state, events = team_state()
-    assert private(events, 0) == ["Runde 1: du siehst die Würfel von dot: 2 2 2 2 2"]
+    assert private(events, 0) == ["Durchgang 1: du siehst die Würfel von dot: 2 2 2 2 2"]
     assert owed(state)[0][1] == "Aktion, Gebot oder Anzweifeln"
     state = team_after_bid()
     __, events = send(state, 1, "reveal 2 reroll\nbid 4 4", [6, 6, 6, 6])
     assert public(events) == [
-        "Runde 1: bea deckt Würfel 2 von ada auf: eine 2, und würfelt die Würfel 1 3 4 5 "
+        "Durchgang 1: bea deckt Würfel 2 von ada auf: eine 2, und würfelt die Würfel 1 3 4 5 "
         "von ada neu",
-        "Runde 1: bea bietet 4 x 4",
+        "Durchgang 1: bea bietet 4 x 4",
     ]
-    assert private(events, 1) == ["Runde 1: die Würfel von ada sind jetzt 6 2 6 6 6"]
+    assert private(events, 1) == ["Durchgang 1: die Würfel von ada sind jetzt 6 2 6 6 6"]
     __, events = send(state, 1, "reveal 5 learn CID 2")
     assert public(events) == [
-        "Runde 1: bea deckt Würfel 5 von ada auf: eine 5, und erkundet Würfel 2 von cid"
+        "Durchgang 1: bea deckt Würfel 5 von ada auf: eine 5, und erfährt Würfel 2 von cid"
     ]
-    assert private(events, 1) == ["Runde 1: Würfel 2 von cid ist eine 6"]
+    assert private(events, 1) == ["Durchgang 1: Würfel 2 von cid ist eine 6"]
     assert refused(state, 1, "reveal 2 learn ada 1") == (
         "learn: wähle einen anderen Spieler als dich selbst und ada (dessen Würfel siehst du schon)"
     )
@@ -319,17 +319,18 @@ def test_the_sum_phase_in_german() -> None:
         (
             0,
             "Gebot",
-            "Runde 1, Zug 1: eröffne mit einem Gebot; Gebote nennen eine Summe: bid sum <Summe>",
+            "Durchgang 1, Zug 1: eröffne mit einem Gebot; "
+            "Gebote nennen eine Summe: bid sum <Summe>",
         )
     ]
     state, events = send(state, 0, "bid sum 7")
-    assert public(events) == ["Runde 1: ada bietet Summe 7"]
+    assert public(events) == ["Durchgang 1: ada bietet Summe 7"]
     assert refused(state, 1, "bid sum 5") == (
         "Gebot zu niedrig: nach Summe 7 schreib bid sum 8 oder mehr"
     )
     state, events = send(state, 1, "liar")
     assert public(events) == [
-        "Runde 1: bea zweifelt das Gebot Summe 7 von ada an: die Summe ist 10, das Gebot hält. "
+        "Durchgang 1: bea zweifelt das Gebot Summe 7 von ada an: die Summe ist 10, das Gebot hält. "
         "Die Würfel: ada 4; bea 6",
         "bea verliert einen Würfel und hat jetzt 0",
         "bea hat keine Würfel mehr und scheidet aus",
@@ -348,7 +349,7 @@ def test_the_options_menus_and_autopilot_in_german() -> None:
     ]
     wild = SETTINGS.options_of("classic")[1]
     assert (german(wild.label), german(wild.help)) == (
-        "Einsen als Joker",
+        "Einsen sind Joker",
         "Einsen zählen als jede Augenzahl.",
     )
     (seating,) = SETTINGS.options_of("genius_team")[1:]
@@ -357,7 +358,7 @@ def test_the_options_menus_and_autopilot_in_german() -> None:
     assert labels[:4] == [
         "liar: das letzte Gebot anzweifeln",
         "spot: das letzte Gebot stimmt genau",
-        "accuse: der Gegner hat in dieser Runde geschummelt",
+        "accuse: der Gegner hat in diesem Durchgang geschummelt",
         "biete 1 x 1",
     ]
     assert [german(label) for __, label in engine.candidates(cheat_state(), 0)] == [
@@ -366,7 +367,7 @@ def test_the_options_menus_and_autopilot_in_german() -> None:
     ]
     (strategy,) = STRATEGIES
     assert german(strategy.title) == (
-        "Erwartete Anzahl: zweifelt an (liar), wenn das Gebot mehr Würfel nennt als erwartet"
+        "Erwartete Anzahl: anzweifeln (liar), wenn das Gebot mehr Würfel nennt als erwartet"
     )
     with pytest.raises(OptionsError) as error:
         engine.start(engine.options(DM), ["ann", "bob", "cy"], NoDice())
