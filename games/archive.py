@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from games import records
+from games.engines.base import GameError, OrderError
 from games.engines.dice import face
 from games.models import Game, Order, Step
 
@@ -33,35 +34,153 @@ def export(game: Game) -> dict[str, Any]:
             record["entered_dice"] = list(entered.values_list("value", flat=True))
     else:
         record["dice"] = list(game.dice_rolls.order_by("index").values_list("value", flat=True))
-    record["moves"] = _moves(game)
+    record["moves"] = _moves(game, record)
     return record
 
 
-def _moves(game: Game) -> list[dict[str, Any]]:
-    """Each step's counting orders in the order they came, then its deadline if it had
-    to fill missing orders with defaults."""
-    moves: list[dict[str, Any]] = []
-    orders = Order.objects.filter(step__game=game).select_related("seat", "step")
+def _moves(game: Game, record: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each step's orders as the game took them, then its deadline where the engine's
+    resolve ended it.
+
+    The record is replayed while it is written (``_Writer``), so that each order is read as
+    the game read it: one that took effect at once is written every time (each roll of a
+    seat in a step that stays open, in the order they came), a sealed one only in its
+    latest revision, the one that counts."""
+    orders = (
+        Order.objects.filter(step__game=game)
+        .select_related("seat")
+        .only("step_id", "seat__name", "seat__position", "canonical", "source")
+    )
     by_step: dict[int, list[Order]] = {}
-    for order in orders.order_by("step__number", "received_at", "id"):
-        by_step.setdefault(order.step.number, []).append(order)
-    for step in game.steps.order_by("number"):
-        step_orders = by_step.get(step.number, [])
-        # An autopilot's order is played as the seat's own: a sealed one answers the
-        # step's prompt (the replay resolves once all are in), one that takes effect at
-        # once moves the game on, as it did at the deadline.
+    for order in orders.order_by("received_at", "id"):
+        by_step.setdefault(order.step_id, []).append(order)
+    writer = _Writer(record)
+    # The states a step started from are not read: the replay gives them.
+    for step in game.steps.order_by("number").defer("state_before", "resolved_from"):
+        step_orders = by_step.get(step.pk, [])
         # A resolution of the step the GM rolled back drew dice the replay passes over;
         # it comes first: the step's orders drew theirs before it or after the rollback.
         for rolled in step.rollbacks or []:
-            moves.append({"rollback": True, "skip": [rolled["first"], rolled["count"]]})
-        latest = {o.seat_id: o for o in step_orders if o.source != Order.Source.DEFAULT}
-        for order in sorted(latest.values(), key=lambda o: (o.received_at, o.pk)):
-            moves.append({"player": order.seat.name, "order": order.canonical})
-        if step.status == Step.Status.DONE and any(
-            o.source == Order.Source.DEFAULT for o in step_orders
-        ):
-            moves.append({"deadline": True})
-    return moves
+            writer.play({"rollback": True, "skip": [rolled["first"], rolled["count"]]})
+        # An autopilot's order is played as the seat's own: a sealed one answers the
+        # step's prompt (the replay resolves once all are in), one that takes effect at
+        # once moves the game on, as it did at the deadline.
+        sent = [o for o in step_orders if o.source != Order.Source.DEFAULT]
+        for index, order in enumerate(sent):
+            later = next((o for o in sent[index + 1 :] if o.seat_id == order.seat_id), None)
+            writer.order(order, later)
+        if step.status == Step.Status.DONE and writer.resolved_at_deadline(step, step_orders):
+            writer.play({"deadline": True})
+    return writer.moves
+
+
+class _Drew(Exception):
+    """A die was drawn: the order took effect at once."""
+
+
+class _NoDraws:
+    """Dice for trying an order: drawing one says it takes effect at once."""
+
+    def draw(self, sides: int) -> int:
+        raise _Drew
+
+
+class _Writer:
+    """A game's moves as they are written, and ``replay``, the record's replay so far,
+    which reads each order as the game did. It is None once a move does not replay: from
+    then on every order is written, and a deadline where a step filled in defaults."""
+
+    def __init__(self, record: dict[str, Any]) -> None:
+        self.moves: list[dict[str, Any]] = []
+        self.replay: records.Replay | None
+        try:
+            self.replay = records.start(record)
+        except records.RecordError:
+            self.replay = None
+
+    def play(self, move: dict[str, Any]) -> None:
+        self.moves.append(move)
+        if self.replay is not None:
+            try:
+                records.play_move(self.replay, len(self.moves), move)
+            except records.RecordError:
+                self.replay = None
+
+    def order(self, order: Order, later: Order | None) -> None:
+        """``order`` unless it is a sealed order its seat's ``later`` order revised."""
+        replay = self.replay
+        if replay is None:
+            self.play({"player": order.seat.name, "order": order.canonical})
+            return
+        seat = order.seat.position
+        if later is not None and _revised(replay, seat, order.canonical, later.canonical):
+            return
+        self.play({"player": order.seat.name, "order": _standing(replay, seat, order.canonical)})
+
+    def resolved_at_deadline(self, step: Step, orders: list[Order]) -> bool:
+        """Whether ``step``, done, ended in the engine's resolve that its orders did not
+        bring about: the replay is not yet where the game was when the step closed (a
+        step that stays open, its rolls all in, ends at its deadline without defaults)."""
+        if self.replay is None:
+            return any(o.source == Order.Source.DEFAULT for o in orders)
+        engine = self.replay.engine
+        return bool(engine.state_to_json(self.replay.state) != step.state_after)
+
+
+def _revised(replay: records.Replay, seat: int, text: str, later: str) -> bool:
+    """Whether ``text`` is a sealed order that the seat's ``later`` order replaced: it
+    draws no die and leaves what the game owes as it was, and ``later`` leaves the game
+    the same whether ``text`` came before it or not (an order that adds to the seat's
+    earlier ones, a First Player token while rolling, is not replaced)."""
+    engine, state = replay.engine, replay.state
+    try:
+        sealed, _ = engine.submit(state, seat, engine.parse(state, seat, text), _NoDraws())
+        if engine.prompts(sealed) != replay.prompts:
+            return False
+        alone, _ = engine.submit(state, seat, engine.parse(state, seat, later), _NoDraws())
+        after, _ = engine.submit(sealed, seat, engine.parse(sealed, seat, later), _NoDraws())
+    except (GameError, _Drew):
+        return False
+    return bool(engine.state_to_json(alone) == engine.state_to_json(after))
+
+
+def _standing(replay: records.Replay, seat: int, text: str) -> str:
+    """``text``, or of an order whose first lines took effect at once before a later line
+    was refused (the game keeps them), those first lines: a replay refuses the whole
+    order, as it does any move with a line refused."""
+    lines = text.splitlines()
+    stood = _stood(replay, seat, text) if len(lines) > 1 else None
+    if stood is None:
+        return text
+    for end in range(len(lines) - 1, 0, -1):
+        part = "\n".join(lines[:end])
+        try:
+            played = _tried(replay, seat, part)
+        except GameError:
+            continue
+        if replay.engine.state_to_json(played) == stood:
+            return part
+    return text
+
+
+def _stood(replay: records.Replay, seat: int, text: str) -> Any:
+    """The state (as JSON) that the first lines of the order ``text`` leave when a later
+    line is refused after them; None when the order is taken or refused whole."""
+    try:
+        _tried(replay, seat, text)
+    except OrderError as error:
+        return None if error.applied is None else replay.engine.state_to_json(error.applied[0])
+    except GameError:
+        return None
+    return None
+
+
+def _tried(replay: records.Replay, seat: int, text: str) -> Any:
+    """The state after the seat's order ``text``, tried on dice that draw what the
+    replay's would; GameError if it is refused."""
+    engine, state, dice = replay.engine, replay.state, replay.dice
+    assert isinstance(dice, records.SkippingDice)
+    return engine.submit(state, seat, engine.parse(state, seat, text), dice.fork())[0]
 
 
 @dataclass

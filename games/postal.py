@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from functools import partial
 from typing import Any, TypeVar
 
@@ -45,6 +45,7 @@ from games import (
     words,
 )
 from games.engines import registry
+from games.engines import text as engine_text
 from games.engines.base import (
     Dice,
     Engine,
@@ -1173,10 +1174,19 @@ def _missed_turns(
             order, state, done = played
             moved_on = not _same_prompts(_prompt_list(engine.prompts(state)), step.prompts)
             events += [
-                Event(f"{seat.name} sent no order: their autopilot ({strategy.title}) plays"),
                 Event(
-                    f"your autopilot ({strategy.title}) played: "
-                    f"{engine.canonical(before, position, order)}",
+                    engine_text._(
+                        "%(name)s sent no order: their autopilot (%(autopilot)s) plays",
+                        name=seat.name,
+                        autopilot=strategy.title,
+                    )
+                ),
+                Event(
+                    engine_text._(
+                        "your autopilot (%(autopilot)s) played: %(order)s",
+                        autopilot=strategy.title,
+                        order=engine.canonical(before, position, order),
+                    ),
                     to=(position,),
                 ),
                 # What the order did, when it took effect at once; a sealed order's
@@ -1253,12 +1263,32 @@ def _civil_disorder(
     if not fallen:
         return []
     Seat.objects.filter(pk__in=[seat.pk for seat in fallen]).update(civil_disorder_at=now)
-    offered = " and is offered to a new player" if game.offer_seats else ""
     queueing.queue([reports.civil_disorder_email(game, fallen, now)], urgent=True)
+    if game.offer_seats:
+        return [
+            Event(
+                engine_text.ngettext(
+                    "%(name)s has missed %(count)d turn in a row: the seat is in civil disorder "
+                    "and is offered to a new player; the game goes on with its defaults",
+                    "%(name)s has missed %(count)d turns in a row: the seat is in civil "
+                    "disorder and is offered to a new player; the game goes on with its "
+                    "defaults",
+                    limit,
+                    name=seat.name,
+                )
+            )
+            for seat in fallen
+        ]
     return [
         Event(
-            f"{seat.name} has missed {counted(limit, 'turn')} in a row: the seat is in civil "
-            f"disorder{offered}; the game goes on with its defaults"
+            engine_text.ngettext(
+                "%(name)s has missed %(count)d turn in a row: the seat is in civil disorder; "
+                "the game goes on with its defaults",
+                "%(name)s has missed %(count)d turns in a row: the seat is in civil disorder; "
+                "the game goes on with its defaults",
+                limit,
+                name=seat.name,
+            )
         )
         for seat in fallen
     ]
@@ -1316,8 +1346,13 @@ def _held_back(
             last_day = away[seat.pk].last_day
             events.append(
                 Event(
-                    f"{seat.name} is away until {last_day.day} {last_day:%B}: the deadline "
-                    f"of step {step.number} waits for them"
+                    engine_text._(
+                        "%(name)s is away until %(day)s: the deadline of step %(step)d waits "
+                        "for them",
+                        name=seat.name,
+                        day=_day_and_month(last_day),
+                        step=step.number,
+                    )
                 )
             )
     else:
@@ -1336,17 +1371,30 @@ def _held_back(
             left = game.extensions - seat.extensions_used
             events.append(
                 Event(
-                    f"{seat.name} missed the deadline of step {step.number} and used an "
-                    f"automatic extension ({counted(left, 'extension')} left): the deadline "
-                    f"moved by {counted(game.extension_hours, 'hour')}"
+                    engine_text._(
+                        "%(name)s missed the deadline of step %(step)d and used an automatic "
+                        "extension (%(left)s left): the deadline moved by %(hours)s",
+                        name=seat.name,
+                        step=step.number,
+                        left=engine_text.ngettext(
+                            "%(count)d extension", "%(count)d extensions", left
+                        ),
+                        hours=engine_text.ngettext(
+                            "%(count)d hour", "%(count)d hours", game.extension_hours
+                        ),
+                    )
                 )
             )
     step.deadline = deadline
     step.save(update_fields=["deadline"])
     EventRow.objects.bulk_create(
-        EventRow(game=game, step=step, text=event.text, audience=None) for event in events
+        EventRow(
+            game=game, step=step, text=event.text, audience=None, message=words.message(event.text)
+        )
+        for event in events
     )
-    _tell_deadline(game, step, now, reason="; ".join(event.text for event in events))
+    reason = words.Said(engine_text.join([event.text for event in events], "; "))
+    _tell_deadline(game, step, now, reason=reason)
     return True
 
 
@@ -1822,6 +1870,28 @@ def extend_deadline(
         step.save(update_fields=["deadline"])
         _tell_deadline(game, step, now)
     return step
+
+
+# The months as an absence's last day names them, in the reader's language (games.words).
+MONTHS = (
+    engine_text._("January"),
+    engine_text._("February"),
+    engine_text._("March"),
+    engine_text._("April"),
+    engine_text._("May"),
+    engine_text._("June"),
+    engine_text._("July"),
+    engine_text._("August"),
+    engine_text._("September"),
+    engine_text._("October"),
+    engine_text._("November"),
+    engine_text._("December"),
+)
+
+
+def _day_and_month(day: date) -> engine_text.Text:
+    """ "25 November", said in the reader's language ("25. November")."""
+    return engine_text._("%(day)d %(month)s", day=day.day, month=MONTHS[day.month - 1])
 
 
 def _tell_deadline(game: Game, step: Step, now: datetime, reason: str = "") -> None:

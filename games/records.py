@@ -9,6 +9,7 @@ few dice, a malformed move).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,6 +109,15 @@ class SkippingDice:
     @property
     def draws(self) -> list[Draw]:
         return self.dice.draws
+
+    def fork(self) -> SkippingDice:
+        """Dice that draw what these would draw next, leaving these as they are (to try
+        a move)."""
+        dice = copy.copy(self.dice)
+        dice.draws = []
+        forked = SkippingDice(dice)
+        forked.skips = dict(self.skips)
+        return forked
 
     def skip(self, first: int, count: int) -> None:
         if count:

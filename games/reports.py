@@ -65,8 +65,11 @@ RATED = (
 def rules_in_words(game: Game) -> tuple[str, list[tuple[str, str]]]:
     """The title of the game's profile and each option in words (``registry.describe``),
     and, for a rated game, that it is rated."""
-    title, words = registry.describe(game.engine, game.options)
-    return title, [*words, (str(RATED[0]), str(RATED[1]))] if game.rated else words
+    title, described = registry.describe(game.engine, game.options)
+    # Said in the language of the page or email they are shown in (games.words).
+    said = [(words.Said(label), words.Said(value)) for label, value in described]
+    rated = [(str(RATED[0]), str(RATED[1]))] if game.rated else []
+    return words.Said(title), [*said, *rated]
 
 
 def options_in_play(game: Game, engine: Engine[Any, Any, Any]) -> Any:

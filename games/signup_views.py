@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
-from games import postal, reports, schedule, signups
+from games import postal, reports, schedule, signups, words
 from games.engines import registry
 from games.models import Game, Seat, SignUp, SignUpMode
 from games.players import player_of
@@ -83,8 +83,8 @@ def game_facts(game: Game) -> dict[str, Any]:
     title, options = registry.describe(game.engine, game.options)
     return {
         "game": game,
-        "title": title,
-        "options": options,
+        "title": words.Said(title),
+        "options": [(words.Said(label), words.Said(value)) for label, value in options],
         "rhythm": schedule.in_words(game.schedule),
         "gm_name": signups.gm_name(game),
         "mode": JOINING.get(SignUpMode(game.signup), ""),

@@ -344,7 +344,7 @@ def _missed_context(game: Game, seat: Seat, seats: list[absences.GameSeat]) -> d
     ]
     strategies = registry.strategies(game.engine)
     return {
-        "autopilots": [(s.key, s.title, s.summary) for s in strategies],
+        "autopilots": [(s.key, words.Said(s.title), words.Said(s.summary)) for s in strategies],
         "autopilot": registry.strategy(game.engine, seat.autopilot) if seat.autopilot else None,
         "extensions_left": max(game.extensions - seat.extensions_used, 0),
         "away": away,
@@ -799,7 +799,7 @@ def autopilot_choice(request: HttpRequest, game_id: int, position: int) -> HttpR
         messages.success(
             request,
             gettext("Done: when you miss a deadline, your autopilot (%(title)s) plays.")
-            % {"title": strategy.title},
+            % {"title": words.said(strategy.title)},
         )
     return redirect(seat_page(seat))
 

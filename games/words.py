@@ -45,14 +45,18 @@ class Said(str):
     read for every seat at once is rendered in each seat's own."""
 
     stored: JSON
+    source: engine_text.Text | None
 
     def __new__(cls, text: str, stored: JSON = None) -> Said:
         words = super().__new__(cls, text)
-        words.stored = stored if stored is not None else message(text)
+        # An engine's Text is kept as it is: its structure is worked out only if it is
+        # shown in another language than English (a menu may offer hundreds of bids).
+        words.stored = stored
+        words.source = text if isinstance(text, engine_text.Text) else None
         return words
 
     def __str__(self) -> str:
-        return said(str.__str__(self), self.stored)
+        return said(self.source or str.__str__(self), self.stored)
 
 
 def prompt_data(written: dict[str, Any], prompt: Any) -> dict[str, Any]:

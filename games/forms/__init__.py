@@ -22,7 +22,7 @@ from django.utils.module_loading import import_string
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
-from games import email_choices, languages, reminders
+from games import email_choices, languages, reminders, words
 from games.engines import registry
 from games.engines.base import Engine, OrderError
 from games.models import Reports
@@ -178,7 +178,10 @@ class MenuOrderForm(OrderForm):
             step_number=step_number,
             current=current,
         )
-        self.menu = _menu(type(self), engine, state, position)
+        # Each label said in the language of the page (games.words).
+        self.menu: list[tuple[str, str]] = [
+            (text, words.Said(label)) for text, label in _menu(type(self), engine, state, position)
+        ]
         # A text checked against the menu (clean_pick), not a ChoiceField: its choices
         # would be copied and normalised on every page, and a menu may offer hundreds of
         # bids; menu_options writes them.
@@ -209,7 +212,7 @@ class MenuOrderForm(OrderForm):
         return mark_safe(  # every text and label escaped here
             "\n".join(
                 f'<option value="{html.escape(text)}"{" selected" if text == chosen else ""}>'
-                f"{html.escape(label)}</option>"
+                f"{html.escape(str(label))}</option>"
                 for text, label in [("", gettext("choose…")), *self.menu]
             )
         )
@@ -218,7 +221,8 @@ class MenuOrderForm(OrderForm):
         """What the player ticks before ``text`` is sent from the menu (the engine's
         ``confirmation``: a once-a-game order), else None."""
         confirm = getattr(self.engine, "confirmation", None)
-        return None if confirm is None else confirm(self.state, self.position, text)
+        label = None if confirm is None else confirm(self.state, self.position, text)
+        return None if label is None else words.Said(label)
 
     @property
     def asks_first(self) -> bool:

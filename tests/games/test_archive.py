@@ -1,17 +1,24 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import re
 from collections.abc import Collection
 from datetime import datetime
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from games import archive, postal, records
-from games.engines.choice.rules import ChoiceEngine
-from games.models import Game
-from tests.factories import choice_game
+from games.engines.base import OrderError
+from games.engines.choice.rules import ChoiceEngine, ChoiceState
+from games.engines.first_player.rules import FirstPlayerEngine, FirstPlayerState
+from games.models import Game, Order
+from tests.factories import GMFactory, choice_game
 
 pytestmark = pytest.mark.django_db
 
@@ -148,3 +155,250 @@ def test_export_command_writes_json(now: datetime, capsys: pytest.CaptureFixture
     postal.start_game(game.pk, now=now, seed=SEED)
     call_command("export", str(game.pk))
     assert json.loads(capsys.readouterr().out)["players"] == ["ann"]
+
+
+# --- A step's orders: each that took effect at once, a sealed one only as it counts -----
+
+FIRST_PLAYER = FirstPlayerEngine()
+
+
+def night(now: datetime, **options: Any) -> Game:
+    """A started First Player night of ann, bob and cy, free order mode, hourly steps."""
+    game = postal.create_game(
+        gm=GMFactory.create(),
+        engine_key="first-player",
+        title="Game night",
+        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
+        options={"order_mode": "free", **options},
+        schedule_spec={"kind": "interval", "seconds": 3600},
+    )
+    return postal.start_game(game.pk, now=now, seed=SEED)
+
+
+def send(game: Game, position: int, text: str, now: datetime) -> None:
+    postal.accept_order(game_id=game.pk, position=position, text=text, source="web", now=now)
+
+
+def night_state(game: Game) -> FirstPlayerState:
+    state: FirstPlayerState = FIRST_PLAYER.state_from_json(Game.objects.get(pk=game.pk).state)
+    return state
+
+
+def roll_and_reroll(game: Game, position: int, now: datetime) -> None:
+    """The seat rolls all its dice, then sets one aside and rerolls the rest if it can."""
+    send(game, position, "roll all", now)
+    hand = night_state(game).cups[position].hand
+    if len(hand) > 1:
+        send(game, position, f"reroll set-aside {hand[0]}", now)
+
+
+def sent_in_turn(game: Game) -> list[dict[str, str]]:
+    """Every order a seat sent as a record's move, in the order it was received."""
+    orders = (
+        Order.objects.filter(step__game=game)
+        .exclude(source=Order.Source.DEFAULT)
+        .order_by("received_at", "id")
+    )
+    return [{"player": o.seat.name, "order": o.canonical} for o in orders.select_related("seat")]
+
+
+def assert_replays(game: Game) -> None:
+    """The exported record replays to the game's final state and standings, and verifies."""
+    game.refresh_from_db()
+    replayed = records.run(json.loads(json.dumps(archive.export(game))))
+    assert FIRST_PLAYER.state_to_json(replayed.state) == game.state
+    names = list(game.seats.order_by("position").values_list("name", flat=True))
+    standings = FIRST_PLAYER.standings(night_state(game)) or []
+    assert records.describe(replayed)["standings"] == [
+        {"player": names[s.seat], "place": s.place, "score": s.score} for s in standings
+    ]
+    assert archive.verify(game).problems == []
+
+
+def test_every_roll_of_a_seat_in_the_rolling_step_is_exported_in_the_order_it_came(
+    now: datetime,
+) -> None:
+    game = night(now, rounds=2)
+    for _round in range(2):
+        # Each seat acts at its own pace, several orders each in the one rolling step.
+        for position in range(3):
+            send(game, position, "ready", now)
+        roll_and_reroll(game, 0, now)
+        send(game, 1, "roll all", now)
+        send(game, 1, "arrange desc", now)
+        roll_and_reroll(game, 2, now)
+        send(game, 0, "arrange desc", now)
+        send(game, 2, "arrange desc", now)
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED
+    # The seats, the orders, the steps: however many orders and steps there are.
+    with CaptureQueriesContext(connection) as queries:
+        record = archive.export(game)
+    assert len(queries) == 3
+    assert record["moves"] == sent_in_turn(game)
+    # Round 1's rolling was one step holding every seat's orders, interleaved.
+    rolling = game.steps.get(number=2).orders.order_by("received_at", "id")
+    assert list(rolling.values_list("seat__name", flat=True)) == [
+        "ann", "ann", "bob", "bob", "cy", "cy", "ann", "cy",
+    ]  # fmt: skip
+    assert_replays(game)
+
+
+def test_a_rolling_step_that_ends_at_its_deadline_is_exported_with_it(now: datetime) -> None:
+    game = night(now)
+    for position in range(3):
+        send(game, position, "ready", now)
+    send(game, 0, "roll all", now)
+    send(game, 0, "arrange desc", now)
+    send(game, 1, "roll 2", now)
+    send(game, 2, "roll all", now)
+    # Every seat sent an order, so no default is written: bob and cy's dice are arranged
+    # high to low by the step's resolve at its deadline.
+    step = game.steps.get(number=2)
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is True
+    assert not step.orders.filter(source=Order.Source.DEFAULT).exists()
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED
+    assert archive.export(game)["moves"] == [*sent_in_turn(game), {"deadline": True}]
+    assert_replays(game)
+
+
+def test_the_lines_that_stood_of_a_partly_refused_order_are_exported(now: datetime) -> None:
+    game = night(now)
+    for position in range(3):
+        send(game, position, "ready", now)
+    with pytest.raises(postal.OrderRejected) as refused:
+        send(game, 0, "roll 3\narrange 6 6 6", now)
+    assert refused.value.partly_played
+    for position in range(3):
+        send(game, position, "roll all\narrange desc" if position else "arrange desc", now)
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED
+    assert archive.export(game)["moves"][3:] == [
+        {"player": "ann", "order": "roll 3"},
+        {"player": "ann", "order": "arrange desc"},
+        {"player": "bob", "order": "roll all\narrange desc"},
+        {"player": "cy", "order": "roll all\narrange desc"},
+    ]
+    assert_replays(game)
+
+
+FOUR = ("ann", "bob", "cy", "dee")
+
+
+def token_night(now: datetime, *, early_processing: bool = True) -> tuple[Game, int]:
+    """A night of four with tokens in round 3 of 3, rolling open, and the seat holding
+    both tokens: each round before was rolled all and arranged high to low by everyone,
+    and its second-to-last got a token; one gave theirs to the other in the gift window
+    (seeds are tried until the two rounds gave out two tokens)."""
+    for number in range(30):
+        game = postal.create_game(
+            gm=GMFactory.create(),
+            engine_key="first-player",
+            title="Token night",
+            players=[postal.Player(name, f"{name}@example.org") for name in FOUR],
+            options={"order_mode": "free", "tokens": True, "rounds": 3},
+            early_processing=early_processing,
+        )
+        game = postal.start_game(game.pk, now=now, seed=bytes([number]) * 32)
+        while (state := night_state(game)).round < 3 or state.phase != "gifts":
+            if state.phase == "commit":
+                seat = next(s for s in state.participants if not state.cups[s].rolls)
+                send(game, seat, "roll all\narrange desc", now)
+            else:
+                postal.resolve_now(game.pk, now=now)
+        held = [seat for seat, tokens in enumerate(state.tokens) for _ in range(tokens)]
+        if len(held) != 2:
+            continue
+        if held[0] != held[1]:
+            send(game, held[0], f"give {FOUR[held[1]]} 1 tokens", now)
+        for position in range(4):
+            send(game, position, "ready", now)
+        return game, held[1]
+    pytest.fail("no seed gave out two tokens in two rounds")
+
+
+def open_dice(game: Game, seat: int) -> list[int]:
+    """The positions of the seat's arranged dice that can take a token."""
+    row = night_state(game).cups[seat].row
+    return [position for position, die in enumerate(row, start=1) if die.value < 6]
+
+
+def test_tokens_added_while_rolling_are_all_exported(now: datetime) -> None:
+    game, holder = token_night(now)
+    send(game, holder, "roll all", now)
+    send(game, holder, "arrange desc", now)
+    first, second = open_dice(game, holder)[:2]
+    # Each token joins the secret arrangement: the second adds to the first.
+    send(game, holder, f"token {first}", now)
+    send(game, holder, f"token {second}", now)
+    for position in range(4):
+        if position != holder:
+            send(game, position, "roll all", now)
+            send(game, position, "arrange desc", now)
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED
+    row = night_state(game).cups[holder].row
+    assert (row[first - 1].token, row[second - 1].token) == (True, True)
+    moves = archive.export(game)["moves"]
+    assert [move for move in moves if "player" in move] == sent_in_turn(game)
+    assert_replays(game)
+
+
+def test_a_revised_token_order_of_a_window_is_exported_once_as_it_counts(now: datetime) -> None:
+    game, holder = token_night(now, early_processing=False)
+    send(game, holder, "roll all\narrange desc", now)
+    for position in range(4):
+        if position != holder:
+            send(game, position, "roll all\narrange desc", now)
+    state = night_state(game)
+    assert (state.phase, state.window) == ("tokens", (holder,))
+    window = game.steps.get(number=Game.objects.get(pk=game.pk).step_number)
+    first, second = open_dice(game, holder)[:2]
+    # Sealed until the window closes: the second order replaces the first.
+    send(game, holder, f"token {first}", now)
+    send(game, holder, f"token {second}", now)
+    assert postal.resolve_due_step(window.pk, now=window.deadline) is True
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED
+    orders = [move for move in archive.export(game)["moves"] if "player" in move]
+    counting = {"player": FOUR[holder], "order": f"token {second}"}
+    assert orders == [*sent_in_turn(game)[:-2], counting]
+    assert_replays(game)
+
+
+def another_choice(state: ChoiceState, text: str) -> str:
+    """ann's order ``text`` with its first line chosen otherwise (the same five dice)."""
+    first, *rest = text.splitlines()
+    chosen = re.search(r"W\d \d\+\d \d\+\d", first)
+    assert chosen is not None
+    for w, a, b, c, d in itertools.permutations(re.findall(r"\d", chosen[0])):
+        line = first.replace(chosen[0], f"W{w} {a}+{b} {c}+{d}")
+        other = "\n".join([line, *rest])
+        try:
+            order = CHOICE.parse(state, 0, other)
+        except OrderError:
+            continue
+        if CHOICE.canonical(state, 0, order) != text:
+            return CHOICE.canonical(state, 0, order)
+    pytest.fail(f"no other choice than {text!r}")
+
+
+def test_a_revised_sealed_order_is_exported_once_as_it_counts(now: datetime) -> None:
+    game = choice_game(2, early_processing=False)
+    postal.start_game(game.pk, now=now, seed=SEED)
+    step = game.steps.get()
+    state = CHOICE.state_from_json(Game.objects.get(pk=game.pk).state)
+    ann, bob = (CHOICE.canonical(state, seat, CHOICE.default(state, seat)) for seat in (0, 1))
+    revised = another_choice(state, ann)
+    # Every order is in, but the step waits for its deadline: ann revises hers.
+    for position, text in ((0, ann), (1, bob), (0, revised)):
+        postal.accept_order(game_id=game.pk, position=position, text=text, source="web", now=now)
+    assert postal.resolve_due_step(step.pk, now=step.deadline) is True
+    game.refresh_from_db()
+    record = archive.export(game)
+    assert record["moves"] == [
+        {"player": "bob", "order": bob},
+        {"player": "ann", "order": revised},
+    ]
+    assert CHOICE.state_to_json(records.run(record).state) == game.state
