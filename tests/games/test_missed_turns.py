@@ -9,8 +9,9 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
+from django.utils import translation
 
-from games import absences, postal
+from games import absences, postal, words
 from games.engines import registry
 from games.engines.base import Strategy
 from games.engines.choice.rules import ChoiceEngine
@@ -58,6 +59,13 @@ def new_events(step: Step, after: int) -> list[str]:
     return list(
         Event.objects.filter(step=step, id__gt=after).order_by("id").values_list("text", flat=True)
     )
+
+
+def new_events_in_german(step: Step, after: int) -> list[str]:
+    """The events ``new_events`` lists, as a German reader sees them."""
+    rows = Event.objects.filter(step=step, id__gt=after).order_by("id")
+    with translation.override("de"):
+        return [words.said(text, message) for text, message in rows.values_list("text", "message")]
 
 
 def away(name: str, first: date, last: date, now: datetime) -> None:
@@ -203,6 +211,9 @@ def test_the_deadline_waits_for_an_absent_player_until_they_are_back(now: dateti
     assert new_events(step, before) == [
         "bob is away until 27 November: the deadline of step 1 waits for them"
     ]
+    assert new_events_in_german(step, before) == [
+        "bob ist bis zum 27. November abwesend: der Abgabetermin von Runde 1 wartet so lange"
+    ]
     emails = deadline_emails(game)
     assert [email.to for email in emails] == [
         "ann@example.org",
@@ -259,6 +270,11 @@ def test_a_missed_deadline_uses_an_extension_then_the_default_plays(now: datetim
     assert new_events(step, before) == [
         "cy missed the deadline of step 1 and used an automatic extension (0 extensions "
         "left): the deadline moved by 12 hours"
+    ]
+    assert new_events_in_german(step, before) == [
+        "cy hat den Abgabetermin von Runde 1 verpasst und eine automatische "
+        "Fristverlängerung genutzt (noch 0 Fristverlängerungen): der Abgabetermin ist um "
+        "12 Stunden verschoben"
     ]
     assert len(deadline_emails(game)) == 3
     # None left: the next missed deadline plays the default.
@@ -319,6 +335,10 @@ def test_a_chosen_autopilot_plays_a_missed_turn_and_the_report_says_so(
     )
     assert events[0] == ("bob sent no order: their autopilot (the test pilot) plays", None)
     assert events[1] == (f"your autopilot (the test pilot) played: {order.canonical}", [1])
+    assert new_events_in_german(step, before)[:2] == [
+        "bob hat keinen Zug geschickt: der Autopilot (the test pilot) spielt",
+        f"dein Autopilot (the test pilot) hat gespielt: {order.canonical}",
+    ]
     assert not any("sent no order: the NMR default" in text for text, _ in events)
     assert (seat(game, 1).nmr_count, seat(game, 1).missed_in_row) == (1, 1)
     report = OutboundEmail.objects.get(
@@ -390,6 +410,12 @@ def test_missed_turns_in_a_row_put_a_seat_in_civil_disorder_and_alert_the_gm(now
         text="cy has missed 2 turns in a row: the seat is in civil disorder; the game goes on "
         "with its defaults",
     ).exists()
+    with translation.override("de"):
+        said = [words.said(e.text, e.message) for e in Event.objects.filter(step=step)]
+    assert (
+        "cy hat 2 Züge in Folge verpasst: der Platz ist verwaist; das Spiel geht mit "
+        "Standardzügen weiter" in said
+    )
     alert = OutboundEmail.objects.get(kind="civil-disorder")
     assert alert.to == game.gm.email
     assert "cy (seat 3)" in alert.text and "missed 2 turns in a row" in alert.text
