@@ -29,8 +29,9 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, Max, Q
+from django.utils import translation
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy as _lazy
+from django.utils.translation import gettext_lazy
 
 from games import access, email_choices, postal, schedule
 from games.models import MESSAGE_LENGTH, Game, GMAction, Message, PressEmail, Seat
@@ -113,9 +114,9 @@ def limits_in_words() -> str:
 # What a seat's choice means, in an email's footer: "You get the other players' messages
 # by email: ...".
 YOU_GET = {
-    PressEmail.EACH: _lazy("each one as it comes"),
-    PressEmail.DIGEST: _lazy("in your daily digest"),
-    PressEmail.NONE: _lazy("never, you read them on your page"),
+    PressEmail.EACH: gettext_lazy("each one as it comes"),
+    PressEmail.DIGEST: gettext_lazy("in your daily digest"),
+    PressEmail.NONE: gettext_lazy("never, you read them on your page"),
 }
 
 
@@ -248,30 +249,31 @@ def email(
     """The email of ``message`` to ``seat``: the message as plain text, who wrote it to
     whom, and where a reply goes (its press address: to the sender alone when it was
     private, else to everyone; without INBOUND_ADDRESS, to the GM, and the email says
-    so)."""
+    so). It is in the seat's language, whatever the sender's."""
     shown = _shown(message, names, viewer=seat.pk, text=message.text, hidden=False)
     press_address = access.press_address(seat, message.pk)
     headers = access.stop_headers(seat, "press") if message.sender_id is not None else None
-    return building.build(
-        "press",
-        to=seat.email,
-        dedupe_key=email_key(message, seat),
-        context={
-            "game": game,
-            "seat": seat,
-            "message": shown,
-            "step": message.step_number,
-            "sent": schedule.local_time(message.sent_at, seat.zone),
-            "link": access.url(token),
-            "reply_by_email": press_address is not None,
-            "stop_url": access.stop_url(seat, "press") if headers else "",
-            "you_get": YOU_GET[PressEmail(seat.press_email)],
-        },
-        game=game,
-        thread=f"game-{game.pk}-seat-{seat.position}-press",
-        reply_to=press_address or game.gm.email or None,
-        headers=headers,
-    )
+    with translation.override(seat.speaks):
+        return building.build(
+            "press",
+            to=seat.email,
+            dedupe_key=email_key(message, seat),
+            context={
+                "game": game,
+                "seat": seat,
+                "message": shown,
+                "step": message.step_number,
+                "sent": schedule.local_time(message.sent_at, seat.zone),
+                "link": access.url(token),
+                "reply_by_email": press_address is not None,
+                "stop_url": access.stop_url(seat, "press") if headers else "",
+                "you_get": YOU_GET[PressEmail(seat.press_email)],
+            },
+            game=game,
+            thread=f"game-{game.pk}-seat-{seat.position}-press",
+            reply_to=press_address or game.gm.email or None,
+            headers=headers,
+        )
 
 
 # --- reading ---------------------------------------------------------------------------------

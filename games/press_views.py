@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from games import absences, access, gm_views, press
+from games import absences, access, gm_views, languages, press
 from games.gm_forms import first_error
 from games.models import Game, Message, PressEmail, Seat
 from games.press_forms import AnnounceForm, HideForm, MessageForm, PressEmailForm
@@ -75,6 +75,12 @@ def seat_section(game: Game, seat: Seat, seats: list[absences.GameSeat]) -> dict
     }
 
 
+def _speak(request: HttpRequest, seat: Seat) -> None:
+    """The rest of the request in the seat's language, as on the seat's page (whose
+    language form the footer names)."""
+    languages.speak(request, seat.speaks, setting=f"{_seat_page(seat)}#language-form")
+
+
 def _messages_url(seat: Seat) -> str:
     return reverse("games:messages", args=[seat.game_id, seat.position])
 
@@ -87,6 +93,7 @@ def seat_messages(request: HttpRequest, game_id: int, position: int) -> HttpResp
     seat = _held_seat(request, game_id, position)
     if seat is None:
         return _not_valid(request)
+    _speak(request, seat)
     game = seat.game
     rows = list(game.seats.order_by("position").values_list("id", "position", "name"))
     open_ = game.status in press.OPEN
@@ -137,6 +144,7 @@ def press_email(request: HttpRequest, game_id: int, position: int) -> HttpRespon
     seat = _held_seat(request, game_id, position)
     if seat is None:
         return _not_valid(request)
+    _speak(request, seat)
     form = PressEmailForm(request.POST)
     if not form.is_valid():
         messages.error(request, _("%(error)s Nothing was changed.") % {"error": first_error(form)})

@@ -107,6 +107,41 @@ def test_a_private_messages_email_reads_as_text_with_its_own_reply_address(
     assert '#f3f6fa">Ally with me?<br>\nWe take the west.</div>' in email.html
 
 
+def test_each_seat_reads_a_messages_email_in_its_own_language(game: Game, now: datetime) -> None:
+    """bob reads German, cy English, whatever language ann wrote in or the page spoke."""
+    Seat.objects.filter(game=game, position=BOB).update(language="de")
+    message = send(game, ANN, "Ally with me?", now)
+    german = email_of(message, "bob@example.org")
+    assert german.subject == "Test Choice: eine Nachricht von ann an alle"
+    assert tokens_out(german.text) == (
+        "Hallo bob,\n"
+        "\n"
+        "ann hat in „Test Choice“ an alle geschrieben (Runde 1, Mo., 23. November 2026, "
+        "18:00 UTC):\n"
+        "\n"
+        "  Ally with me?\n"
+        "\n"
+        "Mit einer Antwort auf diese E-Mail schreibst du allen zurück, in einer öffentlichen "
+        "Nachricht: schreib über den zitierten Text.\n"
+        "Eine Antwort auf diese E-Mail wird eine Nachricht, nie ein Zug.\n"
+        "Deine Züge gibst du auf deiner Seite ab oder mit einer Antwort auf eine Auswertung.\n"
+        "Der Spielleiter kann jede Nachricht dieses Spiels lesen, auch die privaten.\n"
+        "\n"
+        "Deine Seite: http://127.0.0.1:8000/p/TOKEN/\n"
+        "(Der Link öffnet deinen Platz ohne Passwort; behalte ihn für dich.)\n"
+        "\n"
+        "WIE DU NACHRICHTEN BEKOMMST\n"
+        "  Du bekommst die Nachrichten der anderen Spieler per E-Mail: jede einzeln, sobald "
+        "sie kommt.\n"
+        "  Um das zu ändern, sieh auf deiner Seite unter „Nachrichten“ nach.\n"
+        "  Die Nachrichten der Spieler mit einem Klick abbestellen:\n"
+        "  http://127.0.0.1:8000/email/stop/press/TOKEN/\n"
+    )
+    english = email_of(message, "cy@example.org")
+    assert english.subject == "Test Choice: a message from ann to everyone"
+    assert english.text.startswith('Hello cy,\n\nann wrote to everyone in "Test Choice"')
+
+
 def test_a_long_message_is_wrapped_in_its_email_within_the_line_limit(
     game: Game, now: datetime
 ) -> None:

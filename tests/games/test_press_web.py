@@ -261,6 +261,34 @@ def test_the_seat_chooses_how_it_is_emailed_messages(game: Game, now: datetime) 
     assert Seat.objects.get(game=game, position=BOB).press_email == PressEmail.DIGEST
 
 
+def test_a_german_seat_reads_and_writes_its_messages_in_german(game: Game, now: datetime) -> None:
+    """The messages page and its posts speak the seat's language, as its page does, in a
+    browser that asks for English."""
+    Seat.objects.filter(game=game, position=BOB).update(language="de")
+    client = holding(game, BOB, now)
+    client.cookies["django_language"] = "en"
+    press.send(game_id=game.pk, position=ANN, to=BOB, text="Psst, bob", source="web", now=now)
+    page = client.get(messages_page(game, BOB)).content.decode()
+    assert '<html lang="de"' in page
+    assert "<strong>ann an dich (privat)</strong>" in page
+    assert '<label for="press_to">An</label>' in page
+    response = client.post(
+        messages_page(game, BOB), {"to": "0", "text": "Gern, ann", "back": "seat"}, follow=True
+    )
+    assert flashes(response) == ["Deine private Nachricht an ann ist gesendet."]
+    assert "<strong>Du an ann (privat)</strong>" in section(response.content.decode())
+    empty = client.post(messages_page(game, BOB), {"to": "all", "text": "  "})
+    assert "<li>Die Nachricht ist leer: schreib etwas, bevor du sie abschickst.</li>" in (
+        empty.content.decode()
+    )
+    url = f"/play/{game.pk}/{BOB}/messages/email/"
+    response = client.post(url, {"press_email": "none"}, follow=True)
+    assert flashes(response) == [
+        "Erledigt: keine Nachrichten der anderen Spieler mehr per E-Mail; lies sie hier."
+    ]
+    assert Message.objects.count() == 2
+
+
 def test_the_one_click_stop_of_a_message_email_stops_the_players_messages(
     game: Game, now: datetime
 ) -> None:
