@@ -95,7 +95,7 @@ def seat_context(
         "game": game,
         "seat": seat,
         "engine": engine,
-        "view": engine.view(state, seat.position),
+        "view": words.shown(engine.view(state, seat.position)),
         "step": step,
         "verify_url": verify_url(game),
         "finished": step is None,
@@ -271,7 +271,7 @@ def shared_parts(
     context = {
         "game": game,
         "engine": engine,
-        "view": engine.view(state, None),
+        "view": words.shown(engine.view(state, None)),
         "step": step,
         "finished": step is None,
         "options": options_in_play(game, engine),

@@ -107,7 +107,7 @@ def _public_board(game: Game) -> str:
     context = {
         "game": game,
         "engine": engine,
-        "view": engine.view(state, None),
+        "view": words.shown(engine.view(state, None)),
         "step": step,
         "finished": step is None,
         "options": reports.options_in_play(game, engine),

@@ -62,7 +62,7 @@ def public_board(game: Game, state_json: Any, step: Step | None) -> str:
     context = {
         "game": game,
         "engine": engine,
-        "view": engine.view(engine.state_from_json(state_json), None),
+        "view": words.shown(engine.view(engine.state_from_json(state_json), None)),
         "step": step,
         "finished": step is None,
         "options": reports.options_in_play(game, engine),

@@ -58,6 +58,10 @@ class Said(str):
     def __str__(self) -> str:
         return said(self.source or str.__str__(self), self.stored)
 
+    def splitlines(self, keepends: bool = False) -> list[str]:
+        """The lines of the words as said (the text emails write an event line by line)."""
+        return str(self).splitlines(keepends)
+
 
 def prompt_data(written: dict[str, Any], prompt: Any) -> dict[str, Any]:
     """A prompt as a step stores it (``written``), with how the engine made its kind and
@@ -83,3 +87,24 @@ def owed(prompts: list[dict[str, Any]], position: int) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def shown(view: Any) -> Any:
+    """An engine's view (dicts, lists, tuples of plain values) with each of its words said
+    in the language of the page or email it is shown in; as it is in English."""
+    language = translation.get_language() or "en"
+    if language.partition("-")[0] == "en":
+        return view
+    return _shown(view)
+
+
+def _shown(value: Any) -> Any:
+    if isinstance(value, engine_text.Text):
+        return Said(value)
+    if isinstance(value, dict):
+        return {key: _shown(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_shown(item) for item in value]
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(_shown(item) for item in value)
+    return value

@@ -4,17 +4,22 @@ it in the reader's language (games.words)."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
+from html import unescape
 
 import pytest
 from django.template import Context, Template
+from django.test import Client
 from django.utils import translation
 
-from games import postal, reports, words
+from games import access, postal, reports, words
 from games.engines.drop_shy.rules import DropShyEngine
 from games.engines.text import _, data, join, ngettext, render
-from games.models import Event
-from tests.factories import GMFactory
+from games.models import Event, Seat
+from moderator.mail.models import OutboundEmail
+from tests.factories import GMFactory, seat_page
+from tests.games.playing import SeedOnlyDice, started
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 SEED = bytes(range(32))
@@ -80,6 +85,7 @@ def test_said_follows_the_language_active_where_the_words_are_shown() -> None:
     with translation.override("de"):
         assert page.render(Context({"won": won})) == "Ann hat alle Würfel gelegt und gewinnt"
         assert f"{won}" == "Ann hat alle Würfel gelegt und gewinnt"
+        assert won.splitlines() == ["Ann hat alle Würfel gelegt und gewinnt"]
         # Comparing still sees the English, as stored.
         assert won == "Ann has placed every die and wins"
 
@@ -105,3 +111,76 @@ def test_a_stored_event_is_said_in_the_readers_language() -> None:
     with translation.override("de"):
         said = [str(text) for group in reports.history(game, 0).groups for text in group["events"]]
     assert f"{winner} hat alle Würfel gelegt und gewinnt" in said
+
+
+def latest_report(html: str) -> list[str]:
+    found = re.search(r'<section id="report">(.*?)</section>', html, re.S)
+    assert found is not None, "no latest report on the page"
+    return [unescape(item) for item in re.findall(r"<li>(.*?)</li>", found.group(1))]
+
+
+def owed(html: str) -> str:
+    found = re.search(r'<p id="owed">(.*?)<br>', html, re.S)
+    assert found is not None, "no owed order on the page"
+    return unescape(found.group(1)).strip()
+
+
+@pytest.mark.django_db
+def test_one_game_is_read_by_each_seat_in_its_own_language(
+    now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The events are stored once; bob's German seat reads them, the engine's prompt and
+    its menu in German, ann's English seat in English."""
+    monkeypatch.setattr(postal, "VerifiableDice", SeedOnlyDice)
+    game = started(["ann", "bob"], now=now, options={"profile": "classic", "dice_per_player": 2})
+    Seat.objects.filter(game=game, position=1).update(language="de")
+    assert game.steps.get(number=game.step_number).prompted_seats == [0]
+    postal.accept_order(game_id=game.pk, position=0, text="bid 1 5", source="web", now=now)
+    pages = {}
+    for position in (0, 1):
+        client = Client()
+        seat = Seat.objects.get(game=game, position=position)
+        assert client.post(f"/p/{access.mint([seat], now=now)[position]}/").status_code == 302
+        pages[position] = client.get(seat_page(game, position)).content.decode()
+
+    assert latest_report(pages[0]) == [
+        "round 1: dice in play: ann 2, bob 2; ann opens",
+        "round 1: your dice are 3 5",
+        "round 1: ann bids 1 x 5",
+    ]
+    assert latest_report(pages[1]) == [
+        "Durchgang 1: Würfel im Spiel: ann 2, bob 2; ann eröffnet",
+        "Durchgang 1: deine Würfel sind 2 6",
+        "Durchgang 1: ann bietet 1 x 5",
+    ]
+    assert owed(pages[1]) == (
+        "Gebot oder Anzweifeln: Durchgang 1, Zug 2: erhöhe 1 x 5 (ann) oder zweifle an (liar)"
+    )
+    assert re.findall(r"<option[^>]*>(.*?)</option>", pages[1])[:4] == [
+        "wählen …",
+        "liar: das letzte Gebot anzweifeln",
+        "biete 1 x 1",
+        "biete 1 x 6",
+    ]
+    # The order words stay the game's syntax in both languages.
+    assert '<option value="bid 1 1">' in pages[1]
+    # Each seat's report email of the step says the bid in its language.
+    report = OutboundEmail.objects.get(dedupe_key=f"report:{game.pk}:2:1")
+    assert "Durchgang 1: ann bietet 1 x 5" in report.text
+    assert "round 1: ann bids 1 x 5" not in report.text
+    stored = Event.objects.get(game=game, text="round 1: ann bids 1 x 5")
+    assert stored.message == {
+        "t": "round %(round)d: %(name)s bids %(bid)s",
+        "a": {"round": 1, "name": "ann", "bid": "1 x 5"},
+    }
+
+
+def test_an_engines_view_is_shown_with_its_words_in_the_pages_language() -> None:
+    won = _("%(name)s has placed every die and wins", name="Ann")
+    view = {"events": [won], "cells": (1, 2), "names": ["Ann"]}
+
+    assert words.shown(view) is view
+    with translation.override("de"):
+        shown = words.shown(view)
+        assert [str(text) for text in shown["events"]] == ["Ann hat alle Würfel gelegt und gewinnt"]
+        assert (shown["cells"], shown["names"]) == ((1, 2), ["Ann"])
