@@ -178,10 +178,8 @@ class MenuOrderForm(OrderForm):
             step_number=step_number,
             current=current,
         )
-        # Each label said in the language of the page (games.words).
-        self.menu: list[tuple[str, str]] = [
-            (text, words.Said(label)) for text, label in _menu(type(self), engine, state, position)
-        ]
+        # Each label said in the language of the page (games.words; as it is in English).
+        self.menu: list[tuple[str, str]] = words.shown(_menu(type(self), engine, state, position))
         # A text checked against the menu (clean_pick), not a ChoiceField: its choices
         # would be copied and normalised on every page, and a menu may offer hundreds of
         # bids; menu_options writes them.
