@@ -27,6 +27,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
 from django.db.models import Sum
+from django.utils import translation
 
 from campaigns import dates
 from campaigns.models import Attendance, Campaign, LeagueGame, LedgerEntry, Member, Night, Table
@@ -517,21 +518,24 @@ def league_standings(campaign: Campaign) -> tuple[list[LeagueGame], list[LeagueR
 def _email_league_standings(entry: LeagueGame, now: datetime) -> None:
     campaign = entry.campaign
     games, rows = league_standings(campaign)
-    queueing.queue_once(
-        [
-            building.build(
-                "league",
-                to=member.email,
-                dedupe_key=f"league:{entry.game_id}:{member.pk}",
-                context={
-                    "campaign": campaign,
-                    "member": member,
-                    "entry": entry,
-                    "games": games,
-                    "rows": rows,
-                },
-                game=entry.game,
+    # Each member in the language of their seat in the game just over, else the game's.
+    speaks = {seat.email.lower(): seat.speaks for seat in entry.game.seats.all()}
+    emails = []
+    for member in campaign.members.all():
+        with translation.override(speaks.get(member.email.lower(), entry.game.language)):
+            emails.append(
+                building.build(
+                    "league",
+                    to=member.email,
+                    dedupe_key=f"league:{entry.game_id}:{member.pk}",
+                    context={
+                        "campaign": campaign,
+                        "member": member,
+                        "entry": entry,
+                        "games": games,
+                        "rows": rows,
+                    },
+                    game=entry.game,
+                )
             )
-            for member in campaign.members.all()
-        ]
-    )
+    queueing.queue_once(emails)

@@ -18,7 +18,7 @@ from campaigns import postal
 from campaigns.models import Campaign, LedgerEntry, Member, Night
 from games import postal as games_postal
 from games.engines.first_player.rules import FirstPlayerEngine
-from games.models import Game
+from games.models import Game, Seat
 from moderator.mail.models import OutboundEmail
 from tests.conftest import NOW
 from tests.factories import GMFactory
@@ -309,3 +309,26 @@ def test_bad_campaign_options_are_refused(
         )
     assert refused.value.message.startswith(message)
     assert Campaign.objects.count() == 0
+
+
+def test_a_league_member_whose_seat_speaks_german_gets_the_standings_in_german(
+    now: datetime,
+) -> None:
+    league = league_of(now)
+    entry = postal.start_league_game(league.pk, now=now, seed=bytes(range(32)))
+    Seat.objects.filter(game=entry.game, name="bob").update(language="de")
+    play_out(entry.game, now)
+    german = OutboundEmail.objects.get(kind="league", to="bob@example.org")
+    english = OutboundEmail.objects.get(kind="league", to="ann@example.org")
+    assert german.subject == "Winter league: der Stand nach Spiel 1"
+    assert english.subject == "Winter league: the standings after game 1"
+    assert german.text.splitlines()[:4] == [
+        "Hallo bob,",
+        "",
+        'Spiel 1 der Liga "Winter league" (Winter league: game 1) ist vorbei.',
+        "Der Stand der Liga nach 1 Spiel:",
+    ]
+    assert "Punkte je Platz: 5, 3, 1; gleiche Plätze teilen sich die Punkte des Platzes." in (
+        german.text
+    )
+    assert '<html lang="de">' in german.html and "<th" in german.html
