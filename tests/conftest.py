@@ -19,6 +19,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             missing("PostgreSQL")
     if item.get_closest_marker("redis") and not os.environ.get("REDIS_URL"):
         missing("Redis")
+    if item.get_closest_marker("pango"):
+        from games import zine
+
+        if not zine.pdf_available():
+            missing("Pango (WeasyPrint's PDF)")
 
 
 NOW = datetime(2026, 11, 23, 18, 0, tzinfo=UTC)
