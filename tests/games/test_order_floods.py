@@ -139,6 +139,9 @@ def test_the_page_says_a_repeated_order_is_already_the_one_that_counts(now: date
     assert Order.objects.filter(step__game=game).count() == 1
 
 
+# Twenty posts in threads at once, each waiting on the game's row lock: PostgreSQL's
+# (SQLite, the embedded default, takes one writer at a time and answers the others "locked").
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_twenty_identical_posts_at_once_store_one_revision_and_one_receipt(now: datetime) -> None:
     game = started(now)

@@ -125,6 +125,8 @@ def test_steps_another_worker_resolved_after_the_page_was_read_do_not_count(
     assert [game.steps.count() for game in games] == [2, 2, 2, 2]
 
 
+# Another worker's row lock (SELECT ... FOR UPDATE), which SQLite has not.
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_claim_skips_the_steps_of_a_game_another_worker_holds(now: datetime) -> None:
     games = due_games(2, now)
@@ -209,8 +211,10 @@ def mail_published(published: Callable[[Any], list[dict[str, Any]]]) -> list[dic
 
 
 def reports_of(games: list[Game]) -> list[int]:
+    """The step-2 reports of the two seats of each of ``games``."""
+    keys = [f"report:{game.pk}:2:{position}" for game in games for position in (0, 1)]
     return list(
-        OutboundEmail.objects.filter(game__in=games, kind="report", dedupe_key__contains=":2:")
+        OutboundEmail.objects.filter(dedupe_key__in=keys)
         .order_by("id")
         .values_list("id", flat=True)
     )
