@@ -1387,12 +1387,7 @@ def _held_back(
             )
     step.deadline = deadline
     step.save(update_fields=["deadline"])
-    EventRow.objects.bulk_create(
-        EventRow(
-            game=game, step=step, text=event.text, audience=None, message=words.message(event.text)
-        )
-        for event in events
-    )
+    EventRow.objects.bulk_create(_event_row(game, step, event) for event in events)
     reason = words.Said(engine_text.join([event.text for event in events], "; "))
     _tell_deadline(game, step, now, reason=reason)
     return True
@@ -1497,6 +1492,18 @@ def _same_prompts(new: list[dict[str, Any]], old: list[dict[str, Any]]) -> bool:
     return all({**a, "words": None} == {**b, "words": None} for a, b in zip(new, old, strict=True))
 
 
+def _event_row(game: Game, step: Step, event: Event) -> EventRow:
+    """The row of an engine's ``event``: its English, who may see it, and how it was made,
+    to be said in each reader's language (games.words)."""
+    return EventRow(
+        game=game,
+        step=step,
+        text=event.text,
+        audience=None if event.to is None else list(event.to),
+        message=words.message(event.text),
+    )
+
+
 def _record(game: Game, step: Step, dice: VerifiableDice, events: list[Event]) -> int | None:
     """Store every die drawn and every event, one query each; the id of the first event
     stored (None: none)."""
@@ -1509,16 +1516,7 @@ def _record(game: Game, step: Step, dice: VerifiableDice, events: list[Event]) -
         game.dice_drawn = dice.next_index
     if not events:
         return None
-    rows = EventRow.objects.bulk_create(
-        EventRow(
-            game=game,
-            step=step,
-            text=event.text,
-            audience=None if event.to is None else list(event.to),
-            message=words.message(event.text),
-        )
-        for event in events
-    )
+    rows = EventRow.objects.bulk_create(_event_row(game, step, event) for event in events)
     return rows[0].pk
 
 
@@ -2473,12 +2471,7 @@ def _write_past(game: Game, seats: list[Seat], past: list[paper.PastStep], now: 
         for draw in done.draws
     )
     EventRow.objects.bulk_create(
-        EventRow(
-            game=game,
-            step=step,
-            text=event.text,
-            audience=None if event.to is None else list(event.to),
-        )
+        _event_row(game, step, event)
         for step, done in zip(steps, past, strict=True)
         for event in done.events
     )

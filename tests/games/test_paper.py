@@ -19,9 +19,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
+from django.utils import translation
 from time_machine import TimeMachineFixture
 
-from games import archive, paper, postal, records, tasks
+from games import archive, paper, postal, records, tasks, words
 from games.engines.choice.rules import ChoiceEngine
 from games.engines.dice import ScriptedDice, face
 from games.engines.liars_dice.rules import LiarsDiceEngine
@@ -473,3 +474,14 @@ def test_an_imported_liars_dice_game_shows_each_seat_its_own_cup_only(now: datet
         for secret in cup_secrets(state, seat):
             assert secret not in zine, (seat, secret)
     assert "Your cup" not in zine
+
+
+def test_the_imported_history_is_read_in_each_seats_language(now: datetime) -> None:
+    game = continued(SAMPLE, now)
+    rows = Event.objects.filter(game=game, step__number__lte=game.paper_steps)
+    assert rows.exists() and not rows.filter(message__isnull=True).exists()
+    first = rows.order_by("id").first()
+    assert first is not None
+    with translation.override("de"):
+        german = str(words.Said(first.text, first.message))
+    assert german != first.text
