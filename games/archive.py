@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from games import records
-from games.engines.base import GameError, OrderError
+from games.engines.base import GameError, OrderError, same_state
 from games.engines.dice import face
 from games.models import Game, Order, Step
 
@@ -124,7 +124,7 @@ class _Writer:
         if self.replay is None:
             return any(o.source == Order.Source.DEFAULT for o in orders)
         engine = self.replay.engine
-        return bool(engine.state_to_json(self.replay.state) != step.state_after)
+        return not same_state(engine, self.replay.state, step.state_after)
 
 
 def _revised(replay: records.Replay, seat: int, text: str, later: str) -> bool:
@@ -234,6 +234,6 @@ def verify(game: Game) -> Verdict:
     except records.RecordError as error:
         verdict.problems.append(f"the game's record does not replay: {error.message}")
         return verdict
-    if replayed.engine.state_to_json(replayed.state) != game.state:
+    if not same_state(replayed.engine, replayed.state, game.state):
         verdict.problems.append("replaying the orders does not give the stored final state")
     return verdict

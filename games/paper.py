@@ -32,9 +32,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from games import records
+from games import records, words
 from games.engines import registry
-from games.engines.base import JSON, Event, to_json
+from games.engines.base import JSON, Event
 from games.engines.dice import Draw, EnteredDice
 
 _WHOLE = re.compile(r"-?\d+")
@@ -242,7 +242,7 @@ class PastStep:
 
 
 def _prompts(replay: records.Replay) -> list[dict[str, Any]]:
-    return [dict(to_json(prompt)) for prompt in replay.prompts]
+    return words.prompt_list(replay.prompts)
 
 
 def history(paper: Paper, dice: EnteredDice) -> tuple[records.Replay, list[PastStep]]:

@@ -53,10 +53,8 @@ from games.engines.base import (
     GameError,
     OptionsError,
     OrderError,
-    Prompt,
     Strategy,
     counted,
-    encoder,
 )
 from games.engines.dice import EnteredDice, VerifiableDice, commitment, new_seed
 from games.models import (
@@ -475,7 +473,7 @@ def _accept(
             new_state, events = error.applied
         if position not in step.prompted_seats:
             raise OrderRejected(str(_NOT_OWED))
-        prompts = _prompt_list(engine.prompts(new_state))
+        prompts = words.prompt_list(engine.prompts(new_state))
         # An order that changed the prompts took effect at once: the receipt says what it
         # did, as this seat may see it; a sealed order is echoed as sealed.
         results = []
@@ -1172,7 +1170,7 @@ def _missed_turns(
         before = state
         if strategy is not None and played is not None:
             order, state, done = played
-            moved_on = not _same_prompts(_prompt_list(engine.prompts(state)), step.prompts)
+            moved_on = not _same_prompts(words.prompt_list(engine.prompts(state)), step.prompts)
             events += [
                 Event(
                     engine_text._(
@@ -1468,18 +1466,11 @@ def _open_step(
         number=game.step_number,
         opened_at=now,
         deadline=schedule.next_deadline(game.schedule, game.time_zone, now),
-        prompts=_prompt_list(prompts),
+        prompts=words.prompt_list(prompts),
         state_before=game.state,
     )
     step.save()
     return step
-
-
-def _prompt_list(prompts: list[Prompt]) -> list[dict[str, Any]]:
-    # What dataclasses.asdict writes (the fields are scalars), without its deep copy: an
-    # order makes the list twice (asdict was about 1% of an order's instructions).
-    write = encoder(Prompt)
-    return [words.prompt_data(write(prompt), prompt) for prompt in prompts]
 
 
 def _same_prompts(new: list[dict[str, Any]], old: list[dict[str, Any]]) -> bool:

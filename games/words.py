@@ -14,6 +14,7 @@ from typing import Any
 from django.utils import translation
 
 from games.engines import text as engine_text
+from games.engines.base import Prompt, encoder
 
 JSON = Any
 
@@ -69,6 +70,14 @@ def prompt_data(written: dict[str, Any], prompt: Any) -> dict[str, Any]:
     made = {key: message(getattr(prompt, key)) for key in ("kind", "hint")}
     made = {key: value for key, value in made.items() if value is not None}
     return {**written, "words": made} if made else written
+
+
+def prompt_list(prompts: list[Prompt]) -> list[dict[str, Any]]:
+    """What a step stores of the prompts it owes: each as plain JSON (what
+    ``dataclasses.asdict`` writes, without its deep copy: an order makes the list twice),
+    with how the engine made its words."""
+    write = encoder(Prompt)
+    return [prompt_data(write(prompt), prompt) for prompt in prompts]
 
 
 def owed(prompts: list[dict[str, Any]], position: int) -> list[dict[str, Any]]:

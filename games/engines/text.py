@@ -76,6 +76,25 @@ def join(parts: Iterable[Any], separator: str = ", ") -> Text:
     return _text(separator.join(str(part) for part in parts), parts=parts, separator=separator)
 
 
+# No words yet (a value to fill in later): says nothing in every language.
+EMPTY: Text = join((), "")
+
+
+def load(value: JSON) -> Any:
+    """The words ``data`` wrote, as the ``Text`` they were: a state keeps its words this way
+    (a field hinted ``Text``, games.engines.base's codec). Anything else is returned as it
+    is: plain English written before the words were kept, a name, a number."""
+    if not isinstance(value, dict):
+        return value
+    if "j" in value:
+        return join((load(part) for part in value["i"]), load(value["j"]))
+    args = {key: load(arg) for key, arg in value.get("a", {}).items()}
+    if "p" in value:
+        args.pop("count", None)  # ngettext puts the number there itself
+        return ngettext(value["t"], value["p"], value["n"], **args)
+    return _(value["t"], **args)
+
+
 def data(value: Any) -> JSON:
     """``value`` as plain JSON: a Text's structure, a number as it is, anything else its
     string."""

@@ -39,7 +39,7 @@ from games.engines.base import (
     single_profile,
     to_json,
 )
-from games.engines.text import Text, _, join, ngettext
+from games.engines.text import EMPTY, Text, _, join, ngettext
 
 PLAYER_DIE = 20
 MAJOR_DIE = 12
@@ -185,7 +185,7 @@ class Throw:
     """One throw of an action (ties and rematches make more than one) and what it decided."""
 
     rolls: tuple[SeatRoll, ...]
-    decided: str
+    decided: Text
 
 
 @dataclass(frozen=True)
@@ -196,7 +196,7 @@ class Action:
     seat: int
     order: str
     throws: tuple[Throw, ...] = ()
-    result: str = ""
+    result: Text = EMPTY
     default: bool = False
 
 
@@ -856,11 +856,11 @@ class DiceSurvivorEngine(JsonCodec):
         kept = min(d12, d8) if keep == "lower" else max(d12, d8)
         mine = _roll(active, "d20", (d20,), d20, work.pp(active))
         theirs = _roll(defender, "d12/d8", (d12, d8), kept, work.pp(defender))
-        work.throws.append(Throw((mine, theirs), ""))
+        work.throws.append(Throw((mine, theirs), EMPTY))
         return d20, mine.total, theirs.total
 
     @staticmethod
-    def _decided(work: _Turn, text: str) -> None:
+    def _decided(work: _Turn, text: Text) -> None:
         work.throws[-1] = replace(work.throws[-1], decided=text)
 
     def _naturals(self, work: _Turn, active: int, defender: int, d20: int) -> Text | None:
@@ -1011,7 +1011,7 @@ class DiceSurvivorEngine(JsonCodec):
             for other in minor:
                 d8 = dice.draw(MINOR_DIE)
                 rolls.append(_roll(other, "d8", (d8,), d8, work.pp(other) if add else 0))
-            work.throws.append(Throw(tuple(rolls), ""))
+            work.throws.append(Throw(tuple(rolls), EMPTY))
             if d20 == 1:
                 self._decided(work, _("natural 1"))
                 for other in opponents:

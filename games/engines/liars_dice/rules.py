@@ -290,7 +290,7 @@ class Reveal:
 
     round: int
     hands: tuple[tuple[int, ...], ...]
-    result: str
+    result: Text
     bids: tuple[Bid, ...] = ()
     cheated: tuple[bool, ...] = ()
 
@@ -311,7 +311,7 @@ class LiarsDiceState:
     out: tuple[int, ...] = ()
     loser: int | None = None
     last: Reveal | None = None
-    results: tuple[str, ...] = ()
+    results: tuple[Text, ...] = ()
     # Death Match
     faces: tuple[int, ...] = ()
     mulligans: tuple[tuple[int, ...] | None, ...] = ()
@@ -325,7 +325,7 @@ class LiarsDiceState:
     revealed: tuple[tuple[int, ...], ...] = ()
     learnt: tuple[Learnt, ...] = ()
     acted: bool = False
-    actions: tuple[str, ...] = ()
+    actions: tuple[Text, ...] = ()
 
     @property
     def finished(self) -> bool:
@@ -927,7 +927,7 @@ class LiarsDiceEngine(JsonCodec):
         return replace(state, phase=BIDDING), events
 
     def _end_round(
-        self, state: LiarsDiceState, loser: int, result: str, dice: Dice, spot: bool = False
+        self, state: LiarsDiceState, loser: int, result: Text, dice: Dice, spot: bool = False
     ) -> tuple[LiarsDiceState, list[Event]]:
         """ROUND_END: reveal every hand, the loser's dice change, eliminations, the end check,
         and the next round at once. ``spot``: a correct spot call, the caller gains a die."""

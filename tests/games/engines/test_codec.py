@@ -1,13 +1,15 @@
 """The JSON codec every engine's state and orders go through (games/engines/base.py):
 ``from_json(to_json(value)) == value`` for each kind of field the engines use, with the
 same types back (tuples stay tuples), and fields missing from older records taking their
-defaults."""
+defaults; words (a field hinted ``Text``) come back with how they were made."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from games.engines.base import encoder, from_json, to_json
+from games.engines.text import EMPTY, Text, _, data, join, ngettext
 
 
 @dataclass(frozen=True)
@@ -114,3 +116,51 @@ def test_the_encoder_made_from_the_hints_writes_what_to_json_writes() -> None:
     )
     assert encoder(tuple[int, ...])((1, 2)) == [1, 2]
     assert encoder(dict[int, Card])({1: Card("x")}) == {"1": {"name": "x", "value": None}}
+
+
+@dataclass(frozen=True)
+class Told:
+    """Words a state keeps: each said again in the reader's language."""
+
+    last: Text
+    lines: tuple[Text, ...] = ()
+    aside: Text | None = None
+
+
+def test_words_come_back_with_how_they_were_made() -> None:
+    told = Told(
+        last=_("%(name)s rolls %(dice)s", name="Ann", dice=join([_("an ace"), "5"], _(" and "))),
+        lines=(ngettext("%(count)d die", "%(count)d dice", 3), EMPTY),
+        aside=None,
+    )
+    written = json.loads(json.dumps(encoder(Told)(told)))
+
+    assert written == to_json(told)
+    assert written == {
+        "last": {
+            "t": "%(name)s rolls %(dice)s",
+            "a": {"name": "Ann", "dice": {"j": {"t": " and "}, "i": [{"t": "an ace"}, "5"]}},
+        },
+        "lines": [
+            {"t": "%(count)d die", "p": "%(count)d dice", "n": 3, "a": {"count": 3}},
+            {"j": "", "i": []},
+        ],
+        "aside": None,
+    }
+    back = from_json(Told, written)
+    assert back == told
+    assert (back.last, back.lines) == ("Ann rolls an ace and 5", ("3 dice", ""))
+    assert all(isinstance(words, Text) for words in (back.last, *back.lines))
+    assert [data(words) for words in (back.last, *back.lines)] == [
+        written["last"],
+        *written["lines"],
+    ]
+
+
+def test_words_stored_as_plain_english_stay_as_they_were() -> None:
+    """A state written before its words were kept holds their English."""
+    back = from_json(Told, {"last": "Ann rolls 5", "lines": ["3 dice"], "aside": "x"})
+
+    assert back == Told("Ann rolls 5", ("3 dice",), "x")  # type: ignore[arg-type]
+    assert not isinstance(back.last, Text)
+    assert encoder(Told)(back) == {"last": "Ann rolls 5", "lines": ["3 dice"], "aside": "x"}
