@@ -126,7 +126,7 @@ def handle(row: InboundMessage, message: Any, *, now: datetime) -> None:
 
 # The answer to an email sent both to a seat's order address and to a message's address:
 # it is neither, since an order must never be taken for a message nor a message for one.
-BOTH = (
+BOTH = gettext_lazy(
     "it was sent both to your order address and to the address of a message, so it is "
     "neither an order nor a message, and nothing was recorded or sent. Send an order as a "
     "reply to a report, and a message as a reply to a message, each on its own"
@@ -140,36 +140,13 @@ def _message(
     whatever it says; refused with the reason, quoting it, and nothing sent."""
     text = reading.reply_text(message)
     try:
-        sent = press.reply(seat, answered, text, now=now)
+        # Refused in the seat's language, as an order is (postal speaks it).
+        with translation.override(seat.speaks):
+            sent = press.reply(seat, answered, text, now=now)
     except press.PressError as error:
-        _answer_press(seat, row, text, error.message, answered)
+        _answer(seat, row, text, error.message, answered=answered)
         return _done(row, Inbound.REJECTED, error.message)
     _done(row, Inbound.MESSAGE, f"message {sent.pk} of {seat}")
-
-
-def _answer_press(seat: Seat, row: InboundMessage, text: str, reason: str, answered: int) -> None:
-    """Tell the seat, at its own address, why its emailed message was not sent; a reply
-    to the answer is a reply to the same message."""
-    game = seat.game
-    with transaction.atomic():
-        token = access.mint([seat], now=row.received_at)[seat.position]
-        email = building.build(
-            "press-refused",
-            to=seat.email,
-            dedupe_key=f"press-refused:{row.pk}",
-            context={
-                "game": game,
-                "seat": seat,
-                "reason": reason,
-                "lines": [piece for pieces in press.email_lines(text) for piece in pieces],
-                "subject": row.subject,
-                "link": access.url(token),
-            },
-            game=game,
-            thread=f"game-{game.pk}-seat-{seat.position}-press",
-            reply_to=access.press_address(seat, answered),
-        )
-        queueing.queue_once([email], urgent=True)
 
 
 # At most this many lines after an order, each at most this long, are taken for a sign-off
@@ -227,30 +204,45 @@ def _empty(text: str) -> bool:
 
 
 def _answer(
-    seat: Seat, row: InboundMessage, text: str, reason: StrOrPromise, *, partly_played: bool = False
+    seat: Seat,
+    row: InboundMessage,
+    text: str,
+    reason: StrOrPromise,
+    *,
+    partly_played: bool = False,
+    answered: int | None = None,
 ) -> None:
     """Tell the seat (at its own address, never the From of the email) why its emailed
     order was refused, quoting what it wrote, in the seat's language; ``partly_played``:
-    its first lines stand."""
+    its first lines stand. ``answered``: the email was a reply to that message, and was
+    not sent; a reply to the answer is a reply to the same message."""
     game = seat.game
+    kind = "refused" if answered is None else "press-refused"
     with transaction.atomic(), translation.override(seat.speaks):
         token = access.mint([seat], now=row.received_at)[seat.position]
+        if answered is None:
+            lines, thread = text.splitlines(), f"game-{game.pk}-seat-{seat.position}"
+            reply_to = access.reply_address(seat) or game.gm.email or None
+        else:
+            lines = [piece for pieces in press.email_lines(text) for piece in pieces]
+            thread = f"game-{game.pk}-seat-{seat.position}-press"
+            reply_to = access.press_address(seat, answered)
         email = building.build(
-            "refused",
+            kind,
             to=seat.email,
-            dedupe_key=f"refused:{row.pk}",
+            dedupe_key=f"{kind}:{row.pk}",
             context={
                 "game": game,
                 "seat": seat,
                 "reason": reason,
                 "partly_played": partly_played,
-                "lines": text.splitlines(),
+                "lines": lines,
                 "subject": row.subject,
                 "link": access.url(token),
             },
             game=game,
-            thread=f"game-{game.pk}-seat-{seat.position}",
-            reply_to=access.reply_address(seat) or game.gm.email or None,
+            thread=thread,
+            reply_to=reply_to,
         )
         queueing.queue_once([email], urgent=True)
 

@@ -301,6 +301,41 @@ def test_a_refused_reply_is_answered_with_the_reason_and_sends_nothing(
     assert "Nothing was sent to anyone." in answer.text
 
 
+def test_a_german_seats_refused_reply_is_answered_in_german(game: Game, now: datetime) -> None:
+    Seat.objects.filter(game=game, position=BOB).update(language="de")
+    message = send(game, ANN, "Ally?", now, to=BOB)
+    reply(press_address(game, BOB, message), "> ann wrote to you\n> Ally?")
+
+    assert Message.objects.count() == 1
+    reason = "Die Nachricht ist leer: schreib etwas, bevor du sie abschickst."
+    row = InboundMessage.objects.get()
+    assert (row.state, row.note) == ("rejected", reason)
+    (answer,) = OutboundEmail.objects.filter(kind="press-refused")
+    assert answer.subject == "Test Choice: deine Nachricht per E-Mail wurde nicht gesendet"
+    assert f"\n  {reason}\n" in answer.text
+    assert "An niemanden wurde etwas gesendet." in answer.text
+
+
+def test_a_german_seats_email_to_both_addresses_is_answered_in_german(
+    game: Game, now: datetime
+) -> None:
+    Seat.objects.filter(game=game, position=BOB).update(language="de")
+    message = send(game, ANN, "Ally?", now, to=BOB)
+    order_address = access.reply_address(seat(game, BOB))
+    payload = postmark_payload(press_address(game, BOB, message), order_text(game, BOB))
+    payload["Cc"] = order_address
+    payload["CcFull"] = [{"Email": order_address, "Name": "", "MailboxHash": ""}]
+    assert post_postmark(payload, **auth()).status_code == 200
+
+    assert (Order.objects.count(), Message.objects.count()) == (0, 1)
+    (refused,) = OutboundEmail.objects.filter(kind="refused")
+    assert (
+        "sie ging sowohl an deine Zug-Adresse als auch an die Adresse einer Nachricht, darum "
+        "ist sie weder ein Zug noch eine Nachricht, und nichts wurde gespeichert oder "
+        "verschickt."
+    ) in " ".join(refused.text.split())
+
+
 def test_a_rotated_link_retires_the_message_address(game: Game, now: datetime) -> None:
     message = send(game, ANN, "Ally?", now, to=BOB)
     address = press_address(game, BOB, message)
