@@ -12,6 +12,7 @@ from django.db.models.functions import Upper
 from django.utils.translation import gettext_lazy
 from django.utils.translation import gettext_lazy as _
 
+from games import words
 from games.engines import registry
 
 # The languages players are written to in (settings.LANGUAGES; docs/languages.md).
@@ -471,7 +472,9 @@ class GMAction(models.Model):
     "The GM's log"): written by the ``games.postal`` function that did it, in the same
     transaction. ``words`` say what was done in the players' terms and never hold hidden
     information (an order the GM entered is named, not quoted); ``reason`` is the GM's own,
-    optional. ``step_number``: the game's step when it was done."""
+    optional. ``step_number``: the game's step when it was done. ``message``: how the words
+    were made (games.engines.text), to say them in each reader's language (``said``); None
+    for an action logged before."""
 
     class Kind(models.TextChoices):
         DEADLINE = "deadline", "deadline moved"
@@ -490,6 +493,7 @@ class GMAction(models.Model):
     step_number = models.PositiveIntegerField()
     kind = models.CharField(max_length=20, choices=Kind.choices)
     words = models.TextField()
+    message = models.JSONField(null=True, blank=True)
     reason = models.CharField(max_length=GM_REASON_LENGTH, blank=True)
     at = models.DateTimeField()
     gm = models.ForeignKey(
@@ -505,6 +509,11 @@ class GMAction(models.Model):
 
     def __str__(self) -> str:
         return self.words
+
+    @property
+    def said(self) -> str:
+        """The words in the language active where they are shown."""
+        return words.Said(self.words, self.message)
 
 
 # The longest message a player or the GM may write (games.press).

@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from functools import partial
 from typing import Any, TypeVar
 
@@ -521,7 +521,7 @@ def _accept(
                 _log_gm(
                     game,
                     GMAction.Kind.ORDER,
-                    f"The GM entered an order for {seat.name}",
+                    engine_text._("The GM entered an order for %(name)s", name=seat.name),
                     logged,
                     now,
                     step=step,
@@ -1049,7 +1049,8 @@ def resolve_now(game_id: int, *, now: datetime, reason: str = "", by: int | None
         game = Game.objects.select_related("gm").select_for_update(of=("self",)).get(pk=game_id)
         number = Step.objects.filter(pk=step_id).values_list("number", flat=True).get()
         # Logged before the resolution, so that the step's report names it.
-        _log_gm(game, GMAction.Kind.RESOLVE, f"The GM resolved step {number} early", note, now)
+        early = engine_text._("The GM resolved step %(number)d early", number=number)
+        _log_gm(game, GMAction.Kind.RESOLVE, early, note, now)
         if not _resolve_locked(game, step_id, now=now, closed_by=Step.Closed.GM):
             transaction.set_rollback(True)
             return False
@@ -1780,18 +1781,20 @@ def _gm_reason(reason: str) -> str:
 def _log_gm(
     game: Game,
     kind: str,
-    words: str,
+    text: str,
     note: _GMNote,
     now: datetime,
     step: Step | None = None,
 ) -> None:
     """Log a GM action for the players, in the caller's transaction, and mark the open step
-    (``step``, when the caller holds it) as one the GM acted in."""
+    (``step``, when the caller holds it) as one the GM acted in. ``text``: the English, made
+    with ``games.engines.text`` so each player reads it in their language."""
     GMAction.objects.create(
         game=game,
         step_number=game.step_number,
         kind=kind,
-        words=words,
+        words=str(text),
+        message=words.message(text),
         reason=note.reason,
         at=now,
         gm_id=note.by if note.by is not None else game.gm_id,
@@ -1806,13 +1809,13 @@ def _log_gm(
 
 
 def log_gm_action(
-    game: Game, kind: str, words: str, *, reason: str, by: int | None, now: datetime
+    game: Game, kind: str, text: str, *, reason: str, by: int | None, now: datetime
 ) -> str:
     """Log a GM action taken outside this module (games.press hides a message) in the
     caller's transaction, which holds the game's lock; PostalError, and nothing logged,
     unless ``reason`` is a reason a GM may give. Returns the reason as logged."""
     note = _GMNote(_gm_reason(reason), by)
-    _log_gm(game, kind, words, note, now)
+    _log_gm(game, kind, text, note, now)
     return note.reason
 
 
@@ -1852,10 +1855,10 @@ def extend_deadline(
         if deadline <= now:
             raise PostalError("the new deadline must be in the future")
         step.deadline = deadline
-        when = schedule.local_time(deadline, game.time_zone)
-        _log_gm(
-            game, GMAction.Kind.DEADLINE, f"The GM moved the deadline to {when}", note, now, step
+        moved = engine_text._(
+            "The GM moved the deadline to %(when)s", when=_moment(deadline, game.time_zone)
         )
+        _log_gm(game, GMAction.Kind.DEADLINE, moved, note, now, step)
         step.save(update_fields=["deadline"])
         _tell_deadline(game, step, now)
     return step
@@ -1881,6 +1884,52 @@ MONTHS = (
 def _day_and_month(day: date) -> engine_text.Text:
     """ "25 November", said in the reader's language ("25. November")."""
     return engine_text._("%(day)d %(month)s", day=day.day, month=MONTHS[day.month - 1])
+
+
+# A moment's weekday and month as schedule.local_time writes them, in the reader's language.
+# The weekdays are Django's own words for its "D" date format: their German is Django's.
+WEEKDAYS_SHORT = (
+    engine_text._("Mon"),
+    engine_text._("Tue"),
+    engine_text._("Wed"),
+    engine_text._("Thu"),
+    engine_text._("Fri"),
+    engine_text._("Sat"),
+    engine_text._("Sun"),
+)
+MONTHS_SHORT = (
+    engine_text._("Jan"),
+    engine_text._("Feb"),
+    engine_text._("Mar"),
+    engine_text._("Apr"),
+    engine_text._("May"),
+    engine_text._("Jun"),
+    engine_text._("Jul"),
+    engine_text._("Aug"),
+    engine_text._("Sep"),
+    engine_text._("Oct"),
+    engine_text._("Nov"),
+    engine_text._("Dec"),
+)
+
+
+def _moment(moment: datetime, time_zone: str) -> engine_text.Text:
+    """``moment`` as ``schedule.local_time`` writes it ('Fri 27 Nov 2026 19:00 CET (18:00
+    UTC)'), to be said in each reader's language ('Fr., 27. November 2026, 19:00 CET')."""
+    local, utc = moment.astimezone(schedule.zone(time_zone)), moment.astimezone(UTC)
+    when = engine_text._(
+        "%(weekday)s %(day)02d %(month)s %(year)d %(time)s",
+        weekday=WEEKDAYS_SHORT[local.weekday()],
+        day=local.day,
+        month=MONTHS_SHORT[local.month - 1],
+        year=local.year,
+        time=f"{local:%H:%M}",
+    )
+    if local.utcoffset() == utc.utcoffset():
+        return engine_text._("%(when)s UTC", when=when)
+    return engine_text._(
+        "%(when)s %(zone)s (%(utc)s UTC)", when=when, zone=local.tzname(), utc=f"{utc:%H:%M}"
+    )
 
 
 def _tell_deadline(game: Game, step: Step, now: datetime, reason: str = "") -> None:
@@ -1912,7 +1961,7 @@ def pause(game_id: int, *, now: datetime, reason: str = "", by: int | None = Non
         game.status = Game.Status.PAUSED
         game.paused_at = now
         game.save(update_fields=["status", "paused_at"])
-        _log_gm(game, GMAction.Kind.PAUSE, "The GM paused the game", note, now)
+        _log_gm(game, GMAction.Kind.PAUSE, engine_text._("The GM paused the game"), note, now)
 
 
 def resume(game_id: int, *, now: datetime, reason: str = "", by: int | None = None) -> None:
@@ -1931,7 +1980,7 @@ def resume(game_id: int, *, now: datetime, reason: str = "", by: int | None = No
         game.paused_at = None
         game.needs_gm = ""
         game.save(update_fields=["status", "paused_at", "needs_gm"])
-        _log_gm(game, GMAction.Kind.RESUME, "The GM resumed the game", note, now)
+        _log_gm(game, GMAction.Kind.RESUME, engine_text._("The GM resumed the game"), note, now)
 
 
 def rollback(game_id: int, *, reason: str, now: datetime, by: int | None = None) -> Step:
@@ -2039,14 +2088,13 @@ def _roll_back(game: Game, done: Step, after: Step, note: _GMNote, now: datetime
     game.state = start["state"]
     game.step_number = done.number
     game.save(update_fields=["state", "step_number"])
-    EventRow.objects.create(
-        game=game,
-        step=done,
-        text=f"The GM rolled back step {done.number}: {note.reason}",
-        audience=None,
+    rolled_back = engine_text._(
+        "The GM rolled back step %(number)d: %(reason)s", number=done.number, reason=note.reason
     )
+    _event_row(game, done, Event(rolled_back)).save()
     # Logged with the step's number, which the step's report reads (gm_acted).
-    _log_gm(game, GMAction.Kind.ROLLBACK, f"The GM rolled back step {done.number}", note, now)
+    rolled_back = engine_text._("The GM rolled back step %(number)d", number=done.number)
+    _log_gm(game, GMAction.Kind.ROLLBACK, rolled_back, note, now)
     done.gm_acted = True
     done.save()
     seats = list(game.seats.order_by("position"))
@@ -2166,13 +2214,13 @@ def replace_player(
     return seat
 
 
-def _replaced(seat: Seat, name: str, email: str) -> str:
+def _replaced(seat: Seat, name: str, email: str) -> engine_text.Text:
     """A replacement in the players' words: names only, never an address."""
     if seat.email.lower() != email.lower():
-        return f"The GM gave {seat.name}'s seat to {name}"
+        return engine_text._("The GM gave %(old)s's seat to %(new)s", old=seat.name, new=name)
     if seat.name != name:
-        return f"The GM renamed {seat.name} to {name}"
-    return f"The GM gave {seat.name} a new link"
+        return engine_text._("The GM renamed %(old)s to %(new)s", old=seat.name, new=name)
+    return engine_text._("The GM gave %(name)s a new link", name=seat.name)
 
 
 def resend_report(game_id: int, *, position: int, now: datetime) -> None:
@@ -2227,10 +2275,11 @@ def set_order(
             VerifiableDice(bytes(game.seed or b""), game.pk, start=game.dice_drawn),
             events,
         )
-        named = ", ".join(seats[position].name for position in order)
-        _log_gm(
-            game, GMAction.Kind.HOST_ORDER, f"The GM set the actual order: {named}", note, now, step
+        named = engine_text._(
+            "The GM set the actual order: %(names)s",
+            names=", ".join(seats[position].name for position in order),
         )
+        _log_gm(game, GMAction.Kind.HOST_ORDER, named, note, now, step)
         closed = _close_step(step, state, engine, now, Step.Closed.GM)
         _advance(game, seats, engine, state, events, now, state_json=closed, closed=step)
         game.save()
@@ -2358,7 +2407,11 @@ def import_game(
         _log_gm(
             game,
             GMAction.Kind.IMPORT,
-            f"The game was continued from a paper record ({counted(game.paper_steps, 'step')})",
+            engine_text.ngettext(
+                "The game was continued from a paper record (%(count)d step)",
+                "The game was continued from a paper record (%(count)d steps)",
+                game.paper_steps,
+            ),
             _GMNote("", None),
             now,
             step,

@@ -34,6 +34,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from games import access, email_choices, postal, schedule
+from games.engines import text as engine_text
 from games.models import MESSAGE_LENGTH, Game, GMAction, Message, PressEmail, Seat
 from moderator import ratelimit
 from moderator.mail import building, queueing
@@ -530,12 +531,13 @@ def hide(game_id: int, message_id: int, *, reason: str, by: int | None, now: dat
     return message
 
 
-def _hidden_words(message: Message) -> str:
+def _hidden_words(message: Message) -> engine_text.Text:
+    # The GM's log is read by each player in their language (games.words).
     if message.sender is None:
-        return _("The GM hid one of their announcements")
+        return engine_text._("The GM hid one of their announcements")
     if message.recipient_id is not None:
-        return _("The GM hid a private message")
-    return _("The GM hid a message of %(name)s to everyone") % {"name": message.sender.name}
+        return engine_text._("The GM hid a private message")
+    return engine_text._("The GM hid a message of %(name)s to everyone", name=message.sender.name)
 
 
 def set_private(game_id: int, *, allowed: bool, by: int | None, now: datetime) -> Game:
@@ -549,9 +551,9 @@ def set_private(game_id: int, *, allowed: bool, by: int | None, now: datetime) -
         game.save(update_fields=["private_press"])
         if game.started_at is not None:
             words = (
-                _("The GM allowed private messages between players")
+                engine_text._("The GM allowed private messages between players")
                 if allowed
-                else _("The GM turned private messages between players off")
+                else engine_text._("The GM turned private messages between players off")
             )
             _logged(game, GMAction.Kind.PRESS, words, "", by, now)
     return game

@@ -30,6 +30,7 @@ from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from games import access, calendar, email_choices, languages, words
 from games.engines import registry
+from games.engines import text as engine_text
 from games.engines.base import Engine, Event, to_json
 from games.models import Event as EventRow
 from games.models import Game, GMAction, Order, Seat, Step
@@ -337,8 +338,12 @@ def step_emails(
 
 
 def gm_said(action: GMAction) -> str:
-    """A GM action as players read it: its words, and the GM's reason if there is one."""
-    return f"{action.words} ({action.reason})" if action.reason else action.words
+    """A GM action as players read it, in the language active where it is shown: its
+    words, and the GM's reason if there is one."""
+    if not action.reason:
+        return action.said
+    done = engine_text.load(action.message) if action.message else action.words
+    return words.Said(engine_text._("%(done)s (%(reason)s)", done=done, reason=action.reason))
 
 
 def gm_actions_of(game: Game, step: Step) -> list[str]:
@@ -347,7 +352,7 @@ def gm_actions_of(game: Game, step: Step) -> list[str]:
     if not step.gm_acted:
         return []
     actions = GMAction.objects.filter(game=game, step_number=step.number).order_by("id")
-    return [gm_said(action) for action in actions.only("words", "reason")]
+    return [gm_said(action) for action in actions.only("words", "message", "reason")]
 
 
 # The seat page and the GM's page list this many of the game's latest GM actions.
@@ -371,7 +376,7 @@ def gm_log(game: Game) -> GMLog:
     game's rows, taken before the limit)."""
     rows = list(
         GMAction.objects.filter(game=game)
-        .only("step_number", "words", "reason", "at")
+        .only("step_number", "words", "message", "reason", "at")
         .annotate(total=Window(Count("id")))
         .order_by("-id")[:GM_LOG_ROWS]
     )

@@ -16,6 +16,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
+from django.utils import translation
 from pytest_django.fixtures import DjangoAssertNumQueries, Settings
 
 from games import access, postal, signups
@@ -413,3 +414,69 @@ def test_the_gm_order_text_is_in_no_email_before_the_step_resolves(gm: User, now
     postal.write_receipts(now=now)
     later = OutboundEmail.objects.exclude(id__in=before).exclude(to="bob@example.org")
     assert [text in email.text for email in later] == [False] * later.count()
+
+
+GERMAN_ACTIONS = {
+    "deadline": "Der Spielleiter hat den Abgabetermin auf Fr., 27. November 2026, 19:00 UTC "
+    "verschoben",
+    "order": "Der Spielleiter hat einen Zug für bob eingetragen",
+    "replace": "Der Spielleiter hat den Platz von cy an dee gegeben",
+    "resolve": "Der Spielleiter hat Runde 1 vorzeitig ausgewertet",
+    "pause": "Der Spielleiter hat das Spiel pausiert",
+}
+
+
+@pytest.mark.parametrize("action", list(ACTIONS))
+def test_each_gm_action_is_read_in_the_readers_language(
+    gm: User, now: datetime, action: str
+) -> None:
+    game = started(gm, now)
+    run, _, words = ACTIONS[action]
+    run(game, now, "")
+    logged = GMAction.objects.get()
+
+    assert (logged.words, str(logged.said)) == (words, words)
+    with translation.override("de"):
+        assert str(logged.said) == GERMAN_ACTIONS[action]
+
+
+def test_a_deadline_in_another_zone_is_said_with_both_times(gm: User, now: datetime) -> None:
+    game = started(gm, now, time_zone="Europe/Berlin")
+    postal.extend_deadline(game.pk, deadline=LATER, now=now)
+    logged = GMAction.objects.get()
+
+    assert logged.words == "The GM moved the deadline to Fri 27 Nov 2026 20:00 CET (19:00 UTC)"
+    with translation.override("de"):
+        assert str(logged.said) == (
+            "Der Spielleiter hat den Abgabetermin auf Fr., 27. November 2026, 20:00 CET "
+            "(19:00 UTC) verschoben"
+        )
+
+
+def test_a_german_seat_reads_the_log_and_the_report_in_german(gm: User, now: datetime) -> None:
+    game = started(gm, now)
+    Seat.objects.filter(game=game, position=0).update(language="de")
+    gm_order(game, now, "per Telefon")
+    postal.extend_deadline(game.pk, deadline=LATER, now=now)
+    postal.resolve_now(game.pk, now=now + timedelta(hours=1))
+
+    page = seat_client(game, 0, now).get(seat_page(game, 0)).content.decode()
+    assert log_items(page) == [
+        "23. Nov 19:00 UTC, Runde 1: Der Spielleiter hat Runde 1 vorzeitig ausgewertet",
+        "23. Nov 18:00 UTC, Runde 1: Der Spielleiter hat den Abgabetermin auf Fr., "
+        "27. November 2026, 19:00 UTC verschoben",
+        "23. Nov 18:00 UTC, Runde 1: Der Spielleiter hat einen Zug für bob eingetragen "
+        "(per Telefon)",
+    ]
+    ann, bob = (
+        OutboundEmail.objects.get(dedupe_key=f"report:{game.pk}:2:{position}")
+        for position in (0, 1)
+    )
+    assert (
+        "WAS DER SPIELLEITER TAT\n"
+        "  Der Spielleiter hat einen Zug für bob eingetragen (per Telefon)\n"
+        "  Der Spielleiter hat den Abgabetermin auf Fr., 27. November 2026, 19:00 UTC "
+        "verschoben\n"
+        "  Der Spielleiter hat Runde 1 vorzeitig ausgewertet\n"
+    ) in ann.text
+    assert "  The GM entered an order for bob (per Telefon)\n" in bob.text

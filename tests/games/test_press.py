@@ -9,6 +9,7 @@ import json
 from datetime import datetime, timedelta
 
 import pytest
+from django.utils import translation
 from pytest_django.fixtures import Settings
 from time_machine import TimeMachineFixture
 
@@ -339,6 +340,12 @@ def test_a_hidden_message_is_shown_to_nobody_but_the_gm_and_logged_without_its_t
         ("hide-message", "The GM hid a message of ann to everyone", "be kind"),
         ("hide-message", "The GM hid a private message", ""),
     ]
+    # A German player reads the GM's log in German.
+    with translation.override("de"):
+        assert [str(action.said) for action in GMAction.objects.order_by("id")] == [
+            "Der Spielleiter hat eine Nachricht von ann an alle ausgeblendet",
+            "Der Spielleiter hat eine private Nachricht ausgeblendet",
+        ]
 
 
 def test_hiding_drops_the_emails_not_yet_sent_and_keeps_those_sent(
