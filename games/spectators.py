@@ -87,7 +87,6 @@ class Roll:
     index: int
     sides: int
     value: int
-    label: str
     recomputed: int | None
 
     @property
@@ -158,12 +157,11 @@ def replay_step(game: Game, number: int) -> ReplayStep | None:
             index,
             sides,
             value,
-            label,
             face(seed, game.pk, index, sides) if index >= game.paper_dice else None,
         )
-        for index, sides, value, label in DiceRoll.objects.filter(step=step)
+        for index, sides, value in DiceRoll.objects.filter(step=step)
         .order_by("index")
-        .values_list("index", "sides", "value", "label")
+        .values_list("index", "sides", "value")
     ]
     state = step.state_after if step.state_after is not None else step.state_before
     board = public_board(game, state, None if number == last else step)

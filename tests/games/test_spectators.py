@@ -4,6 +4,7 @@ and every cup revealed, and the archive searched by a player's name."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from html import escape
 
@@ -163,6 +164,23 @@ def test_the_replay_checks_every_roll_and_reveals_every_cup(
     # Every cup was told to its seat only; the replay shows them all.
     cups = Event.objects.filter(game=game, audience__isnull=False)
     assert cups.count() >= 2
+
+
+def test_a_german_reader_reads_the_replays_rolls_in_german(
+    now: datetime, time_machine: TimeMachineFixture
+) -> None:
+    game = finished_match(now, time_machine)
+    step = DiceRoll.objects.filter(game=game).order_by("index").first()
+    assert step is not None
+    page = (
+        Client(HTTP_ACCEPT_LANGUAGE="de")
+        .get(f"/games/{game.public_id}/replay/?step={step.step.number}")
+        .content.decode()
+    )
+    names = re.findall(r'<td class="card-title">(.*?)</td>', page)
+    indexes = DiceRoll.objects.filter(step=step.step).order_by("index")
+    assert names == [f"Ziehung {roll.index}" for roll in indexes]
+    assert page.count("✓ stimmt") == len(names)
 
 
 def test_a_tampered_roll_shows_a_cross(now: datetime, time_machine: TimeMachineFixture) -> None:
