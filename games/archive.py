@@ -69,7 +69,9 @@ def _moves(game: Game, record: dict[str, Any]) -> list[dict[str, Any]]:
         for index, order in enumerate(sent):
             later = next((o for o in sent[index + 1 :] if o.seat_id == order.seat_id), None)
             writer.order(order, later)
-        if step.status == Step.Status.DONE and writer.resolved_at_deadline(step, step_orders):
+        if step.host_order is not None:
+            writer.play({"host_order": [record["players"][seat] for seat in step.host_order]})
+        elif step.status == Step.Status.DONE and writer.resolved_at_deadline(step, step_orders):
             writer.play({"deadline": True})
     return writer.moves
 

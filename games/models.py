@@ -352,6 +352,10 @@ class Step(models.Model):
     # The resolutions of this step the GM rolled back, oldest first: each the range of
     # dice it drew, {"first": index, "count": n}, which a replay skips (docs/records.md).
     rollbacks = models.JSONField(null=True, blank=True)
+    # The actual order the host set, which closed this step (postal.set_order, The First
+    # Player's rule F-16): the seats in order, written to the record as a move of its own
+    # (docs/records.md). None for a step closed otherwise.
+    host_order = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["game", "number"]

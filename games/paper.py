@@ -269,6 +269,12 @@ def history(paper: Paper, dice: EnteredDice) -> tuple[records.Replay, list[PastS
         source = paper.sources[number - 1] if paper.sources else ""
         if records.is_rollback(move):
             raise PaperError(f"{_where(paper, number)}: a paper record has no rollbacks", source)
+        if records.is_host_order(move):
+            raise PaperError(
+                f"{_where(paper, number)}: a paper record has no order set by the host; enter "
+                "the round's rolls, or set the order once the game is here",
+                source,
+            )
         dice.sealed = number == len(moves)
         try:
             _play(replay, dice, paper, number, move, steps)

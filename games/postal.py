@@ -2280,6 +2280,9 @@ def set_order(
             names=", ".join(seats[position].name for position in order),
         )
         _log_gm(game, GMAction.Kind.HOST_ORDER, named, note, now, step)
+        # Kept for the record, which replays it (archive.export, docs/records.md).
+        step.host_order = order
+        step.save(update_fields=["host_order"])
         closed = _close_step(step, state, engine, now, Step.Closed.GM)
         _advance(game, seats, engine, state, events, now, state_json=closed, closed=step)
         game.save()

@@ -14,7 +14,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from games.engines import registry
-from games.engines.base import Dice, DiceError, Engine, Event, OptionsError, OrderError, Prompt
+from games.engines.base import (
+    Dice,
+    DiceError,
+    Engine,
+    Event,
+    GameError,
+    OptionsError,
+    OrderError,
+    Prompt,
+)
 from games.engines.dice import Draw, EnteredDice, ScriptedDice, VerifiableDice
 
 ILLEGAL_MOVE = 2
@@ -223,13 +232,47 @@ def is_deadline(move: Any) -> bool:
 def play_move(replay: Replay, number: int, move: Any, where: str = "") -> str | None:
     """Play move ``number`` of a record, named ``where`` in messages (``move N`` unless
     given); how its step ended: ``"order"``, ``"early"`` (``Replay.order``),
-    ``"deadline"``, or None (it goes on, or the move was a rollback)."""
+    ``"deadline"``, ``"host"`` (the host set the order), or None (it goes on, or the move
+    was a rollback)."""
     seats = {name.lower(): seat for seat, name in enumerate(replay.players)}
     return _move(replay, seats, number, move, where or f"move {number}")
 
 
 def is_rollback(move: Any) -> bool:
     return isinstance(move, dict) and "rollback" in move
+
+
+def is_host_order(move: Any) -> bool:
+    return isinstance(move, dict) and "host_order" in move
+
+
+def _host_order(move: Any) -> list[str] | None:
+    """The names of a host's order move ``{"host_order": [NAME, ...]}``."""
+    if not (isinstance(move, dict) and set(move) == {"host_order"}):
+        return None
+    names = move["host_order"]
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        return None
+    return names
+
+
+def _set_order(replay: Replay, seats: dict[str, int], names: list[str], where: str) -> str:
+    """The host sets the actual order (The First Player's rule F-16): the engine's
+    ``host_order`` closes the step; how it ended: ``"host"``."""
+    who = f"{where} (the host's order)"
+    host_order = getattr(replay.engine, "host_order", None)
+    if host_order is None:
+        raise broken(f"{who}: {replay.engine.title} has no order for the host to set")
+    if not replay.prompts:
+        raise RecordError(ILLEGAL_MOVE, f"{who}: the game is over")
+    unknown = [name for name in names if name.lower() not in seats]
+    if unknown:
+        raise RecordError(ILLEGAL_MOVE, f"{who}: {unknown[0]!r} is not a player of this game")
+    try:
+        replay.after(*host_order(replay.state, [seats[name.lower()] for name in names]))
+    except GameError as error:
+        raise RecordError(ILLEGAL_MOVE, f"{who}: {error.message}") from None
+    return "host"
 
 
 def _skip(move: Any) -> tuple[int, int] | None:
@@ -255,13 +298,16 @@ def _move(
             raise broken(f"{where} (rollback): this replay's dice cannot skip")
         replay.dice.skip(*skip)
         return None
+    named = _host_order(move)
+    if named is not None:
+        return _set_order(replay, seats, named, where)
     is_order = isinstance(move, dict) and set(move) == {"player", "order"}
     if is_order and not (isinstance(move["player"], str) and isinstance(move["order"], str)):
         is_order = False
     if not (is_order or is_deadline(move)):
         raise broken(
-            f'{where} is neither {{"player": NAME, "order": TEXT}}, {{"deadline": true}} '
-            'nor {"rollback": true, "skip": [FIRST, COUNT]}'
+            f'{where} is neither {{"player": NAME, "order": TEXT}}, {{"deadline": true}}, '
+            '{"host_order": [NAME, ...]} nor {"rollback": true, "skip": [FIRST, COUNT]}'
         )
     who = f"{where} ({move['player']})" if is_order else f"{where} (deadline)"
     if not replay.prompts:

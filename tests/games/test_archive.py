@@ -245,6 +245,36 @@ def test_every_roll_of_a_seat_in_the_rolling_step_is_exported_in_the_order_it_ca
     assert_replays(game)
 
 
+def test_an_order_the_host_set_is_exported_as_its_own_move_and_verifies(
+    now: datetime, seed_alone: None
+) -> None:
+    game = night(now, rounds=2)
+    # Round 1: every seat is ready, ann rolls; then the host sets the order at the table.
+    for position in range(3):
+        send(game, position, "ready", now)
+    send(game, 0, "roll all", now)
+    postal.set_order(game.pk, names=["cy", "ann", "bob"], now=now, reason="house rule")
+    # Round 2 is played by post to its end.
+    for position in range(3):
+        send(game, position, "ready", now)
+    for position in range(3):
+        send(game, position, "roll all", now)
+        send(game, position, "arrange desc", now)
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED
+
+    moves = archive.export(game)["moves"]
+    host = moves.index({"host_order": ["cy", "ann", "bob"]})
+    assert moves[:host] == [
+        {"player": "ann", "order": "ready"},
+        {"player": "bob", "order": "ready"},
+        {"player": "cy", "order": "ready"},
+        {"player": "ann", "order": "roll all"},
+    ]
+    assert moves[host + 1 :] == sent_in_turn(game)[4:]
+    assert_replays(game)
+
+
 def test_a_rolling_step_that_ends_at_its_deadline_is_exported_with_it(now: datetime) -> None:
     game = night(now)
     for position in range(3):

@@ -325,6 +325,23 @@ def test_a_record_that_ends_the_game_is_refused(now: datetime) -> None:
     nothing_created()
 
 
+def test_a_record_with_an_order_the_host_set_is_refused(now: datetime) -> None:
+    record = {
+        "game": "first-player",
+        "options": {"order_mode": "free", "rounds": 2},
+        "players": ["Ann", "Bob", "Cy"],
+        "dice": [],
+        "moves": [{"host_order": ["Cy", "Ann", "Bob"]}],
+    }
+    with pytest.raises(postal.PostalError) as refused:
+        continued(json.dumps(record), now)
+    assert refused.value.message == (
+        "move 1: a paper record has no order set by the host; enter the round's rolls, or set "
+        "the order once the game is here"
+    )
+    nothing_created()
+
+
 def test_the_import_page_says_why_a_record_is_refused_and_creates_nothing(
     now: datetime,
 ) -> None:

@@ -82,6 +82,11 @@ def test_a_move_from_a_stranger_or_after_the_end_is_illegal() -> None:
         (solo([7] * 10, []), "broken record: die 1 of the record is 7, not a d6 value 1-6"),
         (solo(SIXES, [{"player": "ann"}]), "broken record: move 1 is neither"),
         (solo(SIXES, [{"deadline": False}]), "broken record: move 1 is neither"),
+        (solo(SIXES, [{"host_order": "ann"}]), "broken record: move 1 is neither"),
+        (
+            solo(SIXES, [{"host_order": ["ann"]}]),
+            "broken record: move 1 (the host's order): Choice has no order for the host to set",
+        ),
         ({"game": "choice", "players": ["ann"], "moves": []}, "broken record: the record needs"),
         ({"game": "choice", "players": [], "dice": SIXES}, "broken record: Choice takes"),
     ],
@@ -154,3 +159,32 @@ def test_the_command_line_exit_statuses_are_real() -> None:
     assert illegal.stderr.strip().startswith("CommandError: move 1 (ann): round 1: ")
     broken = run("[1, 2")
     assert broken.returncode == 3
+
+
+NIGHT = {
+    "game": "first-player",
+    "players": ["ann", "bob", "cy"],
+    "options": {"order_mode": "free"},
+    "seed": "ab" * 32,
+}
+
+
+def test_the_hosts_order_closes_the_round_as_the_host_set_it() -> None:
+    played = replay(NIGHT | {"moves": [{"host_order": ["cy", "ann", "bob"]}]})
+    assert "round 1: the host sets the actual order" in played["log"]
+    assert played["status"] == "finished"
+    assert [row["player"] for row in played["standings"]] == ["cy", "ann", "bob"]
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [
+        (["cy", "ann", "zed"], "move 1 (the host's order): 'zed' is not a player of this game"),
+        (
+            ["cy", "ann", "ann"],
+            "move 1 (the host's order): the actual order must name every player exactly once",
+        ),
+    ],
+)
+def test_a_hosts_order_the_game_refuses_is_an_illegal_move(names: list[str], message: str) -> None:
+    assert failure(NIGHT | {"moves": [{"host_order": names}]}) == (2, message)
