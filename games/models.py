@@ -356,6 +356,10 @@ class Step(models.Model):
     # Player's rule F-16): the seats in order, written to the record as a move of its own
     # (docs/records.md). None for a step closed otherwise.
     host_order = models.JSONField(null=True, blank=True)
+    # In a step where each seat acts at its own pace (a First Player roll), the last order
+    # that changed what the step owes: only orders after it answer the step for its early
+    # resolution, as a replay counts them (records.Replay). None: every order does.
+    answers_after = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["game", "number"]

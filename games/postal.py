@@ -535,8 +535,9 @@ def _accept(
         ):
             # A simultaneous step where each seat acts at its own pace (a First Player roll):
             # the step stays open, with its deadline, until the engine moves the game on.
-            step.prompts = prompts
-            step.save(update_fields=["prompts"])
+            # What it owes changed: the orders before this one no longer answer it.
+            step.prompts, step.answers_after = prompts, row.pk
+            step.save(update_fields=["prompts", "answers_after"])
         elif not _same_prompts(prompts, step.prompts):
             # An order that took effect at once and moved the game on: the step is done.
             seats = list(game.seats.order_by("position"))
@@ -674,7 +675,7 @@ GAME_COLUMNS = (
 )  # fmt: skip
 STEP_COLUMNS = (
     "id", "game_id", "number", "status", "opened_at", "deadline", "prompts", "closed_at",
-    "closed_by", "failures", "last_error", "gm_acted",
+    "closed_by", "failures", "last_error", "gm_acted", "answers_after",
 )  # fmt: skip
 _JSON_COLUMNS = {"options", "schedule", "state", "reminders", "prompts"}
 _POSITION, _LINK_VERSION = SEAT_COLUMNS.index("position"), SEAT_COLUMNS.index("link_version")
@@ -891,9 +892,13 @@ def _cause(step: Step, seat: Seat) -> str:
 
 
 def _all_answered(step: Step) -> bool:
-    answered = set(
-        step.orders.exclude(source=Order.Source.DEFAULT).values_list("seat__position", flat=True)
-    )
+    """Whether every seat the step prompts has sent an order since what the step owes last
+    changed (``Step.answers_after``): a seat still rolling at its own pace has not answered
+    because it rolled once."""
+    orders = step.orders.exclude(source=Order.Source.DEFAULT)
+    if step.answers_after is not None:
+        orders = orders.filter(pk__gt=step.answers_after)
+    answered = set(orders.values_list("seat__position", flat=True))
     return set(step.prompted_seats) <= answered
 
 

@@ -392,6 +392,33 @@ def test_tokens_added_while_rolling_are_all_exported(now: datetime) -> None:
 
 
 @pytest.mark.usefixtures("seed_alone")
+def test_a_token_while_the_others_roll_does_not_close_their_rolling(now: datetime) -> None:
+    """Every seat has rolled once; the holder's tokens change nothing any seat owes: the
+    rolling stays open for the others to arrange, and closes when the last has."""
+    game, holder = token_night(now)
+    send(game, holder, "roll all", now)
+    send(game, holder, "arrange desc", now)
+    others = [position for position in range(4) if position != holder]
+    for position in others:
+        send(game, position, "roll all", now)
+    rolling = game.steps.get(number=Game.objects.get(pk=game.pk).step_number)
+    first, second = open_dice(game, holder)[:2]
+    send(game, holder, f"token {first}", now)
+    send(game, holder, f"token {second}", now)
+
+    rolling.refresh_from_db()
+    assert (rolling.status, night_state(game).phase) == ("open", "commit")
+    for position in others:
+        send(game, position, "arrange desc", now)
+    rolling.refresh_from_db()
+    assert (rolling.status, rolling.closed_by) == ("done", "order")
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED
+    assert not Order.objects.filter(step=rolling, source=Order.Source.DEFAULT).exists()
+    assert_replays(game)
+
+
+@pytest.mark.usefixtures("seed_alone")
 def test_a_revised_token_order_of_a_window_is_exported_once_as_it_counts(now: datetime) -> None:
     game, holder = token_night(now, early_processing=False)
     send(game, holder, "roll all\narrange desc", now)
