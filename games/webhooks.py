@@ -27,8 +27,10 @@ Slack's do): it is never logged, never written into an error, and pages show its
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
+import socket
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Sequence
@@ -84,11 +86,53 @@ def check_url(url: str) -> str:
         ) from None
     if parts.username or parts.password:
         raise BadURL("the address must not hold a user name or password.")
+    if not settings.WEBHOOK_ALLOW_LOCAL_HTTP and _local_name(parts.hostname or ""):
+        raise BadURL(f"{LOCAL_REFUSED}.")
     if parts.scheme == "https":
         return url
     if parts.hostname in LOCAL_HOSTS and settings.WEBHOOK_ALLOW_LOCAL_HTTP:
         return url
     raise BadURL("the address must start with https://: events are not sent unencrypted.")
+
+
+# Events go to the internet only: an address on this machine or a private network (a
+# service behind the firewall) is refused when set and again when posting, where its name
+# is looked up (docs/webhooks.md), unless WEBHOOK_ALLOW_LOCAL_HTTP (tests, a local try).
+LOCAL_REFUSED = "the address leads to this machine or a private network, where events are not sent"
+
+
+def _local_name(host: str) -> bool:
+    """Whether ``host`` names this machine or a private network without a look-up: a
+    local name, or an address that is not a public one."""
+    host = host.lower().rstrip(".")
+    if host in LOCAL_HOSTS or host.endswith(".localhost"):
+        return True
+    try:
+        return not ipaddress.ip_address(host).is_global
+    except ValueError:
+        return False  # a name: looked up when an event is posted
+
+
+def _local_destination(url: str) -> bool:
+    """Whether ``url``'s host is, or is looked up as, an address that is not public. A
+    name that cannot be looked up now is left to the post, which fails and is retried."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if _local_name(host):
+        return True
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        addresses = look_up(host, port)
+    except (OSError, UnicodeError):
+        return False
+    return any(not ipaddress.ip_address(address).is_global for address in addresses)
+
+
+def look_up(host: str, port: int) -> set[str]:
+    """The addresses the name ``host`` is looked up as (the system's resolver); OSError
+    when it cannot be now."""
+    found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return {str(info[4][0]).partition("%")[0] for info in found}
 
 
 def shown(url: str) -> str:
@@ -391,9 +435,16 @@ class _Unknown(Exception):
     """The request went out and no answer came: it may have arrived."""
 
 
+class _Local(Exception):
+    """The address is looked up as this machine or a private network: nothing is sent."""
+
+
 def post(url: str, data: dict[str, Any]) -> None:
     """POST ``data`` as JSON to ``url``; raises HTTPError for an answer other than 2xx,
-    URLError when no connection was made, _Unknown when the answer never came."""
+    URLError when no connection was made, _Unknown when the answer never came, _Local
+    (nothing sent) when its host is looked up as a local address."""
+    if not settings.WEBHOOK_ALLOW_LOCAL_HTTP and _local_destination(url):
+        raise _Local
     request = urllib.request.Request(
         url,
         data=json.dumps(data, ensure_ascii=False).encode(),
@@ -424,6 +475,8 @@ def _post_row(row: WebhookDelivery, now: datetime) -> str:
         return _retry(row, f"could not connect: {str(error.reason)[:300]}", now)
     except _Unknown as error:
         return _fail(row, f"{NEVER_CONFIRMED} ({error})")
+    except _Local:
+        return _fail(row, LOCAL_REFUSED)
     _attempt(row).update(state=State.SENT, sent_at=now, next_attempt_at=None, last_error="")
     _log(row, "sent", logging.INFO)
     return State.SENT

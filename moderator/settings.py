@@ -263,7 +263,8 @@ MAIL_RETENTION_DAYS = envint("MAIL_RETENTION_DAYS", 30, minimum=1)
 # Outgoing webhooks (games/webhooks.py, docs/webhooks.md): retried as email is (the MAIL_RETRY_*
 # settings and MAIL_MAX_ATTEMPTS), each post given this many seconds. Plain http is refused
 # except to this machine (127.0.0.1, localhost), and that only when DEBUG is on or
-# WEBHOOK_ALLOW_LOCAL_HTTP says so (tests against a local server).
+# WEBHOOK_ALLOW_LOCAL_HTTP says so (tests against a local server); without it, an address
+# on this machine or a private network is refused too, when set and when posting.
 WEBHOOK_TIMEOUT_SECONDS = envint("WEBHOOK_TIMEOUT_SECONDS", 5, minimum=1)
 WEBHOOK_ALLOW_LOCAL_HTTP = envbool("WEBHOOK_ALLOW_LOCAL_HTTP", DEBUG)
 

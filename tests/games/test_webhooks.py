@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
@@ -306,6 +307,11 @@ def test_an_event_is_written_once_however_often_it_is_reported(
         ("ftp://example.org/hook", "enter a web address starting with https://"),
         ("not a url", "enter a web address starting with https://"),
         ("https://user:pw@example.org/hook", "the address must not hold a user name or password"),
+        ("https://127.0.0.1/hook", webhooks.LOCAL_REFUSED),
+        ("https://10.1.2.3/hook", webhooks.LOCAL_REFUSED),
+        ("https://[::1]:8443/hook", webhooks.LOCAL_REFUSED),
+        ("https://169.254.169.254/latest", webhooks.LOCAL_REFUSED),
+        ("https://printer.localhost/x", webhooks.LOCAL_REFUSED),
         ("", "enter the webhook's address"),
     ],
 )
@@ -334,6 +340,35 @@ def test_plain_http_to_this_machine_only_when_allowed(settings: Settings) -> Non
     assert webhooks.check_url(" http://127.0.0.1:9/hook ") == "http://127.0.0.1:9/hook"
     with pytest.raises(webhooks.BadURL):
         webhooks.check_url("http://10.0.0.1/hook")
+
+
+def test_a_name_looked_up_as_a_private_address_is_sent_nothing(
+    now: datetime,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    commit: Callable[[], AbstractContextManager[Any]],
+) -> None:
+    """An address set as a name is looked up when an event is posted: one on a private
+    network fails the event, and nothing is sent (the name's look-up is the world's edge,
+    answered here)."""
+    settings.WEBHOOK_ALLOW_LOCAL_HTTP = False
+    looked_up: list[tuple[str, int]] = []
+    opened: list[Any] = []
+
+    def look_up(host: str, port: int) -> set[str]:
+        looked_up.append((host, port))
+        return {"93.184.215.14", "10.0.0.7"}
+
+    monkeypatch.setattr(webhooks, "look_up", look_up)
+    monkeypatch.setattr(
+        urllib.request.OpenerDirector, "open", lambda *args, **kwargs: opened.append(args)
+    )
+    with commit():
+        game = postal.start_game(hooked_game("https://hooks.example.org/x").pk, now=now, seed=SEED)
+
+    delivery = WebhookDelivery.objects.get(game=game)
+    assert (delivery.state, delivery.last_error) == (State.FAILED, webhooks.LOCAL_REFUSED)
+    assert (looked_up, opened) == ([("hooks.example.org", 443)], [])
 
 
 def test_the_gm_sets_and_removes_the_webhook(now: datetime) -> None:
