@@ -253,13 +253,19 @@ def test_a_message_written_to_the_order_address_is_an_order_and_never_a_message(
     assert "did not become an order" in refused.text
 
 
-def test_an_email_to_both_addresses_is_neither_and_is_answered(game: Game, now: datetime) -> None:
+def to_both_addresses(game: Game, now: datetime) -> None:
+    """bob's order, emailed to his message address of ann's private message with his
+    order address in Cc."""
     message = send(game, ANN, "Ally?", now, to=BOB)
     order_address = access.reply_address(seat(game, BOB))
     payload = postmark_payload(press_address(game, BOB, message), order_text(game, BOB))
     payload["Cc"] = order_address
     payload["CcFull"] = [{"Email": order_address, "Name": "", "MailboxHash": ""}]
     assert post_postmark(payload, **auth()).status_code == 200
+
+
+def test_an_email_to_both_addresses_is_neither_and_is_answered(game: Game, now: datetime) -> None:
+    to_both_addresses(game, now)
     assert (Order.objects.count(), Message.objects.count()) == (0, 1)
     row = InboundMessage.objects.get()
     assert (row.state, row.note) == ("rejected", "sent to an order address and a message address")
@@ -320,12 +326,7 @@ def test_a_german_seats_email_to_both_addresses_is_answered_in_german(
     game: Game, now: datetime
 ) -> None:
     Seat.objects.filter(game=game, position=BOB).update(language="de")
-    message = send(game, ANN, "Ally?", now, to=BOB)
-    order_address = access.reply_address(seat(game, BOB))
-    payload = postmark_payload(press_address(game, BOB, message), order_text(game, BOB))
-    payload["Cc"] = order_address
-    payload["CcFull"] = [{"Email": order_address, "Name": "", "MailboxHash": ""}]
-    assert post_postmark(payload, **auth()).status_code == 200
+    to_both_addresses(game, now)
 
     assert (Order.objects.count(), Message.objects.count()) == (0, 1)
     (refused,) = OutboundEmail.objects.filter(kind="refused")
