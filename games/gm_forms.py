@@ -507,6 +507,33 @@ class ReasonForm(GameForm):
         return reason
 
 
+# What a GM action on the current step says when its post names no step it was shown.
+NO_STEP_SHOWN = _(
+    "nothing was done: the form did not say which step it was for; reload the game page "
+    "and try again"
+)
+
+
+class ShownStep(forms.Form):
+    """A GM action on the current step carries the step the GM's page showed (a hidden
+    field the page fills in); its postal function checks it under the game's lock, so a
+    double click or a second GM changes nothing once the game has moved on
+    (``postal.check_shown_step``). A post without a step number changes nothing either."""
+
+    step = forms.CharField(required=False, max_length=9, widget=forms.HiddenInput)
+
+    def clean_step(self) -> int:
+        raw = str(self.cleaned_data["step"]).strip()
+        # ASCII digits only: int() would read "٣" as 3.
+        if not (raw.isascii() and raw.isdigit()):
+            raise ValidationError(NO_STEP_SHOWN)
+        return int(raw)
+
+    def shown_step(self) -> int:
+        step: int = self.cleaned_data["step"]
+        return step
+
+
 class PublicForm(GameForm):
     """Who may watch the game at its public page and in the archive."""
 
@@ -528,9 +555,13 @@ class LanguageForm(GameForm):
     language = language_field()
 
 
-class RollbackForm(ReasonForm):
+class ResolveForm(ShownStep, ReasonForm):
+    """Resolve the step the GM was shown now (``postal.resolve_now``)."""
+
+
+class RollbackForm(ShownStep, ReasonForm):
     """Roll back the last resolved step (``postal.rollback``): the reason is required,
-    since every player is emailed it."""
+    since every player is emailed it. ``step``: the step the page offered to roll back."""
 
     reason = forms.CharField(
         max_length=GM_REASON_LENGTH,
@@ -557,8 +588,8 @@ class SeatForm(GameForm):
         return self.names[self.cleaned_data["seat"]]
 
 
-class OrderForm(SeatForm, ReasonForm):
-    field_order = ["seat", "text", "reason"]
+class OrderForm(ShownStep, SeatForm, ReasonForm):
+    field_order = ["step", "seat", "text", "reason"]
 
     text = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 4}), max_length=5000, strip=False, label="Order"
@@ -571,8 +602,8 @@ class OrderForm(SeatForm, ReasonForm):
         return text
 
 
-class ReplaceForm(SeatForm, ReasonForm):
-    field_order = ["seat", "name", "email", "reason"]
+class ReplaceForm(ShownStep, SeatForm, ReasonForm):
+    field_order = ["step", "seat", "name", "email", "reason"]
 
     name = forms.CharField(max_length=NAME_LENGTH, label="New name")
     email = forms.CharField(max_length=EMAIL_LENGTH, label="New email")
@@ -597,7 +628,7 @@ class SignUpForm(GameForm):
         ]
 
 
-class ExtendForm(ReasonForm):
+class ExtendForm(ShownStep, ReasonForm):
     """A new deadline typed as local time of the game's zone (a datetime-local input)."""
 
     deadline = forms.DateTimeField(
@@ -614,13 +645,14 @@ class ExtendForm(ReasonForm):
 def first_error(form: forms.Form) -> str:
     """The first message of an invalid form, named by its field."""
     for field, errors in form.errors.items():
-        if field == "__all__":
+        if field == "__all__" or form.fields[field].widget.is_hidden:
+            # A hidden field's message speaks for itself (``ShownStep``).
             return str(errors[0])
         return f"{form.fields[field].label or field}: {errors[0]}"
     return "the form is not valid"
 
 
-class SetOrderForm(ReasonForm):
+class SetOrderForm(ShownStep, ReasonForm):
     """The First Player host override (rules F-16): every player, first player first."""
 
     names = forms.CharField(

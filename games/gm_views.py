@@ -60,6 +60,7 @@ from games.gm_forms import (
     PublicForm,
     ReasonForm,
     ReplaceForm,
+    ResolveForm,
     RollbackForm,
     SeatForm,
     SetOrderForm,
@@ -464,10 +465,13 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
     ]
     emails, older_emails = game_emails(game)
     gm_log = reports.gm_log(game)
-    extend_initial = {}
+    # Each action on the current step names the step shown (gm_forms.ShownStep).
+    shown = {"step": game.step_number}
+    rollback_step = postal.rollback_offered(game)
+    extend_initial: dict[str, Any] = dict(shown)
     if status.step is not None:
         local = status.step.deadline.astimezone(ZoneInfo(game.time_zone))
-        extend_initial = {"deadline": local.strftime(DATETIME_LOCAL)}
+        extend_initial["deadline"] = local.strftime(DATETIME_LOCAL)
     context = {
         "game": game,
         "status": status,
@@ -479,7 +483,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "follows_rules": hasattr(registry.get(game.engine), "follow_up"),
         "template_form": TemplateForm(game=game, initial={"name": game.title}),
         "can_set_order": hasattr(registry.get(game.engine), "host_order"),
-        "set_order_form": SetOrderForm(game=game, auto_id="set_order_%s"),
+        "set_order_form": SetOrderForm(game=game, initial=shown, auto_id="set_order_%s"),
         "public": public,
         "hidden": hidden,
         "events": events,
@@ -492,14 +496,16 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "mail_trouble": any(sendable_again(email) for email in emails),
         "rotate_form": SeatForm(game=game, auto_id="rotate_%s"),
         "resend_form": SeatForm(game=game, auto_id="resend_%s"),
-        "order_form": OrderForm(game=game, auto_id="order_%s"),
-        "replace_form": ReplaceForm(game=game, auto_id="replace_%s"),
+        "order_form": OrderForm(game=game, initial=shown, auto_id="order_%s"),
+        "replace_form": ReplaceForm(game=game, initial=shown, auto_id="replace_%s"),
         "extend_form": ExtendForm(game=game, initial=extend_initial),
         "pause_form": ReasonForm(game=game, auto_id="pause_%s"),
         "resume_form": ReasonForm(game=game, auto_id="resume_%s"),
-        "resolve_form": ReasonForm(game=game, auto_id="resolve_%s"),
-        "rollback_form": RollbackForm(game=game, auto_id="rollback_%s"),
-        "rollback_step": postal.rollback_offered(game),
+        "resolve_form": ResolveForm(game=game, initial=shown, auto_id="resolve_%s"),
+        "rollback_form": RollbackForm(
+            game=game, initial={"step": rollback_step}, auto_id="rollback_%s"
+        ),
+        "rollback_step": rollback_step,
         "seed": game.seed.hex() if game.status == Game.Status.FINISHED and game.seed else None,
         "signups": signups.gm_view(game, seats, timezone.now()),
         **_webhook_context(game),
@@ -585,7 +591,11 @@ def _logged(form: ReasonForm) -> dict[str, Any]:
 
 def _extend(form: ExtendForm, now: datetime) -> str:
     step = postal.extend_deadline(
-        form.game.pk, deadline=form.cleaned_data["deadline"], now=now, **_logged(form)
+        form.game.pk,
+        deadline=form.cleaned_data["deadline"],
+        now=now,
+        shown_step=form.shown_step(),
+        **_logged(form),
     )
     when = schedule.local_time(step.deadline, form.game.time_zone)
     return f"The deadline of step {step.number} is now {when}; every player is told."
@@ -601,14 +611,14 @@ def _resume(form: ReasonForm, now: datetime) -> str:
     return "The game runs again; the deadline moved on by the time it was paused."
 
 
-def _resolve(form: ReasonForm, now: datetime) -> str:
-    if not postal.resolve_now(form.game.pk, now=now, **_logged(form)):
+def _resolve(form: ResolveForm, now: datetime) -> str:
+    if not postal.resolve_now(form.game.pk, now=now, shown_step=form.shown_step(), **_logged(form)):
         raise postal.PostalError(f"nothing was resolved: the game is {form.game.status}")
     return "The step is resolved; missing orders got their NMR defaults."
 
 
 def _rollback(form: RollbackForm, now: datetime) -> str:
-    step = postal.rollback(form.game.pk, now=now, **_logged(form))
+    step = postal.rollback(form.game.pk, now=now, shown_step=form.shown_step(), **_logged(form))
     when = schedule.local_time(step.deadline, form.game.time_zone)
     return (
         f"Step {step.number} is open again until {when}; its orders stand and every player "
@@ -623,8 +633,15 @@ def _order(form: OrderForm, now: datetime) -> str:
         text=form.cleaned_data["text"],
         source=Order.Source.GM,
         now=now,
+        shown_step=form.shown_step(),
         **_logged(form),
     )
+    if order.repeated:
+        # The same order again (a double click): postal wrote nothing.
+        raise postal.PostalError(
+            _("nothing was done: %(name)s's order %(order)s already counts in step %(step)d")
+            % {"name": order.seat.name, "order": order.canonical, "step": order.step.number}
+        )
     return f"Order of {order.seat.name} accepted: {order.canonical}"
 
 
@@ -635,6 +652,7 @@ def _replace(form: ReplaceForm, now: datetime) -> str:
         name=form.cleaned_data["name"],
         email=form.cleaned_data["email"],
         now=now,
+        shown_step=form.shown_step(),
         **_logged(form),
     )
     return f"Seat {seat.position + 1} is now played by {seat.name} <{seat.email}>; a link is sent."
@@ -664,7 +682,13 @@ def _save_template(form: TemplateForm, now: datetime) -> str:
 
 
 def _set_order(form: SetOrderForm, now: datetime) -> str:
-    postal.set_order(form.game.pk, names=form.cleaned_data["names"], now=now, **_logged(form))
+    postal.set_order(
+        form.game.pk,
+        names=form.cleaned_data["names"],
+        now=now,
+        shown_step=form.shown_step(),
+        **_logged(form),
+    )
     return "The actual order is set: " + ", ".join(form.cleaned_data["names"]) + "."
 
 
@@ -724,7 +748,7 @@ ACTIONS: dict[str, tuple[type[GameForm], Callable[[Any, datetime], str]]] = {
     "extend": (ExtendForm, _extend),
     "pause": (ReasonForm, _pause),
     "resume": (ReasonForm, _resume),
-    "resolve": (ReasonForm, _resolve),
+    "resolve": (ResolveForm, _resolve),
     "rollback": (RollbackForm, _rollback),
     "order": (OrderForm, _order),
     "replace": (ReplaceForm, _replace),

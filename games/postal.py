@@ -357,6 +357,7 @@ def accept_order(
     ignored: str = "",
     reason: str = "",
     by: int | None = None,
+    shown_step: int | None = None,
 ) -> Order:
     """Take in an order for the current step, or raise OrderRejected and change nothing.
 
@@ -375,12 +376,21 @@ def accept_order(
 
     An order the GM enters for a seat (``Order.Source.GM``) is logged for the players
     (``GMAction``) with the GM's ``reason`` and user id ``by``: which seat, never its text.
+    ``shown_step``: the step the GM's page showed when the GM entered it; StepMovedOnForGM,
+    and nothing written, once the game has moved on from it (``check_shown_step``, under
+    the game's lock). Unlike ``step_number``, never carried over to the step open now.
     """
     logged = None
     if source == Order.Source.GM:
         logged = _GMNote(_gm_reason(reason), by)
+
+    def locked_seat() -> tuple[Seat, Step | None]:
+        seat = _seat_locking_its_game(game_id, position)
+        check_shown_step(seat.game, shown_step)
+        return seat, None
+
     return _accept(
-        lambda: (_seat_locking_its_game(game_id, position), None),
+        locked_seat,
         text,
         source,
         now,
@@ -1038,21 +1048,32 @@ def resolve_due_step(step_id: int, *, now: datetime) -> bool:
         return False
 
 
-def resolve_now(game_id: int, *, now: datetime, reason: str = "", by: int | None = None) -> bool:
+def resolve_now(
+    game_id: int,
+    *,
+    now: datetime,
+    reason: str = "",
+    by: int | None = None,
+    shown_step: int | None = None,
+) -> bool:
     """The GM closes the current step before its deadline (NMR defaults for missing
     orders); logged for the players with the GM's ``reason`` (``GMAction``). False, and
-    nothing written, when the game is not running."""
+    nothing written, when the game is not running. ``shown_step``: the step the GM's page
+    showed; StepMovedOnForGM, and nothing written, once the game has moved on from it (a
+    double click, or another GM, resolved it already): checked under the game's lock."""
     note = _GMNote(_gm_reason(reason), by)
-    step_id = (
-        Step.objects.filter(game_id=game_id, status=Step.Status.OPEN)
-        .values_list("id", flat=True)
-        .first()
-    )
-    if step_id is None:
-        raise PostalError("the game has no open step")
     with transaction.atomic():
         game = Game.objects.select_related("gm").select_for_update(of=("self",)).get(pk=game_id)
-        number = Step.objects.filter(pk=step_id).values_list("number", flat=True).get()
+        check_shown_step(game, shown_step)
+        # Read after the lock was granted: the open step as the last holder left it.
+        step = (
+            Step.objects.filter(game_id=game_id, status=Step.Status.OPEN)
+            .values_list("id", "number")
+            .first()
+        )
+        if step is None:
+            raise PostalError("the game has no open step")
+        step_id, number = step
         # Logged before the resolution, so that the step's report names it.
         early = engine_text._("The GM resolved step %(number)d early", number=number)
         _log_gm(game, GMAction.Kind.RESOLVE, early, note, now)
@@ -1835,6 +1856,64 @@ def _open_step_of(game: Game) -> Step:
     return step
 
 
+class StepMovedOnForGM(PostalError):
+    """A GM action for a step that is no longer the current one (a double click, two GMs at
+    once, an old page): nothing was done. The message says what happened in the GM's
+    words."""
+
+
+def check_shown_step(game: Game, shown: int | None, *, until_the_end: bool = True) -> None:
+    """StepMovedOnForGM unless ``game``'s current step is ``shown``, the step the GM's page
+    showed when the GM acted. Called with the game's row locked, in the transaction of the
+    action, so no other resolution or rollback can slip in between. None: the caller names
+    no step (code, not a person clicking), and nothing is checked. ``until_the_end``: the
+    action is on the step itself, which the game's last resolution closed, so a finished
+    game has moved on from it too (its last step keeps its number)."""
+    if shown is None:
+        return
+    ended = until_the_end and game.status == Game.Status.FINISHED
+    if game.step_number == shown and not ended:
+        return
+    values = {"shown": shown, "current": game.step_number}
+    if game.step_number >= shown and game.status == Game.Status.FINISHED:
+        message = gettext(
+            "nothing was done: step %(shown)d was already resolved, and the game is over"
+        )
+    elif game.step_number > shown:
+        message = gettext(
+            "nothing was done: step %(shown)d was already resolved; step %(current)d is open"
+        )
+    else:
+        message = gettext(
+            "nothing was done: step %(shown)d is no longer open: step %(current)d was rolled "
+            "back and is open again"
+        )
+    raise StepMovedOnForGM(message % values)
+
+
+def _check_rollback_shown(game: Game, shown: int | None) -> None:
+    """StepMovedOnForGM unless ``shown``, the step the GM's page offered to roll back, is
+    still the latest resolved step of ``game`` (whose row the caller holds locked)."""
+    if shown is None or game.step_number == shown + 1:
+        return
+    values = {"shown": shown, "current": game.step_number}
+    if game.step_number == shown:
+        message = gettext(
+            "nothing was done: step %(shown)d was already rolled back; it is open again"
+        )
+    elif game.status == Game.Status.FINISHED:
+        message = gettext(
+            "nothing was done: step %(shown)d is no longer the latest resolved step, and the "
+            "game is over"
+        )
+    else:
+        message = gettext(
+            "nothing was done: step %(shown)d is no longer the latest resolved step; step "
+            "%(current)d is open"
+        )
+    raise StepMovedOnForGM(message % values)
+
+
 def invite(game_id: int, *, now: datetime) -> int:
     """Email every seat of a game not yet started its invitation with its link."""
     with transaction.atomic():
@@ -1849,16 +1928,33 @@ def invite(game_id: int, *, now: datetime) -> int:
 
 
 def extend_deadline(
-    game_id: int, *, deadline: datetime, now: datetime, reason: str = "", by: int | None = None
+    game_id: int,
+    *,
+    deadline: datetime,
+    now: datetime,
+    reason: str = "",
+    by: int | None = None,
+    shown_step: int | None = None,
 ) -> Step:
     """Move the open step's deadline to ``deadline`` (later than now); logged for the
-    players with the GM's ``reason``."""
+    players with the GM's ``reason``. ``shown_step``: the step the GM's page showed
+    (``check_shown_step``). A deadline the step already has (to the minute, as the GM's
+    form writes it: a double click) is refused: nothing is logged, and nobody emailed."""
     note = _GMNote(_gm_reason(reason), by)
     with transaction.atomic():
         game = _locked(game_id)
+        check_shown_step(game, shown_step)
         step = _open_step_of(game)
         if deadline <= now:
             raise PostalError("the new deadline must be in the future")
+        if _to_the_minute(deadline) == _to_the_minute(step.deadline):
+            raise PostalError(
+                gettext("nothing was done: the deadline of step %(number)d is already %(when)s")
+                % {
+                    "number": step.number,
+                    "when": schedule.local_time(step.deadline, game.time_zone),
+                }
+            )
         step.deadline = deadline
         moved = engine_text._(
             "The GM moved the deadline to %(when)s", when=_moment(deadline, game.time_zone)
@@ -1867,6 +1963,10 @@ def extend_deadline(
         step.save(update_fields=["deadline"])
         _tell_deadline(game, step, now)
     return step
+
+
+def _to_the_minute(moment: datetime) -> datetime:
+    return moment.replace(second=0, microsecond=0)
 
 
 # The months as an absence's last day names them, in the reader's language (games.words).
@@ -1988,7 +2088,14 @@ def resume(game_id: int, *, now: datetime, reason: str = "", by: int | None = No
         _log_gm(game, GMAction.Kind.RESUME, engine_text._("The GM resumed the game"), note, now)
 
 
-def rollback(game_id: int, *, reason: str, now: datetime, by: int | None = None) -> Step:
+def rollback(
+    game_id: int,
+    *,
+    reason: str,
+    now: datetime,
+    by: int | None = None,
+    shown_step: int | None = None,
+) -> Step:
     """The GM undoes the resolution of the last resolved step N (a wrong postal order):
     the game is back in the state the resolution started from, the step open again with a
     new deadline and the players' orders standing; the defaults and autopilots' orders of
@@ -1999,12 +2106,16 @@ def rollback(game_id: int, *, reason: str, now: datetime, by: int | None = None)
     Only while step N+1 is open and has no order, in a running or paused game, for a step
     resolved by its deadline, early or by the GM (not one closed by an order that took
     effect at once). Every seat is emailed why; logged with the GM's ``reason``
-    (required). PostalError, and nothing changed, otherwise."""
+    (required). PostalError, and nothing changed, otherwise. ``shown_step``: the step the
+    GM's page offered to roll back; StepMovedOnForGM, and nothing changed, unless it is
+    still the latest resolved one (a double click would otherwise roll back the step
+    before it too)."""
     note = _GMNote(_gm_reason(reason), by)
     if not note.reason:
         raise PostalError("give the players a reason for rolling the step back")
     with transaction.atomic():
         game = _locked(game_id)
+        _check_rollback_shown(game, shown_step)
         done, after = _rollable(game)
         _roll_back(game, done, after, note, now)
     return done
@@ -2160,10 +2271,13 @@ def replace_player(
     now: datetime,
     reason: str = "",
     by: int | None = None,
+    shown_step: int | None = None,
 ) -> Seat:
     """A new person takes the seat: new name and address, new link; the seat keeps its
     state, and the old person's links stop working. Logged for the players with
-    ``reason`` (``GMAction``): by name, never by address."""
+    ``reason`` (``GMAction``): by name, never by address. ``shown_step``: the step the GM's
+    page showed (``check_shown_step``). The name and address that already hold the seat
+    are refused (a double click): nothing changes ("Send a new link" gives a new link)."""
     note = _GMNote(_gm_reason(reason), by)
     name = _single_line(name, "the name")
     email = _single_line(email, "the email")
@@ -2173,7 +2287,14 @@ def replace_player(
         raise PostalError(f"{email!r} is not one email address") from None
     with transaction.atomic():
         game = _locked(game_id)
+        # A seat is replaced in a finished game too: at the step it finished at.
+        check_shown_step(game, shown_step, until_the_end=False)
         seat = _seat(game, position)
+        if seat.name == name and seat.email.lower() == email.lower():
+            raise PostalError(
+                gettext("nothing was done: %(name)s <%(email)s> already plays seat %(seat)d")
+                % {"name": seat.name, "email": seat.email, "seat": seat.position + 1}
+            )
         if game.seats.exclude(pk=seat.pk).filter(name__iexact=name).exists():
             raise PostalError(f"another player is already called {name!r}")
         _log_gm(game, GMAction.Kind.REPLACE, _replaced(seat, name, email), note, now)
@@ -2249,15 +2370,23 @@ def _capability(game: Game, name: str, without: str) -> tuple[Engine[Any, Any, A
 
 
 def set_order(
-    game_id: int, *, names: Sequence[str], now: datetime, reason: str = "", by: int | None = None
+    game_id: int,
+    *,
+    names: Sequence[str],
+    now: datetime,
+    reason: str = "",
+    by: int | None = None,
+    shown_step: int | None = None,
 ) -> Game:
     """The host enters the actual order of a First Player round (rules F-16) while its gift
     window or rolling is open, because the real game has its own first-player rule; the
     round's transfers still apply and the game moves on as after a reveal. Logged for the
-    players with the GM's ``reason``."""
+    players with the GM's ``reason``. ``shown_step``: the step the GM's page showed
+    (``check_shown_step``)."""
     note = _GMNote(_gm_reason(reason), by)
     with transaction.atomic():
         game = _locked(game_id)
+        check_shown_step(game, shown_step)
         engine, host_order = _capability(game, "host_order", "has no order for the host to set")
         if game.status != Game.Status.RUNNING:
             raise PostalError(

@@ -82,11 +82,14 @@ def test_the_gm_sets_the_order_from_the_game_page(now: datetime) -> None:
     client.force_login(gm)
     page = client.get(f"/gm/{game.pk}/").content.decode()
     assert 'id="set-order"' in page
-    response = client.post(f"/gm/{game.pk}/set-order/", {"names": "bob, cy, ann"}, follow=True)
+    shown = {"names": "bob, cy, ann", "step": str(game.step_number)}
+    assert f'<input type="hidden" name="step" value="{game.step_number}"' in page
+    response = client.post(f"/gm/{game.pk}/set-order/", shown, follow=True)
     assert [str(m) for m in response.context["messages"]] == [
         "The actual order is set: bob, cy, ann."
     ]
-    bad = client.post(f"/gm/{game.pk}/set-order/", {"names": "bob, cy, ann"}, follow=True)
+    # Posted again (a double click): the step it was for is resolved, and nothing changes.
+    bad = client.post(f"/gm/{game.pk}/set-order/", shown, follow=True)
     assert [str(m) for m in bad.context["messages"]] == [
-        "the game is finished; the host sets the order of a running game"
+        f"nothing was done: step {shown['step']} was already resolved, and the game is over"
     ]

@@ -84,8 +84,15 @@ def snapshot(game: Game) -> tuple[Any, ...]:
     )
 
 
+# The actions whose forms name the step the page shows.
+SHOWN_STEP_ACTIONS = {"resolve", "extend", "order", "replace", "set-order"}
+
+
 def act(client: Client, game: Game, action: str, **data: Any) -> list[str]:
-    """POST one action; it redirects back to the game page. The messages shown there."""
+    """POST one action; it redirects back to the game page. The messages shown there. An
+    action on the current step names the step the page shows, as the page's form does."""
+    if action in SHOWN_STEP_ACTIONS:
+        data.setdefault("step", str(Game.objects.get(pk=game.pk).step_number))
     page = reverse("gm:game", args=[game.pk])
     response = client.post(reverse("gm:act", args=[game.pk, action]), data, follow=True)
     assert response.redirect_chain == [(page, 302)]

@@ -206,7 +206,14 @@ def snapshot(game: Game) -> tuple[Any, ...]:
 # --- the GM's forms ------------------------------------------------------------------------
 
 
+# The actions whose forms name the step the page shows.
+SHOWN_STEP_ACTIONS = {"resolve", "extend", "order", "replace", "set-order"}
+
+
 def act(client: Client, game: Game, action: str, **data: Any) -> list[str]:
+    if action in SHOWN_STEP_ACTIONS:
+        # The step the page shows, as its form does (gm_forms.ShownStep).
+        data.setdefault("step", str(Game.objects.get(pk=game.pk).step_number))
     response = client.post(reverse("gm:act", args=[game.pk, action]), data, follow=True)
     assert response.redirect_chain == [(reverse("gm:game", args=[game.pk]), 302)]
     return [str(message) for message in response.context["messages"]]

@@ -276,6 +276,8 @@ def gm_page(gm: User, game: Game) -> str:
 def post(gm: User, game: Game, **data: str) -> list[str]:
     client = Client()
     client.force_login(gm)
+    # The step the page offers to roll back, as its form says (gm_forms.ShownStep).
+    data.setdefault("step", str(Game.objects.get(pk=game.pk).step_number - 1))
     response = client.post(reverse("gm:act", args=[game.pk, "rollback"]), data, follow=True)
     assert response.redirect_chain == [(reverse("gm:game", args=[game.pk]), 302)]
     return [str(message) for message in response.context["messages"]]
