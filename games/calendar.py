@@ -8,15 +8,21 @@ The summary and description name the local time in the seat's zone as well.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
 from django.utils import translation
 from django.utils.translation import gettext
+from redis.exceptions import RedisError
 
+from games import access
 from games.models import Game, Seat, Step
 from games.schedule import local_time
 
@@ -92,6 +98,24 @@ def render(name: str, deadlines: Iterable[Deadline], *, now: datetime) -> str:
         ]
     lines.append("END:VCALENDAR")
     return "".join(f"{part}\r\n" for line in lines for part in _fold(line))
+
+
+def cache_key(kind: str, token: str) -> str:
+    """Where a feed is kept in the cache (``views._feed``): under a digest of its token."""
+    return f"calendar:{kind}:{hashlib.sha256(token.encode()).hexdigest()}"
+
+
+def forget_seat_feed(seat: Seat) -> None:
+    """Once the transaction commits, drop the cached feed of the seat's token as it is
+    now: called before a rotation or a new player retires the token, so the feed answers
+    nobody from then on, not even from the cache."""
+    key = cache_key("seat", access.seat_token(seat, "calendar"))
+
+    def forget() -> None:
+        with contextlib.suppress(RedisError):
+            cache.delete(key)
+
+    transaction.on_commit(forget)
 
 
 def _play_url(game: Game) -> str:

@@ -256,6 +256,10 @@ class Seat(models.Model):
     language = models.CharField(
         max_length=8, choices=LANGUAGES, blank=True, default="", db_default=""
     )
+    # Which of the seat's players holds it: 0 from the start, one more at each new player
+    # (postal.replace_player). A private message belongs to the tenures that wrote and
+    # received it (``Message.sender_tenure``), never to a later player of the seat.
+    tenure = models.PositiveIntegerField(default=0, db_default=0)
 
     class Meta:
         ordering = ["game", "position"]
@@ -556,6 +560,14 @@ class Message(models.Model):
     )
     hidden_at = models.DateTimeField(null=True, blank=True)
     hidden_reason = models.CharField(max_length=GM_REASON_LENGTH, blank=True)
+    # Who held the sender's and the recipient's seats when it was sent (``Seat.tenure``)
+    # and their names then: a private message is read by those two players only, and a
+    # message of a player who has left their seat is shown under their name, never as
+    # the new player's own.
+    sender_tenure = models.PositiveIntegerField(default=0, db_default=0)
+    sender_name = models.CharField(max_length=60, blank=True, default="", db_default="")
+    recipient_tenure = models.PositiveIntegerField(default=0, db_default=0)
+    recipient_name = models.CharField(max_length=60, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["game", "id"]

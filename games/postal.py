@@ -33,6 +33,7 @@ from django.utils.translation import gettext, gettext_lazy, ngettext, pgettext_l
 from games import (
     absences,
     access,
+    calendar,
     email_choices,
     languages,
     paper,
@@ -74,6 +75,7 @@ from games.models import (
     WebhookDelivery,
 )
 from games.models import Event as EventRow
+from games.models import Player as PlayerRow
 from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
 
@@ -672,7 +674,7 @@ SEAT_COLUMNS = (
     "id", "game_id", "position", "name", "email", "time_zone", "status", "link_version",
     "nmr_count", "email_failing", "email_failing_at", "reports", "reported_through",
     "autopilot", "extensions_used", "missed_in_row", "away_hours_used", "civil_disorder_at",
-    "held_since", "press_email", "press_told", "language",
+    "held_since", "press_email", "press_told", "language", "tenure",
 )  # fmt: skip
 GAME_COLUMNS = (
     "id", "engine", "title", "public_id", "options", "status", "gm_id", "time_zone",
@@ -2233,6 +2235,7 @@ def rotate_link(game_id: int, *, position: int, now: datetime) -> str:
     with transaction.atomic():
         game = _locked(game_id)
         seat = _seat(game, position)
+        calendar.forget_seat_feed(seat)
         seat.link_version += 1
         seat.save(update_fields=["link_version"])
         token = access.mint([seat], now=now)[position]
@@ -2277,7 +2280,14 @@ def replace_player(
     state, and the old person's links stop working. Logged for the players with
     ``reason`` (``GMAction``): by name, never by address. ``shown_step``: the step the GM's
     page showed (``check_shown_step``). The name and address that already hold the seat
-    are refused (a double click): nothing changes ("Send a new link" gives a new link)."""
+    are refused (a double click): nothing changes ("Send a new link" gives a new link).
+
+    A person at another address starts a new tenure of the seat (``Seat.tenure``): the
+    private messages of the one who leaves stay theirs, and the choices of their own (time
+    zone, language, how often reports and messages are emailed, what plays a missed turn)
+    become the newcomer's own, or the game's defaults. Every token of the seat (links,
+    the browsers they opened, the reply, press, stop and calendar addresses) holds the
+    link version, which moves on."""
     note = _GMNote(_gm_reason(reason), by)
     name = _single_line(name, "the name")
     email = _single_line(email, "the email")
@@ -2304,12 +2314,21 @@ def replace_player(
                 seat=seat, name=seat.name, email=seat.email, held_since=seat.held_since, left_at=now
             )
             seat.held_since = now
+            seat.tenure += 1
             seat.email_failing, seat.email_failing_at = "", None
             # The new person's own default, else the game's; told from now on.
-            seat.reports = email_choices.defaults([email]).get(email_choices.normalise(email), "")
-            seat.language = languages.of_addresses([email]).get(email_choices.normalise(email), "")
+            address = email_choices.normalise(email)
+            seat.reports = email_choices.defaults([email]).get(address, "")
+            seat.language = languages.of_addresses([email]).get(address, "")
+            seat.time_zone = (
+                PlayerRow.objects.filter(email=address).values_list("time_zone", flat=True).first()
+                or ""
+            )
             seat.reported_through = _latest_event(game)
+            seat.press_email = PressEmail.EACH
+            seat.press_told = _latest_message(game)
         seat.name, seat.email = name, email
+        calendar.forget_seat_feed(seat)
         seat.link_version += 1
         seat.nmr_count = 0
         # A new player: their own autopilot choice, extensions and missed turns.
@@ -2333,11 +2352,20 @@ def replace_player(
                 "reports",
                 "language",
                 "reported_through",
+                "tenure",
+                "time_zone",
+                "press_email",
+                "press_told",
             ]
         )
         token = access.mint([seat], now=now)[position]
         queueing.queue([reports.link_email(game, seat, token)], urgent=True)
     return seat
+
+
+def _latest_message(game: Game) -> int:
+    """The id of the game's latest message between players (0: none yet)."""
+    return game.press_messages.order_by("-id").values_list("id", flat=True).first() or 0
 
 
 def _replaced(seat: Seat, name: str, email: str) -> engine_text.Text:

@@ -171,7 +171,11 @@ def send(
             game=game,
             step_number=game.step_number,
             sender=sender,
+            sender_tenure=0 if sender is None else sender.tenure,
+            sender_name="" if sender is None else sender.name,
             recipient=recipient,
+            recipient_tenure=0 if recipient is None else recipient.tenure,
+            recipient_name="" if recipient is None else recipient.name,
             text=text,
             sent_at=now,
             source=source,
@@ -193,19 +197,34 @@ def _closed(game: Game) -> str:
 def reply(seat: Seat, message_id: int, text: str, *, now: datetime) -> Message:
     """An emailed reply of ``seat`` to message ``message_id`` (its press address): a reply
     to a private message goes privately to the other of the two seats; a reply to a
-    public message or an announcement goes to every seat, as a public message."""
+    public message or an announcement goes to every seat, as a public message.
+
+    A private message is its two players': only the seat's player it was written by or to
+    may answer it, and the answer goes to the other of them only while they hold their
+    seat (its new player was never written to)."""
     answered = (
         Message.objects.filter(pk=message_id, game_id=seat.game_id)
         .select_related("sender", "recipient")
         .first()
     )
-    if answered is None:
+    if answered is None or not _readable(answered, seat):
         raise PressError(_("The message this email answers is not in the game."))
     to = None
     if answered.recipient is not None and answered.sender is not None:
-        if seat.pk not in (answered.sender.pk, answered.recipient.pk):
-            raise PressError(_("The message this email answers is not in the game."))
-        other = answered.sender if answered.recipient.pk == seat.pk else answered.recipient
+        mine = answered.sender.pk == seat.pk and answered.sender_tenure == seat.tenure
+        other, then, name = (
+            (answered.recipient, answered.recipient_tenure, answered.recipient_name)
+            if mine
+            else (answered.sender, answered.sender_tenure, answered.sender_name)
+        )
+        if other.tenure != then:
+            raise PressError(
+                _(
+                    "%(name)s has left the game, so nothing was sent: %(other)s plays that "
+                    "seat now. Write to them from your page."
+                )
+                % {"name": name or other.name, "other": other.name}
+            )
         to = other.position
     return send(
         game_id=seat.game_id,
@@ -219,6 +238,15 @@ def reply(seat: Seat, message_id: int, text: str, *, now: datetime) -> Message:
 
 
 # --- email ------------------------------------------------------------------------------------
+
+
+def _readable(message: Message, seat: Seat) -> bool:
+    """Whether the player who holds ``seat`` now may read ``message`` (``seen_by``)."""
+    if message.recipient_id is None:
+        return True
+    return (message.recipient_id == seat.pk and message.recipient_tenure == seat.tenure) or (
+        message.sender_id == seat.pk and message.sender_tenure == seat.tenure
+    )
 
 
 def emailed_at_once(seat: Seat, message: Message) -> bool:
@@ -235,23 +263,20 @@ def _queue_emails(game: Game, seats: list[Seat], message: Message, now: datetime
     told = [seat for seat in seats if emailed_at_once(seat, message)]
     if not told:
         return
-    names = {seat.pk: seat.name for seat in seats}
     tokens = access.mint(told, now=now)
-    queueing.queue_once([email(game, seat, message, names, tokens[seat.position]) for seat in told])
+    queueing.queue_once([email(game, seat, message, tokens[seat.position]) for seat in told])
 
 
 def email_key(message: Message, seat: Seat) -> str:
     return f"press:{message.pk}:{seat.position}"
 
 
-def email(
-    game: Game, seat: Seat, message: Message, names: Mapping[int, str], token: str
-) -> OutboundEmail:
+def email(game: Game, seat: Seat, message: Message, token: str) -> OutboundEmail:
     """The email of ``message`` to ``seat``: the message as plain text, who wrote it to
     whom, and where a reply goes (its press address: to the sender alone when it was
     private, else to everyone; without INBOUND_ADDRESS, to the GM, and the email says
     so). It is in the seat's language, whatever the sender's."""
-    shown = _shown(message, names, viewer=seat.pk, text=message.text, hidden=False)
+    shown = _shown(message, viewer=seat, text=message.text, hidden=False)
     press_address = access.press_address(seat, message.pk)
     headers = access.stop_headers(seat, "press") if message.sender_id is not None else None
     with translation.override(seat.speaks):
@@ -338,18 +363,23 @@ class Page:
     paged: bool = False
 
 
-def seen_by(seat_id: int) -> Q:
-    """The messages a seat may read: every public message and announcement, and the
-    private ones it wrote or was written."""
-    return Q(recipient__isnull=True) | Q(recipient_id=seat_id) | Q(sender_id=seat_id)
+def seen_by(seat: Seat) -> Q:
+    """The messages the player who holds ``seat`` now may read: every public message and
+    announcement (those of the seat's earlier players too), and the private ones written
+    by or to the seat while they held it (``Seat.tenure``)."""
+    return (
+        Q(recipient__isnull=True)
+        | Q(recipient_id=seat.pk, recipient_tenure=seat.tenure)
+        | Q(sender_id=seat.pk, sender_tenure=seat.tenure)
+    )
 
 
 def for_seat(
     seat: Seat, names: Mapping[int, str], *, limit: int, before: int | None = None
 ) -> Page:
-    """The latest ``limit`` messages ``seat`` may see (older than message ``before``), in
-    one statement; a hidden message's text is not even read."""
-    return _page(seat.game_id, seat.pk, names, limit, before)
+    """The latest ``limit`` messages the player who holds ``seat`` may see (older than
+    message ``before``), in one statement; a hidden message's text is not even read."""
+    return _page(seat.game_id, seat, names, limit, before)
 
 
 def for_gm(game: Game, names: Mapping[int, str], *, limit: int, before: int | None = None) -> Page:
@@ -361,26 +391,35 @@ def for_gm(game: Game, names: Mapping[int, str], *, limit: int, before: int | No
 # rows the page is taken from): the seat page reads it on every view, and the ORM took
 # longer to build its window and CASE than the rest of the page's queries took to run.
 # ``seen_by`` as SQL for a seat's page; for a seat, a hidden message's text is not read.
+# A seat whose player has changed since (its tenure moved on) is named as it was then.
 _PAGE = (
-    "SELECT id, step_number, sent_at, sender_id, recipient_id, {text}, hidden_at IS NOT NULL,"
-    " hidden_reason, source, COUNT(*) OVER () FROM games_message"
-    " WHERE game_id = %s{seen}{before} ORDER BY id DESC LIMIT %s"
+    "SELECT m.id, m.step_number, m.sent_at, m.sender_id, m.recipient_id, {text},"
+    " m.hidden_at IS NOT NULL, m.hidden_reason, m.source,"
+    " CASE WHEN s.tenure = m.sender_tenure THEN NULL ELSE m.sender_name END,"
+    " CASE WHEN r.tenure = m.recipient_tenure THEN NULL ELSE m.recipient_name END,"
+    " m.sender_tenure, m.recipient_tenure, COUNT(*) OVER () FROM games_message m"
+    " LEFT JOIN games_seat s ON s.id = m.sender_id"
+    " LEFT JOIN games_seat r ON r.id = m.recipient_id"
+    " WHERE m.game_id = %s{seen}{before} ORDER BY m.id DESC LIMIT %s"
 )
-_SEEN = " AND (recipient_id IS NULL OR recipient_id = %s OR sender_id = %s)"
-_SEEN_TEXT = "CASE WHEN hidden_at IS NULL THEN text ELSE '' END"
+_SEEN = (
+    " AND (m.recipient_id IS NULL OR (m.recipient_id = %s AND m.recipient_tenure = %s)"
+    " OR (m.sender_id = %s AND m.sender_tenure = %s))"
+)
+_SEEN_TEXT = "CASE WHEN m.hidden_at IS NULL THEN m.text ELSE '' END"
 
 
 def _page(
-    game_id: int, viewer: int | None, names: Mapping[int, str], limit: int, before: int | None
+    game_id: int, viewer: Seat | None, names: Mapping[int, str], limit: int, before: int | None
 ) -> Page:
     sql = _PAGE.format(
-        text="text" if viewer is None else _SEEN_TEXT,
+        text="m.text" if viewer is None else _SEEN_TEXT,
         seen="" if viewer is None else _SEEN,
-        before="" if before is None else " AND id < %s",
+        before="" if before is None else " AND m.id < %s",
     )
     params = [game_id]
     if viewer is not None:
-        params += [viewer, viewer]
+        params += [viewer.pk, viewer.tenure, viewer.pk, viewer.tenure]
     if before is not None:
         params.append(before)
     params.append(limit)
@@ -393,14 +432,14 @@ def _page(
             pk=row[0],
             step=row[1],
             sent_at=_instant(row[2]),
-            sender=None if row[3] is None else names.get(row[3], "?"),
-            recipient=None if row[4] is None else names.get(row[4], "?"),
+            sender=None if row[3] is None else row[9] or names.get(row[3], "?"),
+            recipient=None if row[4] is None else row[10] or names.get(row[4], "?"),
             text=row[5],
             hidden=bool(row[6]),
             hidden_reason=row[7],
             source=row[8],
-            mine=viewer is not None and row[3] == viewer,
-            to_me=viewer is not None and row[4] == viewer,
+            mine=viewer is not None and (row[3], row[11]) == (viewer.pk, viewer.tenure),
+            to_me=viewer is not None and (row[4], row[12]) == (viewer.pk, viewer.tenure),
         )
         for row in reversed(found)
     ]
@@ -415,21 +454,28 @@ def _instant(value: datetime | str) -> datetime:
     return datetime.fromisoformat(value).replace(tzinfo=UTC)
 
 
-def _shown(
-    message: Message, names: Mapping[int, str], *, viewer: int | None, text: str, hidden: bool
-) -> Shown:
+def _named(seat: Seat | None, tenure: int, name: str) -> str | None:
+    """The name of a message's seat (None: the GM, or everyone): its player's now, or, if
+    it has changed hands since, the name of the player who held it then."""
+    if seat is None:
+        return None
+    return seat.name if seat.tenure == tenure else name or seat.name
+
+
+def _shown(message: Message, *, viewer: Seat, text: str, hidden: bool) -> Shown:
+    """``message`` as the player who holds ``viewer`` reads it (its seats are read)."""
     return Shown(
         pk=message.pk,
         step=message.step_number,
         sent_at=message.sent_at,
-        sender=None if message.sender_id is None else names[message.sender_id],
-        recipient=None if message.recipient_id is None else names[message.recipient_id],
+        sender=_named(message.sender, message.sender_tenure, message.sender_name),
+        recipient=_named(message.recipient, message.recipient_tenure, message.recipient_name),
         text=text,
         hidden=hidden,
         hidden_reason=message.hidden_reason if hidden else "",
         source=message.source,
-        mine=viewer is not None and message.sender_id == viewer,
-        to_me=viewer is not None and message.recipient_id == viewer,
+        mine=(message.sender_id, message.sender_tenure) == (viewer.pk, viewer.tenure),
+        to_me=(message.recipient_id, message.recipient_tenure) == (viewer.pk, viewer.tenure),
     )
 
 
@@ -450,20 +496,14 @@ def for_digest(seat: Seat) -> tuple[list[Shown], int]:
     oldest first, and the latest of them (0: none), in one query. The GM's announcements
     came by email already."""
     rows = list(
-        Message.objects.filter(seen_by(seat.pk), game_id=seat.game_id, pk__gt=seat.press_told)
+        Message.objects.filter(seen_by(seat), game_id=seat.game_id, pk__gt=seat.press_told)
         .exclude(sender_id=seat.pk)
         .exclude(sender__isnull=True)
         .filter(hidden_at__isnull=True)
         .select_related("sender", "recipient")
         .order_by("id")
     )
-    names = {
-        other.pk: other.name
-        for row in rows
-        for other in (row.sender, row.recipient)
-        if other is not None
-    }
-    shown = [_shown(row, names, viewer=seat.pk, text=row.text, hidden=False) for row in rows]
+    shown = [_shown(row, viewer=seat, text=row.text, hidden=False) for row in rows]
     return shown, max((row.pk for row in rows), default=0)
 
 
@@ -537,7 +577,8 @@ def _hidden_words(message: Message) -> engine_text.Text:
         return engine_text._("The GM hid one of their announcements")
     if message.recipient_id is not None:
         return engine_text._("The GM hid a private message")
-    return engine_text._("The GM hid a message of %(name)s to everyone", name=message.sender.name)
+    name = _named(message.sender, message.sender_tenure, message.sender_name)
+    return engine_text._("The GM hid a message of %(name)s to everyone", name=name)
 
 
 def set_private(game_id: int, *, allowed: bool, by: int | None, now: datetime) -> Game:

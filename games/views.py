@@ -13,7 +13,6 @@ Views stay thin: ``games.access`` and ``games.postal`` do the work.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -579,9 +578,10 @@ def _feed(
     cache for CALENDAR_CACHE_SECONDS under a digest of its token: a calendar app polling
     every minute then costs no query and no rate limit. Only a feed built afresh (or a
     wrong token) counts, in the calendar scope: a calendar never spends its players' links.
-    A retired token's feed is served until its cached copy expires, like the copy the
-    calendar app itself may keep (Cache-Control)."""
-    key = f"calendar:{kind}:{hashlib.sha256(token.encode()).hexdigest()}"
+    A seat's token retired by a rotation or a new player loses its cached copy at once
+    (``calendar.forget_seat_feed``); a copy the calendar app itself keeps lasts until it
+    expires (Cache-Control)."""
+    key = calendar.cache_key(kind, token)
     try:
         body = cache.get(key)
     except RedisError:  # Redis away: build the feed, as if nothing were cached
