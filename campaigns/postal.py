@@ -15,8 +15,6 @@ game adds points per place to the standings, and every member is emailed them.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,6 +36,7 @@ from games.engines.base import OptionsError, competition_places
 from games.engines.first_player.rules import FirstPlayerEngine
 from games.models import Game
 from moderator.mail import building, queueing
+from moderator.spreadsheets import csv_text
 
 FIRST_PLAYER = FirstPlayerEngine()
 NEW_MEMBER_DICE = 3
@@ -430,14 +429,11 @@ def tracker(campaign: Campaign) -> Tracker:
 
 
 def tracker_csv(campaign: Campaign) -> str:
+    """The tracker as CSV; a name that would be a spreadsheet formula is written as text."""
     sheet = tracker(campaign)
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["", *(night.date.isoformat() for night in sheet.nights)])
-    for row in [*sheet.rows, sheet.reserve]:
-        writer.writerow([row.name, *(cell.shown for cell in row.cells)])
-    writer.writerow(["Total", *sheet.totals])
-    return out.getvalue()
+    rows = [[row.name, *(cell.shown for cell in row.cells)] for row in [*sheet.rows, sheet.reserve]]
+    header = ["", *(night.date.isoformat() for night in sheet.nights)]
+    return csv_text([header, *rows, ["Total", *sheet.totals]])
 
 
 # --- leagues ------------------------------------------------------------------------------
