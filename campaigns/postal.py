@@ -35,6 +35,7 @@ from games.engines import registry
 from games.engines.base import OptionsError, competition_places
 from games.engines.first_player.rules import FirstPlayerEngine
 from games.models import Game
+from moderator import bidi
 from moderator.mail import building, queueing
 from moderator.spreadsheets import csv_text
 
@@ -112,6 +113,8 @@ def _single_line(value: str, what: str) -> str:
     value = value.strip()
     if not value or "\x00" in value or any(char in building.LINE_BREAKS for char in value):
         raise CampaignError(f"{what} must be one line of text")
+    if (refused := bidi.refusal(value, what)) is not None:
+        raise CampaignError(refused)
     return value
 
 
