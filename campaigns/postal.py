@@ -15,8 +15,6 @@ game adds points per place to the standings, and every member is emailed them.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -37,7 +35,9 @@ from games.engines import registry
 from games.engines.base import OptionsError, competition_places
 from games.engines.first_player.rules import FirstPlayerEngine
 from games.models import Game
+from moderator import bidi
 from moderator.mail import building, queueing
+from moderator.spreadsheets import csv_text
 
 FIRST_PLAYER = FirstPlayerEngine()
 NEW_MEMBER_DICE = 3
@@ -113,6 +113,8 @@ def _single_line(value: str, what: str) -> str:
     value = value.strip()
     if not value or "\x00" in value or any(char in building.LINE_BREAKS for char in value):
         raise CampaignError(f"{what} must be one line of text")
+    if (refused := bidi.refusal(value, what)) is not None:
+        raise CampaignError(refused)
     return value
 
 
@@ -430,14 +432,11 @@ def tracker(campaign: Campaign) -> Tracker:
 
 
 def tracker_csv(campaign: Campaign) -> str:
+    """The tracker as CSV; a name that would be a spreadsheet formula is written as text."""
     sheet = tracker(campaign)
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["", *(night.date.isoformat() for night in sheet.nights)])
-    for row in [*sheet.rows, sheet.reserve]:
-        writer.writerow([row.name, *(cell.shown for cell in row.cells)])
-    writer.writerow(["Total", *sheet.totals])
-    return out.getvalue()
+    rows = [[row.name, *(cell.shown for cell in row.cells)] for row in [*sheet.rows, sheet.reserve]]
+    header = ["", *(night.date.isoformat() for night in sheet.nights)]
+    return csv_text([header, *rows, ["Total", *sheet.totals]])
 
 
 # --- leagues ------------------------------------------------------------------------------

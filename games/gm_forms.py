@@ -31,6 +31,7 @@ from games.models import (
     SignUpMode,
     Webhook,
 )
+from moderator import bidi
 
 DATETIME_LOCAL = "%Y-%m-%dT%H:%M"
 NAME_LENGTH = Seat._meta.get_field("name").max_length or 60
@@ -43,11 +44,18 @@ def _control_free(value: str) -> bool:
     return not any(ord(char) < 32 or char in "\x7f\u2028\u2029\x85" for char in value)
 
 
+def _direction_kept(value: str, what: str) -> None:
+    """ValidationError when ``value`` holds a bidirectional override (``moderator.bidi``)."""
+    if (refused := bidi.refusal(value, what)) is not None:
+        raise ValidationError(refused)
+
+
 def parse_player(line: str, number: int) -> postal.Player:
     """One line of the players box: ``name <email>`` or ``name, email``."""
     where = f"line {number}"
     if not _control_free(line):
         raise ValidationError(f"{where}: control characters are not allowed")
+    _direction_kept(line, where)
     match = _ANGLE.fullmatch(line.strip()) or _COMMA.fullmatch(line.strip())
     if match is None:
         raise ValidationError(f"{where}: write 'name <email>' or 'name, email', not {line!r}")
@@ -175,6 +183,7 @@ class NewGameForm(DeadlinesForm):
         title: str = self.cleaned_data["title"]
         if not _control_free(title):
             raise ValidationError("the title must be a single line")
+        _direction_kept(title, "the title")
         return title
 
     def clean_players(self) -> list[postal.Player]:
@@ -504,6 +513,7 @@ class ReasonForm(GameForm):
         reason: str = self.cleaned_data["reason"]
         if not _control_free(reason):
             raise ValidationError("the reason must be a single line without control characters")
+        _direction_kept(reason, "the reason")
         return reason
 
 
@@ -572,6 +582,11 @@ class RollbackForm(ShownStep, ReasonForm):
 
 class TemplateForm(GameForm):
     name = forms.CharField(max_length=TEMPLATE_NAME_LENGTH, label="Template name")
+
+    def clean_name(self) -> str:
+        name: str = self.cleaned_data["name"]
+        _direction_kept(name, "the name")
+        return name
 
 
 class SeatForm(GameForm):
@@ -665,4 +680,5 @@ class SetOrderForm(ShownStep, ReasonForm):
         text = self.cleaned_data["names"]
         if not _control_free(text):
             raise ValidationError("control characters are not allowed")
+        _direction_kept(text, "the actual order")
         return [name.strip() for name in text.split(",") if name.strip()]

@@ -11,6 +11,7 @@ from django.utils.translation import gettext, gettext_lazy
 
 from games import players, reminders, schedule
 from games.models import Player, Reports
+from moderator import bidi
 
 EMAIL_ERRORS = {
     "required": gettext_lazy("Write your email address."),
@@ -126,6 +127,12 @@ class SettingsForm(forms.Form):
         spoken = self.fields["language"]
         assert isinstance(spoken, forms.ChoiceField)
         spoken.choices = [("", gettext("each game's own")), *settings.LANGUAGES]
+
+    def clean_name(self) -> str:
+        name: str = self.cleaned_data["name"]
+        if (refused := bidi.refusal(name, gettext("the name"))) is not None:
+            raise forms.ValidationError(refused)
+        return name
 
     def chosen(self) -> players.Chosen:
         """What to save: reports and reminders only if changed here."""

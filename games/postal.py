@@ -76,6 +76,7 @@ from games.models import (
 )
 from games.models import Event as EventRow
 from games.models import Player as PlayerRow
+from moderator import bidi
 from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
 
@@ -183,6 +184,8 @@ def _single_line(value: str, what: str) -> str:
         raise PostalError(f"{what} is empty")
     if "\x00" in value or any(char in building.LINE_BREAKS for char in value):
         raise PostalError(f"{what} must be a single line")
+    if (refused := bidi.refusal(value, what)) is not None:
+        raise PostalError(refused)
     return value
 
 

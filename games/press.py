@@ -36,7 +36,7 @@ from django.utils.translation import gettext_lazy
 from games import access, email_choices, postal, schedule
 from games.engines import text as engine_text
 from games.models import MESSAGE_LENGTH, Game, GMAction, Message, PressEmail, Seat
-from moderator import ratelimit
+from moderator import bidi, ratelimit
 from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
 
@@ -51,7 +51,6 @@ OPEN = (Game.Status.RUNNING, Game.Status.PAUSED)
 # the bidirectional embeddings, overrides and isolates, which could make a message read
 # other than it is written: dropped with the other control characters.
 _BREAKS = frozenset("\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
-_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 class PressError(Exception):
@@ -68,14 +67,17 @@ class Limited(PressError):
 
 
 def clean_text(text: str) -> str:
-    """``text`` as a message keeps it: line breaks made one kind, control characters and
-    bidirectional overrides dropped, trailing spaces and blank lines at either end cut.
-    PressError when nothing is left or it is longer than MESSAGE_LENGTH."""
+    """``text`` as a message keeps it: line breaks made one kind, control characters
+    dropped, trailing spaces and blank lines at either end cut. PressError when it holds a
+    bidirectional embedding, override or isolate (``moderator.bidi``), when nothing is
+    left, or when it is longer than MESSAGE_LENGTH."""
+    if (refused := bidi.refusal(text, _("The message"))) is not None:
+        raise PressError(refused)
     kept = []
     for char in text.replace("\r\n", "\n"):
         if char in _BREAKS:
             kept.append("\n")
-        elif char in "\n\t" or not (unicodedata.category(char) == "Cc" or char in _BIDI):
+        elif char in "\n\t" or unicodedata.category(char) != "Cc":
             kept.append(char)
     cleaned = "\n".join(line.rstrip() for line in "".join(kept).split("\n")).strip("\n")
     if not cleaned.strip():

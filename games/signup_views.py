@@ -23,7 +23,7 @@ from games import postal, reports, schedule, signups, words
 from games.engines import registry
 from games.models import Game, Seat, SignUp, SignUpMode
 from games.players import player_of
-from moderator import ratelimit
+from moderator import bidi, ratelimit
 
 
 class SignUpForm(forms.Form):
@@ -68,6 +68,12 @@ class SignUpForm(forms.Form):
         seat_field.required = bool(offered)
         if offered:
             seat_field.initial = offered[0].position
+
+    def clean_name(self) -> str:
+        name: str = self.cleaned_data["name"]
+        if (refused := bidi.refusal(name, gettext("the name"))) is not None:
+            raise forms.ValidationError(refused)
+        return name
 
 
 # How players join, in a visitor's words (the GM's new-game page says "I approve").

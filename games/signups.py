@@ -36,7 +36,7 @@ from games import email_choices, languages, postal, reliability, schedule
 from games.email_choices import normalise
 from games.engines import registry
 from games.models import Game, Seat, SignUp, SignUpMode
-from moderator import links
+from moderator import bidi, links
 from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
 
@@ -191,6 +191,8 @@ def _clean(name: str, email: str) -> tuple[str, str]:
         )
     if any(ord(char) < 32 or char in building.LINE_BREAKS or char == "\x7f" for char in name):
         raise postal.PostalError(gettext("the name must be a single line of text"))
+    if (refused := bidi.refusal(name, gettext("the name"))) is not None:
+        raise postal.PostalError(refused)
     try:
         validate_email(email)
     except ValidationError:

@@ -27,17 +27,17 @@ Slack's do): it is never logged, never written into an error, and pages show its
 
 from __future__ import annotations
 
+import http.client
 import ipaddress
 import json
 import logging
 import socket
-import urllib.error
-import urllib.request
+import ssl
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from celery import current_app
 from django.conf import settings
@@ -86,7 +86,7 @@ def check_url(url: str) -> str:
         ) from None
     if parts.username or parts.password:
         raise BadURL("the address must not hold a user name or password.")
-    if not settings.WEBHOOK_ALLOW_LOCAL_HTTP and _local_name(parts.hostname or ""):
+    if not settings.WEBHOOK_ALLOW_LOCAL_HTTP and _local_now(url):
         raise BadURL(f"{LOCAL_REFUSED}.")
     if parts.scheme == "https":
         return url
@@ -97,8 +97,47 @@ def check_url(url: str) -> str:
 
 # Events go to the internet only: an address on this machine or a private network (a
 # service behind the firewall) is refused when set and again when posting, where its name
-# is looked up (docs/webhooks.md), unless WEBHOOK_ALLOW_LOCAL_HTTP (tests, a local try).
+# is looked up once and the post connects to an address of that look-up (docs/webhooks.md),
+# unless WEBHOOK_ALLOW_LOCAL_HTTP (tests, a local try).
 LOCAL_REFUSED = "the address leads to this machine or a private network, where events are not sent"
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+# IPv6 addresses that carry an IPv4 one in their last 32 bits and reach it: NAT64's
+# well-known prefix (RFC 6052). The local-use one (RFC 8215) and the deprecated
+# IPv4-compatible ::a.b.c.d (with :: and ::1) are refused whole.
+NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+REFUSED_V6 = (ipaddress.IPv6Network("64:ff9b:1::/48"), ipaddress.IPv6Network("::/96"))
+
+
+def is_public(address: Address) -> bool:
+    """Whether ``address`` is on the public internet, the IPv4 address an IPv6 one carries
+    (mapped, NAT64, 6to4, Teredo) included."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return _public_alone(address)
+    if address.ipv4_mapped is not None:
+        return _public_alone(address.ipv4_mapped)
+    if address in NAT64:
+        return _public_alone(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    if any(address in network for network in REFUSED_V6):
+        return False
+    carried: list[ipaddress.IPv4Address] = []
+    if address.sixtofour is not None:
+        carried.append(address.sixtofour)
+    if address.teredo is not None:
+        carried += address.teredo
+    return _public_alone(address) and all(_public_alone(inner) for inner in carried)
+
+
+def _public_alone(address: Address) -> bool:
+    return address.is_global and not (
+        address.is_private
+        or address.is_loopback
+        or address.is_link_local
+        or address.is_multicast
+        or address.is_reserved
+        or address.is_unspecified
+        or (isinstance(address, ipaddress.IPv6Address) and address.is_site_local)
+    )
 
 
 def _local_name(host: str) -> bool:
@@ -108,31 +147,34 @@ def _local_name(host: str) -> bool:
     if host in LOCAL_HOSTS or host.endswith(".localhost"):
         return True
     try:
-        return not ipaddress.ip_address(host).is_global
+        return not is_public(ipaddress.ip_address(host.partition("%")[0]))
     except ValueError:
-        return False  # a name: looked up when an event is posted
+        return False  # a name: looked up
 
 
-def _local_destination(url: str) -> bool:
-    """Whether ``url``'s host is, or is looked up as, an address that is not public. A
-    name that cannot be looked up now is left to the post, which fails and is retried."""
+def _local_now(url: str) -> bool:
+    """Whether ``url``'s host is, or is looked up now as, an address that is not public.
+    A name that cannot be looked up now is left to the post, which looks it up again."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     if _local_name(host):
         return True
-    port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        addresses = look_up(host, port)
+        addresses = look_up(host, _port(parts))
     except (OSError, UnicodeError):
         return False
-    return any(not ipaddress.ip_address(address).is_global for address in addresses)
+    return not all(is_public(ipaddress.ip_address(address)) for address in addresses)
 
 
-def look_up(host: str, port: int) -> set[str]:
-    """The addresses the name ``host`` is looked up as (the system's resolver); OSError
-    when it cannot be now."""
+def _port(parts: SplitResult) -> int:
+    return parts.port or (443 if parts.scheme == "https" else 80)
+
+
+def look_up(host: str, port: int) -> list[str]:
+    """The addresses the name ``host`` is looked up as (the system's resolver), in its
+    order; OSError when it cannot be now."""
     found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return {str(info[4][0]).partition("%")[0] for info in found}
+    return list(dict.fromkeys(str(info[4][0]).partition("%")[0] for info in found))
 
 
 def shown(url: str) -> str:
@@ -424,11 +466,17 @@ def _attempt(row: WebhookDelivery) -> QuerySet[WebhookDelivery]:
     )
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    """A redirect is an answer, not an address to post to (it may lead anywhere)."""
+class _Answer(Exception):
+    """The server answered with a status other than 2xx (a redirect included: it is an
+    answer, not an address to post to, since it may lead anywhere)."""
 
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(status, reason)
+        self.status, self.reason = status, reason
+
+
+class _NoConnection(Exception):
+    """No connection was made: nothing was sent."""
 
 
 class _Unknown(Exception):
@@ -439,26 +487,85 @@ class _Local(Exception):
     """The address is looked up as this machine or a private network: nothing is sent."""
 
 
-def post(url: str, data: dict[str, Any]) -> None:
-    """POST ``data`` as JSON to ``url``; raises HTTPError for an answer other than 2xx,
-    URLError when no connection was made, _Unknown when the answer never came, _Local
-    (nothing sent) when its host is looked up as a local address."""
-    if not settings.WEBHOOK_ALLOW_LOCAL_HTTP and _local_destination(url):
+class _Pinned(http.client.HTTPConnection):
+    """An HTTP connection to the addresses its host was looked up as and checked, in turn:
+    the host names the request (its Host header, and for TLS the name the server's
+    certificate must show) and is never looked up again."""
+
+    def __init__(self, host: str, port: int, addresses: Sequence[str], timeout: float) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self.addresses = addresses
+
+    def connect(self) -> None:
+        error: OSError = OSError("the name was looked up as no address")
+        for address in self.addresses:
+            try:
+                self.sock = socket.create_connection((address, self.port), self.timeout)
+            except OSError as failed:
+                error = failed
+            else:
+                return
+        raise error
+
+
+class _PinnedTLS(_Pinned):
+    default_port = 443
+
+    def connect(self) -> None:
+        super().connect()
+        tls = ssl.create_default_context()
+        self.sock = tls.wrap_socket(self.sock, server_hostname=self.host)
+
+
+def _addresses(host: str, port: int) -> list[str]:
+    """The addresses to connect to for ``host``, from one look-up: all of them public
+    (unless WEBHOOK_ALLOW_LOCAL_HTTP), else _Local; _NoConnection when the name cannot be
+    looked up now."""
+    if not settings.WEBHOOK_ALLOW_LOCAL_HTTP and _local_name(host):
         raise _Local
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(data, ensure_ascii=False).encode(),
-        headers={"Content-Type": "application/json", "User-Agent": "moderator-webhooks/1"},
-        method="POST",
-    )
-    opener = urllib.request.build_opener(_NoRedirects)
     try:
-        with opener.open(request, timeout=settings.WEBHOOK_TIMEOUT_SECONDS) as answer:
+        addresses = look_up(host, port)
+    except (OSError, UnicodeError) as error:
+        raise _NoConnection(f"the name could not be looked up ({type(error).__name__})") from None
+    if not settings.WEBHOOK_ALLOW_LOCAL_HTTP and not all(
+        is_public(ipaddress.ip_address(address)) for address in addresses
+    ):
+        raise _Local
+    return addresses
+
+
+def post(url: str, data: dict[str, Any]) -> None:
+    """POST ``data`` as JSON to ``url``, connecting to an address its host was looked up
+    as, once, and checked; raises _Local (nothing sent) when one of them is not public,
+    _NoConnection when no connection was made, _Answer for an answer other than 2xx,
+    _Unknown when the answer never came."""
+    parts = urlsplit(url)
+    host, port = parts.hostname or "", _port(parts)
+    pinned = _PinnedTLS if parts.scheme == "https" else _Pinned
+    connection = pinned(host, port, _addresses(host, port), settings.WEBHOOK_TIMEOUT_SECONDS)
+    try:
+        try:
+            connection.connect()
+        except OSError as error:
+            raise _NoConnection(str(error)[:300]) from None
+        target = parts.path or "/"
+        if parts.query:
+            target += f"?{parts.query}"
+        try:
+            connection.request(
+                "POST",
+                target,
+                body=json.dumps(data, ensure_ascii=False).encode(),
+                headers={"Content-Type": "application/json", "User-Agent": "moderator-webhooks/1"},
+            )
+            answer = connection.getresponse()
             answer.read(1024)
-    except urllib.error.URLError:
-        raise  # HTTPError (an answer) or no connection (nothing sent)
-    except OSError as error:  # a timeout or a dropped connection after the request
-        raise _Unknown(type(error).__name__) from error
+        except (OSError, http.client.HTTPException) as error:
+            raise _Unknown(type(error).__name__) from error
+    finally:
+        connection.close()
+    if not 200 <= answer.status < 300:
+        raise _Answer(answer.status, answer.reason)
 
 
 def _post_row(row: WebhookDelivery, now: datetime) -> str:
@@ -467,12 +574,12 @@ def _post_row(row: WebhookDelivery, now: datetime) -> str:
         return _fail(row, "the webhook was switched off before this event was posted")
     try:
         post(hook.url, body(hook.format, row.payload))
-    except urllib.error.HTTPError as error:
-        reason = f"the server answered {error.code} {error.reason}"
-        transient = error.code >= 500 or error.code in RETRY_LATER_STATUS
+    except _Answer as error:
+        reason = f"the server answered {error.status} {error.reason}"
+        transient = error.status >= 500 or error.status in RETRY_LATER_STATUS
         return _retry(row, reason, now) if transient else _fail(row, reason)
-    except urllib.error.URLError as error:
-        return _retry(row, f"could not connect: {str(error.reason)[:300]}", now)
+    except _NoConnection as error:
+        return _retry(row, f"could not connect: {error}", now)
     except _Unknown as error:
         return _fail(row, f"{NEVER_CONFIRMED} ({error})")
     except _Local:

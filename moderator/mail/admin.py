@@ -4,7 +4,11 @@ other GMs' games, only superusers see.
 
 A query string may carry only the lookups of the sidebar's filters and the GM page's link
 to a game's emails: nobody filters on a body (a player's link is in it) or on the game's
-sealed seed, and no hand-written lookup reaches the database."""
+sealed seed, and no hand-written lookup reaches the database.
+
+A GM reads their players' emails here, and an admin everyone's: the body, the reply
+address and the headers are shown masked (``masking``), so that no link or address shown
+opens a seat, orders for it or signs its player in."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from django.contrib import admin
 from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest
 
+from moderator.mail.masking import mask, mask_json
 from moderator.mail.models import OutboundEmail
 
 if TYPE_CHECKING:
@@ -21,6 +26,16 @@ if TYPE_CHECKING:
     ModelAdmin = admin.ModelAdmin[OutboundEmail]
 else:
     ModelAdmin = admin.ModelAdmin
+
+
+# The fields that may hold a recipient's secrets, shown through ``masking`` only.
+MASKED = {
+    "reply_to": "reply_to_shown",
+    "text": "text_shown",
+    "html": "html_shown",
+    "headers": "headers_shown",
+    "attachments": "attachments_shown",
+}
 
 
 @admin.register(OutboundEmail)
@@ -32,6 +47,32 @@ class OutboundEmailAdmin(ModelAdmin):
     filter_lookups = frozenset({"state__exact", "kind", "kind__exact", "game__id__exact"})
     search_fields = ["to", "subject", "dedupe_key"]
     list_select_related = ["game"]
+    readonly_fields = list(MASKED.values())
+    fields = [
+        MASKED.get(field.name, field.name)
+        for field in OutboundEmail._meta.concrete_fields
+        if field.name != "id"
+    ]
+
+    @admin.display(description="reply to")
+    def reply_to_shown(self, email: OutboundEmail) -> str:
+        return mask(email.reply_to, email.kind)
+
+    @admin.display(description="text")
+    def text_shown(self, email: OutboundEmail) -> str:
+        return mask(email.text, email.kind)
+
+    @admin.display(description="html")
+    def html_shown(self, email: OutboundEmail) -> str:
+        return mask(email.html, email.kind)
+
+    @admin.display(description="headers")
+    def headers_shown(self, email: OutboundEmail) -> str:
+        return mask_json(email.headers, email.kind)
+
+    @admin.display(description="attachments")
+    def attachments_shown(self, email: OutboundEmail) -> str:
+        return mask_json(email.attachments, email.kind)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[OutboundEmail]:
         # The change page names the email's game: joined, without its sealed seed and its

@@ -4,6 +4,8 @@ nothing."""
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from datetime import datetime
 from typing import Any
@@ -327,3 +329,28 @@ def test_the_seating_form_counts_each_members_dice_in_words() -> None:
     members = [Member(pk=1, name="ann", dice=1), Member(pk=2, name="bob", dice=3)]
     form = NightForm(members=members)
     assert [field.label for field in form.seat_fields()] == ["ann (1 die)", "bob (3 dice)"]
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
+def test_a_name_that_would_be_a_formula_is_text_in_the_tracker_csv(
+    client_of: Client, host: User, now: datetime, start: str
+) -> None:
+    """A spreadsheet opening the tracker reads such a name as text: a single quote before
+    it. Other names and the numbers are written as they are. (A name is stripped when
+    entered; one starting with a tab or CR is written here as another path might.)"""
+    name = f'{start}HYPERLINK("https://evil.example/","x")'
+    campaign = postal.create_campaign(
+        host=host,
+        kind=Campaign.Kind.FIRST_PLAYER,
+        name="Thursday group",
+        members=[
+            games_postal.Player(name, "ann@example.org"),
+            games_postal.Player("bob", "bob@example.org"),
+        ],
+        options={"order_mode": "free"},
+        now=now,
+    )
+    Member.objects.filter(campaign=campaign, name=name.strip()).update(name=name)
+    response = client_of.get(f"/gm/campaigns/{campaign.pk}/tracker.csv")
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows == [[""], [f"'{name}"], ["bob"], ["Reserved dice"], ["Total"]]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import datetime
 from typing import Any
@@ -9,7 +10,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from games import postal
+from games import access, players, postal
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game
@@ -229,3 +230,48 @@ def test_the_game_filter_lists_only_own_games(games: dict[str, Any]) -> None:
     response = client.get(reverse("admin:games_seat_changelist"))
     assert b"Theirs" not in response.content
     assert b"Mine" in response.content
+
+
+def test_the_outbox_shows_a_gm_no_working_link_or_address_of_a_player(
+    now: datetime, settings: Any
+) -> None:
+    """A player's report in the admin's outbox: its magic link, reply address and stop
+    links read [hidden] there, so the GM cannot open the seat or order as its player; the
+    link the page shows opens nothing, where the one emailed opens the seat."""
+    settings.INBOUND_ADDRESS = "orders@in.example.org"
+    settings.SITE_URL = "https://dice.example.org"
+    gm = GMFactory.create(is_staff=True)
+    game = postal.start_game(choice_game(2, gm=gm).pk, now=now, seed=SEED)
+    seat = game.seats.get(position=0)
+    email = OutboundEmail.objects.get(game=game, to=seat.email)
+    (token,) = set(re.findall(r"https://dice\.example\.org/p/([A-Za-z0-9_-]+)/", email.text))
+    reply = access.reply_address(seat)
+    stop = access.stop_token(seat, "reports")
+    secrets = [token, str(reply), stop, access.seat_token(seat, "reply")]
+    stored = f"{email.text}{email.html}{email.reply_to}{email.headers}"
+    assert all(secret in stored for secret in secrets)
+
+    page = logged_in(gm).get(reverse("admin:mail_outboundemail_change", args=[email.pk]))
+    html = page.content.decode()
+    assert [secret for secret in secrets if secret in html] == []
+    assert "https://dice.example.org/p/[hidden]/" in html
+    assert f"orders+{game.pk}-0-[hidden]@in.example.org" in html
+
+    shown = re.findall(r"https://dice\.example\.org(/p/[^/\s\"<]+/)", html)
+    assert set(shown) == {"/p/[hidden]/"}
+    player = Client()
+    assert player.post(shown[0]).status_code == 404
+    assert access.seat_for_reply([f"orders+{game.pk}-0-[hidden]@in.example.org"]) is None
+    # The link as emailed opens the seat: only the page hides it.
+    assert player.post(f"/p/{token}/")["Location"] == f"/play/{game.pk}/0/"
+
+
+def test_a_sign_in_email_shows_an_admin_neither_its_link_nor_its_code(now: datetime) -> None:
+    asked = players.ask("ann@example.org", now=now)
+    email = OutboundEmail.objects.get(kind="signin")
+    assert asked.token in email.text and asked.code in email.text
+    superuser = logged_in(GMFactory.create(is_staff=True, is_superuser=True))
+    html = superuser.get(reverse("admin:mail_outboundemail_change", args=[email.pk]))
+    page = html.content.decode()
+    assert (asked.token in page, asked.code in page) == (False, False)
+    assert page.count("[hidden]") >= 2

@@ -210,7 +210,7 @@ def test_messages_are_taken_only_while_the_game_runs_or_is_paused(
         ("  Hello  \r\n\r\n  world  \r\n\n", "  Hello\n\n  world"),
         ("tab\there\x00\x07 bell", "tab\there bell"),
         ("line\u2028break\x85next", "line\nbreak\nnext"),
-        ("evil \u202egnp.exe\u202c here", "evil gnp.exe here"),
+        ("right-to-left \u200fmarks\u200e stay", "right-to-left \u200fmarks\u200e stay"),
         ("<script>alert(1)</script>", "<script>alert(1)</script>"),
         ("x" * 2000, "x" * 2000),
     ],
@@ -225,9 +225,19 @@ def test_a_message_keeps_plain_text_without_control_characters(typed: str, kept:
         ("", "The message is empty: write something to send."),
         (" \n\t \x00\n", "The message is empty: write something to send."),
         ("x" * 2001, "A message has at most 2000 characters; this one has 2001."),
+        (
+            "evil \u202egnp.exe\u202c here",
+            "The message holds an invisible character that changes the direction of the "
+            "text (U+202E RIGHT-TO-LEFT OVERRIDE): delete it and write it again",
+        ),
+        (
+            "score \u2066\u2067 7",
+            "The message holds an invisible character that changes the direction of the "
+            "text (U+2066 LEFT-TO-RIGHT ISOLATE): delete it and write it again",
+        ),
     ],
 )
-def test_an_empty_or_too_long_message_is_refused_and_nothing_is_written(
+def test_an_empty_too_long_or_reversed_message_is_refused_and_nothing_is_written(
     game: Game, now: datetime, typed: str, reason: str
 ) -> None:
     with pytest.raises(press.PressError) as refused:

@@ -8,16 +8,22 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import ssl
 import threading
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 import time_machine
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from django.test import Client
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks, Settings
 
@@ -41,6 +47,8 @@ class Receiver:
 
     def __init__(self) -> None:
         self.posts: list[dict[str, Any]] = []
+        self.hosts: list[str] = []
+        self.paths: list[str] = []
         self.answers: list[int] = []
         receiver = self
 
@@ -48,6 +56,8 @@ class Receiver:
             def do_POST(self) -> None:
                 length = int(self.headers["Content-Length"])
                 receiver.posts.append(json.loads(self.rfile.read(length)))
+                receiver.hosts.append(self.headers["Host"])
+                receiver.paths.append(self.path)
                 status = receiver.answers.pop(0) if receiver.answers else 200
                 self.send_response(status)
                 self.send_header("Content-Length", "0")
@@ -342,33 +352,238 @@ def test_plain_http_to_this_machine_only_when_allowed(settings: Settings) -> Non
         webhooks.check_url("http://10.0.0.1/hook")
 
 
-def test_a_name_looked_up_as_a_private_address_is_sent_nothing(
+# --- addresses on this machine or a private network ----------------------------------------
+
+# IPv6 forms that reach 127.0.0.1 (or a private network), and others that are no public
+# address; each is refused when set and when posting.
+LOCAL_FORMS = [
+    "::7f00:1",  # IPv4-compatible
+    "::ffff:127.0.0.1",  # IPv4-mapped
+    "64:ff9b::7f00:1",  # NAT64, well-known prefix
+    "64:ff9b::a00:7",  # NAT64 of 10.0.0.7
+    "64:ff9b:1::7f00:1",  # NAT64, local-use prefix
+    "2002:7f00:1::1",  # 6to4 of 127.0.0.1
+    "2002:c0a8:101::1",  # 6to4 of 192.168.1.1
+    "2001:0:4136:e378:8000:63bf:80ff:fffe",  # Teredo, client 127.0.0.1
+    "fec0::1",  # site-local
+    "ff02::1",  # multicast
+    "::",
+    "0.0.0.0",
+    "100.64.0.1",  # carrier-grade NAT
+    "224.0.0.1",
+]
+PUBLIC = "93.184.215.14"
+
+
+def literal(address: str) -> str:
+    return f"[{address}]" if ":" in address else address
+
+
+@pytest.mark.parametrize("address", LOCAL_FORMS)
+def test_an_address_that_is_not_public_is_refused_when_set(
+    settings: Settings, address: str
+) -> None:
+    settings.WEBHOOK_ALLOW_LOCAL_HTTP = False
+    gm = GMFactory.create(is_staff=True)
+    game = choice_game(3, gm=gm)
+    client = Client()
+    client.force_login(gm)
+    url = f"https://{literal(address)}/hook"
+    response = client.post(
+        f"/gm/{game.pk}/webhook/", {"url": url, "format": "json", "active": "on"}, follow=True
+    )
+    assert [str(m) for m in response.context["messages"]] == [
+        f"Webhook URL: {webhooks.LOCAL_REFUSED}."
+    ]
+    assert Webhook.objects.count() == 0
+
+
+class Network:
+    """The world's edge, answered by the test: the resolver (``socket.getaddrinfo``) looks
+    names up in ``names`` (a list of answers per name, taken in turn, the last one kept),
+    and a connection (``socket.create_connection``) to an address of ``routes`` reaches
+    the local port it maps to; any other is refused. ``connected`` lists where each
+    connection was asked to go."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.names: dict[str, list[list[str]]] = {}
+        self.routes: dict[tuple[str, int], int] = {}
+        self.looked_up: list[str] = []
+        self.connected: list[tuple[str, int]] = []
+        resolve, connect = socket.getaddrinfo, socket.create_connection
+
+        def getaddrinfo(host: str, port: int, *args: Any, **kwargs: Any) -> Any:
+            if host not in self.names:
+                return resolve(host, port, *args, **kwargs)
+            self.looked_up.append(host)
+            answers = self.names[host]
+            addresses = answers.pop(0) if len(answers) > 1 else answers[0]
+            return [
+                (
+                    socket.AF_INET6 if ":" in address else socket.AF_INET,
+                    socket.SOCK_STREAM,
+                    6,
+                    "",
+                    (address, port, 0, 0) if ":" in address else (address, port),
+                )
+                for address in addresses
+            ]
+
+        def create_connection(address: tuple[str, int], *args: Any, **kwargs: Any) -> Any:
+            self.connected.append(address)
+            if address not in self.routes:
+                raise ConnectionRefusedError(111, "Connection refused")
+            return connect(("127.0.0.1", self.routes[address]), *args, **kwargs)
+
+        monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+        monkeypatch.setattr(socket, "create_connection", create_connection)
+
+
+@pytest.fixture
+def network(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> Network:
+    settings.WEBHOOK_ALLOW_LOCAL_HTTP = False
+    return Network(monkeypatch)
+
+
+@pytest.mark.parametrize("address", [*LOCAL_FORMS, "127.0.0.1", "10.0.0.7", "::1"])
+def test_a_name_looked_up_as_an_address_not_public_is_sent_nothing(
     now: datetime,
-    settings: Settings,
+    network: Network,
+    commit: Callable[[], AbstractContextManager[Any]],
+    address: str,
+) -> None:
+    """Public when the GM set it, the name is looked up as ``address`` when the event is
+    posted: the event fails and no connection is made. An address written before these
+    forms were refused fails the same way."""
+    network.names["hooks.example.org"] = [[PUBLIC], [address]]
+    game = hooked_game("https://hooks.example.org/x")
+    other = choice_game(3)
+    Webhook.objects.create(game=other, url=f"https://{literal(address)}/x", format="json")
+    with commit():
+        postal.start_game(game.pk, now=now, seed=SEED)
+        postal.start_game(other.pk, now=now, seed=SEED)
+    assert (
+        list(WebhookDelivery.objects.order_by("game_id").values_list("state", "last_error"))
+        == [(State.FAILED, webhooks.LOCAL_REFUSED)] * 2
+    )
+    assert network.looked_up == ["hooks.example.org"] * 2
+    assert network.connected == []
+
+
+def test_a_name_looked_up_as_a_public_and_a_private_address_is_refused(
+    now: datetime, network: Network, commit: Callable[[], AbstractContextManager[Any]]
+) -> None:
+    network.names["hooks.example.org"] = [[PUBLIC, "10.0.0.7"]]
+    with pytest.raises(webhooks.BadURL, match=webhooks.LOCAL_REFUSED):
+        webhooks.set_for_game(
+            choice_game(3).pk, url="https://hooks.example.org/x", format="json", active=True
+        )
+    assert Webhook.objects.count() == 0
+    # Set before the name changed: the post fails, nothing is sent.
+    game = choice_game(3)
+    Webhook.objects.create(game=game, url="https://hooks.example.org/x", format="json")
+    with commit():
+        postal.start_game(game.pk, now=now, seed=SEED)
+    delivery = WebhookDelivery.objects.get(game=game)
+    assert (delivery.state, delivery.last_error) == (State.FAILED, webhooks.LOCAL_REFUSED)
+    assert network.connected == []
+
+
+def _certificate(directory: Path, name: str) -> tuple[Path, Path]:
+    """A self-signed certificate for ``name`` and its key, written to ``directory``."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(datetime(2000, 1, 1, tzinfo=UTC))
+        .not_valid_after(datetime(2100, 1, 1, tzinfo=UTC))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+def test_the_post_goes_to_the_address_that_was_checked(
+    now: datetime,
+    network: Network,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     commit: Callable[[], AbstractContextManager[Any]],
 ) -> None:
-    """An address set as a name is looked up when an event is posted: one on a private
-    network fails the event, and nothing is sent (the name's look-up is the world's edge,
-    answered here)."""
-    settings.WEBHOOK_ALLOW_LOCAL_HTTP = False
-    looked_up: list[tuple[str, int]] = []
-    opened: list[Any] = []
-
-    def look_up(host: str, port: int) -> set[str]:
-        looked_up.append((host, port))
-        return {"93.184.215.14", "10.0.0.7"}
-
-    monkeypatch.setattr(webhooks, "look_up", look_up)
-    monkeypatch.setattr(
-        urllib.request.OpenerDirector, "open", lambda *args, **kwargs: opened.append(args)
+    """DNS rebinding: the name is looked up as a public address, then as 127.0.0.1. The
+    post goes to the public address (a TLS server for the name, reached through the test's
+    network), with the name as its Host and TLS name; the service on this machine hears
+    nothing, and the name is looked up once per post."""
+    cert, key = _certificate(tmp_path, "hooks.example.org")
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    public, inside = Receiver(), Receiver()
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    public.server.socket = tls.wrap_socket(public.server.socket, server_side=True)
+    network.routes = {
+        (PUBLIC, 443): public.server.server_port,
+        ("127.0.0.1", 443): inside.server.server_port,
+    }
+    try:
+        network.names["hooks.example.org"] = [[PUBLIC], [PUBLIC], ["127.0.0.1"]]
+        game = hooked_game("https://hooks.example.org/hook/secret")
+        with commit():
+            postal.start_game(game.pk, now=now, seed=SEED)
+    finally:
+        public.close()
+        inside.close()
+    assert (public.events(), public.hosts, public.paths) == (
+        ["step.opened"],
+        ["hooks.example.org"],
+        ["/hook/secret"],
     )
-    with commit():
-        game = postal.start_game(hooked_game("https://hooks.example.org/x").pk, now=now, seed=SEED)
+    assert inside.posts == []
+    assert network.connected == [(PUBLIC, 443)]
+    assert network.looked_up == ["hooks.example.org"] * 2  # when set, when posted
+    assert WebhookDelivery.objects.get().state == State.SENT
 
-    delivery = WebhookDelivery.objects.get(game=game)
-    assert (delivery.state, delivery.last_error) == (State.FAILED, webhooks.LOCAL_REFUSED)
-    assert (looked_up, opened) == ([("hooks.example.org", 443)], [])
+
+def test_a_certificate_for_another_name_is_no_connection(
+    now: datetime,
+    network: Network,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    commit: Callable[[], AbstractContextManager[Any]],
+) -> None:
+    """The TLS name is the address's host, not the address connected to: a server whose
+    certificate names another host is not posted to, and the event is tried again."""
+    cert, key = _certificate(tmp_path, "other.example.org")
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    public = Receiver()
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    public.server.socket = tls.wrap_socket(public.server.socket, server_side=True)
+    network.routes = {(PUBLIC, 443): public.server.server_port}
+    network.names["hooks.example.org"] = [[PUBLIC]]
+    try:
+        game = hooked_game("https://hooks.example.org/hook")
+        with commit():
+            postal.start_game(game.pk, now=now, seed=SEED)
+    finally:
+        public.close()
+    delivery = WebhookDelivery.objects.get()
+    assert delivery.state == State.PENDING
+    assert delivery.last_error.startswith("could not connect: [SSL: CERTIFICATE_VERIFY_FAILED]")
+    assert public.posts == []
 
 
 def test_the_gm_sets_and_removes_the_webhook(now: datetime) -> None:
