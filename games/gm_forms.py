@@ -530,12 +530,12 @@ class ShownStep(forms.Form):
     double click or a second GM changes nothing once the game has moved on
     (``postal.check_shown_step``). A post without a step number changes nothing either."""
 
-    step = forms.CharField(required=False, max_length=9, widget=forms.HiddenInput)
+    step = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def clean_step(self) -> int:
         raw = str(self.cleaned_data["step"]).strip()
-        # ASCII digits only: int() would read "٣" as 3.
-        if not (raw.isascii() and raw.isdigit()):
+        # ASCII digits only (int() would read "٣" as 3), and no more than a step has.
+        if not (raw.isascii() and raw.isdigit() and len(raw) <= 9):
             raise ValidationError(NO_STEP_SHOWN)
         return int(raw)
 
