@@ -1414,18 +1414,23 @@ def _close_step(
     step.closed_at = now
     step.closed_by = closed_by
     step.save(update_fields=["status", "state_after", "closed_at", "closed_by", "resolved_from"])
-    log.info(
-        "step resolved: game %s, step %s, by %s",
-        step.game_id,
-        step.number,
-        str(closed_by),
-        extra={
-            "event": "step_resolved",
-            "game": step.game_id,
-            "step": step.number,
-            "outcome": str(closed_by),
-            "finished": engine.standings(state) is not None,
-        },
+    # Logged once the resolution is committed: a worker killed before its commit, or a
+    # resolution rolled back, resolved nothing and logs nothing.
+    transaction.on_commit(
+        partial(
+            log.info,
+            "step resolved: game %s, step %s, by %s",
+            step.game_id,
+            step.number,
+            str(closed_by),
+            extra={
+                "event": "step_resolved",
+                "game": step.game_id,
+                "step": step.number,
+                "outcome": str(closed_by),
+                "finished": engine.standings(state) is not None,
+            },
+        )
     )
     return step.state_after
 
