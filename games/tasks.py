@@ -80,6 +80,13 @@ def resolve_due_steps(*, limit: int) -> int:
         return postal.resolve_due_steps(now=timezone.now(), limit=limit)
 
 
+@shared_task(name=postal.SEND_LOST_LINKS)
+def send_lost_links(*, email: str) -> int:
+    """The links of the address's seats, asked for on the home page (its request only
+    publishes this task: ``postal.ask_lost_links``); how many seats."""
+    return postal.send_lost_links(email, now=timezone.now())
+
+
 @shared_task(name="games.write_receipts", acks_late=True, reject_on_worker_lost=True)
 def write_receipts() -> int:
     """The receipts accepted orders are owed (beat, every RECEIPT_SECONDS), written to the
