@@ -68,7 +68,7 @@ def send_every_kind(now: datetime, settings: Settings) -> None:
     open_game = choice_game(1, title="Open Choice", signup="first", seats_wanted=3)
     zed = signups.sign_up(open_game.pk, name="zed", email="zed@example.org", now=now)
     signups.confirm(zed.token, now=now)  # signup-confirm, signup
-    players.ask("bob@example.org", now=now)  # signin
+    players.ask("bob@example.org", browser="a-browser", now=now)  # signin
     postal.accept_order(game_id=game.pk, position=0, text=owed_text(game, 0), source="web", now=now)
     tasks.write_receipts()  # receipt
     bob = Seat.objects.get(game=game, position=1)
