@@ -97,6 +97,11 @@ def send_every_kind(now: datetime, settings: Settings) -> None:
     ScriptedBackend.script = [refused(550)]
     assert sending.send(report.pk, now=now) == "failed"  # alert
     ScriptedBackend.script = []
+    stale = now - timedelta(seconds=settings.MAIL_SENDING_TIMEOUT_SECONDS + 1)
+    OutboundEmail.objects.filter(pk=report.pk).update(
+        state="sending", sending_since=stale, handed_over_at=stale
+    )
+    assert sending.mark_unknown(now) == 1  # unconfirmed
     unruly = choice_game(3, title="Unruly")
     Game.objects.filter(pk=unruly.pk).update(civil_disorder_after=1)
     unruly = postal.start_game(unruly.pk, now=now, seed=SEED)
