@@ -17,8 +17,9 @@ from moderator.mail import queueing, sending
 @shared_task(name="games.sweep")
 def sweep() -> dict[str, int]:
     """What the database says is due, apart from steps (beat, every SWEEP_SECONDS): due
-    email (first attempts whose enqueue was lost, and retries), email never confirmed
-    (marked unknown, not sent again), the same of webhook posts (``games.webhooks``),
+    email (first attempts whose enqueue was lost, and retries), email claimed and never
+    confirmed (sent again if it was never handed over, else unknown and its GM told:
+    ``sending.mark_unknown``), the same of webhook posts (``games.webhooks``),
     reminders, and the daily digests (of reminders, and of reports) whose hour has come."""
     now = timezone.now()
     lost = now - timedelta(seconds=settings.SWEEP_SECONDS)

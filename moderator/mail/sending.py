@@ -201,6 +201,10 @@ def _send_group(
             _log_outcome(row, "sent", logging.INFO, "email sent")
     for row, error in failed:
         states[row.pk] = _failed_attempt(row, error, now)
+    unknown = [row for row, _ in failed if states[row.pk] == State.UNKNOWN]
+    if unknown:
+        with transaction.atomic():
+            _tell_unknown(unknown, now)
     if late:
         states |= dict.fromkeys(_hand_back(late, now), State.PENDING.value)
     return states
@@ -479,7 +483,8 @@ def mark_unknown(now: datetime) -> int:
 
 def _tell_unknown(rows: list[OutboundEmail], now: datetime) -> None:
     """One email to each game's GM (the kind "unconfirmed") of ``rows``, that game's rows
-    the sweep at ``now`` called unknown (in the caller's transaction). Rows of no game, or
+    found unknown at ``now``, by the sweep or by a group of a batch whose connection was
+    lost after the hand-over (in the caller's transaction). Rows of no game, or
     of a GM without an address, or alerts themselves, are in the log alone."""
     by_game: dict[int, list[OutboundEmail]] = {}
     for row in rows:
@@ -495,7 +500,7 @@ def _tell_unknown(rows: list[OutboundEmail], now: datetime) -> None:
             build(
                 "unconfirmed",
                 to=gm_email,
-                dedupe_key=f"alert:unknown:{game_id}:{now.isoformat()}",
+                dedupe_key=f"alert:unknown:{game_id}:{emails[0].pk}:{now.isoformat()}",
                 context={
                     "game": game,
                     "emails": emails,
