@@ -23,6 +23,11 @@ urlpatterns = [
     ),
     path("<int:game_id>/<slug:action>/", gm_views.act, name="act"),
     path(
+        "<int:game_id>/emails/send-unknown-again/",
+        gm_views.send_unknown_again,
+        name="send_unknown_again",
+    ),
+    path(
         "<int:game_id>/emails/<int:email_id>/send-again/",
         gm_views.send_again,
         name="send_again",

@@ -491,6 +491,9 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "emails": emails,
         "older_emails": older_emails,
         "sendable_again": SENDABLE_AGAIN,
+        "unknown_emails": OutboundEmail.objects.filter(
+            game=game, state=OutboundEmail.State.UNKNOWN, pruned_at__isnull=True
+        ).count(),
         "retention_days": settings.MAIL_RETENTION_DAYS,
         # The mail section opens by itself when an email waits to be sent again.
         "mail_trouble": any(sendable_again(email) for email in emails),
@@ -826,6 +829,28 @@ def send_again(request: HttpRequest, game_id: int, email_id: int) -> HttpRespons
             request,
             f"The {email.kind} email to {email.to} is {email.state}: only a failed email, "
             "or one whose delivery is unknown, can be sent again.",
+        )
+    return redirect(f"{reverse('gm:game', args=[game.pk])}#emails")
+
+
+@staff_member_required
+@require_POST
+def send_unknown_again(request: HttpRequest, game_id: int) -> HttpResponse:
+    """Send every email of the game whose delivery is unknown again, in one action (the
+    one the GM's "unconfirmed" email names: ``sending.send_unknown_again``)."""
+    game = _game(request, game_id)
+    count = sending.send_unknown_again(game.pk)
+    if count:
+        said = (
+            "1 email whose delivery was unknown is"
+            if count == 1
+            else (f"{count} emails whose delivery was unknown are")
+        )
+        messages.success(request, f"{said} queued to be sent again.")
+    else:
+        messages.error(
+            request,
+            "No email of this game has an unknown delivery now: nothing was sent again.",
         )
     return redirect(f"{reverse('gm:game', args=[game.pk])}#emails")
 

@@ -640,6 +640,9 @@ class SignIn(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     # Where the player was going (a local path), taken after signing in.
     next = models.CharField(max_length=200, blank=True)
+    # The SHA-256 of the random id of the browser that asked (games.players): its code is
+    # taken from that browser alone ("" for sign-ins asked before: their link only).
+    browser_hash = models.CharField(max_length=64, blank=True)
 
     def __str__(self) -> str:
         return f"sign-in of {self.email}"

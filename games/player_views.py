@@ -39,6 +39,12 @@ from games.player_forms import CodeForm, SettingsForm, SignInForm
 from games.players import SignInRefused
 from moderator import ratelimit
 
+# The cookie that holds a browser's random id while it signs in (signed; the sign-ins it
+# asked for keep the id's digest): a sign-in's code is taken from the browser that asked
+# for it alone (games.players.by_code).
+BROWSER_COOKIE = "signin"
+_BROWSER_SALT = "games.players.browser"
+
 # The backend the player is signed in with: settings.AUTHENTICATION_BACKENDS lists two
 # (django-axes' for the GMs' password logins, and Django's), so login() must be told.
 BACKEND = "django.contrib.auth.backends.ModelBackend"
@@ -92,7 +98,10 @@ REFUSALS = {
         "The code of this sign-in was typed wrong %(attempts)d times, so it no longer works, nor "
         "does its link. Ask for a new one below."
     ),
-    players.NONE_WAITING: gettext_lazy("No sign-in was asked for this address. Ask for one below."),
+    players.NONE_WAITING: gettext_lazy(
+        "No sign-in was asked for this address in this browser: a code works only in the "
+        "browser where it was asked for (the email's link works anywhere). Ask for one below."
+    ),
     "inactive": gettext_lazy("This address may not sign in here. Ask your game master."),
 }
 
@@ -137,8 +146,28 @@ def signin(request: HttpRequest) -> HttpResponse:
     if ratelimit.signin_rate_limited(request, email):
         context = {"form": form, "next": next_path, "limited": True}
         return render(request, "games/players/signin.html", context, status=429)
-    players.ask(email, now=timezone.now(), next_path=next_path)
-    return _sent(request, email)
+    browser = _browser(request) or players.new_browser()
+    players.ask(email, browser=browser, now=timezone.now(), next_path=next_path)
+    response = _sent(request, email)
+    response.set_signed_cookie(
+        BROWSER_COOKIE,
+        browser,
+        salt=_BROWSER_SALT,
+        max_age=settings.SIGNIN_MINUTES * 60,
+        path=reverse("players:signin"),
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=True,
+        samesite="Lax",
+    )
+    return response
+
+
+def _browser(request: HttpRequest) -> str:
+    """This browser's id while it signs in ("" if it asked for no sign-in lately)."""
+    value = request.get_signed_cookie(
+        BROWSER_COOKIE, default="", salt=_BROWSER_SALT, max_age=settings.SIGNIN_MINUTES * 60
+    )
+    return str(value)
 
 
 def _sent(
@@ -170,7 +199,10 @@ def signin_code(request: HttpRequest) -> HttpResponse:
         return _sent(request, email, form, limited=True, status=429)
     try:
         player, sign_in = players.by_code(
-            form.cleaned_data["email"], form.cleaned_data["code"], now=timezone.now()
+            form.cleaned_data["email"],
+            form.cleaned_data["code"],
+            browser=_browser(request),
+            now=timezone.now(),
         )
     except SignInRefused as refused:
         if refused.reason == players.WRONG_CODE:

@@ -7,8 +7,11 @@ the address gets an email with a link and a 6-digit code, valid SIGNIN_MINUTES, 
 use. Following the link and pressing its button (``by_link``) or typing the code
 (``by_code``) signs in the Player of the address, made on its first sign-in
 (``player_for``). Only digests are stored: the link's SHA-256 (``moderator.links``), the
-code's HMAC under the site's key and the link's digest. A code typed wrong
-``CODE_ATTEMPTS`` times voids the sign-in, link and all.
+code's HMAC under the site's key and the link's digest, and the SHA-256 of the random id
+of the browser that asked (``new_browser``). The code is taken from that browser alone,
+so only it can guess: a code typed wrong ``CODE_ATTEMPTS`` times there voids the
+sign-in, link and all, and a stranger typing codes for the address elsewhere voids
+nothing of the player's.
 
 A player's games (``my_games``) are the seats of the address, grouped by what they wait
 for; their settings (``save_settings``) are their name, their time zone and the address's
@@ -98,6 +101,11 @@ class Asked:
     code: str
 
 
+def new_browser() -> str:
+    """A browser's random id, kept in its signed cookie while it signs in (the views)."""
+    return secrets.token_urlsafe(32)
+
+
 def new_code() -> str:
     return f"{secrets.randbelow(10**CODE_DIGITS):0{CODE_DIGITS}d}"
 
@@ -114,11 +122,12 @@ def signin_url(token: str) -> str:
     return f"{settings.SITE_URL}/signin/{token}/"
 
 
-def ask(email: str, *, now: datetime, next_path: str = "") -> Asked:
+def ask(email: str, *, browser: str, now: datetime, next_path: str = "") -> Asked:
     """A new sign-in for ``email`` and its email (urgent: someone waits for it), in the
-    player's language, else the page's. Every address gets one, whether it plays here or
-    not: a new player signs in so too. Earlier sign-ins of the address stay valid until
-    they expire."""
+    player's language, else the page's, its code for the browser ``browser`` (its id,
+    stored as a digest). Every address gets one, whether it plays here or not: a new
+    player signs in so too. Earlier sign-ins of the address stay valid until they
+    expire."""
     address = email_choices.normalise(email)
     chosen = Player.objects.filter(email=address).values_list("language", flat=True).first()
     token = links.new_token()
@@ -132,6 +141,7 @@ def ask(email: str, *, now: datetime, next_path: str = "") -> Asked:
             created_at=now,
             expires_at=now + timedelta(minutes=settings.SIGNIN_MINUTES),
             next=next_path if len(next_path) <= NEXT_LENGTH else "",
+            browser_hash=links.digest(browser),
         )
         with translation.override(chosen or translation.get_language()):
             queueing.queue([signin_email(email.strip(), sign_in, token, code)], urgent=True)
@@ -203,27 +213,27 @@ def clean_code(typed: str) -> str:
     return digits if len(digits) == CODE_DIGITS and digits.isascii() and digits.isdigit() else ""
 
 
-def by_code(email: str, code: str, *, now: datetime) -> tuple[Player, SignIn]:
-    """Complete a sign-in of ``email`` by its code: any of the address's sign-ins still
-    valid whose code it is. A wrong code counts one attempt on each of them (and stays
-    counted: SignInRefused(WRONG_CODE) is raised once that is written); the
-    ``CODE_ATTEMPTS``-th voids them. SignInRefused when no sign-in of the address is
-    waiting, saying why the latest one is not."""
+def by_code(email: str, code: str, *, browser: str, now: datetime) -> tuple[Player, SignIn]:
+    """Complete a sign-in of ``email`` by its code, typed in the browser ``browser`` (its
+    id; "" for a browser that asked for none): any of the sign-ins of the address this
+    browser asked for, still valid, whose code it is. A wrong code counts one attempt on
+    each of them (and stays counted: SignInRefused(WRONG_CODE) is raised once that is
+    written); the ``CODE_ATTEMPTS``-th voids them. Sign-ins another browser asked for are
+    neither tried nor counted. SignInRefused when none of this browser is waiting, saying
+    why its latest one is not (NONE_WAITING when it asked for none)."""
     address = email_choices.normalise(email)
     refused: SignInRefused | None = None
+    if not browser:
+        raise SignInRefused(NONE_WAITING)
+    asked_here = SignIn.objects.filter(email=address, browser_hash=links.digest(browser))
     with transaction.atomic():
         waiting = list(
-            SignIn.objects.select_for_update()
-            .filter(
-                email=address,
-                used_at=None,
-                expires_at__gt=now,
-                attempts__lt=CODE_ATTEMPTS,
-            )
+            asked_here.select_for_update()
+            .filter(used_at=None, expires_at__gt=now, attempts__lt=CODE_ATTEMPTS)
             .order_by("-created_at", "-id")
         )
         if not waiting:
-            latest = SignIn.objects.filter(email=address).order_by("-created_at", "-id").first()
+            latest = asked_here.order_by("-created_at", "-id").first()
             reason = _refusal(latest, now) if latest is not None else None
             raise reason or SignInRefused(NONE_WAITING)
         digits = clean_code(code)

@@ -20,6 +20,7 @@ from datetime import UTC, date, datetime, timedelta
 from functools import partial
 from typing import Any, TypeVar
 
+from celery import current_app
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
@@ -81,6 +82,9 @@ from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
 
 log = logging.getLogger(__name__)
+# The worker's part of "email me my links" (games/tasks.py), published by name: the task
+# module imports this one.
+SEND_LOST_LINKS = "games.send_lost_links"
 
 _Row = TypeVar("_Row", bound=models.Model)
 
@@ -1440,18 +1444,23 @@ def _close_step(
     step.closed_at = now
     step.closed_by = closed_by
     step.save(update_fields=["status", "state_after", "closed_at", "closed_by", "resolved_from"])
-    log.info(
-        "step resolved: game %s, step %s, by %s",
-        step.game_id,
-        step.number,
-        str(closed_by),
-        extra={
-            "event": "step_resolved",
-            "game": step.game_id,
-            "step": step.number,
-            "outcome": str(closed_by),
-            "finished": engine.standings(state) is not None,
-        },
+    # Logged once the resolution is committed: a worker killed before its commit, or a
+    # resolution rolled back, resolved nothing and logs nothing.
+    transaction.on_commit(
+        partial(
+            log.info,
+            "step resolved: game %s, step %s, by %s",
+            step.game_id,
+            step.number,
+            str(closed_by),
+            extra={
+                "event": "step_resolved",
+                "game": step.game_id,
+                "step": step.number,
+                "outcome": str(closed_by),
+                "finished": engine.standings(state) is not None,
+            },
+        )
     )
     return step.state_after
 
@@ -2244,6 +2253,23 @@ def rotate_link(game_id: int, *, position: int, now: datetime) -> str:
         token = access.mint([seat], now=now)[position]
         queueing.queue([reports.link_email(game, seat, token)], urgent=True)
     return token
+
+
+def ask_lost_links(email: str) -> None:
+    """The request's part of "email me my links": once its transaction commits, a worker
+    is asked to send them (``send_lost_links``, the task SEND_LOST_LINKS, on the urgent
+    queue). The request looks nothing up, so it does the same work and takes as long
+    whether or not the address plays here. With the broker away nothing is sent, the
+    warning is logged (without the address) and the asker is answered as always: asking
+    again later sends the links."""
+    transaction.on_commit(partial(_publish_lost_links, email))
+
+
+def _publish_lost_links(email: str) -> None:
+    try:
+        current_app.tasks[SEND_LOST_LINKS].delay(email=email)
+    except Exception:
+        log.warning("could not enqueue a request for lost links; nothing is sent", exc_info=True)
 
 
 def send_lost_links(email: str, *, now: datetime) -> int:

@@ -17,8 +17,9 @@ from moderator.mail import queueing, sending
 @shared_task(name="games.sweep")
 def sweep() -> dict[str, int]:
     """What the database says is due, apart from steps (beat, every SWEEP_SECONDS): due
-    email (first attempts whose enqueue was lost, and retries), email never confirmed
-    (marked unknown, not sent again), the same of webhook posts (``games.webhooks``),
+    email (first attempts whose enqueue was lost, and retries), email claimed and never
+    confirmed (sent again if it was never handed over, else unknown and its GM told:
+    ``sending.mark_unknown``), the same of webhook posts (``games.webhooks``),
     reminders, and the daily digests (of reminders, and of reports) whose hour has come."""
     now = timezone.now()
     lost = now - timedelta(seconds=settings.SWEEP_SECONDS)
@@ -78,6 +79,13 @@ def resolve_due_steps(*, limit: int) -> int:
     task resolved. Its steps' reports go to the mail workers together at the end."""
     with queueing.enqueue_after():
         return postal.resolve_due_steps(now=timezone.now(), limit=limit)
+
+
+@shared_task(name=postal.SEND_LOST_LINKS)
+def send_lost_links(*, email: str) -> int:
+    """The links of the address's seats, asked for on the home page (its request only
+    publishes this task: ``postal.ask_lost_links``); how many seats."""
+    return postal.send_lost_links(email, now=timezone.now())
 
 
 @shared_task(name="games.write_receipts", acks_late=True, reject_on_worker_lost=True)

@@ -73,7 +73,7 @@ def home(request: HttpRequest) -> HttpResponse:
     if ratelimit.lost_links_rate_limited(request, email):
         context = {"form": form, "limited": True}
         return render(request, "games/home.html", context, status=429)
-    postal.send_lost_links(email, now=timezone.now())
+    postal.ask_lost_links(email)
     return render(request, "games/home.html", {"form": LostLinksForm(), "sent_to": email})
 
 

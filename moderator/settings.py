@@ -292,16 +292,18 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Three queues: "steps" (resolving), "mail" (sending), and "urgent" for the short tasks a
-# person or the sweep waits on (handing out due steps, writing order receipts, and the
-# email a person waits for: receipts, links). Every worker takes "urgent" too: Celery on
-# Redis takes from a worker's queues in turn, so an urgent task waits for at most the task
-# each worker has under way, never behind a rush of deadlines.
+# person or the sweep waits on (handing out due steps, writing order receipts, finding a
+# player's lost links, and the email a person waits for: receipts, links). Every worker
+# takes "urgent" too: Celery on Redis takes from a worker's queues in turn, so an urgent
+# task waits for at most the task each worker has under way, never behind a rush of
+# deadlines.
 STEPS_QUEUE = "steps"
 URGENT_QUEUE = "urgent"
 CELERY_TASK_DEFAULT_QUEUE = STEPS_QUEUE
 CELERY_TASK_ROUTES = {
     "games.hand_out_steps": {"queue": URGENT_QUEUE},
     "games.write_receipts": {"queue": URGENT_QUEUE},
+    "games.send_lost_links": {"queue": URGENT_QUEUE},
     "mail.send_urgent_emails": {"queue": URGENT_QUEUE},
     "games.send_webhooks": {"queue": "mail"},
     "mail.*": {"queue": "mail"},

@@ -45,6 +45,10 @@ class OutboundEmail(models.Model):
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     # When the current attempt was handed out; it also tells one attempt from the next.
     sending_since = models.DateTimeField(null=True, blank=True)
+    # When the current attempt's message was handed to the backend (committed on its own
+    # just before the send; cleared by the next claim): a row claimed and never handed
+    # over delivered nothing, and is sent again by itself (moderator/mail/sending.py).
+    handed_over_at = models.DateTimeField(null=True, blank=True)
     esp_message_id = models.CharField(max_length=200, blank=True)
     last_error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

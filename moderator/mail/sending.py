@@ -4,9 +4,12 @@ each outcome is recorded on its row.
 
 The workers send in batches (up to MAIL_BATCH rows per task) over one backend connection,
 claimed in groups of MAIL_CLAIM: one query claims a group and loads it, and one query
-records every message of the group sent; each failure is recorded on its own row. A
-worker killed mid-batch leaves the rows of the group it had not recorded in "sending",
-and the sweep calls them unknown: the price of recording a group at once.
+records every message of the group sent; each failure is recorded on its own row. Just
+before a row's message goes to the backend, the moment is written on the row
+(``handed_over_at``) and committed on its own. A worker killed mid-batch leaves the rows
+of the group it had not recorded in "sending"; the sweep (``mark_unknown``) tells them
+apart: a row never handed over delivered nothing and is sent again by itself, and only
+the row handed over, whose answer was lost, is unknown, its game's GM told once.
 
 The row's life::
 
@@ -16,8 +19,11 @@ The row's life::
        |                  |------> failed, and the GM is told (permanent, or out of attempts)
        |                  |------> unknown (the connection lost after the server may have
        |                  |                 taken the message: maybe delivered)
-       |                  '------> unknown (the sweep: never confirmed; maybe delivered)
-       '---- send_again <-------- failed / unknown (a human's decision, never automatic)
+       |                  |------> unknown (the sweep: handed over, never confirmed; maybe
+       |                  |                 delivered; the GM told once per game and sweep)
+       |<-----------------'        pending again (the sweep: claimed, never handed over)
+       '---- send_again <-------- failed / unknown (a human's decision, never automatic;
+                                  send_unknown_again: every unknown row of a game)
 
 Retries are driven by the row's ``next_attempt_at`` and picked up by the sweep; nothing
 waits in the broker.
@@ -47,6 +53,7 @@ from django.core.mail import BadHeaderError, EmailMessage, get_connection
 from django.core.mail.backends.base import BaseEmailBackend
 from django.db import connection, transaction
 from django.db.models import Case, F, Q, QuerySet, Value, When
+from django.urls import reverse
 from django.utils import timezone
 from urllib3.exceptions import ProtocolError
 
@@ -62,6 +69,8 @@ State = OutboundEmail.State
 RETRY_LATER_STATUS = frozenset({408, 429})
 # Why a row is unknown, first words of its last_error.
 NEVER_CONFIRMED = "handed to the mail server, never confirmed"
+# The emails to a GM about the outbox itself: never the subject of another one.
+GM_KINDS = frozenset({"alert", "unconfirmed"})
 
 
 class Failure(enum.Enum):
@@ -192,6 +201,10 @@ def _send_group(
             _log_outcome(row, "sent", logging.INFO, "email sent")
     for row, error in failed:
         states[row.pk] = _failed_attempt(row, error, now)
+    unknown = [row for row, _ in failed if states[row.pk] == State.UNKNOWN]
+    if unknown:
+        with transaction.atomic():
+            _tell_unknown(unknown, now)
     if late:
         states |= dict.fromkeys(_hand_back(late, now), State.PENDING.value)
     return states
@@ -210,7 +223,8 @@ def _claim(ids: Sequence[int], now: datetime) -> list[OutboundEmail]:
         return []
     at = connection.ops.adapt_datetimefield_value(now)
     sql = (
-        'UPDATE "mail_outboundemail" SET state = %s, attempts = attempts + 1, sending_since = %s '
+        'UPDATE "mail_outboundemail" SET state = %s, attempts = attempts + 1, sending_since = %s, '
+        "handed_over_at = NULL "
         f"WHERE id IN ({', '.join(['%s'] * len(ids))}) AND (state = %s "
         "AND (next_attempt_at IS NULL OR next_attempt_at <= %s)) IS TRUE RETURNING *"
     )
@@ -238,7 +252,7 @@ class _Connection:
         self.is_open = False
         self.unreachable: Exception | None = None
 
-    def send(self, message: EmailMessage) -> None:
+    def open(self) -> None:
         if self.unreachable is not None:
             raise self.unreachable
         if not self.is_open:
@@ -248,6 +262,9 @@ class _Connection:
                 self.unreachable = error
                 raise
             self.is_open = True
+
+    def send(self, message: EmailMessage) -> None:
+        self.open()
         try:
             self.backend.send_messages([message])
         except Exception:
@@ -266,9 +283,11 @@ class _Connection:
 def _hand_over(
     rows: list[OutboundEmail], mail: _Connection, deadline: float
 ) -> tuple[dict[int, str], list[tuple[OutboundEmail, Exception]], list[OutboundEmail]]:
-    """Hand each row's message to the backend. Returns the rows sent with their ESP
-    message id ("" when the backend gives none), the rows that failed with their error, and
-    the rows not tried because ``deadline`` (monotonic) had passed."""
+    """Hand each row's message to the backend, once its hand-over is written on the row
+    (``_handed_over``). Returns the rows sent with their ESP message id ("" when the
+    backend gives none), the rows that failed with their error, and the rows not tried
+    because ``deadline`` (monotonic) had passed. A row the sweep took back meanwhile (no
+    longer in this attempt) is not sent, and in none of them."""
     sent: dict[int, str] = {}
     failed: list[tuple[OutboundEmail, Exception]] = []
     for index, row in enumerate(rows):
@@ -276,6 +295,9 @@ def _hand_over(
             return sent, failed, rows[index:]
         try:
             message = email_message(row)
+            mail.open()
+            if not _handed_over(row):
+                continue
             mail.send(message)
         except Exception as error:  # every failure is recorded on its row
             failed.append((row, error))
@@ -284,6 +306,17 @@ def _hand_over(
         esp_id = getattr(status, "message_id", None)
         sent[row.pk] = "" if esp_id is None else str(esp_id)[:200]
     return sent, failed, []
+
+
+def _handed_over(row: OutboundEmail) -> bool:
+    """Write on the row that its message goes to the backend now, in a statement of its
+    own (the worker sends outside any transaction, so it is committed before the send):
+    a worker killed from here on may have handed it over. False if the row is no longer
+    in the attempt this batch claimed (the sweep took it back to send it again)."""
+    claimed = OutboundEmail.objects.filter(
+        OnTheRow(Q(state=State.SENDING, sending_since=row.sending_since))
+    )
+    return bool(claimed.filter(pk=row.pk).update(handed_over_at=timezone.now()))
 
 
 def _log_outcome(row: OutboundEmail, outcome: str, level: int, what: str, reason: str = "") -> None:
@@ -393,7 +426,7 @@ def _alert_gm(row: OutboundEmail, reason: str) -> None:
     """Tell the game's GM that ``row`` will not arrive (in the caller's transaction)."""
     game = row.game
     gm_email = getattr(getattr(game, "gm", None), "email", "")
-    if game is None or row.kind == "alert" or not gm_email:
+    if game is None or row.kind in GM_KINDS or not gm_email:
         return  # nobody to tell, or an alert about an alert: the log has it
     alert = build(
         "alert",
@@ -406,15 +439,90 @@ def _alert_gm(row: OutboundEmail, reason: str) -> None:
 
 
 def mark_unknown(now: datetime) -> int:
-    """Rows handed to the backend longer than MAIL_SENDING_TIMEOUT_SECONDS ago and never
-    confirmed become unknown: the worker may have died after the server took the message,
-    so they are never sent again automatically. Returns how many."""
+    """The sweep's recovery of rows claimed longer than MAIL_SENDING_TIMEOUT_SECONDS ago
+    and never recorded (their worker died, or hangs). A row never handed to the backend
+    (no ``handed_over_at``) delivered nothing: it is pending again, its attempt not
+    counted, and handed to the workers, sent again by itself. A row handed over may have
+    been delivered: it becomes unknown, never sent again by itself, and each game's GM
+    gets one email of this sweep's unknown rows of the game (``_tell_unknown``), whose one
+    action sends them all again (``send_unknown_again``). Returns how many became
+    unknown."""
     stale = now - timedelta(seconds=settings.MAIL_SENDING_TIMEOUT_SECONDS)
-    return (
-        OutboundEmail.objects.filter(state=State.SENDING)
-        .filter(Q(sending_since__lt=stale) | Q(sending_since__isnull=True))
-        .update(state=State.UNKNOWN, last_error=NEVER_CONFIRMED)
+    claimed = OutboundEmail.objects.filter(state=State.SENDING).filter(
+        Q(sending_since__lt=stale) | Q(sending_since__isnull=True)
     )
+    with transaction.atomic():
+        # Locked, so that a worker still sending finds them taken back (``_handed_over``).
+        again = list(
+            claimed.filter(handed_over_at__isnull=True)
+            .select_for_update(skip_locked=True)
+            .order_by("id")
+            .values_list("id", flat=True)
+        )
+        OutboundEmail.objects.filter(pk__in=again).update(
+            state=State.PENDING, attempts=F("attempts") - 1, sending_since=None
+        )
+        if again:
+            log.info("outbox rows %s were claimed and never handed over; sent again", again)
+            transaction.on_commit(partial(enqueue, again))
+    with transaction.atomic():
+        unknown = list(
+            claimed.filter(handed_over_at__isnull=False)
+            .select_for_update(skip_locked=True, of=("self",))
+            .select_related("game__gm")
+            .order_by("id")
+        )
+        OutboundEmail.objects.filter(pk__in=[row.pk for row in unknown]).update(
+            state=State.UNKNOWN, last_error=NEVER_CONFIRMED
+        )
+        for row in unknown:
+            _log_outcome(row, "unknown", logging.WARNING, "email outcome unknown", NEVER_CONFIRMED)
+        _tell_unknown(unknown, now)
+    return len(unknown)
+
+
+def _tell_unknown(rows: list[OutboundEmail], now: datetime) -> None:
+    """One email to each game's GM (the kind "unconfirmed") of ``rows``, that game's rows
+    found unknown at ``now``, by the sweep or by a group of a batch whose connection was
+    lost after the hand-over (in the caller's transaction). Rows of no game, or
+    of a GM without an address, or alerts themselves, are in the log alone."""
+    by_game: dict[int, list[OutboundEmail]] = {}
+    for row in rows:
+        if row.game_id is not None and row.kind not in GM_KINDS:
+            by_game.setdefault(row.game_id, []).append(row)
+    alerts = []
+    for game_id, emails in by_game.items():
+        game = emails[0].game
+        gm_email = getattr(getattr(game, "gm", None), "email", "")
+        if game is None or not gm_email:
+            continue
+        alerts.append(
+            build(
+                "unconfirmed",
+                to=gm_email,
+                dedupe_key=f"alert:unknown:{game_id}:{emails[0].pk}:{now.isoformat()}",
+                context={
+                    "game": game,
+                    "emails": emails,
+                    "count": len(emails),
+                    "url": f"{settings.SITE_URL}{reverse('gm:game', args=[game_id])}#emails",
+                },
+                game=game,
+            )
+        )
+    if alerts:
+        queue_once(alerts)
+
+
+def send_unknown_again(game_id: int) -> int:
+    """A GM's decision, in one action: send every unknown row of the game again
+    (``send_again`` for each, pruned rows left out); how many."""
+    ids = list(
+        OutboundEmail.objects.filter(game_id=game_id, state=State.UNKNOWN, pruned_at__isnull=True)
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+    return sum(send_again(outbound_id) for outbound_id in ids)
 
 
 def send_again(outbound_id: int) -> bool:

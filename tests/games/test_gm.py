@@ -899,6 +899,54 @@ def test_send_again_works_for_an_unknown_email(client: Client, gm: User, now: da
     assert (unknown.state, unknown.attempts) == ("pending", 0)
 
 
+def test_one_button_sends_every_unknown_email_of_the_game_again(
+    client: Client,
+    gm: User,
+    now: datetime,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    game = started(gm, now)
+    ann = email_of(game, "u1", state="unknown", attempts=1)
+    bob = email_of(game, "u2", state="unknown", attempts=1, to="bob@example.org")
+    failed = email_of(game, "f", state="failed", attempts=5)
+    elsewhere = email_of(started(gm, now), "u3", state="unknown", attempts=1)
+    page = reverse("gm:game", args=[game.pk])
+    action = reverse("gm:send_unknown_again", args=[game.pk])
+    form = re.search(
+        r'<form method="post" action="([^"]+)" id="send-unknown-again">(.*?)</form>',
+        client.get(page).content.decode(),
+        re.S,
+    )
+    assert form is not None and form[1] == action
+    assert text(form[2]) == (
+        "2 emails of the game were handed to the mail server and never confirmed: each may "
+        "or may not have arrived. Send the unknown emails again"
+    )
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(action, follow=True)
+    assert response.redirect_chain == [(f"{page}#emails", 302)]
+    assert [str(m) for m in response.context["messages"]] == [
+        "2 emails whose delivery was unknown are queued to be sent again."
+    ]
+    states = OutboundEmail.objects.filter(pk__in=[ann.pk, bob.pk, failed.pk, elsewhere.pk])
+    assert dict(states.values_list("pk", "state")) == {
+        ann.pk: "sent",
+        bob.pk: "sent",
+        failed.pk: "failed",
+        elsewhere.pk: "unknown",
+    }
+    assert sorted(m.to[0] for m in mail.outbox) == ["ann@example.org", "bob@example.org"]
+    assert b'id="send-unknown-again"' not in client.get(page).content
+    again = client.post(action, follow=True)
+    assert [str(m) for m in again.context["messages"]] == [
+        "No email of this game has an unknown delivery now: nothing was sent again."
+    ]
+    intruder = Client()
+    intruder.force_login(staff_user())
+    assert intruder.post(action).status_code == 404
+
+
 def test_send_again_answers_404_for_an_email_of_another_game_or_gm(
     client: Client, gm: User, now: datetime
 ) -> None:

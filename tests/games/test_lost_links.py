@@ -8,12 +8,16 @@ import re
 import uuid
 from datetime import datetime
 from typing import Any
+from unittest import mock
 
 import pytest
-from django.test import Client
+from celery import Task
+from django.db import connection
+from django.test import Client, TestCase
+from django.test.utils import CaptureQueriesContext
 from pytest_django.fixtures import Settings
 
-from games import access, postal
+from games import access, postal, tasks
 from games.models import Game, SeatLink
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game
@@ -42,7 +46,54 @@ def ann_game(title: str, email: str = "ann@example.org") -> Game:
 
 
 def ask(email: str, address: str = "198.51.100.1") -> Any:
-    return Client(REMOTE_ADDR=address).post("/", {"email": email})
+    """Post the home page's form; once its transaction commits, the worker's task runs
+    (eagerly, in tests)."""
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        return Client(REMOTE_ADDR=address).post("/", {"email": email})
+
+
+def request_path(email: str) -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:
+    """What the request alone does for ``email``: its queries, and the tasks it publishes
+    once it commits (their names and keyword arguments), none of them run."""
+    published: list[tuple[str, dict[str, Any]]] = []
+
+    def publish(task: Task[Any, Any], **kwargs: Any) -> None:
+        published.append((task.name, kwargs))
+
+    with (
+        mock.patch.object(Task, "delay", autospec=True, side_effect=publish),
+        CaptureQueriesContext(connection) as queries,
+        TestCase.captureOnCommitCallbacks(execute=True),
+    ):
+        response = Client(REMOTE_ADDR="198.51.100.1").post("/", {"email": email})
+    assert response.status_code == 200
+    return [query["sql"] for query in queries.captured_queries], published
+
+
+def test_the_request_does_the_same_for_an_address_that_plays_and_one_that_does_not(
+    now: datetime,
+) -> None:
+    postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    known_queries, known_tasks = request_path("ann@example.org")
+    unknown_queries, unknown_tasks = request_path("nobody@example.org")
+    assert known_queries == unknown_queries
+    assert [sql for sql in known_queries if "games_seat" in sql] == []
+    assert (known_tasks, unknown_tasks) == (
+        [("games.send_lost_links", {"email": "ann@example.org"})],
+        [("games.send_lost_links", {"email": "nobody@example.org"})],
+    )
+    assert OutboundEmail.objects.filter(kind="lost-links").count() == 0
+
+
+def test_the_task_sends_the_links_of_an_address_that_plays_and_nothing_else(
+    now: datetime,
+) -> None:
+    postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    assert tasks.send_lost_links(email="ann@example.org") == 1
+    assert tasks.send_lost_links(email="nobody@example.org") == 0
+    assert list(OutboundEmail.objects.filter(kind="lost-links").values_list("to", flat=True)) == [
+        "ann@example.org"
+    ]
 
 
 def main_text(response: Any) -> str:

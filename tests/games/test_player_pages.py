@@ -294,6 +294,61 @@ def test_a_code_for_an_address_that_asked_nothing_says_so(client: Client) -> Non
     assert "No sign-in was asked for this address" in main_text(response)
 
 
+def said_to(response: Any) -> list[str]:
+    """The refusal a code page shows: a wrong code's, or a sign-in's that signs nobody in."""
+    text = main_text(response)
+    return re.findall(r'<p class="error" id="wrong-code">(.*?)</p>', text) + re.findall(
+        r'<p class="error" id="refused">(.*?)</p>', text
+    )
+
+
+def test_a_strangers_wrong_codes_void_nothing_and_the_players_code_signs_in(
+    now: datetime,
+) -> None:
+    player = browser()
+    assert player.post("/signin/", {"email": "ann@example.org"}).status_code == 200
+    code = code_in("ann@example.org")
+    wrong = f"{(int(code) + 1) % 10**6:06d}"
+    stranger = browser()
+    answers = [
+        stranger.post("/signin/code/", {"email": "ann@example.org", "code": wrong})
+        for _ in range(7)
+    ]
+    assert [response.status_code for response in answers] == [400] * 7
+    assert said_to(answers[-1]) == [
+        "No sign-in was asked for this address in this browser: a code works only in the "
+        "browser where it was asked for (the email&#x27;s link works anywhere). Ask for one "
+        "below."
+    ]
+    # Nor does the right code typed by the stranger sign them in.
+    response = stranger.post("/signin/code/", {"email": "ann@example.org", "code": code})
+    assert response.status_code == 400
+    assert (SignIn.objects.get().attempts, Player.objects.count()) == (0, 0)
+    response = player.post("/signin/code/", {"email": "ann@example.org", "code": code})
+    assert (response.status_code, response["Location"]) == (302, "/me/")
+    assert player.get("/me/").status_code == 200
+
+
+def test_a_stranger_who_asks_for_the_address_voids_only_their_own_sign_in(
+    now: datetime,
+) -> None:
+    player = browser()
+    player.post("/signin/", {"email": "ann@example.org"})
+    code = code_in("ann@example.org")
+    stranger = browser()
+    stranger.post("/signin/", {"email": "ann@example.org"})
+    guesses = [f"{n:06d}" for n in range(7) if f"{n:06d}" != code][:6]
+    answers = [
+        stranger.post("/signin/code/", {"email": "ann@example.org", "code": guess})
+        for guess in guesses
+    ]
+    assert [response.status_code for response in answers] == [400] * 6
+    assert "The code of this sign-in was typed wrong 5 times" in said_to(answers[4])[0]
+    assert list(SignIn.objects.order_by("id").values_list("attempts", flat=True)) == [0, 5]
+    response = player.post("/signin/code/", {"email": "ann@example.org", "code": code})
+    assert (response.status_code, response["Location"]) == (302, "/me/")
+
+
 def test_codes_are_rate_limited_per_client(now: datetime, settings: Settings) -> None:
     settings.RATES = {**settings.RATES, "signin-code": "2/h"}
     client = browser()

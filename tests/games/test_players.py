@@ -4,6 +4,7 @@ address signs in as, never a GM's; a player's games grouped; their settings save
 
 from __future__ import annotations
 
+import hashlib
 import re
 from datetime import datetime, timedelta
 from typing import Any
@@ -21,6 +22,8 @@ from tests.factories import GMFactory, choice_game
 pytestmark = pytest.mark.django_db
 
 SEED = bytes(range(32))
+CODE_ATTEMPTS = players.CODE_ATTEMPTS
+BROWSER = "the-browser-that-asked"  # the id a browser's cookie holds while it signs in
 
 
 def sent_to(address: str) -> OutboundEmail:
@@ -51,7 +54,9 @@ def test_asking_stores_only_digests_and_emails_the_link_and_the_code(
     settings.SITE_URL = "https://games.example.org"
     urgent = published(mail_tasks.send_urgent_emails)
     with django_capture_on_commit_callbacks(execute=True):
-        asked = players.ask("  Ann@Example.ORG ", now=now, next_path="/me/settings/")
+        asked = players.ask(
+            "  Ann@Example.ORG ", browser=BROWSER, now=now, next_path="/me/settings/"
+        )
     sign_in = SignIn.objects.get()
     assert (sign_in.email, sign_in.created_at, sign_in.next) == (
         "ann@example.org",
@@ -86,8 +91,8 @@ def test_asking_stores_only_digests_and_emails_the_link_and_the_code(
 
 def test_every_address_gets_a_sign_in_whether_it_plays_or_not(now: datetime) -> None:
     choice_game(2)
-    players.ask("ann@example.org", now=now)
-    players.ask("nobody@example.org", now=now)
+    players.ask("ann@example.org", browser=BROWSER, now=now)
+    players.ask("nobody@example.org", browser=BROWSER, now=now)
     assert sorted(OutboundEmail.objects.values_list("to", flat=True)) == [
         "ann@example.org",
         "nobody@example.org",
@@ -96,13 +101,13 @@ def test_every_address_gets_a_sign_in_whether_it_plays_or_not(now: datetime) -> 
 
 def test_the_validity_is_the_setting_in_minutes(now: datetime, settings: Settings) -> None:
     settings.SIGNIN_MINUTES = 3
-    asked = players.ask("ann@example.org", now=now)
+    asked = players.ask("ann@example.org", browser=BROWSER, now=now)
     assert asked.sign_in.expires_at == now + timedelta(minutes=3)
     assert "for 3 minutes" in OutboundEmail.objects.get().text
 
 
 def test_a_next_path_too_long_to_keep_is_dropped(now: datetime) -> None:
-    asked = players.ask("ann@example.org", now=now, next_path="/" + "a" * 300)
+    asked = players.ask("ann@example.org", browser=BROWSER, now=now, next_path="/" + "a" * 300)
     assert asked.sign_in.next == ""
 
 
@@ -110,7 +115,7 @@ def test_a_next_path_too_long_to_keep_is_dropped(now: datetime) -> None:
 
 
 def test_the_link_signs_in_once_and_its_page_changes_nothing(now: datetime) -> None:
-    asked = players.ask("ann@example.org", now=now)
+    asked = players.ask("ann@example.org", browser=BROWSER, now=now)
     assert players.pending(asked.token, now=now).pk == asked.sign_in.pk
     assert SignIn.objects.get().used_at is None
     player, sign_in = players.by_link(asked.token, now=now + timedelta(minutes=1))
@@ -122,12 +127,14 @@ def test_the_link_signs_in_once_and_its_page_changes_nothing(now: datetime) -> N
         assert refused.value.reason == players.USED
     # The code of a used sign-in signs in nobody either.
     with pytest.raises(players.SignInRefused) as refused:
-        players.by_code("ann@example.org", asked.code, now=now + timedelta(minutes=2))
+        players.by_code(
+            "ann@example.org", asked.code, browser=BROWSER, now=now + timedelta(minutes=2)
+        )
     assert refused.value.reason == players.USED
 
 
 def test_the_link_works_until_it_expires_and_not_at_that_instant(now: datetime) -> None:
-    asked = players.ask("ann@example.org", now=now)
+    asked = players.ask("ann@example.org", browser=BROWSER, now=now)
     end = now + timedelta(minutes=15)
     assert players.pending(asked.token, now=end - timedelta(seconds=1))
     for check in (players.pending, players.by_link):
@@ -140,7 +147,7 @@ def test_the_link_works_until_it_expires_and_not_at_that_instant(now: datetime) 
 
 @pytest.mark.parametrize("token", ["", "x", "a" * 43, "a" * 500])
 def test_an_unknown_link_signs_in_nobody(now: datetime, token: str) -> None:
-    players.ask("ann@example.org", now=now)
+    players.ask("ann@example.org", browser=BROWSER, now=now)
     for check in (players.pending, players.by_link):
         with pytest.raises(players.SignInRefused) as refused:
             check(token, now=now)
@@ -156,12 +163,12 @@ def wrong(code: str) -> str:
 
 
 def test_the_code_signs_in_once_typed_with_the_address_in_any_case(now: datetime) -> None:
-    asked = players.ask("ann@example.org", now=now)
+    asked = players.ask("ann@example.org", browser=BROWSER, now=now)
     spaced = f"{asked.code[:3]} {asked.code[3:]}"
-    player, sign_in = players.by_code(" ANN@example.org", spaced, now=now)
+    player, sign_in = players.by_code(" ANN@example.org", spaced, browser=BROWSER, now=now)
     assert (player.email, sign_in.pk, sign_in.used_at) == ("ann@example.org", asked.sign_in.pk, now)
     with pytest.raises(players.SignInRefused) as refused:
-        players.by_code("ann@example.org", asked.code, now=now)
+        players.by_code("ann@example.org", asked.code, browser=BROWSER, now=now)
     assert refused.value.reason == players.USED
     with pytest.raises(players.SignInRefused) as refused:
         players.by_link(asked.token, now=now)
@@ -169,22 +176,22 @@ def test_the_code_signs_in_once_typed_with_the_address_in_any_case(now: datetime
 
 
 def test_wrong_codes_count_and_the_fifth_voids_the_sign_in_link_and_all(now: datetime) -> None:
-    asked = players.ask("ann@example.org", now=now)
+    asked = players.ask("ann@example.org", browser=BROWSER, now=now)
     left = []
     for _ in range(4):
         with pytest.raises(players.SignInRefused) as refused:
-            players.by_code("ann@example.org", wrong(asked.code), now=now)
+            players.by_code("ann@example.org", wrong(asked.code), browser=BROWSER, now=now)
         assert refused.value.reason == players.WRONG_CODE
         left.append(refused.value.attempts_left)
     assert left == [4, 3, 2, 1]
     assert SignIn.objects.get().attempts == 4
     with pytest.raises(players.SignInRefused) as refused:
-        players.by_code("ann@example.org", wrong(asked.code), now=now)
+        players.by_code("ann@example.org", wrong(asked.code), browser=BROWSER, now=now)
     assert (refused.value.reason, refused.value.attempts_left) == (players.VOID, 0)
     assert SignIn.objects.get().attempts == 5
     # The right code now, and the link: void too; nothing signed in, nothing counted more.
     with pytest.raises(players.SignInRefused) as refused:
-        players.by_code("ann@example.org", asked.code, now=now)
+        players.by_code("ann@example.org", asked.code, browser=BROWSER, now=now)
     assert refused.value.reason == players.VOID
     with pytest.raises(players.SignInRefused) as refused:
         players.by_link(asked.token, now=now)
@@ -194,52 +201,96 @@ def test_wrong_codes_count_and_the_fifth_voids_the_sign_in_link_and_all(now: dat
 
 
 def test_the_right_code_after_four_wrong_ones_signs_in(now: datetime) -> None:
-    asked = players.ask("ann@example.org", now=now)
+    asked = players.ask("ann@example.org", browser=BROWSER, now=now)
     for _ in range(4):
         with pytest.raises(players.SignInRefused):
-            players.by_code("ann@example.org", wrong(asked.code), now=now)
-    player, _ = players.by_code("ann@example.org", asked.code, now=now)
+            players.by_code("ann@example.org", wrong(asked.code), browser=BROWSER, now=now)
+    player, _ = players.by_code("ann@example.org", asked.code, browser=BROWSER, now=now)
     assert player.email == "ann@example.org"
 
 
 def test_a_code_that_is_no_code_counts_as_a_wrong_one(now: datetime) -> None:
-    players.ask("ann@example.org", now=now)
+    players.ask("ann@example.org", browser=BROWSER, now=now)
     with pytest.raises(players.SignInRefused) as refused:
-        players.by_code("ann@example.org", "12345", now=now)
+        players.by_code("ann@example.org", "12345", browser=BROWSER, now=now)
     assert refused.value.reason == players.WRONG_CODE
     assert SignIn.objects.get().attempts == 1
 
 
 def test_the_code_of_an_earlier_email_still_signs_in(now: datetime) -> None:
-    first = players.ask("ann@example.org", now=now)
-    second = players.ask("ann@example.org", now=now + timedelta(minutes=1))
+    first = players.ask("ann@example.org", browser=BROWSER, now=now)
+    second = players.ask("ann@example.org", browser=BROWSER, now=now + timedelta(minutes=1))
     assert first.code != second.code or first.token != second.token
-    _, sign_in = players.by_code("ann@example.org", first.code, now=now + timedelta(minutes=2))
+    _, sign_in = players.by_code(
+        "ann@example.org", first.code, browser=BROWSER, now=now + timedelta(minutes=2)
+    )
     assert sign_in.pk == first.sign_in.pk
     # The later one is still there, for its link or its code.
     assert players.pending(second.token, now=now + timedelta(minutes=2))
 
 
 def test_a_wrong_code_counts_on_every_waiting_sign_in_of_the_address(now: datetime) -> None:
-    first = players.ask("ann@example.org", now=now)
-    second = players.ask("ann@example.org", now=now)
-    players.ask("bob@example.org", now=now)
+    first = players.ask("ann@example.org", browser=BROWSER, now=now)
+    second = players.ask("ann@example.org", browser=BROWSER, now=now)
+    players.ask("bob@example.org", browser=BROWSER, now=now)
     guess = next(f"{n:06d}" for n in range(3) if f"{n:06d}" not in {first.code, second.code})
     with pytest.raises(players.SignInRefused):
-        players.by_code("ann@example.org", guess, now=now)
+        players.by_code("ann@example.org", guess, browser=BROWSER, now=now)
     assert dict(SignIn.objects.values_list("email", "attempts").order_by("email", "id")[:3]) == {
         "ann@example.org": 1,
         "bob@example.org": 0,
     }
 
 
+@pytest.mark.parametrize("elsewhere", ["a-strangers-browser", ""])
+def test_codes_typed_in_another_browser_count_nothing_and_sign_in_nobody(
+    now: datetime, elsewhere: str
+) -> None:
+    asked = players.ask("ann@example.org", browser=BROWSER, now=now)
+    for typed in [*(wrong(asked.code) for _ in range(CODE_ATTEMPTS + 2)), asked.code]:
+        with pytest.raises(players.SignInRefused) as refused:
+            players.by_code("ann@example.org", typed, browser=elsewhere, now=now)
+        assert refused.value.reason == players.NONE_WAITING
+    assert (SignIn.objects.get().attempts, Player.objects.count()) == (0, 0)
+    player, sign_in = players.by_code("ann@example.org", asked.code, browser=BROWSER, now=now)
+    assert (player.email, sign_in.pk) == ("ann@example.org", asked.sign_in.pk)
+
+
+def test_a_browser_voids_only_the_sign_ins_it_asked_for(now: datetime) -> None:
+    players_own = players.ask("ann@example.org", browser=BROWSER, now=now)
+    strangers = players.ask("ann@example.org", browser="a-strangers-browser", now=now)
+    for _ in range(CODE_ATTEMPTS):
+        with pytest.raises(players.SignInRefused):
+            players.by_code(
+                "ann@example.org",
+                wrong(strangers.code),
+                browser="a-strangers-browser",
+                now=now,
+            )
+    assert dict(SignIn.objects.values_list("pk", "attempts")) == {
+        players_own.sign_in.pk: 0,
+        strangers.sign_in.pk: CODE_ATTEMPTS,
+    }
+    assert players.pending(players_own.token, now=now)
+    _, sign_in = players.by_code("ann@example.org", players_own.code, browser=BROWSER, now=now)
+    assert sign_in.pk == players_own.sign_in.pk
+
+
+def test_a_sign_in_stores_a_digest_of_its_browser_never_the_id(now: datetime) -> None:
+    asked = players.ask("ann@example.org", browser=BROWSER, now=now)
+    assert SignIn.objects.get().browser_hash == hashlib.sha256(BROWSER.encode()).hexdigest()
+    assert asked.sign_in.browser_hash != BROWSER
+
+
 def test_a_code_for_an_address_without_a_waiting_sign_in_says_why(now: datetime) -> None:
     with pytest.raises(players.SignInRefused) as refused:
-        players.by_code("ann@example.org", "123456", now=now)
+        players.by_code("ann@example.org", "123456", browser=BROWSER, now=now)
     assert refused.value.reason == players.NONE_WAITING
-    asked = players.ask("ann@example.org", now=now)
+    asked = players.ask("ann@example.org", browser=BROWSER, now=now)
     with pytest.raises(players.SignInRefused) as refused:
-        players.by_code("ann@example.org", asked.code, now=now + timedelta(minutes=15))
+        players.by_code(
+            "ann@example.org", asked.code, browser=BROWSER, now=now + timedelta(minutes=15)
+        )
     assert refused.value.reason == players.EXPIRED
     assert SignIn.objects.get().attempts == 0
 
@@ -282,7 +333,7 @@ def test_an_address_too_long_for_a_username_gets_its_digest(now: datetime) -> No
 
 
 def test_sign_ins_are_pruned_a_day_after_they_expire(now: datetime) -> None:
-    players.ask("ann@example.org", now=now)
+    players.ask("ann@example.org", browser=BROWSER, now=now)
     end = now + timedelta(minutes=15)
     assert players.prune_sign_ins(now=end + timedelta(days=1) - timedelta(seconds=1)) == 0
     assert players.prune_sign_ins(now=end + timedelta(days=1)) == 1

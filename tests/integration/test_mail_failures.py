@@ -18,6 +18,7 @@ from aiosmtpd.smtp import SMTP, Envelope, Session
 from django.utils import timezone
 
 from games import postal
+from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
 from tests.browser import data_of
 from tests.factories import GMFactory, choice_game
@@ -169,10 +170,10 @@ def test_a_permanent_refusal_fails_the_row_and_the_gm_hears_of_it(
     )
 
 
-def test_a_worker_killed_mid_batch_leaves_its_rows_unknown_and_none_is_sent_again(
+def test_a_worker_killed_mid_batch_sends_again_what_it_never_handed_over_and_asks_the_gm(
     services: Services, smtp: Mailserver
 ) -> None:
-    game = choice_game(2)
+    game = choice_game(2, gm=GMFactory.create(username="gina"), title="Dice at Dawn")
     smtp.stall.add("ann@example.org")
     services.env["MAIL_SENDING_TIMEOUT_SECONDS"] = "3"
     services.worker()
@@ -182,21 +183,41 @@ def test_a_worker_killed_mid_batch_leaves_its_rows_unknown_and_none_is_sent_agai
     wait_for(smtp.stalled.is_set, 30, "the server to stall in DATA for ann", services)
     services.stop("worker", signal.SIGKILL)
     # Both reports were one claimed group of the batch (MAIL_CLAIM is 10): ann's was handed
-    # over, bob's waited behind it. Neither outcome was recorded, so neither can be told
-    # from one the server took.
+    # over (its moment written first), bob's waited behind it, never handed over.
     assert (state(ann), state(bob)) == ("sending", "sending")
+    ann.refresh_from_db()
+    bob.refresh_from_db()
+    assert (ann.handed_over_at is not None, bob.handed_over_at) == (True, None)
 
     services.worker()
     services.beat()
     wait_for(
-        lambda: (state(ann), state(bob)) == ("unknown", "unknown"),
+        lambda: (
+            (state(ann), len(smtp.to("bob@example.org")), len(smtp.to("gina@example.org")))
+            == ("unknown", 1, 1)
+        ),
         30,
-        "the rows to become unknown",
+        "ann's row to become unknown, bob's report and the GM's email to arrive",
         services,
     )
-    time.sleep(4)  # four more sweeps: none of them sends either again
+    time.sleep(4)  # four more sweeps: none of them sends ann's again, nor tells the GM again
     assert sorted(
         OutboundEmail.objects.filter(kind="report").values_list("to", "state", "attempts")
-    ) == [("ann@example.org", "unknown", 1), ("bob@example.org", "unknown", 1)]
-    assert (smtp.rcpt["ann@example.org"], smtp.rcpt["bob@example.org"]) == (1, 0)
-    assert smtp.received == []
+    ) == [("ann@example.org", "unknown", 1), ("bob@example.org", "sent", 1)]
+    assert (smtp.rcpt["ann@example.org"], smtp.rcpt["bob@example.org"]) == (1, 1)
+    assert [m["To"] for m in smtp.received] == ["bob@example.org", "gina@example.org"]
+    (told,) = smtp.to("gina@example.org")
+    assert told["Subject"] == "Dice at Dawn: 1 email may not have arrived"
+    assert OutboundEmail.objects.filter(kind="unconfirmed").count() == 1
+
+    # The GM's one action sends it again, and it arrives once.
+    smtp.stall.discard("ann@example.org")
+    smtp.release.set()
+    assert sending.send_unknown_again(game.pk) == 1
+    wait_for(
+        lambda: len(smtp.to("ann@example.org")) == 1 and state(ann) == "sent",
+        30,
+        "ann's report to arrive once it was sent again",
+        services,
+    )
+    assert (smtp.rcpt["ann@example.org"], len(smtp.received)) == (2, 3)

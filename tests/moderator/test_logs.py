@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
+from django.db import transaction
 from django.utils.module_loading import import_string
-from pytest_django.fixtures import Settings
+from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks, Settings
 
 from games import postal
 from games.models import Game
@@ -23,6 +24,7 @@ from tests.moderator.mail.test_outbox import BACKEND, ScriptedBackend
 
 pytestmark = pytest.mark.django_db
 
+
 SEED = bytes(range(32))
 FIELDS = ("event", "game", "step", "outcome", "finished")
 
@@ -31,19 +33,62 @@ def records(caplog: pytest.LogCaptureFixture, event: str) -> list[logging.LogRec
     return [record for record in caplog.records if getattr(record, "event", None) == event]
 
 
-def resolved(caplog: pytest.LogCaptureFixture, now: datetime) -> tuple[Game, logging.LogRecord]:
-    """A game whose step 1 the GM resolved, and the one line that logged it."""
+def resolved(
+    caplog: pytest.LogCaptureFixture, now: datetime, on_commit: DjangoCaptureOnCommitCallbacks
+) -> tuple[Game, logging.LogRecord]:
+    """A game whose step 1 the GM resolved, and the one line that logged it (once its
+    transaction committed)."""
     game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
     caplog.set_level(logging.INFO, logger="games.postal")
-    postal.resolve_now(game.pk, now=now)
+    with on_commit(execute=True):
+        postal.resolve_now(game.pk, now=now)
     (line,) = records(caplog, "step_resolved")
     return game, line
 
 
-def test_a_resolved_step_is_one_line_with_its_game_step_and_outcome(
-    caplog: pytest.LogCaptureFixture, now: datetime
+def test_a_resolved_step_is_logged_once_it_is_committed_and_not_before(
+    caplog: pytest.LogCaptureFixture,
+    now: datetime,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
-    game, line = resolved(caplog, now)
+    game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    caplog.set_level(logging.INFO, logger="games.postal")
+    with django_capture_on_commit_callbacks(execute=True):
+        postal.resolve_now(game.pk, now=now)
+        assert records(caplog, "step_resolved") == []  # resolved, not yet committed
+    assert [line.getMessage() for line in records(caplog, "step_resolved")] == [
+        f"step resolved: game {game.pk}, step 1, by gm"
+    ]
+
+
+class Killed(Exception):
+    """The worker dies between the resolution and its commit."""
+
+
+def test_a_resolution_rolled_back_logs_nothing(
+    caplog: pytest.LogCaptureFixture,
+    now: datetime,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    caplog.set_level(logging.INFO, logger="games.postal")
+    with (
+        django_capture_on_commit_callbacks(execute=True) as callbacks,
+        pytest.raises(Killed),
+        transaction.atomic(),
+    ):
+        postal.resolve_now(game.pk, now=now)
+        raise Killed
+    assert (records(caplog, "step_resolved"), callbacks) == ([], [])
+    assert Game.objects.get(pk=game.pk).step_number == 1
+
+
+def test_a_resolved_step_is_one_line_with_its_game_step_and_outcome(
+    caplog: pytest.LogCaptureFixture,
+    now: datetime,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    game, line = resolved(caplog, now, django_capture_on_commit_callbacks)
     assert {name: getattr(line, name) for name in FIELDS} == {
         "event": "step_resolved",
         "game": game.pk,
@@ -76,9 +121,11 @@ def test_each_email_sent_or_failed_is_one_line_without_its_address(
 
 
 def test_log_format_json_writes_each_line_as_one_json_object(
-    caplog: pytest.LogCaptureFixture, now: datetime
+    caplog: pytest.LogCaptureFixture,
+    now: datetime,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
-    game, line = resolved(caplog, now)
+    game, line = resolved(caplog, now, django_capture_on_commit_callbacks)
     # The formatter as LOGGING names it for LOG_FORMAT=json, built as dictConfig builds it.
     logging_config: dict[str, Any] = django_settings.LOGGING
     spec = dict(logging_config["formatters"]["json"])

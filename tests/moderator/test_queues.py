@@ -28,6 +28,7 @@ def test_each_task_goes_to_its_queue() -> None:
         for name in (
             "games.hand_out_steps",
             "games.write_receipts",
+            "games.send_lost_links",
             "games.sweep",
             "games.resolve_due_steps",
             "mail.send_emails",
@@ -36,6 +37,7 @@ def test_each_task_goes_to_its_queue() -> None:
     } == {
         "games.hand_out_steps": "urgent",
         "games.write_receipts": "urgent",
+        "games.send_lost_links": "urgent",
         "games.sweep": "steps",
         "games.resolve_due_steps": "steps",
         "mail.send_emails": "mail",

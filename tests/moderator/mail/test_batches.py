@@ -111,7 +111,9 @@ def test_a_batch_is_claimed_sent_over_one_connection_and_recorded_in_two_queries
     backend: type[LoggingBackend], now: datetime, django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
     emails = rows("ann", "bob", "cy")
-    with django_assert_num_queries(2):  # the claim (which loads the rows), the rows sent
+    # The claim (which loads the rows), each row's hand-over written before its send, and
+    # the rows sent.
+    with django_assert_num_queries(2 + 3):
         result = sending.send_batch([e.pk for e in emails], now=now)
     assert result == {e.pk: "sent" for e in emails}
     assert backend.events == ["open", "ann", "bob", "cy", "close"]
@@ -124,6 +126,7 @@ def test_a_batch_is_claimed_sent_over_one_connection_and_recorded_in_two_queries
     assert set(sent.values_list("state", "attempts", "sent_at", "sending_since")) == {
         ("sent", 1, now, now)
     }
+    assert sent.filter(handed_over_at__isnull=True).count() == 0
 
 
 def indexes_used(sql: str, params: Any) -> set[str]:
@@ -168,7 +171,7 @@ def test_after_a_burst_the_claim_and_the_record_find_their_rows_by_primary_key(
     with CaptureQueriesContext(connection) as queries:
         assert sending.send_batch([e.pk for e in batch], now=now) == {e.pk: "sent" for e in batch}
     updates = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
-    assert len(updates) == 2  # the claim, the record
+    assert len(updates) == 2 + 10  # the claim, each row's hand-over, the record
     for sql in updates:
         assert indexes_used(sql, None) == {"mail_outboundemail_pkey"}, sql
 
@@ -200,7 +203,8 @@ def test_a_batch_is_claimed_and_recorded_in_groups_of_mail_claim_over_one_connec
 ) -> None:
     settings.MAIL_CLAIM = 10
     emails = rows(*(f"p{n}" for n in range(25)))
-    with django_assert_num_queries(6):  # three groups: their claim and record each
+    # Three groups: their claim and record each, and each row's hand-over.
+    with django_assert_num_queries(6 + 25):
         result = sending.send_batch([e.pk for e in emails], now=now)
     assert result == {e.pk: "sent" for e in emails}
     assert backend.events == ["open", *(f"p{n}" for n in range(25)), "close"]
@@ -250,7 +254,7 @@ def test_rows_written_without_a_message_id_get_one_in_one_more_query(
 ) -> None:
     settings.MAIL_DOMAIN = "games.example.org"
     emails = rows("ann", "bob", message_id="")
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(3 + 2):
         sending.send_batch([e.pk for e in emails], now=now)
     stored = list(OutboundEmail.objects.filter(pk__in=[e.pk for e in emails]).order_by("id"))
     assert [m.extra_headers["Message-ID"] for m in mail.outbox] == [e.message_id for e in stored]
@@ -273,7 +277,7 @@ def test_each_esp_message_id_is_recorded_on_its_row_in_the_same_query(
 ) -> None:
     emails = rows("ann", "bob", "cy")
     backend.esp_ids = {"ann@example.org": "esp-1", "cy@example.org": "esp-3"}
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(2 + 3):
         sending.send_batch([e.pk for e in emails], now=now)
     recorded = OutboundEmail.objects.filter(pk__in=[e.pk for e in emails]).order_by("id")
     assert list(recorded.values_list("to", "state", "esp_message_id")) == [
@@ -457,24 +461,32 @@ def test_a_server_that_cannot_be_reached_is_tried_once_and_every_row_retries(
     }
 
 
-def test_a_row_the_sweep_called_unknown_mid_batch_is_recorded_sent(
+def test_a_sweep_mid_batch_calls_the_row_handed_over_unknown_and_takes_back_the_rest(
     backend: type[LoggingBackend],
     settings: Settings,
     monkeypatch: pytest.MonkeyPatch,
     now: datetime,
 ) -> None:
+    """A batch that hangs past the sending timeout: the sweep calls the row being handed
+    over unknown (the batch then records it sent) and takes back the row waiting behind
+    it (pending, its attempt not counted), which the batch then leaves alone."""
     settings.MAIL_SENDING_TIMEOUT_SECONDS = 1
     ann, bob = rows("ann", "bob")
     original = LoggingBackend.send_messages
 
     def slow(self: LoggingBackend, messages: Any) -> int:
         if messages[0].to == ["ann@example.org"]:  # the sweep runs while ann is sent
-            assert sending.mark_unknown(now + timedelta(seconds=2)) == 2
+            assert sending.mark_unknown(now + timedelta(seconds=2)) == 1
+            assert states([ann, bob]) == [
+                ("ann@example.org", "unknown", 1),
+                ("bob@example.org", "pending", 0),
+            ]
         return original(self, messages)
 
     monkeypatch.setattr(LoggingBackend, "send_messages", slow)
-    assert sending.send_batch([ann.pk, bob.pk], now=now) == {ann.pk: "sent", bob.pk: "sent"}
-    assert states([ann, bob]) == [("ann@example.org", "sent", 1), ("bob@example.org", "sent", 1)]
+    assert sending.send_batch([ann.pk, bob.pk], now=now) == {ann.pk: "sent"}
+    assert backend.events == ["open", "ann", "close"]
+    assert states([ann, bob]) == [("ann@example.org", "sent", 1), ("bob@example.org", "pending", 0)]
 
 
 def test_rows_still_waiting_at_half_the_sending_timeout_are_handed_back_not_sent(

@@ -68,7 +68,7 @@ def send_every_kind(now: datetime, settings: Settings) -> None:
     open_game = choice_game(1, title="Open Choice", signup="first", seats_wanted=3)
     zed = signups.sign_up(open_game.pk, name="zed", email="zed@example.org", now=now)
     signups.confirm(zed.token, now=now)  # signup-confirm, signup
-    players.ask("bob@example.org", now=now)  # signin
+    players.ask("bob@example.org", browser="a-browser", now=now)  # signin
     postal.accept_order(game_id=game.pk, position=0, text=owed_text(game, 0), source="web", now=now)
     tasks.write_receipts()  # receipt
     bob = Seat.objects.get(game=game, position=1)
@@ -97,6 +97,11 @@ def send_every_kind(now: datetime, settings: Settings) -> None:
     ScriptedBackend.script = [refused(550)]
     assert sending.send(report.pk, now=now) == "failed"  # alert
     ScriptedBackend.script = []
+    stale = now - timedelta(seconds=settings.MAIL_SENDING_TIMEOUT_SECONDS + 1)
+    OutboundEmail.objects.filter(pk=report.pk).update(
+        state="sending", sending_since=stale, handed_over_at=stale
+    )
+    assert sending.mark_unknown(now) == 1  # unconfirmed
     unruly = choice_game(3, title="Unruly")
     Game.objects.filter(pk=unruly.pk).update(civil_disorder_after=1)
     unruly = postal.start_game(unruly.pk, now=now, seed=SEED)

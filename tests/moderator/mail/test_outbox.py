@@ -12,7 +12,7 @@ from django.core.mail import EmailMessage, EmailMultiAlternatives
 from django.core.mail.backends.base import BaseEmailBackend
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks, Settings
 
-from moderator.mail import building, queueing, sending
+from moderator.mail import building, queueing, sending, tasks
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game
 
@@ -395,15 +395,21 @@ def test_a_title_with_a_line_break_stored_in_the_database_makes_a_one_line_subje
 # --- rows that were never confirmed ---------------------------------------------------------
 
 
-def test_a_row_sending_for_too_long_becomes_unknown_and_is_never_sent_again(
+def test_a_row_handed_over_and_sending_for_too_long_becomes_unknown_and_is_never_sent_again(
     settings: Settings, now: datetime
 ) -> None:
     settings.MAIL_SENDING_TIMEOUT_SECONDS = 300
+    since = now - timedelta(seconds=301)
     stale = row(
-        dedupe_key="stale", state="sending", attempts=1, sending_since=now - timedelta(seconds=301)
+        dedupe_key="stale", state="sending", attempts=1, sending_since=since, handed_over_at=since
     )
+    busy_since = now - timedelta(seconds=299)
     busy = row(
-        dedupe_key="busy", state="sending", attempts=1, sending_since=now - timedelta(seconds=299)
+        dedupe_key="busy",
+        state="sending",
+        attempts=1,
+        sending_since=busy_since,
+        handed_over_at=busy_since,
     )
     assert sending.mark_unknown(now) == 1
     stale.refresh_from_db()
@@ -417,6 +423,122 @@ def test_a_row_sending_for_too_long_becomes_unknown_and_is_never_sent_again(
     assert queueing.pending_ids(10, older_than=later, now=later) == []
     assert sending.send(stale.pk, now=later) == "unknown"
     assert mail.outbox == []
+
+
+def test_a_row_claimed_and_never_handed_over_is_sent_again_by_itself(
+    scripted: list[Exception],
+    settings: Settings,
+    now: datetime,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+    published: Any,
+) -> None:
+    """A worker killed after its claim and before the hand-over: the sweep makes the row
+    pending again, its attempt not counted, and hands it to the workers; it is sent once."""
+    settings.MAIL_SENDING_TIMEOUT_SECONDS = 300
+    since = now - timedelta(seconds=301)
+    claimed = row(dedupe_key="claimed", state="sending", attempts=1, sending_since=since)
+    enqueued = published(tasks.send_emails)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert sending.mark_unknown(now) == 0
+    claimed.refresh_from_db()
+    assert (claimed.state, claimed.attempts, claimed.sending_since, claimed.last_error) == (
+        "pending",
+        0,
+        None,
+        "",
+    )
+    assert enqueued == [{"outbound_ids": [claimed.pk]}]
+    assert OutboundEmail.objects.count() == 1  # no GM is told of it
+    assert sending.send(claimed.pk, now=now) == "sent"
+    claimed.refresh_from_db()
+    assert (claimed.state, claimed.attempts, [m.to for m in mail.outbox]) == (
+        "sent",
+        1,
+        [["ann@example.org"]],
+    )
+
+
+def unknown_rows(game: Any, count: int, since: datetime) -> list[OutboundEmail]:
+    return [
+        row(
+            dedupe_key=f"report:{game.pk}:{n}",
+            game=game,
+            to=f"p{n}@example.org",
+            subject=f"{game.title}: step 1",
+            state="sending",
+            attempts=1,
+            sending_since=since,
+            handed_over_at=since,
+        )
+        for n in range(count)
+    ]
+
+
+def test_the_gm_is_told_once_per_game_of_the_rows_a_sweep_found_unknown(
+    settings: Settings, now: datetime
+) -> None:
+    settings.MAIL_SENDING_TIMEOUT_SECONDS = 300
+    settings.SITE_URL = "https://games.example.org"
+    since = now - timedelta(seconds=301)
+    dawn = choice_game(2, gm=GMFactory.create(username="gina"), title="Dice at Dawn")
+    dusk = choice_game(2, gm=GMFactory.create(username="hal"), title="Dice at Dusk")
+    unknown_rows(dawn, 3, since)
+    unknown_rows(dusk, 1, since)
+    never = row(dedupe_key="never", game=dawn, state="sending", attempts=1, sending_since=since)
+    assert sending.mark_unknown(now) == 4
+    assert sending.mark_unknown(now + timedelta(minutes=1)) == 0
+    alerts = OutboundEmail.objects.filter(kind="unconfirmed").order_by("to")
+    assert list(alerts.values_list("to", "game_id", "subject")) == [
+        ("gina@example.org", dawn.pk, "Dice at Dawn: 3 emails may not have arrived"),
+        ("hal@example.org", dusk.pk, "Dice at Dusk: 1 email may not have arrived"),
+    ]
+    assert alerts[0].text == (
+        "Hello,\n\n"
+        '3 emails of your game "Dice at Dawn" were handed to the mail server,\n'
+        "but the mail worker stopped before the server confirmed them: each may or may not\n"
+        "have arrived, so they are not sent again by themselves.\n\n"
+        "- report to p0@example.org: Dice at Dawn: step 1\n"
+        "- report to p1@example.org: Dice at Dawn: step 1\n"
+        "- report to p2@example.org: Dice at Dawn: step 1\n\n"
+        "To send them all again (a player may get a second copy), press\n"
+        '"Send the unknown emails again" on the game\'s page:\n\n'
+        f"  https://games.example.org/gm/{dawn.pk}/#emails\n\n"
+    )
+    never.refresh_from_db()
+    assert never.state == "pending"
+
+
+def test_one_action_sends_every_unknown_email_of_the_game_again(
+    settings: Settings,
+    now: datetime,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+    published: Any,
+) -> None:
+    settings.MAIL_SENDING_TIMEOUT_SECONDS = 300
+    since = now - timedelta(seconds=301)
+    dawn = choice_game(2, title="Dice at Dawn")
+    dusk = choice_game(2, title="Dice at Dusk")
+    mine = unknown_rows(dawn, 3, since)
+    theirs = unknown_rows(dusk, 1, since)
+    sending.mark_unknown(now)
+    OutboundEmail.objects.filter(pk=mine[2].pk).update(pruned_at=now)
+    enqueued = published(tasks.send_emails)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert sending.send_unknown_again(dawn.pk) == 2
+    assert enqueued == [{"outbound_ids": [mine[0].pk]}, {"outbound_ids": [mine[1].pk]}]
+    states = dict(
+        OutboundEmail.objects.filter(pk__in=[e.pk for e in [*mine, *theirs]]).values_list(
+            "pk", "state"
+        )
+    )
+    assert states == {
+        mine[0].pk: "pending",
+        mine[1].pk: "pending",
+        mine[2].pk: "unknown",
+        theirs[0].pk: "unknown",
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        assert sending.send_unknown_again(dawn.pk) == 0
 
 
 def test_a_send_that_finishes_after_the_sweep_called_it_unknown_is_recorded_sent(

@@ -135,6 +135,27 @@ def test_a_connection_lost_after_the_message_leaves_it_unknown_and_the_rest_goes
     assert ann.next_attempt_at is None
 
 
+def test_connections_lost_after_the_hand_over_tell_the_gm_once_per_game(
+    smtp: Server, now: datetime
+) -> None:
+    game = choice_game(2, gm=GMFactory.create(username="gina"), title="Dice at Dawn")
+    ann, bob, cy = (row(name, game=game) for name in ("ann", "bob", "cy"))
+    smtp.faults = ["DATA", "DATA"]
+    assert sending.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
+        ann.pk: "unknown",
+        bob.pk: "unknown",
+        cy.pk: "sent",
+    }
+    told = OutboundEmail.objects.filter(kind="unconfirmed")
+    assert list(told.values_list("to", "subject")) == [
+        ("gina@example.org", "Dice at Dawn: 2 emails may not have arrived")
+    ]
+    assert [line for line in told[0].text.splitlines() if line.startswith("- ")] == [
+        "- report to ann@example.org: Step 1 for ann",
+        "- report to bob@example.org: Step 1 for bob",
+    ]
+
+
 def test_an_unreadable_reply_to_the_message_leaves_it_unknown(smtp: Server, now: datetime) -> None:
     ann = row("ann")
     smtp.faults = ["GARBLED"]
