@@ -25,7 +25,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import connection, models, transaction
 from django.db.models import Exists, F, Max, OuterRef, Q, QuerySet, Value
-from django.db.models.functions import Concat
+from django.db.models.functions import Concat, Greatest
 from django.utils import translation
 from django.utils.text import format_lazy
 from django.utils.translation import gettext, gettext_lazy, ngettext, pgettext_lazy
@@ -2066,8 +2066,12 @@ def _roll_back(game: Game, done: Step, after: Step, note: _GMNote, now: datetime
     missed = list(played.values_list("seat_id", flat=True))
     if missed:
         # The resolution's missed turns, and the civil disorder they brought, are undone.
+        # A seat taken over since (replace_player) has its new player's counters, started
+        # at 0 after the resolution: the missed turn was the previous holder's, and stays
+        # off the new player's record (0 - 1 broke the counters' CHECK constraint).
         Seat.objects.filter(pk__in=missed).update(
-            nmr_count=F("nmr_count") - 1, missed_in_row=F("missed_in_row") - 1
+            nmr_count=Greatest(F("nmr_count") - 1, 0),
+            missed_in_row=Greatest(F("missed_in_row") - 1, 0),
         )
         Seat.objects.filter(pk__in=missed, civil_disorder_at=done.closed_at).update(
             civil_disorder_at=None
