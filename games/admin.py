@@ -16,7 +16,7 @@ change page reads its seed on its own, to reveal it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import Model, QuerySet
@@ -27,6 +27,7 @@ from django.utils.html import format_html
 
 from games import postal
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
+from moderator.admin_selection import CheckedSelectionAdmin
 
 
 def _staff(request: HttpRequest) -> bool:
@@ -53,15 +54,7 @@ class GameFilter(admin.RelatedOnlyFieldListFilter):
         return [(str(game.pk), str(game)) for game in games.order_by(*ordering)]
 
 
-if TYPE_CHECKING:
-    # The stubs' ModelAdmin is generic in its model (Django's class takes no parameters);
-    # the subclasses below span every model of the record.
-    ModelAdmin = admin.ModelAdmin[Any]
-else:
-    ModelAdmin = admin.ModelAdmin
-
-
-class GameRecordAdmin(ModelAdmin):
+class GameRecordAdmin(CheckedSelectionAdmin):
     """View-only admin of records that belong to a game, scoped to the user's games."""
 
     gm_lookup = "game__gm"

@@ -83,6 +83,7 @@ from games.models import (
 from games.spectators import own_ids
 from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
+from moderator.numbers import STEPS_MOST, whole_number
 
 # The game page lists this many of the game's emails, newest first; the admin has them all.
 MAIL_ROWS = 50
@@ -865,11 +866,12 @@ def _zine_response(
     one: Game | None = None,
     problem: str = "",
     skipped: list[str] | None = None,
+    status: int | None = None,
 ) -> HttpResponse:
     """The zines as the print page, as plain text (``?format=text``) or as a PDF made from
     the print page (``?format=pdf``); a PDF this server cannot make (no Pango) answers 503
-    with the print page and why."""
-    status = 404 if problem else 200
+    with the print page and why; ``status``: of a ``problem`` (404 unless given)."""
+    status = status or (404 if problem else 200)
     wanted = request.GET.get("format")
     if wanted == "text":
         body = zine.wrap(problem) if problem else zine.as_text(zines)
@@ -913,11 +915,10 @@ def game_zine(request: HttpRequest, game_id: int) -> HttpResponse:
     raw = request.GET.get("step", "").strip()
     number: int | None = None
     if raw:
-        if not raw.isdigit() or int(raw) < 1:
-            return _zine_response(
-                request, [], one=game, problem=f"“{raw[:20]}” is not a step number."
-            )
-        number = int(raw)
+        number = whole_number(raw, most=STEPS_MOST)
+        if not number:
+            problem = f"“{raw[:20]}” is not a step number: write it in digits 0-9, from 1."
+            return _zine_response(request, [], one=game, problem=problem, status=400)
     try:
         made = zine.zine(game, number)
     except zine.NoStep as error:

@@ -27,6 +27,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector
 
+from games import postal
 from games.models import Game, Step
 from moderator.mail.models import InboundMessage, OutboundEmail
 
@@ -36,12 +37,12 @@ class Figures(Collector):
 
     def collect(self) -> Iterator[Metric]:
         now = timezone.now()
-        due = Step.objects.filter(status=Step.Status.OPEN, deadline__lte=now).aggregate(
-            count=Count("id"), oldest=Min("deadline")
-        )
+        # Due as the steps run hands them out: not a paused game's, nor one whose game
+        # waits for its GM (counted below), so the figures wait for workers only.
+        due = postal.due_steps(now).aggregate(count=Count("id"), oldest=Min("deadline"))
         yield GaugeMetricFamily(
             "moderator_due_steps",
-            "Open steps whose deadline has passed, waiting for a worker.",
+            "Open steps of running games whose deadline has passed, waiting for a worker.",
             value=due["count"],
         )
         oldest = due["oldest"]

@@ -166,6 +166,16 @@ class Game(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        # The games whose due steps are resolved (postal.due_steps): running, not waiting
+        # for their GM. A join from the due steps reads only these, however many games
+        # are paused, abandoned or over.
+        indexes = [
+            models.Index(
+                fields=["id"],
+                condition=models.Q(status="running", needs_gm=""),
+                name="game_live",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.title

@@ -36,8 +36,13 @@ from games import records, words
 from games.engines import registry
 from games.engines.base import JSON, Event
 from games.engines.dice import Draw, EnteredDice
+from moderator.numbers import DIGITS, is_written_number, whole_number
 
-_WHOLE = re.compile(r"-?\d+")
+# The largest number a record may hold (a die, an option, a count), and how deep its JSON
+# may nest: a record's own nesting is a few levels; far deeper JSON is no record, and
+# Python's parser gives up on it with a RecursionError.
+MOST = 10**DIGITS - 1
+DEPTH = 32
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -71,18 +76,54 @@ def read(text: str, players: Sequence[str] = ()) -> Paper:
 
 
 def _json(text: str, players: Sequence[str]) -> dict[str, Any]:
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise PaperError(
-            f"the record starts like JSON but is not JSON: line {error.lineno}, column "
-            f"{error.colno}: {error.msg}"
-        ) from None
+    record = _loads(text, "the record")
     if not isinstance(record, dict):
         raise PaperError("a JSON record is one object, { ... }")
     if "players" not in record and players:
         record["players"] = list(players)
     return record
+
+
+def _loads(text: str, what: str) -> Any:
+    """``text`` as JSON, within bounds: PaperError for JSON that is not, a number of more
+    than DIGITS digits, or nesting deeper than DEPTH."""
+    try:
+        value = json.loads(text, parse_int=_bounded_int)
+    except json.JSONDecodeError as error:
+        raise PaperError(
+            f"{what} starts like JSON but is not JSON: line {error.lineno}, column "
+            f"{error.colno}: {error.msg}"
+        ) from None
+    except RecursionError:
+        raise PaperError(f"{what} nests lists or objects deeper than {DEPTH} levels") from None
+    if _depth(value) > DEPTH:
+        raise PaperError(f"{what} nests lists or objects deeper than {DEPTH} levels")
+    return value
+
+
+def _bounded_int(digits: str) -> int:
+    value = whole_number(digits, most=MOST, negative=True)
+    if value is None:
+        raise PaperError(_too_long(digits))
+    return value
+
+
+def _too_long(digits: str) -> str:
+    return f"a number has at most {DIGITS} digits; one here has {len(digits.lstrip('-'))}"
+
+
+def _depth(value: Any) -> int:
+    """How deep ``value`` nests lists and objects (a number or a string: 0), without
+    recursion."""
+    deepest, level = 0, [(value, 1)]
+    while level:
+        item, depth = level.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            if depth <= DEPTH:
+                level.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def game_key(value: str) -> str:
@@ -100,14 +141,11 @@ def option_value(text: str) -> Any:
     a word; JSON for anything else ([...], {...}, "...")."""
     text = text.strip()
     if text[:1] in ("[", "{", '"'):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            raise PaperError(f"{text!r} starts like JSON but is not JSON") from None
+        return _loads(text, repr(text) if len(text) <= 60 else "the value")
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
-    if _WHOLE.fullmatch(text):
-        return int(text)
+    if is_written_number(text):
+        return _bounded_int(text)
     if "," in text:
         return [part.strip() for part in text.split(",") if part.strip()]
     return text
@@ -182,9 +220,9 @@ class _Lines:
 
     def _dice(self, value: str) -> None:
         for word in value.split():
-            if not _WHOLE.fullmatch(word):
-                raise PaperError(f"dice are whole numbers, e.g. dice: 3 5 2 6 5; not {word!r}")
-            self.record["dice"].append(int(word))
+            if not is_written_number(word):
+                raise PaperError(f"dice are whole numbers, e.g. dice: 3 5 2 6 5; not {word[:20]!r}")
+            self.record["dice"].append(_bounded_int(word))
         self.moving = True
 
     def _player(self, line: str) -> str | None:

@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext, gettext_lazy, ngettext
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods
 
 from games import (
     absences,
@@ -59,11 +59,13 @@ def _speak(request: HttpRequest, player: Any) -> None:
 
 def _next_path(request: HttpRequest) -> str:
     """Where the player was going (``?next=``, or the form's), if it is a path of this site
-    short enough to keep; else ""."""
+    short enough to keep, without control characters (a NUL, which PostgreSQL cannot
+    store, answered 500); else "": the player lands on their games."""
     wanted = request.POST.get("next") or request.GET.get("next") or ""
     if (
         wanted.startswith("/")
         and len(wanted) <= players.NEXT_LENGTH
+        and wanted.isprintable()
         and url_has_allowed_host_and_scheme(wanted, allowed_hosts={request.get_host()})
     ):
         return wanted
@@ -188,9 +190,16 @@ def _sent(
     return render(request, "games/players/sent.html", context, status=status)
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 def signin_code(request: HttpRequest) -> HttpResponse:
-    """The code of a sign-in email, typed with its address."""
+    """The code of a sign-in email, typed with its address. GET shows the box (where a
+    wrong code left the player, reloaded or opened again); POST signs in."""
+    if request.method == "GET":
+        return render(
+            request,
+            "games/players/sent.html",
+            {"code_form": CodeForm(), "minutes": settings.SIGNIN_MINUTES},
+        )
     form = CodeForm(request.POST)
     email = request.POST.get("email", "")
     if not form.is_valid():

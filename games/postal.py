@@ -26,7 +26,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import connection, models, transaction
 from django.db.models import Exists, F, Max, OuterRef, Q, QuerySet, Value
-from django.db.models.functions import Concat
+from django.db.models.functions import Concat, Greatest
 from django.utils import translation
 from django.utils.text import format_lazy
 from django.utils.translation import gettext, gettext_lazy, ngettext, pgettext_lazy
@@ -924,28 +924,33 @@ def _all_answered(step: Step) -> bool:
 # --- resolving --------------------------------------------------------------------------
 
 
-def _due_steps(now: datetime) -> QuerySet[Step]:
-    """Open steps of running games (not waiting for their GM) whose deadline has passed."""
+def due_steps(now: datetime) -> QuerySet[Step]:
+    """The steps due for resolution: open, past their deadline, of a running game that is
+    not waiting for its GM. A paused game's step is not due (resuming moves its deadline
+    on by the pause), nor an abandoned game's, nor one whose game waits for its GM (the
+    GM's action resumes it). The one definition of "due": the steps run counts it to hand
+    out tasks (count_due_steps) and ``/metrics`` reports it (games/metrics.py). Unordered
+    (Step's own ordering would sort by the games' dates)."""
     return Step.objects.filter(
         status=Step.Status.OPEN,
         deadline__lte=now,
         game__status=Game.Status.RUNNING,
         game__needs_gm="",
-    )
+    ).order_by()
 
 
 def due_step_ids(now: datetime, limit: int | None = None) -> list[int]:
-    """Open steps of running games whose deadline has passed, oldest first."""
-    rows = _due_steps(now).order_by("deadline", "id").values_list("id", flat=True)
+    """Due steps (``due_steps``), oldest first."""
+    rows = due_steps(now).order_by("deadline", "id").values_list("id", flat=True)
     return list(rows[: limit or settings.SWEEP_BATCH])
 
 
 def count_due_steps(now: datetime, *, most: int) -> int:
-    """How many open steps are past their deadline, counted up to ``most``: one scan of the
-    index step_due. Steps of games waiting for their GM are counted too (a task handed out
-    for one finds nothing to claim); joined to the games, the count was planned as a scan
-    of every game whenever the statistics were older than the steps."""
-    return Step.objects.filter(status=Step.Status.OPEN, deadline__lte=now)[:most].count()
+    """How many steps are due (``due_steps``), counted up to ``most``: the index step_due
+    joined to the live games (by primary key, or the partial index game_live). Steps of
+    paused and abandoned games and of games waiting for their GM are not counted: a task
+    handed out for one would find nothing to claim, every STEP_SWEEP_SECONDS."""
+    return due_steps(now)[:most].count()
 
 
 def resolve_due_steps(*, now: datetime, limit: int) -> int:
@@ -2186,8 +2191,12 @@ def _roll_back(game: Game, done: Step, after: Step, note: _GMNote, now: datetime
     missed = list(played.values_list("seat_id", flat=True))
     if missed:
         # The resolution's missed turns, and the civil disorder they brought, are undone.
+        # A seat taken over since (replace_player) has its new player's counters, started
+        # at 0 after the resolution: the missed turn was the previous holder's, and stays
+        # off the new player's record (0 - 1 broke the counters' CHECK constraint).
         Seat.objects.filter(pk__in=missed).update(
-            nmr_count=F("nmr_count") - 1, missed_in_row=F("missed_in_row") - 1
+            nmr_count=Greatest(F("nmr_count") - 1, 0),
+            missed_in_row=Greatest(F("missed_in_row") - 1, 0),
         )
         Seat.objects.filter(pk__in=missed, civil_disorder_at=done.closed_at).update(
             civil_disorder_at=None

@@ -22,6 +22,7 @@ from games import absences, access, gm_views, languages, press
 from games.gm_forms import first_error
 from games.models import Game, Message, PressEmail, Seat
 from games.press_forms import AnnounceForm, HideForm, MessageForm, PressEmailForm
+from moderator.numbers import whole_number
 
 # The seat page (games.views) includes this module's section, so nothing is imported from
 # there.
@@ -39,8 +40,7 @@ def _seat_page(seat: Seat) -> str:
 def _before(request: HttpRequest) -> int | None:
     """The message a page lists older ones before (``?before=N``); anything that is not a
     message's number shows the newest."""
-    before = request.GET.get("before", "")
-    return int(before) if before.isascii() and before.isdigit() and len(before) < 13 else None
+    return whole_number(request.GET.get("before"), most=10**12 - 1)
 
 
 def _held_seat(request: HttpRequest, game_id: int, position: int) -> Seat | None:

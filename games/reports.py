@@ -582,7 +582,7 @@ def civil_disorder_email(game: Game, seats: list[Seat], now: datetime) -> Outbou
                 "game": game,
                 "seats": seats,
                 "limit": game.civil_disorder_after,
-                "gm_url": f"{settings.SITE_URL}/gm/games/{game.pk}/",
+                "gm_url": f"{settings.SITE_URL}{reverse('gm:game', args=[game.pk])}",
             },
             game=game,
         )

@@ -20,6 +20,7 @@ from games import reports, schedule, spectators
 from games.engines import registry
 from games.models import Game
 from games.views import history_before
+from moderator.numbers import PAGES_MOST, STEPS_MOST, whole_number
 
 # The longest player name the archive searches for (a seat's name is at most 60).
 SEARCH_LENGTH = 60
@@ -64,8 +65,7 @@ def game_page(request: HttpRequest, public_id: str) -> HttpResponse:
 
 
 def _step_number(request: HttpRequest) -> int:
-    step = request.GET.get("step", "")
-    return int(step) if step.isascii() and step.isdigit() and len(step) < 7 else 1
+    return whole_number(request.GET.get("step"), most=STEPS_MOST) or 1
 
 
 @require_GET
@@ -109,7 +109,9 @@ def archive(request: HttpRequest, engine: str) -> HttpResponse:
         ) % {"count": SEARCH_LENGTH}
         player = ""
     games = spectators.archive(engine, player)
-    page = Paginator(games, spectators.ARCHIVE_ROWS).get_page(request.GET.get("page"))
+    page = Paginator(games, spectators.ARCHIVE_ROWS).get_page(
+        whole_number(request.GET.get("page"), most=PAGES_MOST)
+    )
     context = {
         "engine": registry.get(engine),
         "key": engine,

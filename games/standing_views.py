@@ -16,6 +16,7 @@ from games import ratings
 from games.engines import registry
 from games.models import Player, Rating
 from games.reliability import record_of
+from moderator.numbers import PAGES_MOST, whole_number
 
 # Players on a page of a game's ranking.
 RANKING_PAGE = 100
@@ -73,7 +74,9 @@ def ranking(request: HttpRequest, engine: str) -> HttpResponse:
         public_id=Subquery(players.values("public_id")[:1]),
         chosen_name=Subquery(players.values("name")[:1]),
     )
-    page = Paginator(rows, RANKING_PAGE).get_page(request.GET.get("page"))
+    page = Paginator(rows, RANKING_PAGE).get_page(
+        whole_number(request.GET.get("page"), most=PAGES_MOST)
+    )
     context = {
         "engine": registry.get(engine),
         "page": page,

@@ -58,6 +58,7 @@ from games.forms import (
 from games.gm_forms import first_error
 from games.models import AbsencePolicy, Game, Order, Seat, Step
 from moderator import ratelimit
+from moderator.numbers import STEPS_MOST, whole_number
 
 
 @require_http_methods(["GET", "POST"])
@@ -314,8 +315,7 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
 def history_before(request: HttpRequest) -> int | None:
     """The step the page's history reads older steps before (``?before=N``), or None for
     the newest steps; anything that is not a step number shows the newest."""
-    before = request.GET.get("before", "")
-    return int(before) if before.isascii() and before.isdigit() and len(before) < 7 else None
+    return whole_number(request.GET.get("before"), most=STEPS_MOST)
 
 
 def _email_choice_context(seat: Seat, engine: Any) -> dict[str, Any]:
@@ -528,10 +528,7 @@ def _offered_again(
 
 
 def _posted_step(request: HttpRequest) -> int | None:
-    try:
-        return int(request.POST.get("step", ""))
-    except ValueError:
-        return None
+    return whole_number(request.POST.get("step"), most=STEPS_MOST)
 
 
 def _accepted(request: HttpRequest, order: Order) -> HttpResponse:

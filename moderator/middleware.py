@@ -1,5 +1,5 @@
-"""The Content-Security-Policy of every response (Django 5.2 has no setting for it), and
-the language of every page.
+"""The Content-Security-Policy of every response (Django 5.2 has no setting for it), the
+language of every page, and the refusal of an address holding a NUL character.
 
 ``settings.CONTENT_SECURITY_POLICY`` is the header's value; ``{nonce}`` in it becomes a
 fresh random nonce for each response, which a template's inline script must carry:
@@ -16,6 +16,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
 from django.middleware.locale import LocaleMiddleware
+from django.shortcuts import render
 from django.utils import translation
 
 HEADER = "Content-Security-Policy"
@@ -63,3 +64,22 @@ class LanguageMiddleware(LocaleMiddleware):
 
 # The pages that are in English: the GM panel (its campaigns too) and the local mailbox.
 ENGLISH_PATHS = ("/gm/", "/mailbox/")
+
+
+class NulInAddressMiddleware:
+    """An address whose query string holds a NUL character (``?player=%00``) answers 400
+    with a page that says so, before any view: PostgreSQL stores no NUL, so a view that
+    searched or saved such a value answered 500. No link of the service has one; a form
+    field's NUL is its form's to refuse (Django's CharField does)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        if any(
+            "\x00" in key or "\x00" in value
+            for key, values in request.GET.lists()
+            for value in values
+        ):
+            return render(request, "bad_address.html", status=400)
+        return self.get_response(request)

@@ -126,6 +126,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "moderator.middleware.ContentSecurityPolicyMiddleware",
+    # After the others, so that its page has what every page has (the nonce, the user).
+    "moderator.middleware.NulInAddressMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its lock-out page.
     "axes.middleware.AxesMiddleware",
 ]

@@ -12,20 +12,15 @@ opens a seat, orders for it or signs its player in."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.contrib import admin
 from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest
 
+from moderator.admin_selection import CheckedSelectionAdmin
 from moderator.mail.masking import mask, mask_json
 from moderator.mail.models import OutboundEmail
-
-if TYPE_CHECKING:
-    # The stubs' ModelAdmin is generic in its model; Django's class takes no parameters.
-    ModelAdmin = admin.ModelAdmin[OutboundEmail]
-else:
-    ModelAdmin = admin.ModelAdmin
 
 
 # The fields that may hold a recipient's secrets, shown through ``masking`` only.
@@ -39,7 +34,7 @@ MASKED = {
 
 
 @admin.register(OutboundEmail)
-class OutboundEmailAdmin(ModelAdmin):
+class OutboundEmailAdmin(CheckedSelectionAdmin):
     list_display = ["created_at", "kind", "to", "subject", "state", "attempts", "sent_at"]
     list_filter = ["state", "kind"]
     # The kind filter writes ``kind`` (every value of a field without choices); links
@@ -90,7 +85,7 @@ class OutboundEmailAdmin(ModelAdmin):
     def get_object(
         self, request: HttpRequest, object_id: str, from_field: str | None = None
     ) -> OutboundEmail:
-        found = super().get_object(request, object_id, from_field)
+        found: OutboundEmail | None = super().get_object(request, object_id, from_field)
         if found is None:
             raise Http404("no such email among your games")
         return found

@@ -24,6 +24,7 @@ from django.utils.safestring import SafeString, mark_safe
 from games.models import Game
 from moderator.mail import mailfiles
 from moderator.mail.models import OutboundEmail
+from moderator.numbers import PAGES_MOST, whole_number
 
 FILE_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
 URL = re.compile(r"https?://[^\s<>\"']+")
@@ -71,7 +72,7 @@ def mailbox(request: HttpRequest) -> HttpResponse:
     form = MailboxFilter(request.GET)
     wanted = form.cleaned_data if form.is_valid() else {}
     to, game = (wanted.get("to") or "").strip().lower(), wanted.get("game")
-    number = request.GET.get("page")
+    number = whole_number(request.GET.get("page"), most=PAGES_MOST)
     if settings.EMAIL_BACKEND == FILE_BACKEND:
         page, letters, game_ids = _from_files(to, game, number)
         source = f"files in {settings.EMAIL_FILE_PATH}"
@@ -91,7 +92,7 @@ def mailbox(request: HttpRequest) -> HttpResponse:
 
 
 def _from_files(
-    to: str, game: int | None, number: str | None
+    to: str, game: int | None, number: int | None
 ) -> tuple[Page[Any], list[Letter], set[int]]:
     entries = mailfiles.entries(_directory())
     chosen = [
@@ -105,7 +106,7 @@ def _from_files(
 
 
 def _from_outbox(
-    to: str, game: int | None, number: str | None
+    to: str, game: int | None, number: int | None
 ) -> tuple[Page[Any], list[Letter], set[int]]:
     rows = OutboundEmail.objects.only("pk", "to", "subject", "created_at", "state", "pruned_at")
     if to:

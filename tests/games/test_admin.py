@@ -198,6 +198,38 @@ def test_admin_actions_call_postal_on_own_games_only(games: dict[str, Any]) -> N
     assert Game.objects.get(pk=mine.pk).status == "running"
 
 
+@pytest.mark.parametrize(
+    "selected",
+    ["abc", "", "1.5", "\u0663", "9" * 30, "1\x00", " 1"],
+    ids=["letters", "empty", "decimal", "arabic", "huge", "nul", "space"],
+)
+@pytest.mark.parametrize(
+    ("changelist", "action"),
+    [
+        ("admin:games_game_changelist", "pause"),
+        ("admin:games_seat_changelist", "delete_selected"),
+        ("admin:mail_outboundemail_changelist", "delete_selected"),
+    ],
+)
+def test_an_action_on_a_selection_that_names_no_row_changes_nothing_and_says_so(
+    games: dict[str, Any], selected: str, changelist: str, action: str
+) -> None:
+    client = logged_in(GMFactory.create(is_staff=True, is_superuser=True))
+    mine = games["mine"]
+    url = reverse(changelist)
+    kept = (list(Game.objects.values_list("pk", "status")), Seat.objects.count())
+    response = client.post(
+        url, {"action": action, "index": "0", "_selected_action": [mine.pk, selected]}
+    )
+    assert (response.status_code, response["Location"]) == (302, url)
+    page = client.get(url)
+    assert [str(m) for m in page.context["messages"]] == [
+        f"The selection holds {selected[:40]!r}, which is no row of this list: nothing was "
+        "done. Tick the rows in the list, then choose the action again."
+    ]
+    assert (list(Game.objects.values_list("pk", "status")), Seat.objects.count()) == kept
+
+
 def test_changelist_filters_and_searches(games: dict[str, Any], now: datetime) -> None:
     superuser = logged_in(GMFactory.create(is_staff=True, is_superuser=True))
     choice_game(2, gm=games["gm"], title="Draft one")

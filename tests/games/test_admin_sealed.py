@@ -210,9 +210,11 @@ BAD_VALUES: list[tuple[type[Model], dict[str, str], int]] = [
     (Game, {"status__exact": "running\x00"}, 400),  # PostgreSQL text holds no NUL
     (Game, {"engine__exact": "\x00"}, 400),
     (OutboundEmail, {"kind": "test\x00"}, 400),
-    (Game, {"q": "Mine\x00"}, 200),  # the search form refuses it and searches nothing
-    (Game, {"o": "\x00"}, 200),
-    (Game, {"p": "\x00"}, 200),
+    # Any NUL in an address: refused before the admin (moderator.middleware), which
+    # searched nothing for it.
+    (Game, {"q": "Mine\x00"}, 400),
+    (Game, {"o": "\x00"}, 400),
+    (Game, {"p": "\x00"}, 400),
     (Step, {"game__id__exact": "abc"}, 302),  # the admin's own "?e=1" redirect
     (Step, {"game__id__exact": "99999999999999999999999"}, 200),
     (Order, {"step__game__id__exact": "-1"}, 200),

@@ -79,8 +79,31 @@ def test_the_figures_follow_the_games_and_the_outbox(
     Step.objects.filter(game=first, number=1).update(failures=1)
     Game.objects.exclude(pk=first.pk).update(needs_gm="the engine failed")
     after = scrape()
-    assert after[("moderator_due_steps", ())] == 1
+    # The other game waits for its GM: counted as such, not as due for a worker.
+    assert after[("moderator_due_steps", ())] == 0
     assert after[("moderator_steps_resolved_total", ())] == 1
     assert after[("moderator_step_resolution_failures_total", ())] == 1
     assert after[("moderator_games_waiting_for_gm", ())] == 1
     assert after[("moderator_inbound_emails_total", (("state", "order"),))] == 0
+
+
+def test_a_paused_game_past_its_deadline_is_not_due_until_it_is_resumed(
+    now: datetime, time_machine: TimeMachineFixture
+) -> None:
+    paused = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    abandoned = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    Game.objects.filter(pk=abandoned.pk).update(status=Game.Status.ABANDONED)
+    deadline = Step.objects.get(game=paused).deadline
+    postal.pause(paused.pk, now=deadline - timedelta(hours=1))
+    later = deadline + timedelta(minutes=10)
+    time_machine.move_to(later, tick=False)
+    figures = scrape()
+    assert figures[("moderator_due_steps", ())] == 0
+    assert figures[("moderator_oldest_due_step_age_seconds", ())] == 0
+    # Resumed: the step owes the hour it had left, then waits for a worker again.
+    postal.resume(paused.pk, now=later)
+    assert scrape()[("moderator_due_steps", ())] == 0
+    time_machine.move_to(later + timedelta(hours=1, minutes=5), tick=False)
+    resumed = scrape()
+    assert resumed[("moderator_due_steps", ())] == 1
+    assert resumed[("moderator_oldest_due_step_age_seconds", ())] == 300

@@ -9,6 +9,8 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
+from django.conf import settings
+from django.test import Client
 from django.utils import translation
 
 from games import absences, postal, words
@@ -419,6 +421,15 @@ def test_missed_turns_in_a_row_put_a_seat_in_civil_disorder_and_alert_the_gm(now
     alert = OutboundEmail.objects.get(kind="civil-disorder")
     assert alert.to == game.gm.email
     assert "cy (seat 3)" in alert.text and "missed 2 turns in a row" in alert.text
+    # Its link opens the game's GM page (it was /gm/games/<id>/, which is no page).
+    link = f"{settings.SITE_URL}/gm/{game.pk}/"
+    assert f"The game in the GM panel: {link}\n" in alert.text
+    assert f'<a href="{link}">The game in the GM panel</a>' in alert.html
+    game.gm.is_staff = True
+    game.gm.save(update_fields=["is_staff"])
+    client = Client()
+    client.force_login(game.gm)
+    assert client.get(link.removeprefix(settings.SITE_URL)).status_code == 200
     # An order from the player ends it.
     order_all_but(game, set(), now)
     assert (seat(game, 2).missed_in_row, seat(game, 2).civil_disorder_at) == (0, None)

@@ -373,6 +373,76 @@ def test_the_import_page_says_why_a_record_is_refused_and_creates_nothing(
     nothing_created()
 
 
+NESTED = "[" * 100_000 + "]" * 100_000
+HUGE = "7" * 5_000
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        (
+            '{"game": "choice", "x": ' + NESTED + "}",
+            "the record nests lists or objects deeper than 32 levels",
+        ),
+        (
+            '{"game": "choice", "x": ' + "[" * 33 + "1" + "]" * 33 + "}",
+            "the record nests lists or objects deeper than 32 levels",
+        ),
+        (
+            '{"game": "choice", "seed": ' + HUGE + "}",
+            "a number has at most 18 digits; one here has 5000",
+        ),
+        (
+            "game: choice\nrounds: " + HUGE,
+            "line 2: a number has at most 18 digits; one here has 5000",
+        ),
+        (
+            "game: choice\nrounds: " + NESTED,
+            "line 2: the value nests lists or objects deeper than 32 levels",
+        ),
+        (
+            "game: choice\ndice: 3 " + HUGE,
+            "line 2: a number has at most 18 digits; one here has 5000",
+        ),
+        # Digits of other scripts are no dice, not even ٣ (3).
+        (
+            "game: choice\ndice: 3 \u0663",
+            "line 2: dice are whole numbers, e.g. dice: 3 5 2 6 5; not '\u0663'",
+        ),
+        (
+            "game: choice\ndice: 3 \u00b2",
+            "line 2: dice are whole numbers, e.g. dice: 3 5 2 6 5; not '\u00b2'",
+        ),
+    ],
+    ids=[
+        "nested",
+        "nested-33",
+        "huge-json",
+        "huge-option",
+        "nested-option",
+        "huge-die",
+        "arabic-die",
+        "superscript-die",
+    ],
+)
+def test_the_import_page_says_a_record_is_too_deep_or_too_big_and_creates_nothing(
+    record: str, message: str
+) -> None:
+    client = Client()
+    client.force_login(gm())
+    form = {
+        "title": "Choice Club",
+        "record": record,
+        "players": "Ann <ann@example.org>\nBob <bob@example.org>\nCy <cy@example.org>",
+        "schedule": "every 48 hours",
+        "time_zone": "UTC",
+    }
+    response = client.post(reverse("gm:create_from_paper"), form)
+    assert response.status_code == 200
+    assert response.context["form"].errors["record"] == [message]
+    nothing_created()
+
+
 # --- playing on, replay and verify -----------------------------------------------------------
 
 

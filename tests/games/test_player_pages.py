@@ -269,6 +269,37 @@ def test_a_wrong_code_says_how_many_tries_are_left_and_the_fifth_voids(now: date
     assert not Player.objects.exists()
 
 
+def test_a_wrong_code_leaves_the_player_on_a_page_that_shows_the_code_form_again(
+    now: datetime,
+) -> None:
+    client = browser()
+    client.post("/signin/", {"email": "ann@example.org"})
+    code = code_in("ann@example.org")
+    wrong = f"{(int(code) + 1) % 10**6:06d}"
+    assert (
+        client.post("/signin/code/", {"email": "ann@example.org", "code": wrong}).status_code == 400
+    )
+    # Reloaded, or opened again: the box, not an empty 405.
+    response = client.get("/signin/code/")
+    assert response.status_code == 200
+    text = main_text(response)
+    assert '<form method="post" action="/signin/code/" novalidate id="code-form">' in text
+    assert "Open the email and follow its link, or type its code here:" in text
+    assert "are on their way to" not in text
+    response = client.post("/signin/code/", {"email": "ann@example.org", "code": code})
+    assert (response.status_code, response["Location"]) == (302, "/me/")
+
+
+def test_a_next_path_with_a_nul_is_dropped_and_the_sign_in_goes_on(now: datetime) -> None:
+    client = browser()
+    response = client.post("/signin/", {"email": "ann@example.org", "next": "/me/\x00"})
+    assert response.status_code == 200
+    assert "A sign-in link and code are on their way to ann@example.org." in main_text(response)
+    assert SignIn.objects.get().next == ""
+    response = client.post(link_path("ann@example.org"))
+    assert (response.status_code, response["Location"]) == (302, "/me/")
+
+
 @pytest.mark.parametrize(
     ("data", "error_id", "error"),
     [

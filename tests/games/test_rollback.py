@@ -317,3 +317,33 @@ def test_the_panel_says_why_a_rollback_is_refused(gm: User, now: datetime) -> No
         "its first order"
     ]
     assert snapshot(game) == kept
+
+
+def test_a_rollback_after_a_civil_disorder_takeover_works_and_keeps_the_counters_right(
+    gm: User, now: datetime
+) -> None:
+    missed = postal.MissedTurns(civil_disorder_after=1)
+    created = choice_game(3, gm=gm, early_processing=False, missed=missed)
+    game = postal.start_game(created.pk, now=now, seed=SEED)
+    order(game, 0, now + timedelta(hours=1))
+    step = game.steps.get(number=1)
+    assert postal.resolve_due_step(step.pk, now=step.deadline)
+    counters = ("position", "nmr_count", "missed_in_row", "civil_disorder_at")
+    assert list(game.seats.order_by("position").values_list(*counters)) == [
+        (0, 0, 0, None),
+        (1, 1, 1, step.deadline),
+        (2, 1, 1, step.deadline),
+    ]
+    # Bob's seat in civil disorder is taken over by Dee: her counters start at 0.
+    later = step.deadline + timedelta(hours=1)
+    postal.replace_player(game.pk, position=1, name="dee", email="dee@example.org", now=later)
+    [message] = post(gm, game, reason=REASON)
+    assert message.startswith("Step 1 is open again until ")
+    game.refresh_from_db()
+    assert list(game.steps.values_list("number", "status")) == [(1, "open")]
+    # Dee keeps her clean record; Cy's missed turn and civil disorder are undone.
+    assert list(game.seats.order_by("position").values_list(*counters)) == [
+        (0, 0, 0, None),
+        (1, 0, 0, None),
+        (2, 0, 0, None),
+    ]

@@ -239,3 +239,41 @@ def test_the_archive_lists_finished_public_games_newest_first_by_player(now: dat
     assert client.get("/games/archive/nothing/").status_code == 404
     index = client.get("/games/archive/").content.decode()
     assert '<a href="/games/archive/choice/">' in index
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "/games/archive/choice/?player=%00",
+        "/games/archive/choice/?player=ann%00bob",
+        "/games/archive/choice/?page=1&player=x&player=%00",
+        "/games/archive/choice/?%00=ann",
+        "/signin/?next=/me/%00",
+    ],
+)
+def test_an_address_holding_a_nul_answers_400_with_a_page_that_says_so(
+    now: datetime, address: str
+) -> None:
+    finished("Old", ["Ann", "Bob"], now - timedelta(days=2))
+    response = Client().get(address)
+    assert response.status_code == 400
+    text = " ".join(response.content.decode().split())
+    assert "<h1>This address is not valid</h1>" in text
+    assert (
+        "The address holds a NUL character (a zero byte), which no page here takes, so "
+        "nothing was done. Check the link, or go back and try again." in text
+    )
+
+
+def test_the_archive_pages_only_by_ascii_digits(
+    now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(spectators, "ARCHIVE_ROWS", 1)
+    for day in range(1, 4):
+        finished(f"Game {day}", ["Ann", "Bob"], now - timedelta(days=day))
+    client = Client()
+    for page in ("\u0663", "\u00b2", "9" * 5000, "-1", "1.0"):
+        response = client.get("/games/archive/choice/", {"page": page})
+        assert response.status_code == 200
+        assert response.context["page"].number == 1
+    assert client.get("/games/archive/choice/", {"page": "3"}).context["page"].number == 3

@@ -50,6 +50,36 @@ def test_no_due_step_publishes_nothing(step_tasks: list[dict[str, Any]], now: da
     assert step_tasks == []
 
 
+def test_a_paused_game_past_its_deadline_gets_no_task_until_it_is_resumed(
+    settings: Settings,
+    step_tasks: list[dict[str, Any]],
+    now: datetime,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings.STEP_BATCH = 1
+    monkeypatch.setattr(queues, "waiting", lambda queue: 0)
+    paused, abandoned, waiting = due_games(3, now)  # due since yesterday
+    postal.pause(paused.pk, now=now - timedelta(days=2))
+    Game.objects.filter(pk=abandoned.pk).update(status=Game.Status.ABANDONED)
+    Game.objects.filter(pk=waiting.pk).update(needs_gm="step 1 failed 5 times")
+    for _ in range(12):  # a minute of the steps run
+        assert tasks.hand_out_steps() == 0
+    assert step_tasks == []
+    assert postal.due_step_ids(now) == []
+    assert tasks.resolve_due_steps(limit=10) == 0
+    # Resumed, its deadline moves on by the two days it was paused: then it resolves.
+    postal.resume(paused.pk, now=now)
+    step = paused.steps.get()
+    assert step.deadline == now + timedelta(days=1)
+    assert tasks.hand_out_steps() == 0
+    later = step.deadline + timedelta(seconds=1)
+    assert postal.count_due_steps(later, most=10) == 1
+    assert tasks.top_up_steps(later, waiting=0) == 1
+    assert step_tasks == [{"limit": 1}]
+    assert postal.resolve_due_steps(now=later, limit=1) == 1
+    assert list(paused.steps.values_list("number", "status")) == [(1, "done"), (2, "open")]
+
+
 def test_the_tasks_waiting_are_counted_at_most_step_tasks_most(
     settings: Settings, step_tasks: list[dict[str, Any]], now: datetime
 ) -> None:
@@ -101,8 +131,8 @@ def test_a_claim_pages_past_the_steps_of_games_waiting_for_their_gm(
     assert postal.resolve_due_steps(now=now, limit=5) == 1
     steps = Step.objects.in_bulk(ids)
     assert [steps[i].status for i in ids] == ["open", "open", "done"]
-    # Their steps are still counted as due: a task handed out for them finds nothing.
-    assert postal.count_due_steps(now, most=10) == 2
+    # Their steps are not due: no task is handed out for them.
+    assert postal.count_due_steps(now, most=10) == 0
     assert postal.resolve_due_steps(now=now, limit=5) == 0
 
 
