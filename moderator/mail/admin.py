@@ -22,7 +22,6 @@ from moderator.admin_selection import CheckedSelectionAdmin
 from moderator.mail.masking import mask, mask_json
 from moderator.mail.models import OutboundEmail
 
-
 # The fields that may hold a recipient's secrets, shown through ``masking`` only.
 MASKED = {
     "reply_to": "reply_to_shown",
