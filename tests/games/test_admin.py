@@ -299,7 +299,7 @@ def test_the_outbox_shows_a_gm_no_working_link_or_address_of_a_player(
 
 
 def test_a_sign_in_email_shows_an_admin_neither_its_link_nor_its_code(now: datetime) -> None:
-    asked = players.ask("ann@example.org", now=now)
+    asked = players.ask("ann@example.org", browser="browser-1", now=now)
     email = OutboundEmail.objects.get(kind="signin")
     assert asked.token in email.text and asked.code in email.text
     superuser = logged_in(GMFactory.create(is_staff=True, is_superuser=True))
