@@ -11,14 +11,15 @@ from django.utils import timezone
 
 from games import digests, postal, reminders, retention, webhooks
 from moderator import queues
-from moderator.mail import queueing, sending
+from moderator.mail import inbound, queueing, sending
 
 
 @shared_task(name="games.sweep")
 def sweep() -> dict[str, int]:
     """What the database says is due, apart from steps (beat, every SWEEP_SECONDS): due
     email (first attempts whose enqueue was lost, and retries), email never confirmed
-    (marked unknown, not sent again), the same of webhook posts (``games.webhooks``),
+    (marked unknown, not sent again), inbound posts kept and not yet read, the same of
+    webhook posts (``games.webhooks``),
     reminders, and the daily digests (of reminders, and of reports) whose hour has come."""
     now = timezone.now()
     lost = now - timedelta(seconds=settings.SWEEP_SECONDS)
@@ -29,12 +30,15 @@ def sweep() -> dict[str, int]:
     if posts:
         webhooks.enqueue(posts)
     webhooks.mark_stale(now)
+    unread = inbound.unread_ids(settings.SWEEP_BATCH, older_than=lost)
+    inbound.hand_out(unread)
     reminded = reminders.send_reminders(now)
     reminder_digests = reminders.send_digests(now)
     daily = digests.send_daily_digests(now)
     return {
         "mails": len(mails),
         "unknown": unknown,
+        "inbound": len(unread),
         "webhooks": len(posts),
         "reminders": reminded,
         "digests": reminder_digests,
