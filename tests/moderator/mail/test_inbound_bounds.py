@@ -69,7 +69,8 @@ def postmark_raw(to: str, raw_email: str) -> dict[str, Any]:
 
 def send(payload: dict[str, Any]) -> Any:
     """Postmark's post only: the webhook's answer, before any worker reads it."""
-    return Client().post(URL, data=json.dumps(payload), content_type="application/json", **auth())
+    headers: dict[str, Any] = auth()
+    return Client().post(URL, data=json.dumps(payload), content_type="application/json", **headers)
 
 
 def many_parts(to: str, count: int) -> str:
