@@ -15,8 +15,13 @@ class GamesConfig(AppConfig):
         )
         from games.signals import game_finished
         from moderator.db.arrays import binary_arrays
+        from moderator.mail import inbound as mail_inbound
 
         inbound.connect(replies.on_inbound, dispatch_uid="games.replies.inbound")
+        mail_inbound.recipient_found.connect(
+            replies.on_recipient, dispatch_uid="games.replies.recipient"
+        )
+        mail_inbound.refused.connect(replies.on_refused, dispatch_uid="games.replies.refused")
         tracking.connect(replies.on_tracking, dispatch_uid="games.replies.tracking")
         # A rated game counts in its game's ratings in the transaction that finishes it.
         game_finished.connect(ratings.on_game_finished, dispatch_uid="games.ratings.game_finished")

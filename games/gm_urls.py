@@ -1,6 +1,6 @@
 from django.urls import path
 
-from games import gm_views, press_views
+from games import gm_views, inbound_views, press_views
 
 app_name = "gm"
 
@@ -20,6 +20,12 @@ urlpatterns = [
         "<int:game_id>/messages/<int:message_id>/hide/",
         press_views.gm_hide,
         name="hide_message",
+    ),
+    path("<int:game_id>/inbound/", inbound_views.gm_inbound, name="inbound"),
+    path(
+        "<int:game_id>/inbound/<int:inbound_id>/<slug:action>/",
+        inbound_views.gm_inbound_act,
+        name="inbound_act",
     ),
     path("<int:game_id>/<slug:action>/", gm_views.act, name="act"),
     path(

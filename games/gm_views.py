@@ -82,7 +82,7 @@ from games.models import (
 )
 from games.spectators import own_ids
 from moderator.mail import sending
-from moderator.mail.models import OutboundEmail
+from moderator.mail.models import InboundMessage, OutboundEmail
 from moderator.numbers import STEPS_MOST, whole_number
 
 # The game page lists this many of the game's emails, newest first; the admin has them all.
@@ -520,6 +520,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         ),
         "watched": spectators.is_public(game),
         **_press_context(game),
+        "inbound_held": InboundMessage.objects.filter(game=game, state="held").count(),
     }
     return render(request, "games/gm/game.html", context)
 

@@ -420,6 +420,9 @@ class Order(models.Model):
     # database default too: a process of the release before this column (a worker still
     # running during an upgrade) inserts orders without it.
     ignored = models.TextField(blank=True, default="", db_default="")
+    # The attachments of an emailed order, by name, that were not kept (orders are read
+    # from the text alone): the receipt says so.
+    dropped = models.TextField(blank=True, default="", db_default="")
     # When a receipt naming this order was written: a seat's receipts for a step are
     # coalesced to one per RECEIPT_WINDOW_SECONDS (postal.write_receipts).
     receipt_at = models.DateTimeField(null=True, blank=True)

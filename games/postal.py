@@ -364,6 +364,7 @@ def accept_order(
     now: datetime,
     step_number: int | None = None,
     ignored: str = "",
+    dropped: str = "",
     reason: str = "",
     by: int | None = None,
     shown_step: int | None = None,
@@ -373,7 +374,7 @@ def accept_order(
     ``step_number``, when the order says which step it was written for (the web form
     does), turns an order for a step already resolved into a clear "too late".
     ``ignored``: lines of an emailed order left out of it (a sign-off), which the receipt
-    names.
+    names. ``dropped``: the attachments of an emailed order, not kept; the receipt says so.
 
     An order whose first lines took effect at once (dice drawn) before a later line was
     refused (``OrderError.applied``) keeps those lines: their dice and events are recorded
@@ -405,6 +406,7 @@ def accept_order(
         now,
         step_number,
         ignored=ignored,
+        dropped=dropped,
         logged=logged,
     )
 
@@ -449,6 +451,7 @@ def _accept(
     step_number: int | None,
     admit: Callable[[Seat], bool] | None = None,
     ignored: str = "",
+    dropped: str = "",
     logged: _GMNote | None = None,
 ) -> Order:
     if "\x00" in text:
@@ -525,6 +528,7 @@ def _accept(
             receipt_due=refused is None,
             results=results,
             ignored=ignored,
+            dropped=dropped,
         )
         row.carried_over = happened
         if refused is None or not _same_prompts(prompts, step.prompts):

@@ -21,17 +21,19 @@
 from __future__ import annotations
 
 import logging
+import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 
-from games import access, postal, press
+from games import access, email_choices, postal, press
 from games.engines.base import OrderError, order_lines
 from games.models import Game, Order, Seat
-from moderator.mail import building, queueing, reading, webhooks
+from moderator.mail import building, inbound, queueing, reading, webhooks
 from moderator.mail.models import InboundMessage, OutboundEmail
 
 if TYPE_CHECKING:
@@ -42,29 +44,88 @@ log = logging.getLogger(__name__)
 Inbound = InboundMessage.State
 
 
-def on_inbound(sender: Any, event: Any, esp_name: str, **kwargs: Any) -> None:
+def on_inbound(
+    sender: Any, event: Any, esp_name: str, kept: InboundMessage | None = None, **kwargs: Any
+) -> None:
+    """An email a mail worker read from a kept post (``moderator.mail.inbound``), ``kept``
+    the row the post was kept in."""
     message = getattr(event, "message", None)
     if message is None:
         # Nothing was sent to us: Mailtrap's "Test your integration" post (anymail signals
         # no event for it), a Resend notification that names no email.
         return
-    receive(message, esp_name, now=timezone.now())
+    receive(message, esp_name, now=timezone.now(), kept=kept, verdict=provider_verdict(event))
+
+
+def on_recipient(sender: Any, addresses: list[str], **kwargs: Any) -> Seat | None:
+    """The seat one of ``addresses`` (found in a post, unread) is an address of: its
+    stop, message or order address; the webhook keeps only a post that names one."""
+    stop = access.stop_for_address(addresses)
+    if stop is not None:
+        return stop[0]
+    answering = access.press_for_reply(addresses)
+    if answering is not None:
+        return answering[0]
+    return access.seat_for_reply(addresses)
+
+
+# What the seat is told of an email the worker could not read within its bounds.
+BOUNDS: dict[str, StrOrPromise] = {
+    inbound.Reason.TOO_LARGE: gettext_lazy(
+        "it is larger than this service takes, so it was not read and nothing was recorded. "
+        "Send the order as a plain-text reply, without attachments"
+    ),
+    inbound.Reason.TOO_MANY_PARTS: gettext_lazy(
+        "it is made of more parts (attachments, embedded images, alternatives) than this "
+        "service reads, so nothing was recorded. Send the order as a plain-text reply, "
+        "without attachments"
+    ),
+    inbound.Reason.TOO_DEEP: gettext_lazy(
+        "its parts are nested deeper than this service reads (a message forwarded within "
+        "messages), so nothing was recorded. Send the order as a plain-text reply"
+    ),
+    inbound.Reason.UNREADABLE: gettext_lazy(
+        "it could not be read, so nothing was recorded. Send the order again as a "
+        "plain-text reply, or use your page"
+    ),
+}
+
+
+def on_refused(sender: Any, row: InboundMessage, reason: str, **kwargs: Any) -> None:
+    """An email the worker refused unread: its seat (the address it was sent to) is told
+    why, and the GM sees it with the reason; without a seat nobody can be told."""
+    explained = BOUNDS[reason]
+    seat = None
+    if row.seat_id is not None:
+        seat = Seat.objects.select_related("game").filter(pk=row.seat_id).first()
+    if seat is None:
+        return _done(row, Inbound.IGNORED, f"not read: {reason}, and no seat to tell")
+    with translation.override(seat.speaks):
+        _answer(seat, row, "", explained)
+    _done(row, Inbound.REJECTED, f"not read: {reason}")
 
 
 def on_tracking(sender: Any, event: Any, esp_name: str, **kwargs: Any) -> None:
     track(event, esp_name, now=timezone.now())
 
 
-def receive(message: Any, esp: str, *, now: datetime) -> InboundMessage | None:
+def receive(
+    message: Any,
+    esp: str,
+    *,
+    now: datetime,
+    kept: InboundMessage | None = None,
+    verdict: str | None = None,
+) -> InboundMessage | None:
     """Keep ``message`` and act on it, once: None if it was handled before. A message whose
-    handling failed (the webhook answered 500) stays "received", and the ESP's next
-    delivery of it handles it."""
-    kept = webhooks.keep_inbound(message, esp, now)
+    handling failed stays "received", and the sweep has a worker read it again.
+    ``verdict``: why the ESP's spam or authentication check failed it, if it did."""
+    row = webhooks.keep_inbound(message, esp, now, kept)
     with transaction.atomic():
-        row = InboundMessage.objects.select_for_update().get(pk=kept.pk)
+        row = InboundMessage.objects.select_for_update().get(pk=row.pk)
         if row.state != Inbound.RECEIVED:
             return None
-        handle(row, message, now=now)
+        handle(row, message, now=now, verdict=verdict)
     return row
 
 
@@ -73,7 +134,14 @@ def _done(row: InboundMessage, state: str, note: str, order: Order | None = None
     row.save(update_fields=["state", "note", "order"])
 
 
-def handle(row: InboundMessage, message: Any, *, now: datetime) -> None:
+def _seated(row: InboundMessage, seat: Seat, words: str, answered: int | None = None) -> None:
+    """Record on ``row`` the seat it was sent to (its GM sees it), the reply's own words
+    and the message it answers."""
+    row.seat, row.game_id, row.words, row.answered = seat, seat.game_id, words, answered
+    row.save(update_fields=["seat", "game", "words", "answered"])
+
+
+def handle(row: InboundMessage, message: Any, *, now: datetime, verdict: str | None = None) -> None:
     recipients = webhooks.recipients(message)
     stop = access.stop_for_address(recipients)
     if stop is not None:
@@ -87,19 +155,39 @@ def handle(row: InboundMessage, message: Any, *, now: datetime) -> None:
     answering = access.press_for_reply(recipients)
     if answering is not None and seat is not None:
         text = reading.reply_text(message)
+        _seated(row, seat, text)
         _answer(seat, row, text, BOTH)
         return _done(row, Inbound.REJECTED, "sent to an order address and a message address")
+    if seat is None and answering is None:
+        return _done(row, Inbound.IGNORED, "no valid reply address among the recipients")
+    seat_of = answering[0] if answering is not None else seat
+    assert seat_of is not None
+    text = reading.reply_text(message)
+    _seated(row, seat_of, text, answering[1] if answering is not None else None)
+    held = _held_because(seat_of, row, verdict)
+    if held is not None:
+        return _hold(seat_of, row, held)
     if answering is not None:
         return _message(row, message, *answering, now=now)
-    if seat is None:
-        return _done(row, Inbound.IGNORED, "no valid reply address among the recipients")
-    text = reading.reply_text(message)
+    assert seat is not None
     if _empty(text):
         _answer(seat, row, text, NOT_FOUND)
         return _done(row, Inbound.REJECTED, "no order in the reply")
+    dropped = ", ".join(reading.attachment_names(message))[:2000]
+    return _order(row, seat, text, now=now, dropped=dropped)
+
+
+def _order(row: InboundMessage, seat: Seat, text: str, *, now: datetime, dropped: str = "") -> None:
+    """``text``, emailed by ``seat``'s player, taken as its order; refused with the game's
+    reason, and a reply in which the game reads no order line at all passed to the GM."""
     try:
         order = postal.accept_order(
-            game_id=seat.game_id, position=seat.position, text=text, source="email", now=now
+            game_id=seat.game_id,
+            position=seat.position,
+            text=text,
+            source="email",
+            now=now,
+            dropped=dropped,
         )
     except postal.PostalError as error:
         partly = isinstance(error, postal.OrderRejected) and error.partly_played
@@ -113,12 +201,17 @@ def handle(row: InboundMessage, message: Any, *, now: datetime) -> None:
                     source="email",
                     now=now,
                     ignored=signed[1],
+                    dropped=dropped,
                 )
             except postal.PostalError:
                 pass  # the order without its sign-off is refused too: the first answer holds
             else:
                 note = f"order {order.pk} of {seat}, its sign-off left out"
                 return _done(row, Inbound.ORDER, note, order)
+        if not partly and isinstance(error, postal.OrderRejected) and _no_order_line(seat, text):
+            _to_gm(seat, row, text)
+            _answer(seat, row, text, error.message, passed_to_gm=True)
+            return _done(row, Inbound.NOTE, f"no order: passed to the GM ({error.message})")
         _answer(seat, row, text, error.message, partly_played=partly)
         return _done(row, Inbound.REJECTED, error.message)
     _done(row, Inbound.ORDER, f"order {order.pk} of {seat}", order)
@@ -211,6 +304,7 @@ def _answer(
     *,
     partly_played: bool = False,
     answered: int | None = None,
+    passed_to_gm: bool = False,
 ) -> None:
     """Tell the seat (at its own address, never the From of the email) why its emailed
     order was refused, quoting what it wrote, in the seat's language; ``partly_played``:
@@ -218,6 +312,7 @@ def _answer(
     not sent; a reply to the answer is a reply to the same message."""
     game = seat.game
     kind = "refused" if answered is None else "press-refused"
+    text, left_out = quoted(text)
     with transaction.atomic(), translation.override(seat.speaks):
         token = access.mint([seat], now=row.received_at)[seat.position]
         if answered is None:
@@ -236,7 +331,9 @@ def _answer(
                 "seat": seat,
                 "reason": reason,
                 "partly_played": partly_played,
+                "passed_to_gm": passed_to_gm,
                 "lines": lines,
+                "left_out": left_out,
                 "subject": row.subject,
                 "link": access.url(token),
             },
@@ -245,6 +342,179 @@ def _answer(
             reply_to=reply_to,
         )
         queueing.queue_once([email], urgent=True)
+
+
+def quoted(text: str) -> tuple[str, int]:
+    """``text`` cut to at most INBOUND_QUOTE_BYTES of UTF-8 (at a line's end where one is
+    near), and how many characters were left out: a refusal quotes a few kilobytes of a
+    reply, never all of a long one."""
+    most = settings.INBOUND_QUOTE_BYTES
+    if len(text.encode()) <= most:
+        return text, 0
+    cut = text.encode()[:most].decode("utf-8", "ignore")
+    if "\n" in cut[most // 2 :]:
+        cut = cut[: cut.rindex("\n")]
+    return cut, len(text) - len(cut)
+
+
+# --- who wrote it (issue 39, section 4) ---------------------------------------------------
+
+
+def provider_verdict(event: Any) -> str | None:
+    """Why the ESP's spam or sender-authentication check failed the email, where anymail
+    reports it (``spam_detected``; Amazon SES's SPF, DKIM and DMARC verdicts) or the
+    receiving server wrote it (the first ``Authentication-Results`` or ``Received-SPF``);
+    None when none failed. Only a failure counts: a "pass" anyone could have written."""
+    message = getattr(event, "message", None)
+    if message is None:
+        return None
+    if getattr(message, "spam_detected", None) is True:
+        return "the mail provider marked it as spam"
+    esp_event = getattr(event, "esp_event", None)
+    receipt = esp_event.get("receipt") if isinstance(esp_event, dict) else None
+    if isinstance(receipt, dict):
+        for name in ("spamVerdict", "virusVerdict", "spfVerdict", "dkimVerdict", "dmarcVerdict"):
+            verdict = receipt.get(name)
+            status = str(verdict.get("status", "")) if isinstance(verdict, dict) else ""
+            if status.upper() == "FAIL":
+                return f"the mail provider's {name.removesuffix('Verdict').upper()} check failed"
+    results = " ".join(str(message.get("Authentication-Results", "")).lower().split())
+    for check in ("dmarc", "spf"):
+        if f"{check}=fail" in results:
+            return f"the receiving server's {check.upper()} check failed"
+    if str(message.get("Received-SPF", "")).strip().lower().startswith("fail"):
+        return "the receiving server's SPF check failed"
+    return None
+
+
+def _held_because(seat: Seat, row: InboundMessage, verdict: str | None) -> str | None:
+    """Why an email to ``seat``'s address is held for the GM, or None: it did not come
+    from the seat's address, or the provider's check failed it."""
+    if email_choices.normalise(row.sender) != email_choices.normalise(seat.email):
+        return f"sent from {row.sender or 'no address'}, not the seat's address"
+    return verdict
+
+
+def _hold(seat: Seat, row: InboundMessage, why: str) -> None:
+    """Hold ``row`` for the GM (who releases it as the seat's or discards it), and tell
+    the seat's player, at the seat's own address, that an email was held."""
+    game = seat.game
+    with translation.override(seat.speaks):
+        token = access.mint([seat], now=row.received_at)[seat.position]
+        email = building.build(
+            "held",
+            to=seat.email,
+            dedupe_key=f"held:{row.pk}",
+            context={
+                "game": game,
+                "seat": seat,
+                "sender": row.sender,
+                "subject": row.subject,
+                "link": access.url(token),
+            },
+            game=game,
+            thread=f"game-{game.pk}-seat-{seat.position}",
+            reply_to=access.reply_address(seat) or game.gm.email or None,
+        )
+        queueing.queue_once([email], urgent=True)
+    _done(row, Inbound.HELD, why)
+
+
+# A line of prose: at least this many words of letters ("I am away next week").
+PROSE_WORDS = 4
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def _no_order_line(seat: Seat, text: str) -> bool:
+    """Whether ``text`` is a note, not a mistyped order: it holds a line of prose (at
+    least PROSE_WORDS words of letters) and the game reads no line of it as an order on
+    its own."""
+    if not any(len(_WORD.findall(line)) >= PROSE_WORDS for line in text.splitlines()):
+        return False
+    game = Game.objects.get(pk=seat.game_id)
+    if game.state is None:
+        return False
+    engine = game.rules
+    state = engine.state_from_json(game.state)
+    for line in text.strip().splitlines():
+        if not line.strip():
+            continue
+        try:
+            engine.parse(state, seat.position, line)
+        except OrderError:
+            continue
+        return False
+    return True
+
+
+def _to_gm(seat: Seat, row: InboundMessage, text: str) -> None:
+    """Pass a player's emailed note (no order) to the GM, by email."""
+    game = Game.objects.select_related("gm").get(pk=seat.game_id)
+    if not game.gm.email:
+        return
+    words, left_out = quoted(text)
+    queueing.queue_once(
+        [
+            building.build(
+                "gm-note",
+                to=game.gm.email,
+                dedupe_key=f"gm-note:{row.pk}",
+                context={
+                    "game": game,
+                    "seat": seat,
+                    "subject": row.subject,
+                    "lines": words.splitlines(),
+                    "left_out": left_out,
+                    "link": f"{settings.SITE_URL}/gm/{game.pk}/inbound/",
+                },
+                game=game,
+            )
+        ]
+    )
+
+
+class NotHeld(Exception):
+    """The email is not held (any more): released or discarded already."""
+
+
+def release(row_id: int, game_id: int, *, now: datetime) -> InboundMessage:
+    """The GM takes a held email as its seat's: an order (as if the player had emailed
+    it) or, sent to a message's address, a message. Refused as the player's would be
+    (the game's reason, ``postal.PostalError`` or ``press.PressError``), changing
+    nothing; NotHeld when it was released or discarded meanwhile."""
+    with transaction.atomic():
+        row = (
+            InboundMessage.objects.select_for_update()
+            .filter(pk=row_id, game_id=game_id, state=Inbound.HELD)
+            .first()
+        )
+        if row is None or row.seat_id is None:
+            raise NotHeld
+        seat = Seat.objects.select_related("game").get(pk=row.seat_id)
+        if row.answered is not None:
+            with translation.override(seat.speaks):
+                sent = press.reply(seat, row.answered, row.words, now=now)
+            _done(row, Inbound.MESSAGE, f"released by the GM: message {sent.pk} of {seat}")
+            return row
+        order = postal.accept_order(
+            game_id=seat.game_id, position=seat.position, text=row.words, source="email", now=now
+        )
+        _done(row, Inbound.ORDER, f"released by the GM: order {order.pk} of {seat}", order)
+        return row
+
+
+def discard(row_id: int, game_id: int) -> InboundMessage:
+    """The GM discards a held email: nothing of it is taken."""
+    with transaction.atomic():
+        row = (
+            InboundMessage.objects.select_for_update()
+            .filter(pk=row_id, game_id=game_id, state=Inbound.HELD)
+            .first()
+        )
+        if row is None:
+            raise NotHeld
+        _done(row, Inbound.DISCARDED, f"discarded by the GM; {row.note}")
+        return row
 
 
 def track(event: Any, esp: str, *, now: datetime) -> OutboundEmail | None:

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from games import digests, postal, reminders, retention, webhooks
 from moderator import queues
-from moderator.mail import queueing, sending
+from moderator.mail import inbound, queueing, sending
 
 
 @shared_task(name="games.sweep")
@@ -19,8 +19,8 @@ def sweep() -> dict[str, int]:
     """What the database says is due, apart from steps (beat, every SWEEP_SECONDS): due
     email (first attempts whose enqueue was lost, and retries), email claimed and never
     confirmed (sent again if it was never handed over, else unknown and its GM told:
-    ``sending.mark_unknown``), the same of webhook posts (``games.webhooks``),
-    reminders, and the daily digests (of reminders, and of reports) whose hour has come."""
+    ``sending.mark_unknown``), inbound posts kept and not yet read, the same of webhook
+    posts (``games.webhooks``), reminders, and the daily digests (of reminders, and of reports) whose hour has come."""
     now = timezone.now()
     lost = now - timedelta(seconds=settings.SWEEP_SECONDS)
     mails = queueing.pending_ids(settings.SWEEP_BATCH, older_than=lost, now=now)
@@ -30,12 +30,15 @@ def sweep() -> dict[str, int]:
     if posts:
         webhooks.enqueue(posts)
     webhooks.mark_stale(now)
+    unread = inbound.unread_ids(settings.SWEEP_BATCH, older_than=lost)
+    inbound.hand_out(unread)
     reminded = reminders.send_reminders(now)
     reminder_digests = reminders.send_digests(now)
     daily = digests.send_daily_digests(now)
     return {
         "mails": len(mails),
         "unknown": unknown,
+        "inbound": len(unread),
         "webhooks": len(posts),
         "reminders": reminded,
         "digests": reminder_digests,

@@ -240,6 +240,15 @@ ANYMAIL["WEBHOOK_SECRET"] = envlist("ANYMAIL_WEBHOOK_SECRET")
 INBOUND_ADDRESS = envstr("INBOUND_ADDRESS")
 if INBOUND_ADDRESS and (INBOUND_ADDRESS.count("@") != 1 or "+" in INBOUND_ADDRESS):
     raise ImproperlyConfigured("INBOUND_ADDRESS must be one plain address, like orders@example.org")
+# Inbound email (moderator/mail/inbound.py): a webhook post larger than this many bytes
+# is refused (413) unread; what it takes is kept as posted and read by a mail worker,
+# which refuses, with an answer to the seat, an email of more MIME parts than
+# INBOUND_MAX_PARTS or nested deeper than INBOUND_MAX_DEPTH. A refusal quotes at most
+# INBOUND_QUOTE_BYTES of what was written.
+INBOUND_MAX_BYTES = envint("INBOUND_MAX_BYTES", 30 * 1024 * 1024, minimum=64 * 1024)
+INBOUND_MAX_PARTS = envint("INBOUND_MAX_PARTS", 100, minimum=2)
+INBOUND_MAX_DEPTH = envint("INBOUND_MAX_DEPTH", 8, minimum=1)
+INBOUND_QUOTE_BYTES = envint("INBOUND_QUOTE_BYTES", 4096, minimum=256)
 # Message-IDs, thread roots and List-Ids are minted under this domain.
 MAIL_DOMAIN = envstr("MAIL_DOMAIN") or (
     DEFAULT_FROM_EMAIL.rstrip("> ").partition("@")[2] or "localhost"

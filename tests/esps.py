@@ -747,5 +747,19 @@ FETCHED = {
 }
 
 
+def read_kept() -> None:
+    """What a mail worker does with the posts the webhooks kept (its task, as handed out
+    on commit or by the sweep): each is read, in the order it came."""
+    from moderator.mail import tasks as mail_tasks
+    from moderator.mail.models import InboundMessage
+
+    unread = InboundMessage.objects.filter(state="received").exclude(webhook="")
+    for pk in unread.order_by("id").values_list("pk", flat=True):
+        mail_tasks.read_inbound(inbound_id=pk)
+
+
 def post(url: str, body: Post, **headers: Any) -> Any:
-    return Client().post(url, **body, **headers)
+    """The ESP's post, and then the mail worker's reading of what the webhook kept."""
+    response = Client().post(url, **body, **headers)
+    read_kept()
+    return response

@@ -111,15 +111,23 @@ class DeliveryEvent(models.Model):
 
 class InboundMessage(models.Model):
     """Every email that reached an inbound webhook, kept before anything is done with it,
-    once per Message-ID: a message delivered twice is one row and at most one order."""
+    once per Message-ID: a message delivered twice is one row and at most one order.
+
+    The webhook keeps the post as the ESP sent it (``payload``, at most INBOUND_MAX_BYTES)
+    and answers at once; a mail worker reads it (``moderator/mail/inbound.py``), and the
+    row then names the email (its Message-ID, sender, subject) and what became of it. The
+    payload is dropped once it is read."""
 
     class State(models.TextChoices):
         RECEIVED = "received", "received, not yet handled"
         ORDER = "order", "became an order"
         MESSAGE = "message", "became a message between players"
-        REJECTED = "rejected", "an order or a message that was refused"
+        REJECTED = "rejected", "refused, and the seat told why"
         STOPPED = "stopped", "a one-click unsubscribe, carried out"
         IGNORED = "ignored"
+        HELD = "held", "held for the GM"
+        NOTE = "note", "no order: passed to the GM"
+        DISCARDED = "discarded", "held, then discarded by the GM"
 
     message_id = models.CharField(max_length=300, unique=True)
     esp = models.CharField(max_length=40)
@@ -133,9 +141,40 @@ class InboundMessage(models.Model):
         "games.Order", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     received_at = models.DateTimeField()
+    # The post as the ESP sent it, until a worker has read it: its body, its content type,
+    # its headers (what anymail reads besides the body) and the webhook that took it.
+    payload = models.BinaryField(null=True, blank=True, editable=False)
+    content_type = models.CharField(max_length=200, blank=True)
+    headers = models.JSONField(default=dict, blank=True)
+    webhook = models.CharField(max_length=40, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # The seat whose address (order, message or stop) the email was sent to, as the
+    # webhook found it; the GM of its game sees the row.
+    game = models.ForeignKey(
+        "games.Game",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="inbound_messages",
+    )
+    seat = models.ForeignKey(
+        "games.Seat", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # The reply's own words as read (what a held email becomes when the GM releases it),
+    # and the message it answers when it was sent to a message's address.
+    words = models.TextField(blank=True)
+    answered = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["-received_at", "-id"]
+        indexes = [
+            # What the sweep hands to the workers again: posts kept and not yet read.
+            models.Index(
+                fields=["received_at"],
+                condition=models.Q(state="received"),
+                name="inbound_unread",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.sender}: {self.subject} ({self.state})"

@@ -26,6 +26,8 @@ import re
 from html.parser import HTMLParser
 from typing import Any
 
+from moderator.mail import charsets
+
 # Lines a mail program writes where it starts an unquoted copy of the message replied to.
 QUOTE_START = re.compile(
     r"^\s*(On .{0,300}wrote:|Am .{0,300}schrieb .{0,200}:|Le .{0,300}a écrit ?:"
@@ -42,15 +44,63 @@ def reply_text(message: Any) -> str:
     """The words the person wrote above the quoted report: the ESP's stripped reply when it
     gives one, else the text part, else the HTML part, cut where the quotation starts."""
     stripped = getattr(message, "stripped_text", None)
-    text = plain(stripped if stripped else getattr(message, "text", ""))
+    text = plain(stripped) if stripped else body_text(message)
     if not text.strip():
-        text = html_text(plain(getattr(message, "html", "")))
+        text = html_text(body_text(message, "text/html"))
     return own_words(text)
 
 
 def plain(value: Any) -> str:
-    """``value`` as text PostgreSQL can store: a NUL character means nothing in an email."""
-    return str(value or "").replace("\x00", "")
+    """``value`` as text PostgreSQL can store: a NUL character means nothing in an email,
+    and a byte a charset could not read (a lone surrogate in Python) becomes U+FFFD."""
+    text = str(value or "").replace("\x00", "")
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace") if text else text
+
+
+def _leaves(message: Any) -> list[Any]:
+    """The parts of ``message`` that are not multipart containers, in order, walked
+    without recursion (the worker has bounded how many there are)."""
+    leaves, stack = [], [message]
+    while stack:
+        part = stack.pop(0)
+        payload = part.get_payload() if part.is_multipart() else None
+        if isinstance(payload, list):
+            stack[:0] = payload
+        else:
+            leaves.append(part)
+    return leaves
+
+
+def _is_body(part: Any) -> bool:
+    disposition = str(part.get("Content-Disposition", "")).strip().lower()
+    return part.get_content_type() in ("text/plain", "text/html") and not disposition.startswith(
+        "attachment"
+    )
+
+
+def body_text(message: Any, content_type: str = "text/plain") -> str:
+    """The first ``content_type`` part of ``message`` that is no attachment, as text: in
+    its charset, one Python does not know read as UTF-8, what cannot be read replaced
+    (``charsets.decode``). Empty when there is none."""
+    for part in _leaves(message):
+        if part.get_content_type() != content_type or not _is_body(part):
+            continue
+        data = part.get_payload(decode=True)
+        if not isinstance(data, bytes):
+            return plain(part.get_payload())
+        text = charsets.decode(data, part.get_content_charset())
+        return plain(re.sub(r"\r\n|\r", "\n", text))
+    return ""
+
+
+def attachment_names(message: Any) -> list[str]:
+    """The names of what is attached to ``message`` (every part but its text and HTML):
+    never read, never kept."""
+    return [
+        plain(part.get_filename() or part.get_content_type())[:100]
+        for part in _leaves(message)
+        if not _is_body(part)
+    ]
 
 
 def own_words(text: str) -> str:

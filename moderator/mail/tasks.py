@@ -8,7 +8,7 @@ from collections import Counter
 from celery import shared_task
 from django.utils import timezone
 
-from moderator.mail import sending
+from moderator.mail import inbound, sending, webhooks
 from moderator.mail.queueing import SEND_EMAILS, SEND_URGENT_EMAILS
 
 
@@ -30,3 +30,9 @@ def send_urgent_emails(*, outbound_ids: list[int]) -> dict[str, int]:
 @shared_task(name="mail.send_email", acks_late=True, reject_on_worker_lost=True)
 def send_email(*, outbound_id: int) -> str:
     return sending.send(outbound_id, now=timezone.now())
+
+
+@shared_task(name=inbound.READ_INBOUND, acks_late=True, reject_on_worker_lost=True)
+def read_inbound(*, inbound_id: int) -> str | None:
+    """Read one inbound post the webhook kept (moderator/mail/inbound.py); its state."""
+    return inbound.read(inbound_id, now=timezone.now(), views=webhooks.VIEWS)

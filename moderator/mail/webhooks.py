@@ -24,6 +24,7 @@ from datetime import datetime
 from email.utils import parseaddr
 from typing import Any, cast
 
+from anymail import signals
 from anymail.exceptions import (
     AnymailAPIError,
     AnymailConfigurationError,
@@ -49,9 +50,11 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.urls import URLPattern, path
+from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 from django.views.decorators.csrf import csrf_exempt
 
+from moderator.mail import inbound, reading
 from moderator.mail.models import DeliveryEvent, InboundMessage, OutboundEmail
 
 log = logging.getLogger(__name__)
@@ -181,15 +184,27 @@ class _SignatureChecked:
                 f"{self.esp_name} webhook: unreadable payload ({type(error).__name__}: {error})"
             ) from error
 
+    webhook: str
+    takes_inbound: bool
+
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         try:
+            if self.takes_inbound:
+                # Kept as posted and read by a worker (moderator/mail/inbound.py).
+                answer = inbound.keep(request, self, self.webhook, now=timezone.now())
+                if isinstance(answer, HttpResponse):
+                    return answer
+                # Tracking events on Mandrill's combined URL, or Amazon SNS's handshake.
+                return cast(HttpResponse, cast(Any, super()).post(answer, *args, **kwargs))
             return cast(HttpResponse, cast(Any, super()).post(request, *args, **kwargs))
         except _Refused as refused:
             return refused.response
 
 
-def _payload_checked(view_class: type[Any]) -> type[Any]:
-    return type(view_class.__name__, (_SignatureChecked, _PayloadChecked, view_class), {})
+def _payload_checked(view_class: type[Any], webhook: str) -> type[Any]:
+    takes_inbound = view_class.signal is signals.inbound or webhook == "mandrill"
+    attributes = {"webhook": webhook, "takes_inbound": takes_inbound}
+    return type(view_class.__name__, (_SignatureChecked, _PayloadChecked, view_class), attributes)
 
 
 # Every ESP anymail takes inbound email from, with its inbound and its tracking view.
@@ -209,12 +224,14 @@ _ESPS = [
 
 # URL name -> (route under /mail/webhooks/, view).
 _VIEWS: dict[str, tuple[str, type[Any]]] = {
-    f"{esp}_{kind}": (f"{esp}/{kind}/", _payload_checked(view))
-    for esp, inbound, tracking in _ESPS
-    for kind, view in (("inbound", inbound), ("tracking", tracking))
+    f"{esp}_{kind}": (f"{esp}/{kind}/", _payload_checked(view, f"{esp}_{kind}"))
+    for esp, inbound_view, tracking_view in _ESPS
+    for kind, view in (("inbound", inbound_view), ("tracking", tracking_view))
 }
 # Mandrill posts inbound emails and tracking events to one URL, signed with one key.
-_VIEWS["mandrill"] = ("mandrill/", _payload_checked(MandrillCombinedWebhookView))
+_VIEWS["mandrill"] = ("mandrill/", _payload_checked(MandrillCombinedWebhookView, "mandrill"))
+# The views a worker reads a kept post with, by the name of the URL that took it.
+VIEWS: dict[str, type[Any]] = {name: view for name, (_, view) in _VIEWS.items()}
 
 urlpatterns: list[URLPattern] = [
     path(route, _secret_required(view.as_view()), name=name)
@@ -226,8 +243,11 @@ urlpatterns: list[URLPattern] = [
 
 
 def _plain(value: Any) -> str:
-    """``value`` as text PostgreSQL can store: a NUL character means nothing in an email."""
-    return str(value or "").replace("\x00", "")
+    """``value`` as text PostgreSQL can store: a NUL character means nothing in an email,
+    and a byte a header's charset could not read (kept by Python as a lone surrogate)
+    becomes U+FFFD."""
+    text = str(value or "").replace("\x00", "")
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace") if text else text
 
 
 def _header(message: Any, name: str) -> str:
@@ -239,7 +259,9 @@ def message_key(message: Any) -> str:
     message_id = _header(message, "Message-ID")
     if message_id:
         return message_id[:300]
-    text = "\n".join([_header(message, "From"), _header(message, "Subject"), _plain(message.text)])
+    text = "\n".join(
+        [_header(message, "From"), _header(message, "Subject"), reading.body_text(message)]
+    )
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -277,19 +299,36 @@ def auto_reply_reason(message: Any) -> str | None:
     return None
 
 
-def keep_inbound(message: Any, esp: str, now: datetime) -> InboundMessage:
+def keep_inbound(
+    message: Any, esp: str, now: datetime, kept: InboundMessage | None = None
+) -> InboundMessage:
     """Store ``message`` before anything is done with it; a message with the same
-    Message-ID kept before (the ESP delivered it again) is that row."""
+    Message-ID kept before (the ESP delivered it again) is that row. ``kept``: the row the
+    webhook kept the post in, which now names the email; when the email was kept before
+    (the ESP posted it again), ``kept`` goes and the earlier row is returned."""
     recipient = _plain(getattr(message, "envelope_recipient", ""))
-    row = InboundMessage(
-        message_id=message_key(message),
-        esp=esp[:40],
-        recipient=recipient[:254],
-        sender=parseaddr(_header(message, "From"))[1][:254],
-        subject=_header(message, "Subject")[:300],
-        text=_plain(message.text),
-        received_at=now,
-    )
+    fields = {
+        "message_id": message_key(message),
+        "esp": esp[:40],
+        "recipient": recipient[:254],
+        "sender": parseaddr(_header(message, "From"))[1][:254],
+        "subject": _header(message, "Subject")[:300],
+        "text": reading.body_text(message),
+    }
+    if kept is not None:
+        earlier = InboundMessage.objects.filter(message_id=fields["message_id"]).first()
+        if earlier is None:
+            for name, value in fields.items():
+                setattr(kept, name, value)
+            try:
+                with transaction.atomic():
+                    kept.save(update_fields=list(fields))
+                    return kept
+            except IntegrityError:
+                earlier = InboundMessage.objects.get(message_id=fields["message_id"])
+        kept.delete()  # the same email posted again: the earlier row is the one
+        return earlier
+    row = InboundMessage(**fields, received_at=now)
     try:
         with transaction.atomic():
             row.save()

@@ -247,10 +247,14 @@ def test_a_message_written_to_the_order_address_is_an_order_and_never_a_message(
     assert address is not None
     reply(address, "Hi all, anyone for an alliance?")
     assert Message.objects.count() == 0
-    assert InboundMessage.objects.get().state == "rejected"
+    # No order, and no message either: a note, passed to the GM (issue 39, section 4).
+    assert InboundMessage.objects.get().state == "note"
     (refused,) = OutboundEmail.objects.filter(kind="refused")
     assert refused.to == "bob@example.org"
     assert "did not become an order" in refused.text
+    assert "it was passed to the GM, who reads it" in refused.text
+    (note,) = OutboundEmail.objects.filter(kind="gm-note")
+    assert "> Hi all, anyone for an alliance?" in note.text
 
 
 def to_both_addresses(game: Game, now: datetime) -> None:

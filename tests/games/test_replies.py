@@ -22,6 +22,7 @@ from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat
 from games.replies import NOT_FOUND
 from moderator.mail.models import InboundMessage, OutboundEmail
+from tests.esps import read_kept
 from tests.factories import GMFactory, choice_game
 
 pytestmark = pytest.mark.django_db
@@ -70,19 +71,34 @@ def auth(secret: str = SECRET) -> dict[str, Any]:
     return {"HTTP_AUTHORIZATION": "Basic " + base64.b64encode(secret.encode()).decode()}
 
 
+def player_of(to: str) -> str:
+    """The address of the seat whose order or message address ``to`` is (who replies to
+    it), or ann's when it is none."""
+    found = access.press_for_reply([to])
+    seat_of = found[0] if found is not None else access.seat_for_reply([to])
+    return seat_of.email if seat_of is not None else "ann@example.org"
+
+
 def postmark_payload(
-    to: str, text: str, message_id: str = "<reply-1@mail.example.net>", **extra: Any
+    to: str,
+    text: str,
+    message_id: str = "<reply-1@mail.example.net>",
+    *,
+    sender: str | None = None,
+    **extra: Any,
 ) -> dict[str, Any]:
-    """An inbound email as Postmark posts it."""
+    """An inbound email as Postmark posts it, from the player of the seat it is sent to
+    unless ``sender`` says otherwise."""
+    sender = sender or player_of(to)
     headers = [
         {"Name": "Message-ID", "Value": message_id},
         {"Name": "In-Reply-To", "Value": "<game-1-seat-0@localhost>"},
         *({"Name": name, "Value": value} for name, value in extra.pop("headers", {}).items()),
     ]
     payload = {
-        "FromName": "Ann",
-        "From": "ann@example.org",
-        "FromFull": {"Email": "ann@example.org", "Name": "Ann", "MailboxHash": ""},
+        "FromName": sender.split("@")[0].title(),
+        "From": sender,
+        "FromFull": {"Email": sender, "Name": sender.split("@")[0].title(), "MailboxHash": ""},
         "To": to,
         "ToFull": [{"Email": to, "Name": "", "MailboxHash": to.split("+")[-1].split("@")[0]}],
         "Cc": "",
@@ -105,9 +121,12 @@ def postmark_payload(
 
 
 def post_postmark(payload: dict[str, Any], **headers: Any) -> Any:
-    return Client().post(
+    """Postmark's post, and then the mail worker's reading of what the webhook kept."""
+    response = Client().post(
         POSTMARK_INBOUND, data=json.dumps(payload), content_type="application/json", **headers
     )
+    read_kept()
+    return response
 
 
 def mailgun_form(to: str, text: str, message_id: str, key: str = SIGNING_KEY) -> dict[str, str]:
@@ -199,6 +218,7 @@ def test_a_signed_mailgun_reply_becomes_the_order_from_its_stripped_text(game: G
     form = mailgun_form(reply_address(seat(game, 1)), body, "<mg-1@mail.example.net>")
     response = Client().post(MAILGUN_INBOUND, data=form, **auth())
     assert response.status_code == 200
+    read_kept()
     order = Order.objects.get()
     assert (order.seat.position, order.source, order.canonical) == (1, "email", text)
 

@@ -83,6 +83,10 @@ def test_a_reply_to_the_emailed_report_is_the_order_the_worker_resolves(
     )
     with urllib.request.urlopen(request, timeout=30) as response:
         assert response.status == 200
+    # The webhook keeps the post; a mail worker reads it and takes the order.
+    wait_for(
+        lambda: Order.objects.filter(seat__position=0).exists(), 60, "the emailed order", services
+    )
     sent = Order.objects.get(seat__position=0)
     assert (sent.source, sent.canonical) == ("email", order)
 

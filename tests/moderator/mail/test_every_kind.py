@@ -81,6 +81,14 @@ def send_every_kind(now: datetime, settings: Settings) -> None:
         access.press_address(bob, hello.pk) or "", "> Hello, all.", message_id="<p@example.net>"
     )
     assert post_postmark(empty, **auth(SECRET)).status_code == 200  # press-refused
+    note = postmark_payload(
+        access.reply_address(bob) or "", "Could we play a bit slower please?", "<n@example.net>"
+    )
+    assert post_postmark(note, **auth(SECRET)).status_code == 200  # gm-note
+    stranger = postmark_payload(
+        access.reply_address(bob) or "", "W5 1+3 3+4", "<s@example.net>", sender="eve@example.net"
+    )
+    assert post_postmark(stranger, **auth(SECRET)).status_code == 200  # held
     step = game.steps.get(number=1)
     postal.extend_deadline(game.pk, deadline=step.deadline + timedelta(days=1), now=now)  # deadline
     assert reminders.send_reminders(step.deadline) >= 1  # reminder

@@ -183,6 +183,7 @@ def test_an_unknown_email_is_not_sent_again_by_the_sweep(
     assert game_tasks.sweep() == {
         "mails": 0,
         "unknown": 0,
+        "inbound": 0,
         "reminders": 0,
         "digests": 0,
         "daily": 0,
