@@ -20,7 +20,8 @@ def sweep() -> dict[str, int]:
     email (first attempts whose enqueue was lost, and retries), email claimed and never
     confirmed (sent again if it was never handed over, else unknown and its GM told:
     ``sending.mark_unknown``), inbound posts kept and not yet read, the same of webhook
-    posts (``games.webhooks``), reminders, and the daily digests (of reminders, and of reports) whose hour has come."""
+    posts (``games.webhooks``), reminders, and the daily digests (of reminders, and of
+    reports) whose hour has come."""
     now = timezone.now()
     lost = now - timedelta(seconds=settings.SWEEP_SECONDS)
     mails = queueing.pending_ids(settings.SWEEP_BATCH, older_than=lost, now=now)
