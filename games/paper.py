@@ -46,6 +46,15 @@ DEPTH = 32
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+# The most of a GM's line an error message quotes (a pasted line may run for pages).
+QUOTED = 60
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a message quotes it: in quotes, cut to QUOTED characters."""
+    return repr(text) if len(text) <= QUOTED else repr(text[:QUOTED]) + "..."
+
+
 class PaperError(Exception):
     """The text is not a record, or its record does not replay: the message names the
     line (or move) and says why; ``source``: that move as the GM wrote it, when known."""
@@ -133,7 +142,7 @@ def game_key(value: str) -> str:
         if wanted in (key, engine.title.lower()):
             return key
     games = ", ".join(f"{key} ({engine.title})" for key, engine in registry.ENGINES.items())
-    raise PaperError(f"there is no game {value.strip()!r}; the games are {games}")
+    raise PaperError(f"there is no game {_quoted(value.strip())}; the games are {games}")
 
 
 def option_value(text: str) -> Any:
@@ -196,7 +205,7 @@ class _Lines:
         head, colon, value = line.partition(":")
         if not colon:
             raise PaperError(
-                f"{line!r} is none of NAME: ORDER, dice: VALUES, deadline or a setting "
+                f"{_quoted(line)} is none of NAME: ORDER, dice: VALUES, deadline or a setting "
                 "(game:, players:, or an option)"
             )
         if head.strip().lower() == "dice":
@@ -209,7 +218,7 @@ class _Lines:
             return
         if self.moving:
             raise PaperError(
-                f"{head.strip()!r} is not a player of this game; the players are "
+                f"{_quoted(head.strip())} is not a player of this game; the players are "
                 f"{', '.join(self.players) or 'not named yet (players: Ann, Bob)'}"
             )
         self._setting(head.strip(), value.strip())
@@ -244,7 +253,7 @@ class _Lines:
             self.record["options"][key] = option_value(value)
         else:
             raise PaperError(
-                f"{key!r} is not a player, nor a setting (game:, players:, or an option "
+                f"{_quoted(key)} is not a player, nor a setting (game:, players:, or an option "
                 "such as rolls_per_turn:)"
             )
 

@@ -143,6 +143,15 @@ def test_a_text_that_is_not_a_record_says_which_line_and_why(text: str, message:
     assert raised.value.message.startswith(message)
 
 
+def test_a_long_unreadable_line_is_quoted_cut_short() -> None:
+    with pytest.raises(paper.PaperError) as raised:
+        paper.read("game: choice\n" + "[" * 6000, [])
+    assert raised.value.message == (
+        f"line 2: '{'[' * 60}'... is none of NAME: ORDER, dice: VALUES, deadline or a setting "
+        "(game:, players:, or an option)"
+    )
+
+
 # --- importing -------------------------------------------------------------------------------
 
 
