@@ -72,7 +72,7 @@ def embedded_default(var: Path, port: int) -> dict[str, str]:
         key: value
         for key, value in os.environ.items()
         if key not in {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "SECRET_KEY", "DEBUG"}
-        and not key.startswith(("DJANGO_", "MAKE", "MFLAGS"))
+        and not key.startswith(("DJANGO_", "CELERY_", "MAKE", "MFLAGS"))
     }
     return env | {"VAR_DIR": str(var), "PORT": str(port)}
 
