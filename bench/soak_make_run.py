@@ -12,7 +12,7 @@ Then it creates ``--games`` games of every kind in turn, each on a one-minute sc
 and while ``make run`` runs the players post orders (the domain's ``accept_order``, as the
 web form does): for most seats each step, so that some steps resolve early (every order
 in) and others at their deadline (the missing seats' defaults). A game that ends is
-replaced by a new one of its kind.
+replaced by a new one, of the next kind in turn.
 
 Each minute it prints a line: steps resolved, emails written to ``VAR_DIR/mail``, orders
 posted, processes restarted (supervisord's "exited:" lines: 0 expected), errors seen
@@ -122,6 +122,20 @@ def counts(run: Run, var: Path) -> dict[str, int]:
         "restarts": sum(1 for line in lines if " exited: " in line),
         "errors": sum(1 for line in lines if ERRORS.search(line)),
     }
+
+
+def closed_by() -> str:
+    """How the steps were resolved: at their deadline and early (by the worker), by an
+    order that takes effect at once (in the request that posted it)."""
+    from django.db.models import Count
+
+    from games.models import Step
+
+    done = Step.objects.filter(status=Step.Status.DONE).values("closed_by")
+    return ", ".join(
+        f"{row['closed_by']} {row['n']}"
+        for row in done.annotate(n=Count("id")).order_by("closed_by")
+    )
 
 
 def new_game(gm: Any, number: int) -> Any:
@@ -280,7 +294,7 @@ def soak(args: argparse.Namespace, var: Path, run: Run, log: Path) -> int:
     errors = [line for line in lines if ERRORS.search(line)]
     print()
     print(f"Soak of make run, {(time.monotonic() - begin) / 60:.1f} minutes, {created} games")
-    print(f"  steps resolved:      {final['steps']}")
+    print(f"  steps resolved:      {final['steps']} ({closed_by()})")
     print(f"  emails written:      {final['emails']}")
     print(f"  orders posted:       {orders} ({refused} refused: the step had moved on)")
     print(f"  processes restarted: {final['restarts']} (expected 0)")
