@@ -125,8 +125,9 @@ def counts(run: Run, var: Path) -> dict[str, int]:
 
 
 def closed_by() -> str:
-    """How the steps were resolved: at their deadline and early (by the worker), by an
-    order that takes effect at once (in the request that posted it)."""
+    """How the steps were resolved: at their deadline (by the worker), early (every order
+    in) or by an order that takes effect at once (both in the request of the order; their
+    reports are still written to files by the worker)."""
     from django.db.models import Count
 
     from games.models import Step
