@@ -41,11 +41,16 @@ lock: $(RUNTIME)
 	$(BIN)/uv pip compile pyproject.toml --extra dev -c requirements-esp.lock --universal \
 	  --python-version 3.11 -o requirements-dev.lock
 
-# Web, Celery worker and beat on the embedded default (SQLite, filesystem broker, mail in var/).
+# Web, Celery worker and beat on the embedded default (SQLite for the database and the
+# broker, mail in var/), under supervisord (supervisord.conf): a process that dies is said
+# so and started again. `make run PORT=8001` serves another port; VAR_DIR, another folder.
+PORT ?= 8000
+VAR_DIR ?= $(CURDIR)/var
 run: $(RUNTIME)
-	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py demo
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho start -f Procfile
+	VAR_DIR="$(VAR_DIR)" $(BIN)/python manage.py migrate --noinput
+	VAR_DIR="$(VAR_DIR)" $(BIN)/python manage.py demo
+	PATH="$(CURDIR)/$(BIN):$$PATH" VAR_DIR="$(VAR_DIR)" PORT="$(PORT)" \
+	  $(BIN)/supervisord -n -c supervisord.conf
 
 # Everything this machine can run. REQUIRE_SERVICES=1 makes missing services fail, not skip.
 test: venv browser

@@ -115,6 +115,13 @@ def resolve_step(*, step_id: int) -> bool:
     return postal.resolve_due_step(step_id, now=timezone.now())
 
 
+@shared_task(name="games.prune_broker")
+def prune_broker() -> int:
+    """The messages workers have taken, out of the embedded default's broker (beat, every
+    ten minutes, on that broker only: moderator/queues.py); how many."""
+    return queues.prune_delivered()
+
+
 @shared_task(name="games.prune")
 def prune() -> dict[str, int]:
     """Bodies of delivered email and expired links past their retention (beat, daily);

@@ -60,18 +60,23 @@ def yield_to_the_web(**kwargs: Any) -> None:
         pass  # no autogroups here (or not ours to change): the process's nice stands
 
 
+# The brokers a worker polls (kombu's virtual transports of the embedded default and of
+# CELERY_BROKER_URL=filesystem://), by their URL's scheme.
+POLLED_BROKERS = ("sqla+", "sqlalchemy+", "filesystem://")
+
+
 @signals.worker_shutting_down.connect
 def stop_an_idle_worker_at_once(how: str = "", exitcode: int = 0, **kwargs: Any) -> None:
-    """On the embedded default's filesystem broker, a warm shutdown (SIGTERM, Ctrl-C) of a
-    worker with no task under way or waiting ends it now. Celery would first wait for
-    messages twice more, 2 s each (its loop for brokers it polls), then stop: up to 4.5 s
-    in all, past the 5 s after which ``make run`` (honcho) kills it. Raised in the signal
-    handler, so wherever the worker's loop waits; the raise is Celery's own way out of the
-    loop. A worker busy with a task finishes it first, as Celery does. A message taken
-    from the broker at that very moment is lost, as with any stop of that broker (it
-    keeps no unacknowledged messages): the sweep finds the due steps and pending emails
-    again from the database."""
-    if not str(app.conf.broker_url or "").startswith("filesystem://"):
+    """On a broker the worker polls (the embedded default's SQLite), a warm shutdown
+    (SIGTERM, Ctrl-C) of a worker with no task under way or waiting ends it now. Celery
+    would first wait for messages twice more, 2 s each (its loop for brokers it polls),
+    then stop. Raised in the signal handler, so wherever the worker's loop waits; the raise
+    is Celery's own way out of the loop. A worker busy with a task finishes it first, as
+    Celery does. A message taken from the broker at that very moment is lost, as with any
+    stop of such a broker (kombu keeps the unacknowledged messages of a virtual transport
+    in the worker's memory): the sweep finds the due steps and pending emails again from
+    the database."""
+    if not str(app.conf.broker_url or "").startswith(POLLED_BROKERS):
         return
     if how == "Warm" and not state.active_requests and not state.reserved_requests:
         raise WorkerShutdown(exitcode)

@@ -1,8 +1,8 @@
 """The one settings file. Everything that differs between machines comes from the
 environment, read through strict helpers: a bad value stops the service at start.
 
-With no environment at all the service runs as the embedded default: SQLite and a
-filesystem broker under ``var/``, email written to files, DEBUG on.
+With no environment at all the service runs as the embedded default: SQLite for the
+database and for the broker under ``var/``, email written to files, DEBUG on.
 """
 
 from __future__ import annotations
@@ -280,22 +280,30 @@ WEBHOOK_TIMEOUT_SECONDS = envint("WEBHOOK_TIMEOUT_SECONDS", 5, minimum=1)
 WEBHOOK_ALLOW_LOCAL_HTTP = envbool("WEBHOOK_ALLOW_LOCAL_HTTP", DEBUG)
 
 # --- Celery ----------------------------------------------------------------------------
-# The embedded default's broker is kombu's filesystem transport: it needs no server.
-BROKER_DIR = VAR_DIR / "broker"
-CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", REDIS_URL or "filesystem://")
-if CELERY_BROKER_URL.startswith("filesystem://"):
+# The embedded default's broker is kombu's SQLAlchemy transport on a SQLite file: it needs
+# no server, and a message is a row inserted in a transaction, so a worker never reads half
+# of one. (kombu's filesystem transport, the default before, writes a message's file in
+# place: a worker polling at that moment read it empty and died of the JSONDecodeError.)
+BROKER_FILE = VAR_DIR / "broker.sqlite3"
+CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", REDIS_URL or f"sqla+sqlite:///{BROKER_FILE}")
+if CELERY_BROKER_URL.startswith(("sqla+", "sqlalchemy+")):
+    # kombu passes these on to SQLAlchemy's create_engine() (every option but its table
+    # names, so not kombu's polling_interval: an idle worker looks for messages every
+    # second, kombu's default). The web, the worker and beat all write to the file; each
+    # waits up to 20 s for another's transaction (SQLite's busy timeout) instead of failing
+    # at once.
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {"connect_args": {"timeout": 20}}
+    if CELERY_BROKER_URL.startswith(("sqla+sqlite:///", "sqlalchemy+sqlite:///")):
+        BROKER_FILE.parent.mkdir(parents=True, exist_ok=True)
+elif CELERY_BROKER_URL.startswith("filesystem://"):
+    # kombu's filesystem transport, when asked for (CELERY_BROKER_URL=filesystem://): not
+    # safe with a worker polling while another process writes (see above).
+    BROKER_DIR = VAR_DIR / "broker"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
         "control_folder": str(BROKER_DIR / "control"),
-        # How often an idle worker looks for messages (kombu's default: every second).
-        # A worker that finishes a task after Ctrl-C (make run) stops once it has waited
-        # for messages twice more, Celery's fixed 2 s each rounded up to this, and its
-        # timer once (CELERY_WORKER_TIMER_PRECISION): within the 5 s honcho grants it.
-        # An idle worker stops at once (moderator/celery.py).
-        "polling_interval": 0.1,
     }
-    CELERY_WORKER_TIMER_PRECISION = 0.1
     for folder in ("queue", "control"):
         (BROKER_DIR / folder).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_IGNORE_RESULT = True
@@ -346,6 +354,10 @@ CELERY_BEAT_SCHEDULE = {
     # What is past its retention (MAIL_RETENTION_DAYS, LINK_DAYS): daily, at a quiet hour.
     "prune": {"task": "games.prune", "schedule": crontab(hour=3, minute=30)},
 }
+if CELERY_BROKER_URL.startswith(("sqla+", "sqlalchemy+")):
+    # kombu's SQLAlchemy transport keeps each message a worker took (hidden): they go every
+    # ten minutes, a few hundred rows (moderator/queues.py).
+    CELERY_BEAT_SCHEDULE["broker"] = {"task": "games.prune_broker", "schedule": 600.0}
 # How much lower than the web's a worker's CPU priority is (os.nice; 0: the same): on a
 # machine shared with gunicorn, a rush of deadlines takes the cycles the pages leave.
 WORKER_NICENESS = envint("WORKER_NICENESS", 10, minimum=0)

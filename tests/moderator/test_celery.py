@@ -1,7 +1,7 @@
-"""The worker's shutdown on the embedded default's filesystem broker: an idle worker
-stops at once (make run's Ctrl-C; tests/integration/test_make_run.py runs it whole), a
-busy one finishes its task first, and a worker on Redis is left to Celery. A worker runs
-below the web's CPU priority."""
+"""The worker's shutdown on a broker it polls (the embedded default's SQLite, or the
+filesystem transport when asked for): an idle worker stops at once (make run's Ctrl-C;
+tests/integration/test_make_run.py runs it whole), a busy one finishes its task first, and
+a worker on Redis is left to Celery. A worker runs below the web's CPU priority."""
 
 from __future__ import annotations
 
@@ -17,26 +17,26 @@ from moderator import celery
 from moderator.celery import app, stop_an_idle_worker_at_once, yield_to_the_web
 
 
-@pytest.fixture
-def filesystem_broker(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(app.conf, "broker_url", "filesystem://")
+@pytest.fixture(params=["sqla+sqlite:///var/broker.sqlite3", "filesystem://"])
+def polled_broker(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    monkeypatch.setattr(app.conf, "broker_url", request.param)
 
 
-def test_an_idle_worker_stops_at_once(filesystem_broker: None) -> None:
+def test_an_idle_worker_stops_at_once(polled_broker: None) -> None:
     with pytest.raises(WorkerShutdown) as stopped:
         stop_an_idle_worker_at_once(how="Warm", exitcode=0)
     assert stopped.value.code == 0
 
 
 def test_a_worker_with_a_task_under_way_finishes_it_first(
-    filesystem_broker: None, monkeypatch: pytest.MonkeyPatch
+    polled_broker: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(state, "active_requests", {"a task"})
     assert stop_an_idle_worker_at_once(how="Warm", exitcode=0) is None
 
 
 def test_a_cold_shutdown_and_a_worker_on_redis_are_left_to_celery(
-    filesystem_broker: None, monkeypatch: pytest.MonkeyPatch
+    polled_broker: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert stop_an_idle_worker_at_once(how="Cold", exitcode=1) is None
     monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:6379/0")
@@ -51,7 +51,7 @@ def test_a_worker_lowers_its_cpu_priority_below_the_webs(
     group.write_text("/autogroup-7 nice 0\n")
     monkeypatch.setattr(os, "nice", asked.append)
     monkeypatch.setattr(celery, "AUTOGROUP", str(group))
-    # In a session of others (a terminal's, honcho's): its own nice only.
+    # In a session of others (a terminal's): its own nice only.
     monkeypatch.setattr(os, "getsid", lambda pid: os.getpid() + 1)
     yield_to_the_web()
     assert (asked, group.read_text()) == ([10], "/autogroup-7 nice 0\n")

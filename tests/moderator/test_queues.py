@@ -3,13 +3,19 @@ real broker."""
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 from celery import current_app
 from django.conf import settings
+from kombu import Connection
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 
 from games import postal
@@ -95,3 +101,52 @@ def test_receipts_and_links_go_to_the_urgent_queue_and_reports_to_the_mail_queue
     assert [len(ids) for ids in sent["mail.send_urgent_emails"]] == [1]
     # start_game's two reports, then the step's two, handed over when the batch ended.
     assert [len(ids) for ids in sent["mail.send_emails"]] == [2, 2]
+
+
+def test_the_messages_workers_took_are_pruned_from_the_embedded_broker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqla+sqlite:///{tmp_path / 'broker.sqlite3'}"
+    monkeypatch.setitem(current_app.conf, "broker_url", url)
+    monkeypatch.setitem(
+        current_app.conf, "broker_transport_options", {"connect_args": {"timeout": 20}}
+    )
+    assert queues.prune_delivered() == 0  # nothing published yet: no table either
+    with Connection(url) as connection:
+        queue = connection.SimpleQueue("urgent")
+        for number in range(3):
+            queue.put({"number": number})
+        taken = queue.get(timeout=5)
+        taken.ack()
+        # kombu keeps the row of the message taken (hidden) besides the two waiting.
+        with sqlite3.connect(tmp_path / "broker.sqlite3") as database:
+            assert database.execute(
+                "SELECT visible, count(*) FROM kombu_message GROUP BY visible ORDER BY visible"
+            ).fetchall() == [(0, 1), (1, 2)]
+        assert queues.prune_delivered() == 1
+        assert queues.prune_delivered() == 0
+        assert [queue.get(timeout=5).payload["number"] for _ in range(2)] == [1, 2]
+    assert queues.waiting("urgent") == 0
+    assert queues.prune_delivered() == 2
+    # Redis keeps nothing of the kind.
+    monkeypatch.setitem(current_app.conf, "broker_url", "redis://127.0.0.1:6379/0")
+    assert queues.prune_delivered() == 0
+
+
+def test_beat_prunes_the_embedded_broker_every_ten_minutes(tmp_path: Path) -> None:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL"}
+    }
+    schedule = subprocess.run(
+        [sys.executable, "-c", "from django.conf import settings; "
+         "print(settings.CELERY_BROKER_URL, settings.CELERY_BEAT_SCHEDULE.get('broker'))"],
+        env=env | {"VAR_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "moderator.settings"},
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    assert schedule == (
+        f"sqla+sqlite:///{tmp_path}/broker.sqlite3 "
+        "{'task': 'games.prune_broker', 'schedule': 600.0}"
+    )
+    assert "broker" not in settings.CELERY_BEAT_SCHEDULE  # on Redis, nothing to prune
