@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Inbound = InboundMessage.State
+Held = InboundMessage.Reason
 
 
 def on_inbound(
@@ -69,25 +70,21 @@ def on_recipient(sender: Any, addresses: list[str], **kwargs: Any) -> Seat | Non
     return access.seat_for_reply(addresses)
 
 
-# What the seat is told of an email the worker could not read within its bounds.
+# What the seat is told of an email the worker could not read within its bounds; the
+# email (kind ``refused``, ``unread``) then says how to send the order instead.
 BOUNDS: dict[str, StrOrPromise] = {
     inbound.Reason.TOO_LARGE: gettext_lazy(
-        "it is larger than this service takes, so it was not read and nothing was recorded. "
-        "Send the order as a plain-text reply, without attachments"
+        "it is larger than this service takes, so it was not read and nothing was recorded"
     ),
     inbound.Reason.TOO_MANY_PARTS: gettext_lazy(
         "it is made of more parts (attachments, embedded images, alternatives) than this "
-        "service reads, so nothing was recorded. Send the order as a plain-text reply, "
-        "without attachments"
+        "service reads, so nothing was recorded"
     ),
     inbound.Reason.TOO_DEEP: gettext_lazy(
         "its parts are nested deeper than this service reads (a message forwarded within "
-        "messages), so nothing was recorded. Send the order as a plain-text reply"
+        "messages), so nothing was recorded"
     ),
-    inbound.Reason.UNREADABLE: gettext_lazy(
-        "it could not be read, so nothing was recorded. Send the order again as a "
-        "plain-text reply, or use your page"
-    ),
+    inbound.Reason.UNREADABLE: gettext_lazy("it could not be read, so nothing was recorded"),
 }
 
 
@@ -98,10 +95,12 @@ def on_refused(sender: Any, row: InboundMessage, reason: str, **kwargs: Any) -> 
     seat = None
     if row.seat_id is not None:
         seat = Seat.objects.select_related("game").filter(pk=row.seat_id).first()
+    row.reason = reason
+    row.save(update_fields=["reason"])
     if seat is None:
         return _done(row, Inbound.IGNORED, f"not read: {reason}, and no seat to tell")
     with translation.override(seat.speaks):
-        _answer(seat, row, "", explained)
+        _answer(seat, row, "", explained, unread=True)
     _done(row, Inbound.REJECTED, f"not read: {reason}")
 
 
@@ -166,7 +165,7 @@ def handle(row: InboundMessage, message: Any, *, now: datetime, verdict: str | N
     _seated(row, seat_of, text, answering[1] if answering is not None else None)
     held = _held_because(seat_of, row, verdict)
     if held is not None:
-        return _hold(seat_of, row, held)
+        return _hold(seat_of, row, *held)
     if answering is not None:
         return _message(row, message, *answering, now=now)
     assert seat is not None
@@ -210,7 +209,7 @@ def _order(row: InboundMessage, seat: Seat, text: str, *, now: datetime, dropped
                 return _done(row, Inbound.ORDER, note, order)
         if not partly and isinstance(error, postal.OrderRejected) and _no_order_line(seat, text):
             _to_gm(seat, row, text)
-            _answer(seat, row, text, error.message, passed_to_gm=True)
+            _answer(seat, row, text, error.message, kind="note-passed")
             return _done(row, Inbound.NOTE, f"no order: passed to the GM ({error.message})")
         _answer(seat, row, text, error.message, partly_played=partly)
         return _done(row, Inbound.REJECTED, error.message)
@@ -304,14 +303,18 @@ def _answer(
     *,
     partly_played: bool = False,
     answered: int | None = None,
-    passed_to_gm: bool = False,
+    unread: bool = False,
+    kind: str | None = None,
 ) -> None:
     """Tell the seat (at its own address, never the From of the email) why its emailed
     order was refused, quoting what it wrote, in the seat's language; ``partly_played``:
-    its first lines stand. ``answered``: the email was a reply to that message, and was
-    not sent; a reply to the answer is a reply to the same message."""
+    its first lines stand; ``unread``: the email was refused unread (``reason`` says why),
+    so sending it again as plain text is the answer. ``answered``: the email was a reply
+    to that message, and was not sent; a reply to the answer is a reply to the same
+    message. ``kind`` "note-passed": no order, the words went to the GM (``reason`` is
+    why the game read no order, should it have been one)."""
     game = seat.game
-    kind = "refused" if answered is None else "press-refused"
+    kind = kind or ("refused" if answered is None else "press-refused")
     text, left_out = quoted(text)
     with transaction.atomic(), translation.override(seat.speaks):
         token = access.mint([seat], now=row.received_at)[seat.position]
@@ -331,7 +334,7 @@ def _answer(
                 "seat": seat,
                 "reason": reason,
                 "partly_played": partly_played,
-                "passed_to_gm": passed_to_gm,
+                "unread": unread,
                 "lines": lines,
                 "left_out": left_out,
                 "subject": row.subject,
@@ -387,17 +390,21 @@ def provider_verdict(event: Any) -> str | None:
     return None
 
 
-def _held_because(seat: Seat, row: InboundMessage, verdict: str | None) -> str | None:
-    """Why an email to ``seat``'s address is held for the GM, or None: it did not come
-    from the seat's address, or the provider's check failed it."""
+def _held_because(seat: Seat, row: InboundMessage, verdict: str | None) -> tuple[str, str] | None:
+    """Why an email to ``seat``'s address is held for the GM (the reason, and its detail
+    for the GM), or None: it did not come from the seat's address, or the provider's
+    check failed it."""
     if email_choices.normalise(row.sender) != email_choices.normalise(seat.email):
-        return f"sent from {row.sender or 'no address'}, not the seat's address"
-    return verdict
+        return Held.SENDER, f"sent from {row.sender or 'no address'}, not the seat's address"
+    if verdict is not None:
+        return Held.VERDICT, verdict
+    return None
 
 
-def _hold(seat: Seat, row: InboundMessage, why: str) -> None:
-    """Hold ``row`` for the GM (who releases it as the seat's or discards it), and tell
-    the seat's player, at the seat's own address, that an email was held."""
+def _hold(seat: Seat, row: InboundMessage, reason: str, why: str) -> None:
+    """Hold ``row`` for the GM (who releases it as the seat's or discards it), with the
+    reason and who holds the seat now, and tell the seat's player, at the seat's own
+    address, that an email was held and why."""
     game = seat.game
     with translation.override(seat.speaks):
         token = access.mint([seat], now=row.received_at)[seat.position]
@@ -410,6 +417,7 @@ def _hold(seat: Seat, row: InboundMessage, why: str) -> None:
                 "seat": seat,
                 "sender": row.sender,
                 "subject": row.subject,
+                "forged": reason == Held.VERDICT,
                 "link": access.url(token),
             },
             game=game,
@@ -417,6 +425,8 @@ def _hold(seat: Seat, row: InboundMessage, why: str) -> None:
             reply_to=access.reply_address(seat) or game.gm.email or None,
         )
         queueing.queue_once([email], urgent=True)
+    row.reason, row.tenure = reason, seat.tenure
+    row.save(update_fields=["reason", "tenure"])
     _done(row, Inbound.HELD, why)
 
 
@@ -468,6 +478,7 @@ def _to_gm(seat: Seat, row: InboundMessage, text: str) -> None:
                     "link": f"{settings.SITE_URL}/gm/{game.pk}/inbound/",
                 },
                 game=game,
+                reply_to=seat.email,
             )
         ]
     )
@@ -477,11 +488,21 @@ class NotHeld(Exception):
     """The email is not held (any more): released or discarded already."""
 
 
+class ChangedHands(Exception):
+    """The email's seat has a new player since it was held: it is not theirs to release.
+    ``name``: who plays the seat now."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
 def release(row_id: int, game_id: int, *, now: datetime) -> InboundMessage:
     """The GM takes a held email as its seat's: an order (as if the player had emailed
     it) or, sent to a message's address, a message. Refused as the player's would be
     (the game's reason, ``postal.PostalError`` or ``press.PressError``), changing
-    nothing; NotHeld when it was released or discarded meanwhile."""
+    nothing; NotHeld when it was released or discarded meanwhile; ChangedHands when the
+    seat has had a new player since it was held (it was written to the one before)."""
     with transaction.atomic():
         row = (
             InboundMessage.objects.select_for_update()
@@ -491,6 +512,8 @@ def release(row_id: int, game_id: int, *, now: datetime) -> InboundMessage:
         if row is None or row.seat_id is None:
             raise NotHeld
         seat = Seat.objects.select_related("game").get(pk=row.seat_id)
+        if row.tenure is not None and row.tenure != seat.tenure:
+            raise ChangedHands(seat.name)
         if row.answered is not None:
             with translation.override(seat.speaks):
                 sent = press.reply(seat, row.answered, row.words, now=now)

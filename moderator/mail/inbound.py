@@ -63,12 +63,8 @@ recipient_found = Signal()
 refused = Signal()
 
 
-# What the worker answers, in the seat's words (``games.replies`` sends them).
-class Reason:
-    TOO_LARGE = "too-large"
-    TOO_MANY_PARTS = "too-many-parts"
-    TOO_DEEP = "too-deep"
-    UNREADABLE = "unreadable"
+# Why the worker refused an email unread (``games.replies`` tells the seat, in its words).
+Reason = InboundMessage.Reason
 
 
 # --- the post, kept and rebuilt -----------------------------------------------------------

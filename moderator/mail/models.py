@@ -129,6 +129,16 @@ class InboundMessage(models.Model):
         NOTE = "note", "no order: passed to the GM"
         DISCARDED = "discarded", "held, then discarded by the GM"
 
+    class Reason(models.TextChoices):
+        """Why an email was held, or refused unread (what its player and GM are told)."""
+
+        SENDER = "sender", "from another address than the seat's"
+        VERDICT = "verdict", "failed the mail provider's spam or sender checks"
+        TOO_LARGE = "too-large", "too large to read"
+        TOO_MANY_PARTS = "too-many-parts", "too many parts to read"
+        TOO_DEEP = "too-deep", "nested too deeply to read"
+        UNREADABLE = "unreadable", "could not be read"
+
     message_id = models.CharField(max_length=300, unique=True)
     esp = models.CharField(max_length=40)
     recipient = models.CharField(max_length=254, blank=True)
@@ -164,6 +174,10 @@ class InboundMessage(models.Model):
     # and the message it answers when it was sent to a message's address.
     words = models.TextField(blank=True)
     answered = models.PositiveIntegerField(null=True, blank=True)
+    # Why it was held or refused unread (blank otherwise), and, when held, who held the
+    # seat then (``Seat.tenure``): a held email is never released as a later player's.
+    reason = models.CharField(max_length=20, choices=Reason.choices, blank=True)
+    tenure = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["-received_at", "-id"]

@@ -249,10 +249,12 @@ def test_a_message_written_to_the_order_address_is_an_order_and_never_a_message(
     assert Message.objects.count() == 0
     # No order, and no message either: a note, passed to the GM (issue 39, section 4).
     assert InboundMessage.objects.get().state == "note"
-    (refused,) = OutboundEmail.objects.filter(kind="refused")
-    assert refused.to == "bob@example.org"
-    assert "did not become an order" in refused.text
-    assert "it was passed to the GM, who reads it" in refused.text
+    assert OutboundEmail.objects.filter(kind="refused").count() == 0
+    (passed,) = OutboundEmail.objects.filter(kind="note-passed")
+    assert (passed.to, passed.subject) == (
+        "bob@example.org",
+        f"{game.title}: your note was passed to your GM",
+    )
     (note,) = OutboundEmail.objects.filter(kind="gm-note")
     assert "> Hi all, anyone for an alliance?" in note.text
 

@@ -40,7 +40,17 @@ KINDS = sorted(
 # The mail a player may stop in one click (games.access.stop_headers).
 STOPPABLE = {"report", "reminder", "digest", "daily", "press"}
 # Sent to a seat of a game, in the seat's thread.
-THREADED = {"invite", "link", "report", "final", "deadline", "receipt", "refused", "reminder"}
+THREADED = {
+    "invite",
+    "link",
+    "report",
+    "final",
+    "deadline",
+    "receipt",
+    "refused",
+    "reminder",
+    "note-passed",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -84,7 +94,7 @@ def send_every_kind(now: datetime, settings: Settings) -> None:
     note = postmark_payload(
         access.reply_address(bob) or "", "Could we play a bit slower please?", "<n@example.net>"
     )
-    assert post_postmark(note, **auth(SECRET)).status_code == 200  # gm-note
+    assert post_postmark(note, **auth(SECRET)).status_code == 200  # gm-note, note-passed
     stranger = postmark_payload(
         access.reply_address(bob) or "", "W5 1+3 3+4", "<s@example.net>", sender="eve@example.net"
     )

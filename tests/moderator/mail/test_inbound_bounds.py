@@ -14,13 +14,14 @@ from unittest import mock
 
 import pytest
 from anymail.inbound import AnymailInboundMessage
+from django.contrib.auth.models import User
 from django.test import Client
 from pytest_django.fixtures import Settings
 from time_machine import TimeMachineFixture
 
 from games import access
 from games import tasks as game_tasks
-from games.models import Order, Seat
+from games.models import Game, Order, Seat
 from moderator.mail.models import InboundMessage, OutboundEmail
 from tests.esps import BID, auth, read_kept
 
@@ -112,13 +113,36 @@ def test_20000_parts_are_kept_unparsed_at_once_and_refused_by_the_worker(on_turn
 
     read_kept()
     row.refresh_from_db()
-    assert (row.state, row.note, row.payload) == ("rejected", "not read: too-many-parts", None)
+    assert (row.state, row.note, row.reason, row.payload) == (
+        "rejected",
+        "not read: too-many-parts",
+        "too-many-parts",
+        None,
+    )
     assert Order.objects.count() == 0
     refused = only_refusal(on_turn)
-    assert (
+    assert refused.subject == "Liars: your email could not be read"
+    paragraphs = [" ".join(part.split()) for part in refused.text.split("\n\n")]
+    assert [paragraphs[2], paragraphs[3].rsplit(" ", 1)[0]] == [
         "it is made of more parts (attachments, embedded images, alternatives) than this "
-        "service reads, so nothing was recorded."
-    ) in " ".join(refused.text.split())
+        "service reads, so nothing was recorded",
+        "Nothing has changed: the order that counted before (if any) still counts. Send the "
+        "order again as plain text in a reply to this email: only the order's lines, with no "
+        "attachments and no forwarded emails. Or use your page:",
+    ]
+    assert "quoted" not in refused.text
+    assert "forwarded emails. Or <a href=" in refused.html
+    staff = User.objects.get(pk=Game.objects.get(pk=on_turn.game_id).gm_id)
+    staff.is_staff = True
+    staff.save()
+    gm = Client()
+    gm.force_login(staff)
+    page = gm.get(f"/gm/{on_turn.game_id}/inbound/").content.decode()
+    assert (
+        "Not read: made of more parts (attachments, embedded images) than the service reads. "
+        "The player was told to send it again as plain text."
+    ) in page
+    assert "too-many-parts" not in page
 
 
 def test_3000_nested_multiparts_are_refused_with_an_answer_not_a_recursion_error(
