@@ -3,19 +3,20 @@ django.mo, and the check ``manage.py checkmessages`` makes of it (docs/languages
 string the code marks for translation is in the catalogue and translated (no empty
 ``msgstr``, nothing fuzzy), and the committed .mo says what the .po says.
 
-The .po is read here, not by a library: the format is a few keywords and C strings. The
-.mo is compared by what it holds (each message and its translation), not byte for byte:
-two versions of GNU msgfmt may lay out the same catalogue differently.
+Both are read by polib. The .mo is compared by what it holds (its header and each message
+with its translations), not byte for byte: two versions of GNU msgfmt may lay out the same
+catalogue differently.
 """
 
 from __future__ import annotations
 
-import re
-import struct
 import subprocess
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+import polib
 
 # What makemessages reads for the service's catalogue (locale/): the templates and the
 # apps, not the virtual environment (hidden, like every name starting with "."), the
@@ -57,117 +58,48 @@ def catalogues(base: Path) -> list[Catalogue]:
     ]
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One message of a .po file: its context, its text (and plural) and translations."""
-
-    context: str | None
-    msgid: str
-    plural: str | None
-    strings: tuple[str, ...]
-    fuzzy: bool = False
-
-    @property
-    def key(self) -> tuple[str | None, str, str | None]:
-        return self.context, self.msgid, self.plural
-
-    @property
-    def untranslated(self) -> bool:
-        return not self.strings or any(not text for text in self.strings)
+def entries(po: str | Path) -> list[polib.POEntry]:
+    """The entries of a .po file (its path or its text), without the header (msgid "")
+    and the obsolete ones (#~)."""
+    return [entry for entry in polib.pofile(str(po)) if not entry.obsolete]
 
 
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "a": "\a", "b": "\b"}
-_ESCAPE = re.compile(r"\\(.)")
-_KEYWORD = re.compile(r'^(msgctxt|msgid_plural|msgid|msgstr(?:\[\d+\])?)\s+"(.*)"$')
+def _key(entry: polib.POEntry | polib.MOEntry) -> tuple[str | None, str, str]:
+    return entry.msgctxt, entry.msgid, entry.msgid_plural
 
 
-def _unquote(text: str) -> str:
-    return _ESCAPE.sub(lambda match: _ESCAPES.get(match[1], match[1]), text)
-
-
-def read_po(text: str) -> list[Entry]:
-    """The entries of a .po file, the header (msgid "") and obsolete ones (#~) left out."""
-    entries = []
-    for block in re.split(r"\n\s*\n", text):
-        lines = [line.strip() for line in block.strip().splitlines()]
-        if not lines or all(line.startswith("#") for line in lines):
-            continue
-        fields: dict[str, str] = {}
-        fuzzy = False
-        current = ""
-        for line in lines:
-            if line.startswith("#,"):
-                fuzzy = fuzzy or "fuzzy" in (flag.strip() for flag in line[2:].split(","))
-            elif line.startswith("#"):
-                continue
-            elif match := _KEYWORD.match(line):
-                current = match[1]
-                fields[current] = _unquote(match[2])
-            elif line.startswith('"') and line.endswith('"') and current:
-                fields[current] += _unquote(line[1:-1])
-            else:
-                raise ValueError(f"not a line of a .po file: {line!r}")
-        if "msgid" not in fields or fields["msgid"] == "":
-            continue
-        strings = tuple(
-            value
-            for name, value in sorted(fields.items(), key=lambda item: _plural_index(item[0]))
-            if name.startswith("msgstr")
-        )
-        entries.append(
-            Entry(
-                fields.get("msgctxt"), fields["msgid"], fields.get("msgid_plural"), strings, fuzzy
-            )
-        )
-    return entries
-
-
-def _plural_index(name: str) -> int:
-    match = re.fullmatch(r"msgstr\[(\d+)\]", name)
-    return int(match[1]) if match else 0
-
-
-def problems(entries: list[Entry]) -> list[str]:
-    """What is wrong with a catalogue's entries, one line each: untranslated or fuzzy."""
+def problems(entries: Iterable[polib.POEntry]) -> list[str]:
+    """What is wrong with a catalogue's entries, one line each: untranslated (an empty
+    translation, a plural's forms included) or fuzzy."""
     found = []
     for entry in entries:
         if entry.fuzzy:
             found.append(f"fuzzy (check the translation, then remove the flag): {entry.msgid!r}")
-        elif entry.untranslated:
+        elif not entry.translated():
             found.append(f"not translated: {entry.msgid!r}")
     return found
 
 
-def out_of_step(committed: list[Entry], extracted: list[Entry]) -> list[str]:
+def out_of_step(
+    committed: Iterable[polib.POEntry], extracted: Iterable[polib.POEntry]
+) -> list[str]:
     """The strings the code marks that the committed catalogue lacks, and those it holds
     that the code no longer marks."""
-    have = {entry.key for entry in committed}
-    want = {entry.key for entry in extracted}
+    have = {_key(entry) for entry in committed}
+    want = {_key(entry) for entry in extracted}
     return [f"not in the catalogue: {key[1]!r}" for key in sorted(want - have, key=str)] + [
         f"no longer in the code: {key[1]!r}" for key in sorted(have - want, key=str)
     ]
 
 
-def read_mo(data: bytes) -> dict[bytes, bytes]:
-    """Each message of a compiled catalogue (.mo) and its translation, as stored."""
-    if len(data) < 20:
-        raise ValueError("not a .mo file: too short")
-    magic = struct.unpack("<I", data[:4])[0]
-    order = "<" if magic == 0x950412DE else ">" if magic == 0xDE120495 else ""
-    if not order:
-        raise ValueError("not a .mo file: wrong magic number")
-    _, count, originals, translations = struct.unpack(f"{order}4I", data[4:20])
-    catalogue = {}
-    for index in range(count):
-        length, start = struct.unpack(
-            f"{order}2I", data[originals + 8 * index : originals + 8 * index + 8]
-        )
-        message = data[start : start + length]
-        length, start = struct.unpack(
-            f"{order}2I", data[translations + 8 * index : translations + 8 * index + 8]
-        )
-        catalogue[message] = data[start : start + length]
-    return catalogue
+def compiled(mo: Path) -> tuple[dict[str, str], set[tuple[object, ...]]]:
+    """What a compiled catalogue (.mo) holds: its header, and each message with its
+    translations."""
+    catalogue = polib.mofile(str(mo))
+    return catalogue.metadata, {
+        (*_key(entry), entry.msgstr, tuple(sorted(entry.msgstr_plural.items())))
+        for entry in catalogue
+    }
 
 
 def compile_po(po: Path, mo: Path) -> None:
@@ -188,4 +120,4 @@ def stale_mo(po: Path, mo: Path) -> bool:
     with tempfile.TemporaryDirectory() as folder:
         fresh = Path(folder) / "django.mo"
         compile_po(po, fresh)
-        return read_mo(fresh.read_bytes()) != read_mo(mo.read_bytes())
+        return compiled(fresh) != compiled(mo)

@@ -59,7 +59,7 @@ class Command(BaseCommand):
     def _check(self, each: catalogue.Catalogue, language: str, po: Path, mo: Path) -> list[str]:
         if not po.exists():
             return ["no catalogue"]
-        committed = catalogue.read_po(po.read_text(encoding="utf-8"))
+        committed = catalogue.entries(po)
         # The copy lies right inside the catalogue's root, hidden: makemessages writes a
         # file's strings to the first catalogue whose folder holds the file, and leaves
         # hidden folders unread.
@@ -68,7 +68,7 @@ class Command(BaseCommand):
             copy.parent.mkdir(parents=True)
             shutil.copyfile(po, copy)
             _makemessages(each, Path(folder), language)
-            extracted = catalogue.read_po(copy.read_text(encoding="utf-8"))
+            extracted = catalogue.entries(copy)
         found = catalogue.out_of_step(committed, extracted) + catalogue.problems(committed)
         try:
             if catalogue.stale_mo(po, mo):
