@@ -53,8 +53,12 @@ run: $(RUNTIME)
 	  $(BIN)/supervisord -n -c supervisord.conf
 
 # Everything this machine can run. REQUIRE_SERVICES=1 makes missing services fail, not skip.
+# In TEST_WORKERS processes (pytest-xdist; a test database, a Redis database and a var/
+# folder each: tests/services.py); `make test TEST_WORKERS=0` runs in this one process.
+# The 25 slowest tests are listed at the end, so that they stay in sight.
+TEST_WORKERS ?= 2
 test: venv browser
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --durations=25 $(PYTEST_ARGS)
 
 # The whole suite with the clock 400 days ahead (libfaketime, for this process and every
 # worker, server and browser it starts): no test may depend on the real date. (Timed

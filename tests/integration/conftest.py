@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -65,6 +66,14 @@ class Services:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
 
+    def done(self, task: str) -> int:
+        """How many runs of ``task`` the workers started here have finished, by their logs."""
+        finished = re.compile(rf"Task {re.escape(task)}\[[^\]]*\] succeeded")
+        return sum(
+            len(finished.findall(path.read_text(errors="replace")))
+            for path in self.tmp_path.glob("*.log")
+        )
+
     def logs(self) -> str:
         return "\n".join(
             f"--- {path.name}\n{path.read_text(errors='replace')[-4000:]}"
@@ -120,3 +129,13 @@ def wait_for(
             return
         time.sleep(0.25)
     pytest.fail(f"timed out waiting for {what}\n{services.logs()}")
+
+
+def wait_for_sweeps(count: int, services: Services, timeout: float = 60) -> None:
+    """Wait until the workers have finished ``count`` more sweeps (``games.sweep``) than
+    now: what a sweep might still do twice, those sweeps would have done. An event, not a
+    guess of how many fit in some seconds on a busy machine."""
+    target = services.done("games.sweep") + count
+    wait_for(
+        lambda: services.done("games.sweep") >= target, timeout, f"{count} more sweeps", services
+    )

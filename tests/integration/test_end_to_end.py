@@ -5,7 +5,6 @@ step at its deadline, and the next report arrives over SMTP showing the result."
 from __future__ import annotations
 
 import re
-import time
 from email.message import EmailMessage
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +18,7 @@ from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Step
 from tests.browser import Inbox, text_of
 from tests.factories import choice_game, seat_page
-from tests.integration.conftest import Services, wait_for
+from tests.integration.conftest import Services, wait_for, wait_for_sweeps
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -103,6 +102,6 @@ def test_a_player_orders_from_the_emailed_link_and_reads_the_result_in_the_next_
     for written in canonical.splitlines():
         number, text = written.split(": ", 1)
         assert f"ann, round {number}: {text}" in second
-    time.sleep(1)
+    wait_for_sweeps(1, services)
     assert len(reports()) == 1
     assert Game.objects.get(pk=game.pk).step_number == 2

@@ -6,7 +6,6 @@ import asyncio
 import signal
 import socket
 import threading
-import time
 from collections import Counter
 from collections.abc import Iterator
 from email import message_from_bytes
@@ -22,7 +21,7 @@ from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
 from tests.browser import data_of
 from tests.factories import GMFactory, choice_game
-from tests.integration.conftest import Services, wait_for
+from tests.integration.conftest import Services, wait_for, wait_for_sweeps
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.redis]
 
@@ -200,7 +199,7 @@ def test_a_worker_killed_mid_batch_sends_again_what_it_never_handed_over_and_ask
         "ann's row to become unknown, bob's report and the GM's email to arrive",
         services,
     )
-    time.sleep(4)  # four more sweeps: none of them sends ann's again, nor tells the GM again
+    wait_for_sweeps(4, services)  # none of them sends ann's again, nor tells the GM again
     assert sorted(
         OutboundEmail.objects.filter(kind="report").values_list("to", "state", "attempts")
     ) == [("ann@example.org", "unknown", 1), ("bob@example.org", "sent", 1)]

@@ -29,7 +29,7 @@ from games.models import Game, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
 from tests.browser import Inbox, free_port
 from tests.factories import choice_game, seat_page
-from tests.integration.conftest import ROOT, Services, wait_for
+from tests.integration.conftest import ROOT, Services, wait_for, wait_for_sweeps
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.redis]
 
@@ -87,7 +87,7 @@ def test_two_beats_and_two_workers_do_every_piece_of_work_once(
         return done == 6 and not OutboundEmail.objects.exclude(state="sent").exists()
 
     wait_for(finished, 120, "every step and email", services)
-    time.sleep(3)  # three more sweeps from each beat: nothing is done twice
+    wait_for_sweeps(6, services)  # three more sweeps from each beat: nothing is done twice
     assert OutboundEmail.objects.count() == 6 * 3 * 2
     assert_done_once(games, smtp_server)
 
@@ -263,7 +263,7 @@ def test_redis_stopped_and_flushed_loses_no_order_and_does_everything_once_when_
 
     wait_for(caught_up, 120, "the work due during the outage", services)
     print(f"caught up {time.monotonic() - back:.1f} s after Redis came back")
-    time.sleep(3)
+    wait_for_sweeps(3, services)
     assert_done_once(games, smtp_server)
     receipts = [m for m in smtp_server.messages if "order received" in str(m["Subject"])]
     assert [str(m["To"]) for m in receipts] == ["ann@example.org"]
