@@ -42,7 +42,7 @@ from bench import deadline_rush as rush  # configures Django: imported first  # 
 import bench
 from bench.choice_orders import TooFewOrders, orders_of
 from bench.web import Browser, Player, exchange, page_after, request
-from games.access import SEATS_COOKIE
+from games.postal.access import SEATS_COOKIE
 from games.models import Game
 
 NAME = "mixed_load"

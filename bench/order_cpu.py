@@ -46,8 +46,9 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from bench.choice_orders import orders_of  # noqa: E402
-from games import access, postal  # noqa: E402
+from games import postal  # noqa: E402
 from games.models import Game, Seat  # noqa: E402
+from games.postal import access  # noqa: E402
 
 NAME = "order_cpu"
 SEATS = 5

@@ -58,8 +58,9 @@ from django.utils import timezone  # noqa: E402
 
 from bench.choice_orders import TooFewOrders, orders_of  # noqa: E402
 from bench.web import Browser, Player, exchange, page_after, request  # noqa: E402
-from games import access, postal  # noqa: E402
+from games import postal  # noqa: E402
 from games.models import Game, Order, Seat, Step  # noqa: E402
+from games.postal import access  # noqa: E402
 from moderator.mail import queueing  # noqa: E402
 from moderator.mail.models import OutboundEmail  # noqa: E402
 

@@ -61,9 +61,10 @@ from django.utils import timezone  # noqa: E402
 
 from bench import liars_moves  # noqa: E402
 from bench.web import FORM, LUA_CLOCK, Browser, gunicorn, production_workers, run_wrk  # noqa: E402
-from games import access, postal  # noqa: E402
+from games import postal  # noqa: E402
 from games.engines.registry import get  # noqa: E402
 from games.models import Game, Order, Seat  # noqa: E402
+from games.postal import access  # noqa: E402
 from moderator.mail import queueing  # noqa: E402
 
 NAME = "resolving_post"

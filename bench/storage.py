@@ -12,7 +12,7 @@ dummy backend: the outbox rows end as they would, sent). Then every table of the
 database is measured (``pg_total_relation_size``: heap, indexes and TOAST) after
 ``VACUUM FULL``, so that dead row versions count for nothing; divided by the finished
 steps. Then the clock moves on past the retention of the last email
-(MAIL_RETENTION_DAYS) and the life of the last link (LINK_DAYS), games.retention.prune
+(MAIL_RETENTION_DAYS) and the life of the last link (LINK_DAYS), games.records.retention.prune
 runs as the daily task would, and the tables are measured again: after a plain
 ``VACUUM`` (the files keep their size; a running service reuses the space for new rows)
 and after ``VACUUM FULL`` (the rows that are left).
@@ -41,9 +41,10 @@ from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from games import postal, retention  # noqa: E402
+from games import postal  # noqa: E402
 from games.engines import registry  # noqa: E402
 from games.models import Game, Step  # noqa: E402
+from games.records import retention  # noqa: E402
 from moderator.mail import queueing, sending  # noqa: E402
 from moderator.mail.models import OutboundEmail  # noqa: E402
 
@@ -241,7 +242,7 @@ def main() -> None:
             "no-moves default at the deadline (resolve_due_step), every email is sent "
             "(dummy backend). Bytes: pg_total_relation_size (heap, indexes, TOAST) of every "
             "table of the schema after VACUUM FULL, divided by the finished steps "
-            f"({steps}). Then games.retention.prune at the end plus {days} days "
+            f"({steps}). Then games.records.retention.prune at the end plus {days} days "
             f"(MAIL_RETENTION_DAYS {settings.MAIL_RETENTION_DAYS}, LINK_DAYS "
             f"{settings.LINK_DAYS}) and the tables measured again after VACUUM (files keep "
             "their size; the space is reused) and after VACUUM FULL (the rows left). "

@@ -22,8 +22,8 @@ from urllib.parse import urlencode
 from django.utils import timezone
 
 import bench
-from games import access
 from games.models import Seat
+from games.postal import access
 
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 FORM = "application/x-www-form-urlencoded"

@@ -6,6 +6,6 @@ class CampaignsConfig(AppConfig):
 
     def ready(self) -> None:
         from campaigns import postal
-        from games.signals import game_finished
+        from games.lib.signals import game_finished
 
         game_finished.connect(postal.on_game_finished, dispatch_uid="campaigns.game_finished")

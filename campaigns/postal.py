@@ -30,10 +30,10 @@ from django.utils import translation
 from campaigns import dates
 from campaigns.models import Attendance, Campaign, LeagueGame, LedgerEntry, Member, Night, Table
 from games import postal as games_postal
-from games import schedule
 from games.engines import registry
 from games.engines.base import OptionsError, competition_places
 from games.engines.first_player.rules import FirstPlayerEngine
+from games.lib import schedule
 from games.models import Game
 from moderator import bidi
 from moderator.mail import building, queueing

@@ -8,22 +8,24 @@ class GamesConfig(AppConfig):
         from anymail.signals import inbound, tracking
         from django.db.backends.signals import connection_created
 
-        from games import (
-            ratings,
-            replies,
-            tasks,  # noqa: F401 - registers the task webhooks.enqueue publishes by name
-        )
-        from games.signals import game_finished
+        from games import tasks  # noqa: F401 - registers the task webhooks.enqueue publishes by name
+        from games.community import ratings
+        from games.lib.signals import game_finished
+        from games.notify import replies
         from moderator.db.arrays import binary_arrays
         from moderator.mail import inbound as mail_inbound
 
-        inbound.connect(replies.on_inbound, dispatch_uid="games.replies.inbound")
+        inbound.connect(replies.on_inbound, dispatch_uid="games.notify.replies.inbound")
         mail_inbound.recipient_found.connect(
-            replies.on_recipient, dispatch_uid="games.replies.recipient"
+            replies.on_recipient, dispatch_uid="games.notify.replies.recipient"
         )
-        mail_inbound.refused.connect(replies.on_refused, dispatch_uid="games.replies.refused")
-        tracking.connect(replies.on_tracking, dispatch_uid="games.replies.tracking")
+        mail_inbound.refused.connect(
+            replies.on_refused, dispatch_uid="games.notify.replies.refused"
+        )
+        tracking.connect(replies.on_tracking, dispatch_uid="games.notify.replies.tracking")
         # A rated game counts in its game's ratings in the transaction that finishes it.
-        game_finished.connect(ratings.on_game_finished, dispatch_uid="games.ratings.game_finished")
+        game_finished.connect(
+            ratings.on_game_finished, dispatch_uid="games.community.ratings.game_finished"
+        )
         # The step's rows are bulk-inserted as arrays: binary ones (moderator/db/arrays.py).
         connection_created.connect(binary_arrays, dispatch_uid="moderator.db.binary_arrays")

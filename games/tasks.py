@@ -9,7 +9,9 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from games import digests, postal, reminders, retention, webhooks
+from games import postal
+from games.notify import digests, reminders, webhooks
+from games.records import retention
 from moderator import queues
 from moderator.mail import inbound, queueing, sending
 
@@ -20,7 +22,7 @@ def sweep() -> dict[str, int]:
     email (first attempts whose enqueue was lost, and retries), email claimed and never
     confirmed (sent again if it was never handed over, else unknown and its GM told:
     ``sending.mark_unknown``), inbound posts kept and not yet read, the same of webhook
-    posts (``games.webhooks``), reminders, and the daily digests (of reminders, and of
+    posts (``games.notify.webhooks``), reminders, and the daily digests (of reminders, and of
     reports) whose hour has come."""
     now = timezone.now()
     lost = now - timedelta(seconds=settings.SWEEP_SECONDS)

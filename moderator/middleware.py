@@ -40,10 +40,10 @@ class LanguageMiddleware(LocaleMiddleware):
     """Django's LocaleMiddleware (the browser's language: the language cookie that the
     pages' switcher sets, else Accept-Language), but the GM panel is in English whatever
     the browser asks (docs/languages.md). A page that knows whose it is (a seat's, a
-    signed-in player's) speaks their language instead: ``games.languages.speak``."""
+    signed-in player's) speaks their language instead: ``games.notify.languages.speak``."""
 
     def process_request(self, request: HttpRequest) -> None:
-        # Where the page's language was chosen (games.languages.speak), for its footer:
+        # Where the page's language was chosen (games.notify.languages.speak), for its footer:
         # None, the browser (the footer's switcher); "", nothing to show.
         request.language_setting = None  # type: ignore[attr-defined]  # ours, for base.html
         if request.path_info.startswith(ENGLISH_PATHS):

@@ -197,7 +197,8 @@ def signup_rate_limited(request: HttpRequest, email: str) -> bool:
 
 
 def signin_rate_limited(request: HttpRequest, email: str) -> bool:
-    """Count one request for a sign-in email (games.players), for the address (in any case)
+    """Count one request for a sign-in email (games.community.players), for the
+    address (in any case)
     and for the client address; True when either is over its limit
     (``RATES["signin-email"]``, ``RATES["signin-address"]``). Every address is counted
     alike, whether it plays here or not."""
@@ -211,7 +212,7 @@ def signin_rate_limited(request: HttpRequest, email: str) -> bool:
 
 
 def press_rate_limited(seat_id: int, game_id: int) -> bool:
-    """Count one message written by a seat (games.press), on the web or by email, for the
+    """Count one message written by a seat (games.community.press), on the web or by email, for the
     seat and for its game; True when either is over its limit (``RATES["press-seat"]``,
     ``RATES["press-game"]``): each message may email every seat of the game."""
     per_seat, per_game = over_limits(

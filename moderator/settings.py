@@ -118,7 +118,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     # The page's language (docs/languages.md): the browser's (its language cookie, else
     # Accept-Language), English in the GM panel; a seat's page and a signed-in player's
-    # pages then speak the seat's or the player's (games.languages.speak).
+    # pages then speak the seat's or the player's (games.notify.languages.speak).
     "moderator.middleware.LanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -139,8 +139,19 @@ TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
         "DIRS": [BASE_DIR / "templates"],
-        "APP_DIRS": True,
         "OPTIONS": {
+            # Django's own loaders, with a game's templates read from its own folder
+            # (games/engines/<game>/templates/, games.lib.templates), all cached.
+            "loaders": [
+                (
+                    "django.template.loaders.cached.Loader",
+                    [
+                        "django.template.loaders.filesystem.Loader",
+                        "games.lib.templates.GameLoader",
+                        "django.template.loaders.app_directories.Loader",
+                    ],
+                )
+            ],
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.template.context_processors.i18n",
@@ -271,7 +282,8 @@ MAIL_CLAIM = envint("MAIL_CLAIM", 10, minimum=1)
 # never pruned.
 MAIL_RETENTION_DAYS = envint("MAIL_RETENTION_DAYS", 30, minimum=1)
 
-# Outgoing webhooks (games/webhooks.py, docs/webhooks.md): retried as email is (the MAIL_RETRY_*
+# Outgoing webhooks (games/notify/webhooks.py, docs/webhooks.md): retried as email is
+# (the MAIL_RETRY_*
 # settings and MAIL_MAX_ATTEMPTS), each post given this many seconds. Plain http is refused
 # except to this machine (127.0.0.1, localhost), and that only when DEBUG is on or
 # WEBHOOK_ALLOW_LOCAL_HTTP says so (tests against a local server); without it, an address
@@ -370,9 +382,10 @@ STEP_FAILURE_LIMIT = envint("STEP_FAILURE_LIMIT", 5, minimum=1)
 # How long a magic link in an email stays valid.
 LINK_DAYS = envint("LINK_DAYS", 60, minimum=1)
 # How long the link that confirms a sign-up to an open game may be used to confirm it
-# (games.signups); a sign-up not confirmed by then lapses, and the address may sign up again.
+# (games.community.signups); a sign-up not confirmed by then lapses, and the address may sign
+# up again.
 SIGNUP_CONFIRM_HOURS = envint("SIGNUP_CONFIRM_HOURS", 48, minimum=1)
-# How long a player's sign-in link and code stay valid (games.players), in minutes.
+# How long a player's sign-in link and code stay valid (games.community.players), in minutes.
 SIGNIN_MINUTES = envint("SIGNIN_MINUTES", 15, minimum=1)
 # How many pending emails (or order receipts) one sweep (or receipts run) hands out at
 # most; the next takes the rest.
@@ -429,7 +442,7 @@ AXES_DISABLE_ACCESS_LOG = True
 # No banner on every start and manage.py command; failures and lock-outs are still logged.
 AXES_VERBOSE = False
 
-# /metrics for Prometheus (games/metrics.py): off unless set; a scrape sends it as a bearer
+# /metrics for Prometheus (games/web/ops/metrics.py): off unless set; a scrape sends it as a bearer
 # token.
 METRICS_TOKEN = envstr("METRICS_TOKEN")
 

@@ -4,7 +4,7 @@ from django.urls import include, path
 from django.views.decorators.csrf import csrf_exempt
 from django.views.i18n import set_language
 
-from games.metrics import metrics
+from games.web.ops.metrics import metrics
 from moderator.health import healthz
 
 urlpatterns = [
@@ -17,17 +17,17 @@ urlpatterns = [
     # change nothing but a page's language, and a token in every page's footer would give
     # every public page a cookie and make no two of them alike.
     path("i18n/setlang/", csrf_exempt(set_language), name="set_language"),
-    path("gm/campaigns/", include("campaigns.urls")),
-    path("gm/", include("games.gm_urls")),
+    path("gm/campaigns/", include("campaigns.web.urls")),
+    path("gm/", include("games.web.gm.urls")),
     # The ESPs' inbound and tracking webhooks (moderator/mail/webhooks.py).
     path("mail/webhooks/", include("moderator.mail.webhooks")),
-    # Players' public pages and the rankings of rated games (games/standing_views.py).
-    path("", include("games.standing_urls")),
-    # Open games and sign-up (games/signups.py): no sign-in needed.
-    path("open/", include("games.signup_urls")),
+    # Players' public pages and the rankings of rated games (games/web/public/standings.py).
+    path("", include("games.web.public.standing_urls")),
+    # Open games and sign-up (games/community/signups.py): no sign-in needed.
+    path("open/", include("games.web.public.signup_urls")),
     # A player's own place: signing in by email, their games and settings.
-    path("", include("games.player_urls")),
-    path("", include("games.urls")),
+    path("", include("games.web.me.urls")),
+    path("", include("games.web.play.urls")),
 ]
 if settings.DEBUG:
     # The embedded default's local mailbox: every email the service wrote to var/mail.

@@ -20,7 +20,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("redis") and not os.environ.get("REDIS_URL"):
         missing("Redis")
     if item.get_closest_marker("pango"):
-        from games import zine
+        from games.records import zine
 
         if not zine.pdf_available():
             missing("Pango (WeasyPrint's PDF)")

@@ -98,7 +98,7 @@ class Engine(Protocol[OptionsT, StateT, OrderT]):
     min_players: int
     max_players: int
     # True when one seat at a time owes an order (the players take turns): a seat's step
-    # reports then come by default only when it owes one (games.email_choices).
+    # reports then come by default only when it owes one (games.notify.email_choices).
     sequential: bool
 
     def options(self, data: Mapping[str, JSON]) -> OptionsT:

@@ -41,7 +41,7 @@ _GAMES: list[Game] = [
     Game(
         choice.ChoiceEngine(),
         choice.SETTINGS,
-        form="games.forms.choice.ChoiceOrderForm",
+        form="games.engines.choice.forms.ChoiceOrderForm",
         strategies=choice_autopilot.STRATEGIES,
     ),
     Game(
@@ -52,13 +52,13 @@ _GAMES: list[Game] = [
     Game(
         drop_shy.DropShyEngine(),
         drop_shy.SETTINGS,
-        form="games.forms.drop_shy.DropShyOrderForm",
+        form="games.engines.drop_shy.forms.DropShyOrderForm",
         strategies=drop_shy_autopilot.STRATEGIES,
     ),
     Game(
         liars_dice.LiarsDiceEngine(),
         liars_dice.SETTINGS,
-        form="games.forms.liars_dice.LiarsDiceOrderForm",
+        form="games.engines.liars_dice.forms.LiarsDiceOrderForm",
         strategies=liars_dice_autopilot.STRATEGIES,
     ),
     Game(first_player.FirstPlayerEngine(), first_player.SETTINGS),

@@ -5,7 +5,7 @@ An engine writes ``_("%(name)s rolls %(dice)s", name=name, dice=dice)``. The val
 English text, a ``str`` like any other (tests, records and logs read it as before), and it
 carries its template and arguments: ``data`` turns it into plain JSON, which the service
 stores beside the English (``Event.message``) and ``render`` says again with any language's
-``gettext`` (``games.words`` passes Django's). ``_`` and ``ngettext`` are the names
+``gettext`` (``games.lib.words`` passes Django's). ``_`` and ``ngettext`` are the names
 ``xgettext`` looks for, so ``makemessages`` finds every template in a game's home and writes
 it to the game's own catalogue (``games/engines/<game>/locale``).
 

@@ -63,7 +63,7 @@ recipient_found = Signal()
 refused = Signal()
 
 
-# Why the worker refused an email unread (``games.replies`` tells the seat, in its words).
+# Why the worker refused an email unread (``games.notify.replies`` tells the seat, in its words).
 Reason = InboundMessage.Reason
 
 

@@ -14,9 +14,9 @@ from typing import Any
 HIDDEN = "[hidden]"
 # moderator.links.new_token: 32 random bytes, URL-safe base64 without padding.
 _LINK_TOKEN = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])")
-# games.access.seat_token and press_token: the HMAC after the seat's position.
+# games.postal.access.seat_token and press_token: the HMAC after the seat's position.
 _SEAT_MAC = re.compile(r"(?<=\d-)[A-Za-z2-7]{26}(?![A-Za-z0-9])")
-# games.players.new_code: six digits, in the sign-in email only.
+# games.community.players.new_code: six digits, in the sign-in email only.
 _CODE = re.compile(r"(?<!\d)\d{6}(?!\d)")
 SIGNIN_KINDS = frozenset({"signin"})
 

@@ -1,6 +1,6 @@
 """What the ESPs' webhooks bring in, through django-anymail: inbound emails and tracking
 events. This module keeps them (once each) and reads them; what they mean for a game is
-``games.replies``.
+``games.notify.replies``.
 
 The URLs (``urls``) are anymail's own views for every ESP anymail takes inbound email from,
 behind one more check: a webhook answers 403 unless ``ANYMAIL["WEBHOOK_SECRET"]`` is set, so

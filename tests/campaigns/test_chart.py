@@ -9,9 +9,9 @@ from itertools import pairwise
 
 import pytest
 
-from campaigns import chart
 from campaigns.models import Night
 from campaigns.postal import Tracker, TrackerCell, TrackerRow
+from campaigns.web import chart
 
 
 def sheet(nights: int, counts: list[list[int]]) -> Tracker:

@@ -16,8 +16,8 @@ from django.test import Client
 from time_machine import TimeMachineFixture
 
 from campaigns import postal
-from campaigns.forms import NightForm
 from campaigns.models import Campaign, Member, Night
+from campaigns.web.forms import NightForm
 from games import postal as games_postal
 from games.models import Game
 from tests.factories import GMFactory

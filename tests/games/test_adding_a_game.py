@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.test import Client
-from pytest_django.fixtures import Settings
 
-from games import access, archive, postal
+from games import postal
 from games.engines import registry
-from games.forms import form_class, form_templates
 from games.models import Game, Order, Seat
+from games.postal import access
+from games.records import archive
+from games.web.forms import form_class, form_templates
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, seat_page
 from tests.games.guess.form import GuessOrderForm
@@ -28,21 +29,17 @@ from tests.games.guess.rules import SETTINGS, GuessEngine
 pytestmark = pytest.mark.django_db
 
 SEED = bytes(range(32))
-HOME = Path(__file__).resolve().parent / "guess"
 
 
 @pytest.fixture(autouse=True)
-def guess_registered(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> Iterator[None]:
-    """The registry line of docs/adding-a-game.md, and the game's template folder where
-    Django finds templates; both gone after the test."""
+def guess_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The registry line of docs/adding-a-game.md, gone after the test: nothing else tells
+    Django or the service about the game (its templates are found in its own folder)."""
     game = registry.Game(GuessEngine(), SETTINGS, form="tests.games.guess.form.GuessOrderForm")
     monkeypatch.setitem(registry.ENGINES, game.engine.key, game.engine)
     monkeypatch.setitem(registry.FORMS, game.engine.key, game.form)
     monkeypatch.setitem(registry.SETTINGS, game.engine.key, game.settings)
     monkeypatch.setitem(registry.STRATEGIES, game.engine.key, game.strategies)
-    settings.TEMPLATES = [
-        {**settings.TEMPLATES[0], "DIRS": [*settings.TEMPLATES[0]["DIRS"], HOME / "templates"]}
-    ]
     yield
 
 

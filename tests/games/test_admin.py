@@ -10,8 +10,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from games import access, players, postal
+from games import postal
+from games.community import players
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
+from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game
 

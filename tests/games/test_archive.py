@@ -13,12 +13,13 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from games import archive, postal, records
+from games import postal, records
 from games.engines import dice
 from games.engines.base import OrderError
 from games.engines.choice.rules import ChoiceEngine, ChoiceState
 from games.engines.first_player.rules import FirstPlayerEngine, FirstPlayerState
 from games.models import Game, Order
+from games.records import archive
 from tests.factories import GMFactory, choice_game
 
 pytestmark = pytest.mark.django_db

@@ -12,11 +12,13 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from games import absences, access, postal
+from games import postal
+from games.community import absences
 from games.engines import registry
 from games.engines.base import Strategy
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Absence, Game, Seat
+from games.postal import access
 from tests.factories import choice_game, seat_page
 
 pytestmark = pytest.mark.django_db

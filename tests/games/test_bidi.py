@@ -13,7 +13,8 @@ from django.test import Client
 
 from campaigns import postal as campaigns
 from campaigns.models import Campaign
-from games import postal, signups
+from games import postal
+from games.community import signups
 from games.models import Game, Player, Seat, SignUp
 from moderator import bidi
 from tests.factories import GMFactory

@@ -13,9 +13,11 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 from time_machine import TimeMachineFixture
 
-from games import access, calendar, email_choices, postal, reminders
+from games import postal
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Seat
+from games.notify import calendar, email_choices, reminders
+from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game, seat_page
 

@@ -17,8 +17,9 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 from time_machine import TimeMachineFixture
 
-from games import access, postal
+from games import postal
 from games.models import Game, Seat
+from games.postal import access
 from moderator.mail import sending
 from moderator.mail.models import DeliveryEvent, OutboundEmail
 from tests.factories import choice_game, seat_page

@@ -7,8 +7,8 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 from pytest_django.fixtures import Settings
 
-from games import access
 from games.models import Game
+from games.postal import access
 
 pytestmark = pytest.mark.django_db
 

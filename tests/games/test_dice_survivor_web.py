@@ -12,8 +12,8 @@ import pytest
 from django.test import Client
 from time_machine import TimeMachineFixture
 
-from games import access
 from games.models import Game, Order, Seat, Step
+from games.postal import access
 from tests.factories import seat_page, survivor_game
 
 pytestmark = pytest.mark.django_db

@@ -12,9 +12,10 @@ import pytest
 from django.db import connection
 from time_machine import TimeMachineFixture
 
-from games import digests, postal, tasks
+from games import postal, tasks
 from games.engines.dice import VerifiableDice
 from games.models import EmailPreference, Game, Seat
+from games.notify import digests
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory
 

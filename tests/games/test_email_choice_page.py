@@ -11,8 +11,9 @@ from datetime import datetime
 import pytest
 from django.test import Client
 
-from games import access, postal
+from games import postal
 from games.models import EmailPreference, Game, Seat
+from games.postal import access
 from tests.factories import GMFactory, choice_game, seat_page
 
 pytestmark = pytest.mark.django_db

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from games import email_choices, postal
+from games import postal
 from games.engines import registry
 from games.engines.dice import VerifiableDice
 from games.models import EmailPreference, Event, Game, Seat, Step
+from games.notify import email_choices
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game
 

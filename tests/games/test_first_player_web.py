@@ -17,9 +17,10 @@ import pytest
 from django.test import Client
 from time_machine import TimeMachineFixture
 
-from games import access, postal
+from games import postal
 from games.engines.first_player.rules import FirstPlayerEngine, FirstPlayerState
 from games.models import Game, Order, Seat
+from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, seat_page
 from tests.games.test_hidden import assert_secrets_stay_private, readable_by

@@ -18,10 +18,13 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 
-from games import gm_views, postal, reports, spectators
+from games import postal
 from games.engines.base import OrderError
 from games.engines.choice.rules import ChoiceEngine
 from games.models import DiceRoll, Event, Game, GameTemplate, Order, Seat, SeatLink, Step
+from games.notify import reports
+from games.records import spectators
+from games.web.gm import views as gm_views
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game
 

@@ -19,9 +19,11 @@ from django.urls import reverse
 from django.utils import translation
 from pytest_django.fixtures import DjangoAssertNumQueries, Settings
 
-from games import access, postal, signups
+from games import postal
+from games.community import signups
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, GMAction, Order, Seat, SignUp, Step
+from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game, seat_page
 from tests.games.test_query_counts import PAGE_QUERIES

@@ -16,9 +16,10 @@ from django.conf import settings
 from django.test import Client
 from time_machine import TimeMachineFixture
 
-from games import access, postal
+from games import postal
 from games.engines.choice.rules import ChoiceEngine, RoundLine, legal_choices, play_round
 from games.models import Game, Seat
+from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import choice_game, seat_page
 

@@ -18,9 +18,11 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import translation
 
-from games import absences, access, players, postal, reliability
+from games import postal
+from games.community import absences, players, reliability
+from games.lib.schedule import local_time
 from games.models import Game, Seat
-from games.schedule import local_time
+from games.postal import access
 from moderator import catalogue
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game, seat_page

@@ -14,8 +14,9 @@ import pytest
 from django.test import Client
 from time_machine import TimeMachineFixture
 
-from games import access, postal
+from games import postal
 from games.models import Game, Order, Seat, Step
+from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, seat_page
 

@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from time_machine import TimeMachineFixture
 
-from games import archive, postal, tasks
+from games import postal, tasks
 from games.engines.liars_dice.rules import LiarsDiceEngine, behind
 from games.models import Event, Game, Order, Seat, Step
+from games.records import archive
 from tests.factories import GMFactory
 from tests.games.test_hidden import readable_by
 

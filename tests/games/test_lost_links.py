@@ -17,8 +17,9 @@ from django.test import Client, TestCase
 from django.test.utils import CaptureQueriesContext
 from pytest_django.fixtures import Settings
 
-from games import access, postal, tasks
+from games import postal, tasks
 from games.models import Game, SeatLink
+from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game
 

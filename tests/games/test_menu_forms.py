@@ -12,9 +12,10 @@ import pytest
 from django.test import Client
 from time_machine import TimeMachineFixture
 
-from games import access, postal
-from games.forms import MenuOrderForm, form_class, legal_choices
+from games import postal
 from games.models import Game, Order, Seat, Step
+from games.postal import access
+from games.web.forms import MenuOrderForm, form_class, legal_choices
 from tests.factories import GMFactory, seat_page
 from tests.games.playing import SeedOnlyDice
 

@@ -13,10 +13,12 @@ from django.conf import settings
 from django.test import Client
 from django.utils import translation
 
-from games import absences, postal, words
+from games import postal
+from games.community import absences
 from games.engines import registry
 from games.engines.base import Strategy
 from games.engines.choice.rules import ChoiceEngine
+from games.lib import words
 from games.models import Absence, AbsencePolicy, Event, Game, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
 from tests.factories import choice_game
@@ -487,7 +489,8 @@ def liars_game(now: datetime) -> Game:
 def test_a_liars_dice_autopilot_bids_at_the_deadline_and_the_record_replays(
     now: datetime,
 ) -> None:
-    from games import archive, records
+    from games import records
+    from games.records import archive
 
     game = liars_game(now)
     engine = registry.get("liars-dice")
@@ -526,7 +529,8 @@ def test_a_liars_dice_autopilot_bids_at_the_deadline_and_the_record_replays(
 
 
 def test_a_choice_autopilot_plays_a_sealed_turn_the_engine_then_resolves(now: datetime) -> None:
-    from games import archive, records
+    from games import records
+    from games.records import archive
 
     game = started(now)
     postal.choose_autopilot(game.pk, position=2, key="best-score")

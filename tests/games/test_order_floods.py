@@ -14,9 +14,10 @@ from django.db import connection
 from django.test import Client
 from pytest_django.fixtures import Settings
 
-from games import access, postal
+from games import postal
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat
+from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import choice_game, seat_page
 from tests.games.test_views import block_data, canonical, choices_for, log_in, typed_data

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.http import QueryDict
 
-from games.forms import OrderForm, typed_order
+from games.web.forms import OrderForm, typed_order
 
 POSTS = [
     "step=3&entry=text&text=W1+12+34",

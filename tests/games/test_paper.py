@@ -22,11 +22,13 @@ from django.urls import reverse
 from django.utils import translation
 from time_machine import TimeMachineFixture
 
-from games import archive, paper, postal, records, tasks, words
+from games import postal, records, tasks
 from games.engines.choice.rules import ChoiceEngine
 from games.engines.dice import ScriptedDice, face
 from games.engines.liars_dice.rules import LiarsDiceEngine
+from games.lib import words
 from games.models import DiceRoll, Event, Game, GMAction, Order, Seat, Step
+from games.records import archive, paper
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory
 from tests.games.test_hidden import assert_secrets_stay_private

@@ -1,4 +1,4 @@
-"""A player's own pages (games.player_views): signing in by link or code, every refusal
+"""A player's own pages (games.web.me.views): signing in by link or code, every refusal
 and bad input, the rate limits, My games and its query budget, the settings, signing out,
 the header; and, pairwise, that a signed-in player opens their own seats and nothing of
 anyone else's."""
@@ -18,9 +18,11 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 from time_machine import TimeMachineFixture
 
-from games import access, players, postal
+from games import postal
+from games.community import players
 from games.engines.liars_dice.rules import LiarsDiceEngine
 from games.models import EmailPreference, Game, Order, Player, Seat, SignIn
+from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, seat_page
 from tests.games.test_liars_dice_postal import cup_secrets, with_distinct_cups

@@ -1,4 +1,5 @@
-"""Players signing in by email (games.players): a sign-in's link and code, each single use,
+"""Players signing in by email (games.community.players): a sign-in's link and code, each
+single use,
 valid SIGNIN_MINUTES, a code voided by CODE_ATTEMPTS wrong tries; the Player and user an
 address signs in as, never a GM's; a player's games grouped; their settings saved."""
 
@@ -13,8 +14,10 @@ import pytest
 from django.contrib.auth.models import User
 from pytest_django.fixtures import Settings
 
-from games import email_choices, players, postal, reminders
+from games import postal
+from games.community import players
 from games.models import EmailPreference, Game, Order, Player, Seat, SignIn
+from games.notify import email_choices, reminders
 from moderator.mail import tasks as mail_tasks
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game

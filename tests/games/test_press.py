@@ -1,4 +1,4 @@
-"""Messages between players (games.press, docs/players.md "Messages"): who may write to
+"""Messages between players (games.community.press, docs/players.md "Messages"): who may write to
 whom, what a message keeps of its text, who is emailed it and how (each message, the daily
 digest, never; the GM's announcements always), the rate limits, the GM hiding one, and
 what never sees a message (webhooks)."""
@@ -13,7 +13,8 @@ from django.utils import translation
 from pytest_django.fixtures import Settings
 from time_machine import TimeMachineFixture
 
-from games import digests, postal, press
+from games import postal
+from games.community import press
 from games.models import (
     Game,
     GMAction,
@@ -23,6 +24,7 @@ from games.models import (
     Webhook,
     WebhookDelivery,
 )
+from games.notify import digests
 from moderator.mail.models import OutboundEmail
 from tests.factories import choice_game
 from tests.games.playing import SHORT_CHOICE, play_out, started

@@ -11,8 +11,10 @@ from datetime import datetime
 import pytest
 from pytest_django.fixtures import Settings
 
-from games import access, postal, press
+from games import postal
+from games.community import press
 from games.models import Game, Message, Order, PressEmail, Seat
+from games.postal import access
 from moderator.mail.models import InboundMessage, OutboundEmail
 from tests.factories import choice_game
 from tests.games.test_replies import (

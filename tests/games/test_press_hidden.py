@@ -12,8 +12,10 @@ import pytest
 from django.test import Client
 from time_machine import TimeMachineFixture
 
-from games import access, postal, press
+from games import postal
+from games.community import press
 from games.models import Game, Publicity, Seat, Webhook, WebhookDelivery
+from games.postal import access
 from tests.factories import GMFactory, choice_game
 from tests.games.playing import SHORT_CHOICE, play_out, started
 from tests.games.test_hidden import readable_by

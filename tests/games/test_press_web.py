@@ -17,8 +17,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 from pytest_django.fixtures import Settings
 
-from games import access, postal, press
+from games import postal
+from games.community import press
 from games.models import Game, GMAction, Message, PressEmail, Seat
+from games.postal import access
 from tests.factories import GMFactory, choice_game, seat_page
 from tests.games.test_gm import CHOICE_FORM, GOOD
 from tests.games.test_query_counts import PAGE_QUERIES

@@ -11,9 +11,10 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from games import access, postal
+from games import postal
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat
+from games.postal import access
 from tests.factories import GMFactory, choice_game, seat_page
 
 pytestmark = pytest.mark.django_db

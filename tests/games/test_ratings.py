@@ -1,4 +1,4 @@
-"""Ratings (games.ratings) from rated games played to their end through postal: each as
+"""Ratings (games.community.ratings) from rated games played to their end through postal: each as
 openskill's Plackett-Luce model rates the places, once per game, the same whether counted
 as games finish or recomputed by ``manage.py rerate``; the ranking pages; the GM's choice."""
 
@@ -20,8 +20,11 @@ from pytest_django import DjangoAssertNumQueries
 
 from campaigns import postal as campaigns_postal
 from campaigns.models import Campaign
-from games import postal, ratings, signals, standing_views
+from games import postal
+from games.community import ratings
+from games.lib import signals
 from games.models import Game, Player, Rating, Seat
+from games.web.public import standings as standing_views
 from tests.factories import GMFactory
 from tests.games.playing import ONE_DIE, SHORT_CHOICE, SeedOnlyDice, play_out, started
 from tests.games.test_reliability import found, plain, rows, section

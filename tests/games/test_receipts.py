@@ -14,9 +14,10 @@ from django.conf import settings
 from django.db import connection
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks, Settings
 
-from games import access, postal, tasks
+from games import postal, tasks
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat, Step
+from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import choice_game, survivor_game
 

@@ -1,5 +1,5 @@
-"""A player's record (games.reliability) from games played through postal, and their
-public page (games.standing_views)."""
+"""A player's record (games.community.reliability) from games played through postal, and their
+public page (games.web.public.standings)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from django.test import Client
 from pytest_django import DjangoAssertNumQueries
 
 from games import postal
+from games.community.reliability import Finish, Record, percent, record_of, records_of
 from games.models import Game, Order, Player, Seat
-from games.reliability import Finish, Record, percent, record_of, records_of
 from tests.factories import choice_game
 from tests.games.playing import SHORT_CHOICE, SeedOnlyDice, play_out, started
 

@@ -10,9 +10,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 
-from games import access, postal, reminders, tasks
+from games import postal, tasks
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game
+from games.notify import reminders
+from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import choice_game
 

@@ -17,10 +17,11 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 from time_machine import TimeMachineFixture
 
-from games import access, postal, tasks
+from games import postal, tasks
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat
-from games.replies import NOT_FOUND
+from games.notify.replies import NOT_FOUND
+from games.postal import access
 from moderator.mail.models import InboundMessage, OutboundEmail
 from tests.esps import read_kept
 from tests.factories import GMFactory, choice_game

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from games import access, tasks
+from games import tasks
 from games.models import Game, Order, Seat
-from games.replies import NOT_FOUND
+from games.notify.replies import NOT_FOUND
+from games.postal import access
 from moderator.mail import reading
 from moderator.mail.models import InboundMessage, OutboundEmail
 from tests.esps import ESPS, EspApi, auth, post

@@ -14,8 +14,10 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 from time_machine import TimeMachineFixture
 
-from games import access, postal, press
+from games import postal
+from games.community import press
 from games.models import Game, Message, Order
+from games.postal import access
 from moderator.mail.models import InboundMessage, OutboundEmail
 from tests.factories import GMFactory, choice_game
 from tests.games.test_replies import (

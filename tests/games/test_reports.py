@@ -7,9 +7,11 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from games import access, postal, reports, tasks
+from games import postal, tasks
 from games.engines.choice.rules import ChoiceEngine, ChoiceState
 from games.models import Game, Seat
+from games.notify import reports
+from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game, seat_page
 

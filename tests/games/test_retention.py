@@ -1,4 +1,4 @@
-"""Pruning what is past its retention (games.retention, moderator.mail.pruning): outbox
+"""Pruning what is past its retention (games.records.retention, moderator.mail.pruning): outbox
 bodies MAIL_RETENTION_DAYS after they were written, once their sending is over; expired
 links; expired sessions. Game records, dice, orders, events and step states are kept, and
 every page that showed them still does."""
@@ -23,8 +23,10 @@ from django.urls import include, path, reverse
 from pytest_django.fixtures import Settings
 from time_machine import TimeMachineFixture
 
-from games import access, archive, postal, retention, tasks
+from games import postal, tasks
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
+from games.postal import access
+from games.records import archive, retention
 from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game
@@ -180,7 +182,7 @@ def test_pruning_runs_in_batches_and_twice_changes_nothing(now: datetime) -> Non
     statements = [query["sql"].split()[0] for query in queries.captured_queries]
     # Three batches of bodies and of links (2, 2, 1), and the empty look that ends each.
     assert statements.count("UPDATE") == 3
-    # And the expired sign-ins' one (games.players) and the expired sessions' one.
+    # And the expired sign-ins' one (games.community.players) and the expired sessions' one.
     assert statements.count("DELETE") == 3 + 1 + 1
 
     pruned = list(OutboundEmail.objects.order_by("pk").values_list("text", "pruned_at"))

@@ -14,9 +14,11 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from games import archive, postal, records, schedule
+from games import postal, records
 from games.engines.choice.rules import ChoiceEngine
+from games.lib import schedule
 from games.models import DiceRoll, Event, Game, GMAction, Order, Seat, Step
+from games.records import archive
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game
 from tests.games.playing import SeedOnlyDice

@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from games import schedule
+from games.lib import schedule
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,11 @@ from django.apps import apps
 from django.test import Client
 from django.utils.module_loading import import_string
 
-from games import absences, access, digests, postal, press
+from games import postal
+from games.community import absences, press
 from games.models import EmailPreference, Game, Message, Order, Player, PressEmail, Seat
+from games.notify import digests
+from games.postal import access
 from moderator.mail.models import InboundMessage, OutboundEmail
 from tests.factories import GMFactory, choice_game, seat_page
 from tests.games.test_replies import (

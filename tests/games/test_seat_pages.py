@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from games import access, postal
+from games import postal
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat
+from games.postal import access
 from tests.factories import choice_game
 
 pytestmark = pytest.mark.django_db

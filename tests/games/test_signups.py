@@ -1,4 +1,4 @@
-"""Open games and sign-up (games.signups): people sign up on the list of open games,
+"""Open games and sign-up (games.community.signups): people sign up on the list of open games,
 confirm their address by the emailed link, take a seat first come first seated or wait for
 the GM, withdraw, and the game starts when its last seat is taken or when the GM starts it;
 seats in civil disorder are offered to a new player, whom the GM approves."""
@@ -17,7 +17,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks, Settings
 
-from games import postal, signups
+from games import postal
+from games.community import signups
 from games.models import Game, Player, Seat, SignUp
 from moderator import links
 from moderator.mail.models import OutboundEmail

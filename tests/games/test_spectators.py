@@ -12,9 +12,10 @@ import pytest
 from django.test import Client
 from time_machine import TimeMachineFixture
 
-from games import postal, spectators
+from games import postal
 from games.engines.dice import face
 from games.models import DiceRoll, Event, Game, Publicity, Seat, Step
+from games.records import spectators
 from tests.factories import GMFactory, choice_game
 from tests.games.test_gm import CHOICE_FORM, GOOD
 from tests.games.test_hidden import readable_by

@@ -13,10 +13,12 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from games import access, archive, postal
+from games import postal
 from games.engines import dice
 from games.engines.text import render
 from games.models import Game, Seat
+from games.postal import access
+from games.records import archive
 from moderator.mail.models import OutboundEmail
 from tests.factories import seat_page, survivor_game
 from tests.games.playing import SeedOnlyDice, started

@@ -17,9 +17,11 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 from time_machine import TimeMachineFixture
 
-from games import access, digests, postal, reminders, reports, tasks
+from games import postal, tasks
 from games.engines.choice.rules import ChoiceEngine
 from games.models import EmailPreference, Game, Order, Seat
+from games.notify import digests, reminders, reports
+from games.postal import access
 from moderator.mail import building
 from moderator.mail.models import InboundMessage, OutboundEmail
 from tests.factories import choice_game, seat_page

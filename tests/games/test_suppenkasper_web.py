@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 from time_machine import TimeMachineFixture
 
-from games import access, postal
+from games import postal
 from games.engines.base import OrderError
 from games.engines.choice.rules import (
     Card,
@@ -28,6 +28,7 @@ from games.engines.choice.rules import (
     sk_outcome,
 )
 from games.models import DiceRoll, Event, Game, Order, Seat, Step
+from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import choice_game, seat_page
 

@@ -12,8 +12,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from games import access, postal, reports
+from games import postal
 from games.models import Game, Seat, new_public_id
+from games.notify import reports
+from games.postal import access
 from tests.factories import GMFactory, choice_game
 
 pytestmark = pytest.mark.django_db

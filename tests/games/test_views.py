@@ -19,7 +19,7 @@ from django.test import Client, RequestFactory
 from pytest_django.fixtures import DjangoAssertNumQueries, DjangoCaptureOnCommitCallbacks, Settings
 from time_machine import TimeMachineFixture
 
-from games import access, postal, reports, tasks
+from games import postal, tasks
 from games.engines.base import OrderError
 from games.engines.choice.rules import (
     ChoiceEngine,
@@ -30,6 +30,8 @@ from games.engines.choice.rules import (
 )
 from games.engines.dice import NoDice
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
+from games.notify import reports
+from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game, seat_page
 
@@ -71,7 +73,9 @@ def token_for(game: Game, position: int, now: datetime) -> str:
 
 def held(client: Client) -> Any:
     """The [seat id, link version] pairs of the browser's seats cookie."""
-    return signing.loads(client.cookies[access.SEATS_COOKIE].value, salt="games.access.seats")
+    return signing.loads(
+        client.cookies[access.SEATS_COOKIE].value, salt="games.postal.access.seats"
+    )
 
 
 def log_in(client: Client, game: Game, position: int, now: datetime) -> None:
@@ -234,7 +238,7 @@ def test_a_seats_cookie_tampered_with_or_too_old_opens_nothing(
     forged = [
         signed[:-1] + ("A" if signed[-1] != "A" else "B"),  # the signature changed
         signing.dumps([[theirs, 0]], salt="another salt"),
-        signing.dumps([[theirs, 0]], salt="games.access.seats", key="another key"),
+        signing.dumps([[theirs, 0]], salt="games.postal.access.seats", key="another key"),
         f"[[{theirs}, 0]]",
     ]
     for value in forged:

@@ -27,10 +27,11 @@ from cryptography.x509.oid import NameOID
 from django.test import Client
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks, Settings
 
-from games import postal, reminders, tasks, webhooks
+from games import postal, tasks
 from games.engines import registry
 from games.engines.liars_dice.rules import LiarsDiceEngine
 from games.models import Event, Game, Webhook, WebhookDelivery
+from games.notify import reminders, webhooks
 from tests.factories import GMFactory, choice_game
 from tests.games.playing import SHORT_CHOICE, play_out
 

@@ -1,6 +1,6 @@
 """The games' words in another language: an engine's English remembers how it was made
 (games.engines.text), the service stores that beside the English (Event.message) and says
-it in the reader's language (games.words)."""
+it in the reader's language (games.lib.words)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,13 @@ from django.template import Context, Template
 from django.test import Client
 from django.utils import translation
 
-from games import access, postal, reports, words
+from games import postal
 from games.engines.drop_shy.rules import DropShyEngine
 from games.engines.text import _, data, join, ngettext, render
+from games.lib import words
 from games.models import Event, Seat
+from games.notify import reports
+from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, seat_page
 from tests.games.playing import SeedOnlyDice, started

@@ -16,10 +16,11 @@ from django.test import Client
 from django.urls import reverse
 from time_machine import TimeMachineFixture
 
-from games import postal, tasks, zine
+from games import postal, tasks
 from games.engines.liars_dice.rules import LiarsDiceEngine
 from games.models import DiceRoll, Game, Step
-from games.zine import wrap
+from games.records import zine
+from games.records.zine import wrap
 from moderator.mail import building
 from tests import pdf
 from tests.factories import GMFactory, choice_game

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from games import access, postal
+from games import postal
 from games.models import Game, Seat
+from games.postal import access
 from tests.factories import NAMES, seat_page
 
 if TYPE_CHECKING:

@@ -10,8 +10,9 @@ import pytest
 from django.utils import timezone
 from pytest_django.fixtures import Settings
 
-from games import access, postal
+from games import postal
 from games.models import Game, Order, Seat, Step
+from games.postal import access
 from tests.factories import GMFactory, seat_page
 
 if TYPE_CHECKING:

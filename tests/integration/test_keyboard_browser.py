@@ -14,8 +14,8 @@ from django.core.cache import cache
 from django.utils import timezone
 from pytest_django.fixtures import Settings
 
-from games import access
 from games.models import Game, Order, Seat
+from games.postal import access
 from tests.factories import seat_page
 from tests.integration.every_game import GAMES, WIDTHS, gm_user, started
 

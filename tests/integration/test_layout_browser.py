@@ -14,8 +14,9 @@ from pytest_django.fixtures import Settings
 
 from campaigns import postal as campaigns_postal
 from campaigns.models import Campaign
-from games import access, postal
+from games import postal
 from games.models import Game, Seat
+from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import NAMES, GMFactory, seat_page
 from tests.integration.every_game import GAMES, PHONE, SEED, open_link, started

@@ -12,8 +12,9 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
-from games import access, postal
+from games import postal
 from games.models import Game, Message, Seat
+from games.postal import access
 from tests.browser import axe_violations, duplicate_ids
 from tests.factories import choice_game
 from tests.integration.every_game import WIDTHS, gm_user, sign_in

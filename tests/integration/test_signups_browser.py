@@ -14,7 +14,8 @@ import pytest
 from django.core.cache import cache
 from pytest_django.fixtures import Settings
 
-from games import postal, signups
+from games import postal
+from games.community import signups
 from games.models import Game, Seat, SignUp
 from moderator.mail.models import OutboundEmail
 from tests.browser import axe_violations, duplicate_ids

@@ -18,9 +18,10 @@ import pytest
 import yaml
 from django.utils import timezone
 
-from games import access, postal
+from games import postal
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat, Step
+from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.browser import free_port
 from tests.factories import choice_game, seat_page

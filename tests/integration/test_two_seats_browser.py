@@ -9,9 +9,10 @@ import pytest
 from django.utils import timezone
 from pytest_django.fixtures import Settings
 
-from games import access, postal
+from games import postal
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat
+from games.postal import access
 from tests.factories import choice_game
 
 if TYPE_CHECKING:

@@ -6,9 +6,10 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from games import archive, postal
+from games import postal
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Step
+from games.records import archive
 from moderator.mail.models import OutboundEmail
 from moderator.mail.views import read_mail_file
 from tests.factories import choice_game

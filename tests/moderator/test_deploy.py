@@ -20,8 +20,9 @@ from django.test import Client, RequestFactory
 from pytest_django.fixtures import Settings
 from time_machine import TimeMachineFixture
 
-from games import access, postal
+from games import postal
 from games.models import Seat
+from games.postal import access
 from moderator.middleware import ContentSecurityPolicyMiddleware
 from tests.factories import GMFactory, choice_game, seat_page
 
@@ -163,7 +164,9 @@ def test_the_player_page_the_gm_panel_and_the_admin_work_under_the_policy(
 
 
 def template_files() -> list[Path]:
-    return sorted(path for path in TEMPLATES.rglob("*.html") if "emails" not in path.parts)
+    games = (BASE_DIR / "games" / "engines").glob("*/templates/**/*.html")
+    pages = [*TEMPLATES.rglob("*.html"), *games]
+    return sorted(path for path in pages if "emails" not in path.parts)
 
 
 def test_every_inline_script_in_the_templates_carries_the_nonce() -> None:

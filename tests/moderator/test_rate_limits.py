@@ -24,8 +24,9 @@ from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from time_machine import TimeMachineFixture
 
-from games import access, postal
+from games import postal
 from games.models import Game, Seat
+from games.postal import access
 from moderator import ratelimit
 from tests.factories import GMFactory, choice_game
 

@@ -1,6 +1,6 @@
 """Sessions (a GM's login) are kept in the database and read through Redis when there is
 one (moderator/sessions.py): a page reads no session row, and a Redis that does not
-answer changes nothing a GM sees. Players hold their seats in a cookie (games.access)."""
+answer changes nothing a GM sees. Players hold their seats in a cookie (games.postal.access)."""
 
 from __future__ import annotations
 
@@ -24,9 +24,10 @@ from pytest_django.fixtures import Settings
 from redis import Redis
 from time_machine import TimeMachineFixture
 
-from games import access, postal
+from games import postal
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Order, Seat
+from games.postal import access
 from moderator.sessions import SessionStore
 from tests.factories import GMFactory, choice_game, seat_page
 

@@ -92,7 +92,7 @@ def test_a_daily_game_swept_across_a_dst_change_resolves_each_step_once(
     assert len(resolved) == len(set(resolved)) == len(steps) - 1 == 6
     deadlines = [step.deadline.astimezone(BERLIN) for step in steps]
     # 02:30 every day; on the spring day 02:30 does not exist and the step falls due an
-    # hour later, 03:30 CEST (games.schedule); no day is skipped and none has two steps.
+    # hour later, 03:30 CEST (games.lib.schedule); no day is skipped and none has two steps.
     days = [d.date() for d in deadlines]
     assert days == sorted(set(days))
     assert (days[-1] - days[0]).days == len(days) - 1

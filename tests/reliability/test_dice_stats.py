@@ -19,12 +19,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from time_machine import TimeMachineFixture
 
-from games import access, postal
+from games import postal
 from games.admin import GameAdmin
 from games.engines.base import DiceError
 from games.engines.dice import VerifiableDice, commitment, face
-from games.gm_views import ACTIONS
 from games.models import Game, Order, Seat
+from games.postal import access
+from games.web.gm.views import ACTIONS
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game, seat_page
 

@@ -29,13 +29,14 @@ from time_machine import TimeMachineFixture
 
 from campaigns import postal as campaigns_postal
 from campaigns.models import Campaign, Member
-from games import access, postal
+from games import postal
 from games.engines import registry
 from games.engines.base import Engine, OrderError
 from games.engines.dice import VerifiableDice
 from games.engines.registry import ENGINES
-from games.forms.options import PREFIX
 from games.models import DiceRoll, EmailPreference, Game, Order, Seat, Step
+from games.postal import access
+from games.web.options import PREFIX
 from moderator.mail.models import DeliveryEvent, InboundMessage, OutboundEmail
 from tests.factories import GMFactory, seat_page
 

@@ -8,10 +8,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from games import access, postal
+from games import postal
 from games.engines import registry
 from games.engines.base import Profile
 from games.models import Game
+from games.postal import access
 
 PLAYERS = [("ann", "ann@example.org"), ("bob", "bob@example.org"), ("cy", "cy@example.org")]
 

@@ -5,8 +5,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from games import archive
 from games.models import Game
+from games.records import archive
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
-from games import retention
+from games.records import retention
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from games import ratings
+from games.community import ratings
 from games.engines import registry
 
 

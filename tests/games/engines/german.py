@@ -11,7 +11,7 @@ from typing import Any
 from django.utils import translation
 
 from games.engines.text import Text
-from games.words import said
+from games.lib.words import said
 
 # A template as found: (singular, plural), the plural None for a ``_()`` template.
 Template = tuple[str, str | None]

@@ -1,5 +1,5 @@
 """Dice Survivor in German: the engine's English remembers how it was made
-(games.engines.text), and ``games.words.said`` says it with the game's catalogue
+(games.engines.text), and ``games.lib.words.said`` says it with the game's catalogue
 (games/engines/dice_survivor/locale) and the one the games share (games/engines/locale).
 No database: the engine is pure and the catalogues are files."""
 
@@ -26,7 +26,7 @@ from games.engines.dice_survivor.rules import (
     SurvivorState,
 )
 from games.engines.text import Text, data
-from games.words import said
+from games.lib.words import said
 from tests.games.engines.test_dice_survivor import NAMES, game, play, rejected, seat
 
 engine = DiceSurvivorEngine()

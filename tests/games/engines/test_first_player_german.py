@@ -1,5 +1,5 @@
 """The First Player in German: the engine's English remembers how it was made
-(games.engines.text), and ``games.words.said`` says it with the game's catalogue
+(games.engines.text), and ``games.lib.words.said`` says it with the game's catalogue
 (games/engines/first_player/locale). No database: the engine is pure and the catalogue is a
 file. Three scripted nights: a campaign night of six (absences, gifts, temporary dice, a
 tiebreak, the reserve and a token), a token night of three (both token windows) and a night
@@ -18,7 +18,7 @@ from games.engines.base import Event, GameError, OptionsError, OrderError
 from games.engines.dice import NoDice, ScriptedDice
 from games.engines.first_player.rules import SETTINGS, FirstPlayerEngine, FirstPlayerState
 from games.engines.text import Text, data
-from games.words import said
+from games.lib.words import said
 
 engine = FirstPlayerEngine()
 

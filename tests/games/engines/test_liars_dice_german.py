@@ -1,5 +1,5 @@
 """Liar's Dice in German: the engine's words (events, prompts, order errors, options, menus,
-the autopilot) said in German where they are shown (``games.words.said`` with German
+the autopilot) said in German where they are shown (``games.lib.words.said`` with German
 active), in scripted games of every profile; and every text of whole games has German
 words. The English is the other tests' business: these games are theirs."""
 
@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from django.utils import translation
 
-from games import words
 from games.engines.base import JSON, Event, OptionsError, OrderError
 from games.engines.dice import NoDice, VerifiableDice
 from games.engines.liars_dice.autopilot import STRATEGIES, expected_count_play
@@ -26,6 +25,7 @@ from games.engines.liars_dice.rules import (
     LiarsDiceState,
 )
 from games.engines.text import Text
+from games.lib import words
 from tests.games.engines.test_liars_dice import (
     ANN,
     BOB,

@@ -7,7 +7,7 @@ from typing import Any
 
 from django import forms
 
-from games.forms import BLOCKS, OrderForm
+from games.web.forms import BLOCKS, OrderForm
 
 
 class GuessOrderForm(OrderForm):

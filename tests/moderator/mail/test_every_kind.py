@@ -18,9 +18,12 @@ from django.conf import settings
 from pytest_django.fixtures import Settings
 from time_machine import TimeMachineFixture
 
-from games import access, digests, players, postal, press, reminders, replies, signups, tasks
+from games import postal, tasks
+from games.community import players, press, signups
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Seat
+from games.notify import digests, reminders, replies
+from games.postal import access
 from moderator.mail import building, sending
 from moderator.mail.models import OutboundEmail
 from tests.campaigns.test_postal import league_of, play_out
@@ -37,7 +40,7 @@ KINDS = sorted(
     for path in (Path(settings.BASE_DIR) / "templates" / "emails").iterdir()
     if (path / "subject.txt").exists()
 )
-# The mail a player may stop in one click (games.access.stop_headers).
+# The mail a player may stop in one click (games.postal.access.stop_headers).
 STOPPABLE = {"report", "reminder", "digest", "daily", "press"}
 # Sent to a seat of a game, in the seat's thread.
 THREADED = {

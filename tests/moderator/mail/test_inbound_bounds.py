@@ -19,9 +19,9 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 from time_machine import TimeMachineFixture
 
-from games import access
 from games import tasks as game_tasks
 from games.models import Game, Order, Seat
+from games.postal import access
 from moderator.mail.models import InboundMessage, OutboundEmail
 from tests.esps import BID, auth, read_kept
 

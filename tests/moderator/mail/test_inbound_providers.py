@@ -29,8 +29,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from django.test import Client
 from pytest_django.fixtures import Settings
 
-from games import access, tasks
+from games import tasks
 from games.models import Order, Seat
+from games.postal import access
 from moderator.mail.models import DeliveryEvent, InboundMessage, OutboundEmail
 from tests.conftest import NOW
 from tests.esps import (

@@ -1,0 +1,794 @@
+"""Open games: people sign up on the list of open games (``/open/``) instead of, or
+besides, the GM's invitations, and seats in civil disorder are offered to a new player.
+
+A sign-up counts once its address is confirmed through the link emailed to it. In a game
+open to the first comers (``SignUpMode.FIRST``) a confirmed sign-up takes a seat while one
+is left, else it waits on the waiting list; in a game whose GM approves each player
+(``APPROVE``) it waits for the GM. The game starts when its last seat is taken in a FIRST
+game, or when the GM starts it: the seats of the accepted sign-ups are made then, after the
+invited players', in the order the sign-ups were confirmed. A sign-up for a seat in civil
+disorder always waits for the GM, whose approval replaces the seat's player
+(``postal.replace_player``).
+
+Every change runs as ``games.postal``'s do: one transaction, the game row locked first,
+time passed in as ``now``; the game is started and its seats changed by postal. Every change
+of a sign-up's state is emailed to its person (``signup``); the confirmation link
+(``signup-confirm``) is the one link of a sign-up: it confirms it, then shows its state
+and lets its person withdraw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db import transaction
+from django.db.models import Count, Q, QuerySet
+from django.urls import reverse
+from django.utils import translation
+from django.utils.translation import gettext
+
+from games import postal
+from games.community import reliability
+from games.engines import registry
+from games.lib import schedule
+from games.models import Game, Seat, SignUp, SignUpMode
+from games.notify import email_choices, languages
+from games.notify.email_choices import normalise
+from moderator import bidi, links
+from moderator.mail import building, queueing
+from moderator.mail.models import OutboundEmail
+
+State = SignUp.State
+# A game whose seats in civil disorder may be offered to new players.
+UNDER_WAY = (Game.Status.RUNNING, Game.Status.PAUSED)
+NAME_LENGTH = SignUp._meta.get_field("name").max_length or 60
+EMAIL_LENGTH = 254
+
+
+class SignUpNotFound(postal.PostalError):
+    """A sign-up link that names no sign-up."""
+
+
+class LinkExpired(postal.PostalError):
+    """A confirmation link used after ``SIGNUP_CONFIRM_HOURS``: the sign-up lapsed."""
+
+
+def confirm_window() -> timedelta:
+    return timedelta(hours=settings.SIGNUP_CONFIRM_HOURS)
+
+
+def live(now: datetime) -> Q:
+    """The sign-ups that hold an address's place in a game: confirmed and not ended, or
+    waiting for their confirmation within its window."""
+    return Q(state__in=[State.WAITING, State.ACCEPTED]) | Q(
+        state=State.UNCONFIRMED, created_at__gt=now - confirm_window()
+    )
+
+
+def lapsed(signup: SignUp, now: datetime) -> bool:
+    """An unconfirmed sign-up whose confirmation link expired."""
+    return signup.state == State.UNCONFIRMED and signup.created_at <= now - confirm_window()
+
+
+def gm_name(game: Game) -> str:
+    return game.gm.get_full_name() or game.gm.get_username()
+
+
+# --- what is open ---------------------------------------------------------------------------
+
+
+def open_games() -> QuerySet[Game]:
+    """The games people may sign up for, oldest first, each with ``invited`` (its seats:
+    the invited players) and ``accepted`` (the sign-ups holding a seat) counted."""
+    return (
+        Game.objects.filter(status=Game.Status.RECRUITING)
+        .exclude(signup=SignUpMode.CLOSED)
+        .select_related("gm")
+        .defer("state", "seed")
+        .annotate(
+            invited=Count("seats", distinct=True),
+            accepted=Count("signups", filter=Q(signups__state=State.ACCEPTED), distinct=True),
+        )
+        .order_by("created_at", "id")
+    )
+
+
+def offered_seats(game: Game | None = None) -> QuerySet[Seat]:
+    """The seats in civil disorder of running games that offer them to a new player (of
+    ``game`` only, if given), by game and position."""
+    seats = Seat.objects.filter(
+        game__status__in=UNDER_WAY,
+        game__offer_seats=True,
+        civil_disorder_at__isnull=False,
+        status=Seat.Status.ACTIVE,
+    )
+    if game is not None:
+        seats = seats.filter(game=game)
+    return (
+        seats.select_related("game__gm")
+        .defer("game__state", "game__seed")
+        .order_by("game__created_at", "game_id", "position")
+    )
+
+
+@dataclass(frozen=True)
+class Seats:
+    """The seats of a game not yet started: how many it has, how many are taken (by an
+    invited player or an accepted sign-up)."""
+
+    wanted: int
+    invited: int
+    accepted: int
+
+    @property
+    def taken(self) -> int:
+        return self.invited + self.accepted
+
+    @property
+    def left(self) -> int:
+        return max(self.wanted - self.taken, 0)
+
+
+def seats(game: Game) -> Seats:
+    """The game's seats, counted (two queries; ``open_games`` counts them in its own)."""
+    invited = getattr(game, "invited", None)
+    if invited is None:
+        invited = game.seats.count()
+    accepted = getattr(game, "accepted", None)
+    if accepted is None:
+        accepted = game.signups.filter(state=State.ACCEPTED, position__isnull=True).count()
+    return Seats(wanted=game.seats_wanted or invited, invited=invited, accepted=accepted)
+
+
+def is_open(game: Game) -> bool:
+    return game.status == Game.Status.RECRUITING and game.signup != SignUpMode.CLOSED
+
+
+def is_full(game: Game) -> bool:
+    """An open game not yet started whose every seat is taken."""
+    return is_open(game) and seats(game).left == 0
+
+
+def would_wait(game: Game, position: int | None = None) -> bool:
+    """Whether a sign-up confirmed now would wait (on the waiting list, or for the GM)
+    rather than take a seat at once."""
+    return position is not None or game.signup != SignUpMode.FIRST or seats(game).left == 0
+
+
+def waiting_place(signup: SignUp) -> int:
+    """The sign-up's place on its game's waiting list (1: the next to get a seat)."""
+    ahead = SignUp.objects.filter(
+        game_id=signup.game_id, state=State.WAITING, position=signup.position
+    ).filter(
+        Q(confirmed_at__lt=signup.confirmed_at)
+        | Q(confirmed_at=signup.confirmed_at, id__lt=signup.pk)
+    )
+    return ahead.count() + 1
+
+
+# --- the person's side: sign up, confirm, withdraw --------------------------------------------
+
+
+@dataclass(frozen=True)
+class SignedUp:
+    """A new sign-up, the token of its link (emailed; never shown on a page) and whether
+    confirming it now would put it on the waiting list or before the GM."""
+
+    signup: SignUp
+    token: str
+    waits: bool
+
+
+def _clean(name: str, email: str) -> tuple[str, str]:
+    name, email = name.strip(), email.strip()
+    if not name:
+        raise postal.PostalError(gettext("write the name you want to play under"))
+    if len(name) > NAME_LENGTH:
+        raise postal.PostalError(
+            gettext("a name has at most %(count)d characters") % {"count": NAME_LENGTH}
+        )
+    if any(ord(char) < 32 or char in building.LINE_BREAKS or char == "\x7f" for char in name):
+        raise postal.PostalError(gettext("the name must be a single line of text"))
+    if (refused := bidi.refusal(name, gettext("the name"))) is not None:
+        raise postal.PostalError(refused)
+    try:
+        validate_email(email)
+    except ValidationError:
+        raise postal.PostalError(
+            gettext("%(email)s is not one email address") % {"email": repr(email)}
+        ) from None
+    if len(email) > EMAIL_LENGTH:
+        raise postal.PostalError(gettext("the email address is too long"))
+    return name, email
+
+
+def refusal(game: Game, position: int | None) -> str | None:
+    """Why nobody may sign up (or confirm a sign-up) for ``game`` now, in their words; None
+    when they may. ``position``: a seat in civil disorder of a running game."""
+    title = {"title": game.title}
+    if position is None:
+        if game.status in UNDER_WAY:
+            return gettext("%(title)s has started: it takes no more sign-ups") % title
+        if game.status in (Game.Status.FINISHED, Game.Status.ABANDONED):
+            return gettext("%(title)s is over: it takes no more sign-ups") % title
+        if not is_open(game):
+            return gettext("%(title)s is not open for sign-up") % title
+        return None
+    if game.status not in UNDER_WAY or not game.offer_seats:
+        return gettext("%(title)s offers no seat to a new player now") % title
+    seat = game.seats.filter(position=position).first()
+    if seat is None or seat.civil_disorder_at is None or seat.status != Seat.Status.ACTIVE:
+        return gettext("seat %(number)d of %(title)s no longer looks for a new player") % {
+            "number": position + 1,
+            **title,
+        }
+    return None
+
+
+def sign_up(
+    game_id: int, *, name: str, email: str, now: datetime, position: int | None = None
+) -> SignedUp:
+    """Sign ``name`` and ``email`` up for the game (for the seat at ``position`` in civil
+    disorder, if given) and email the address its confirmation link (urgent). PostalError,
+    and nothing written, for a game that takes no sign-up, an address that plays in it or
+    has a live sign-up for it, or a name another player of the game has."""
+    name, email = _clean(name, email)
+    with transaction.atomic():
+        game = Game.objects.select_for_update().select_related("gm").get(pk=game_id)
+        why = refusal(game, position)
+        if why is not None:
+            raise postal.PostalError(why)
+        others = game.seats.exclude(position=position) if position is not None else game.seats
+        if game.seats.filter(email__iexact=email).exists():
+            raise postal.PostalError(
+                gettext("%(email)s already plays in %(title)s")
+                % {"email": email, "title": game.title}
+            )
+        if game.signups.filter(live(now), email__iexact=email).exists():
+            raise postal.PostalError(
+                gettext(
+                    "%(email)s has already signed up for %(title)s: the link emailed to it "
+                    "confirms the sign-up or shows it (a link not used to confirm within "
+                    "%(hours)d hours lapses; then the address may sign up again)"
+                )
+                % {"email": email, "title": game.title, "hours": settings.SIGNUP_CONFIRM_HOURS}
+            )
+        if (
+            others.filter(name__iexact=name).exists()
+            or game.signups.filter(live(now), name__iexact=name).exists()
+        ):
+            raise postal.PostalError(
+                gettext(
+                    "another player of %(title)s is already called %(name)s: choose another name"
+                )
+                % {"title": game.title, "name": repr(name)}
+            )
+        token = links.new_token()
+        signup = SignUp.objects.create(
+            game=game,
+            name=name,
+            email=email,
+            token_hash=links.digest(token),
+            position=position,
+            created_at=now,
+        )
+        waits = would_wait(game, position)
+        queueing.queue([confirm_email(game, signup, token, waits=waits)], urgent=True)
+    return SignedUp(signup=signup, token=token, waits=waits)
+
+
+def signup_for(token: str) -> SignUp | None:
+    """The sign-up a link's token names, with its game and GM; None for any other token."""
+    if not token or len(token) > 100:
+        return None
+    return (
+        SignUp.objects.select_related("game__gm")
+        .defer("game__state", "game__seed")
+        .filter(token_hash=links.digest(token))
+        .first()
+    )
+
+
+def _locked(token: str) -> tuple[Game, SignUp]:
+    """The game (locked) and the sign-up of ``token``, read after the game's lock."""
+    found = signup_for(token)
+    if found is None:
+        raise SignUpNotFound("this sign-up link is not valid")
+    game = Game.objects.select_for_update().select_related("gm").get(pk=found.game_id)
+    return game, SignUp.objects.select_related("game").get(pk=found.pk)
+
+
+def confirm(token: str, *, now: datetime) -> SignUp:
+    """Confirm the sign-up of ``token``: it takes a seat (FIRST, while one is left: the last
+    seat taken starts the game) or waits (on the waiting list, or for the GM). Confirming a
+    confirmed sign-up again changes nothing. PostalError, and nothing changed, for a lapsed
+    link or a game that no longer takes sign-ups."""
+    with transaction.atomic():
+        game, signup = _locked(token)
+        if signup.state != State.UNCONFIRMED:
+            return signup
+        if lapsed(signup, now):
+            raise LinkExpired(
+                gettext(
+                    "this confirmation link expired %(hours)d hours after the sign-up: sign up "
+                    "again"
+                )
+                % {"hours": settings.SIGNUP_CONFIRM_HOURS}
+            )
+        why = refusal(game, signup.position)
+        if why is not None:
+            raise postal.PostalError(why)
+        takes_seat = not would_wait(game, signup.position)
+        signup.state = State.ACCEPTED if takes_seat else State.WAITING
+        signup.confirmed_at = now
+        signup.save(update_fields=["state", "confirmed_at"])
+        if signup.position is not None:
+            _tell(game, signup, "asked-seat", now)
+        elif takes_seat:
+            _tell(game, signup, "seated", now)
+        elif game.signup == SignUpMode.APPROVE:
+            _tell(game, signup, "asked", now)
+        else:
+            _tell(game, signup, "waiting", now)
+        if takes_seat and seats(game).left == 0:
+            _start_when_full(game, now)
+    return signup
+
+
+def withdraw(token: str, *, now: datetime) -> SignUp:
+    """The person of ``token`` withdraws their confirmed sign-up, before the game starts
+    (for a seat in civil disorder: before the GM decides). A seat freed in a FIRST game goes
+    to the first on the waiting list."""
+    with transaction.atomic():
+        game, signup = _locked(token)
+        if signup.state not in (State.WAITING, State.ACCEPTED):
+            raise postal.PostalError(
+                gettext("there is no confirmed sign-up to withdraw: it is %(state)s")
+                % {"state": signup.get_state_display()}
+            )
+        if signup.position is None and game.status != Game.Status.RECRUITING:
+            raise postal.PostalError(
+                gettext("%(title)s has started: ask its GM (%(gm)s) to replace you")
+                % {"title": game.title, "gm": gm_name(game)}
+            )
+        if signup.position is not None and signup.state == State.ACCEPTED:
+            raise postal.PostalError(
+                gettext("you play seat %(number)d of %(title)s now: ask its GM to replace you")
+                % {"number": signup.position + 1, "title": game.title}
+            )
+        _end(game, signup, State.WITHDRAWN, "withdrawn", now)
+    return signup
+
+
+def _end(game: Game, signup: SignUp, state: str, reason: str, now: datetime) -> None:
+    """End ``signup`` (withdrawn, declined) and tell its person; a seat it held in a FIRST
+    game goes to the first on the waiting list."""
+    held_seat = signup.state == State.ACCEPTED and signup.position is None
+    signup.state = state
+    signup.decided_at = now
+    signup.save(update_fields=["state", "decided_at"])
+    _tell(game, signup, reason, now)
+    if held_seat and game.signup == SignUpMode.FIRST:
+        _promote(game, now)
+
+
+def _promote(game: Game, now: datetime) -> None:
+    first = (
+        game.signups.filter(state=State.WAITING, position__isnull=True)
+        .order_by("confirmed_at", "id")
+        .first()
+    )
+    if first is None or seats(game).left == 0:
+        return
+    first.state = State.ACCEPTED
+    first.decided_at = now
+    first.save(update_fields=["state", "decided_at"])
+    _tell(game, first, "promoted", now)
+    if seats(game).left == 0:
+        _start_when_full(game, now)
+
+
+# --- the GM's side ------------------------------------------------------------------------------
+
+
+def _gm_locked(game_id: int, signup_id: int) -> tuple[Game, SignUp]:
+    game = Game.objects.select_for_update().select_related("gm").get(pk=game_id)
+    signup = game.signups.filter(pk=signup_id).first()
+    if signup is None:
+        raise postal.PostalError("there is no such sign-up for this game")
+    return game, signup
+
+
+def approve(game_id: int, signup_id: int, *, now: datetime) -> SignUp:
+    """The GM gives a waiting sign-up a seat: one left in a game not yet started, or the seat
+    in civil disorder it asked for, whose player it then replaces (``postal.replace_player``:
+    the seat's state stays, its new player gets a link; the seat is out of civil disorder,
+    and the other sign-ups for it are told it is taken)."""
+    with transaction.atomic():
+        game, signup = _gm_locked(game_id, signup_id)
+        if signup.state != State.WAITING:
+            raise postal.PostalError(
+                f"{signup.name}'s sign-up is {signup.get_state_display()}: only a waiting one "
+                "can be approved"
+            )
+        if signup.position is not None:
+            _replace(game, signup, now)
+            return signup
+        if game.status != Game.Status.RECRUITING:
+            raise postal.PostalError(f"{game.title} has started: its seats are taken")
+        if seats(game).left == 0:
+            raise postal.PostalError(
+                "every seat is taken: decline a player first, or start the game"
+            )
+        signup.state = State.ACCEPTED
+        signup.decided_at = now
+        signup.save(update_fields=["state", "decided_at"])
+        _tell(game, signup, "approved", now)
+    return signup
+
+
+def _replace(game: Game, signup: SignUp, now: datetime) -> None:
+    assert signup.position is not None
+    why = refusal(game, signup.position)
+    if why is not None:
+        raise postal.PostalError(f"{why}: decline {signup.name}'s sign-up")
+    postal.replace_player(
+        game.pk,
+        position=signup.position,
+        name=signup.name,
+        email=signup.email,
+        now=now,
+        reason="a new player took over the seat from the open games",
+    )
+    Seat.objects.filter(game=game, position=signup.position).update(
+        civil_disorder_at=None, missed_in_row=0
+    )
+    signup.state = State.ACCEPTED
+    signup.decided_at = now
+    signup.save(update_fields=["state", "decided_at"])
+    _tell(game, signup, "approved-seat", now)
+    rivals = game.signups.filter(live(now), position=signup.position).exclude(pk=signup.pk)
+    for rival in rivals.filter(state=State.WAITING):
+        _end(game, rival, State.DECLINED, "seat-taken", now)
+    rivals.filter(state=State.UNCONFIRMED).update(state=State.DECLINED, decided_at=now)
+
+
+def decline(game_id: int, signup_id: int, *, now: datetime) -> SignUp:
+    """The GM turns a sign-up down (waiting, or holding a seat of a game not yet started);
+    its person is told. A seat it held in a FIRST game goes to the first on the waiting
+    list."""
+    with transaction.atomic():
+        game, signup = _gm_locked(game_id, signup_id)
+        if signup.state not in (State.WAITING, State.ACCEPTED):
+            raise postal.PostalError(
+                f"{signup.name}'s sign-up is {signup.get_state_display()}: there is nothing "
+                "to decline"
+            )
+        if signup.state == State.ACCEPTED and (
+            signup.position is not None or game.status != Game.Status.RECRUITING
+        ):
+            raise postal.PostalError(
+                f"{signup.name} plays in {game.title} now: replace the player instead"
+            )
+        if signup.position is None and game.status != Game.Status.RECRUITING:
+            raise postal.PostalError(
+                f"{game.title} has started: {signup.name} was told it started without them"
+            )
+        _end(game, signup, State.DECLINED, "declined", now)
+    return signup
+
+
+def close(game_id: int, *, now: datetime) -> int:
+    """The GM closes sign-ups: the game leaves the list of open games, its accepted
+    sign-ups keep their seats, and those waiting are told no seat came free (returns how
+    many)."""
+    with transaction.atomic():
+        game = Game.objects.select_for_update().select_related("gm").get(pk=game_id)
+        if not is_open(game):
+            raise postal.PostalError(f"{game.title} is not open for sign-up")
+        game.signup = SignUpMode.CLOSED
+        game.save(update_fields=["signup"])
+        waiting = list(game.signups.filter(state=State.WAITING, position__isnull=True))
+        for signup in waiting:
+            signup.state = State.DECLINED
+            signup.decided_at = now
+            _tell(game, signup, "closed", now)
+        SignUp.objects.bulk_update(waiting, ["state", "decided_at"])
+    return len(waiting)
+
+
+def start(game_id: int, *, now: datetime, seed: bytes | None = None) -> Game:
+    """The GM starts a game not yet started: the accepted sign-ups are seated after the
+    invited players, in the order they were confirmed, and the game starts
+    (``postal.start_game``: every seat gets its first report and link). It needs its
+    engine's fewest players seated. The sign-ups still waiting are told it started without
+    them."""
+    with transaction.atomic():
+        game = Game.objects.select_for_update().select_related("gm").get(pk=game_id)
+        if game.status not in (Game.Status.DRAFT, Game.Status.RECRUITING):
+            raise postal.PostalError(
+                f"the game is {game.status}; only a game not yet started can start"
+            )
+        engine = registry.get(game.engine)
+        counted = seats(game)
+        if counted.taken < engine.min_players:
+            raise postal.PostalError(
+                f"{engine.title} needs at least {engine.min_players} players; "
+                f"{counted.taken} {'has' if counted.taken == 1 else 'have'} a seat"
+            )
+        return _start(game, now, seed)
+
+
+def _start_when_full(game: Game, now: datetime) -> None:
+    """The last seat was taken: the game starts. Should its rules refuse to start, the
+    sign-ups stand and the game waits for its GM, who is told why."""
+    try:
+        with transaction.atomic():
+            _start(game, now, None)
+    except postal.PostalError as error:
+        Game.objects.filter(pk=game.pk).update(
+            needs_gm=f"every seat is taken, but the game could not start: {error.message}"
+        )
+
+
+def _start(game: Game, now: datetime, seed: bytes | None) -> Game:
+    accepted = list(
+        game.signups.filter(state=State.ACCEPTED, position__isnull=True).order_by(
+            "confirmed_at", "id"
+        )
+    )
+    first = game.seats.count()
+    chosen = email_choices.defaults(signup.email for signup in accepted)
+    spoken = languages.of_addresses(signup.email for signup in accepted)
+    Seat.objects.bulk_create(
+        Seat(
+            game=game,
+            position=first + number,
+            name=signup.name,
+            email=signup.email,
+            reports=chosen.get(email_choices.normalise(signup.email), ""),
+            language=spoken.get(email_choices.normalise(signup.email), ""),
+        )
+        for number, signup in enumerate(accepted)
+    )
+    started = postal.start_game(game.pk, now=now, seed=seed)
+    for signup in game.signups.filter(state=State.WAITING, position__isnull=True):
+        signup.decided_at = now
+        signup.save(update_fields=["decided_at"])
+        _tell(game, signup, "started", now)
+    return started
+
+
+@dataclass(frozen=True)
+class Row:
+    """One sign-up on the GM's game page: when it was confirmed (in the game's zone), and
+    which of the GM's buttons it has."""
+
+    signup: SignUp
+    confirmed: str
+    approvable: bool
+    declinable: bool
+    # How reliably the person has played here (games.community.reliability), for the GM choosing.
+    record: reliability.Record | None = None
+
+
+@dataclass(frozen=True)
+class GMView:
+    """The sign-ups of a game as its GM's page shows them. ``shown``: the game is or was
+    open, or has sign-ups for its seats; ``seats``: the seats of a game not yet started;
+    ``rows``: every sign-up but the lapsed ones, those holding a seat first; ``waiting``:
+    the waiting list in order; ``startable``: enough players seated to start now."""
+
+    shown: bool
+    is_open: bool
+    seats: Seats | None
+    rows: list[Row]
+    waiting: list[SignUp]
+    min_players: int
+    startable: bool
+    offered: list[Seat]
+
+
+_ORDER: dict[str, int] = {State.ACCEPTED: 0, State.WAITING: 1, State.UNCONFIRMED: 2}
+
+
+def gm_view(game: Game, game_seats: list[Seat], now: datetime) -> GMView:
+    """What the GM's game page shows of the game's sign-ups (``game_seats``: its seats,
+    loaded already)."""
+    every = [
+        signup for signup in game.signups.order_by("confirmed_at", "id") if not lapsed(signup, now)
+    ]
+    every.sort(key=lambda signup: _ORDER.get(signup.state, 3))
+    recruiting = game.status == Game.Status.RECRUITING
+    counted = None
+    if recruiting:
+        accepted = sum(1 for s in every if s.state == State.ACCEPTED and s.position is None)
+        counted = Seats(
+            wanted=game.seats_wanted or len(game_seats), invited=len(game_seats), accepted=accepted
+        )
+    offered = [
+        seat
+        for seat in game_seats
+        if game.offer_seats
+        and seat.civil_disorder_at is not None
+        and seat.status == Seat.Status.ACTIVE
+    ]
+    rows = []
+    records = reliability.records_of(signup.email for signup in every)
+    for signup in every:
+        waits = signup.state == State.WAITING
+        if signup.position is None:
+            approvable = waits and counted is not None and counted.left > 0
+            declinable = recruiting and signup.state in (State.WAITING, State.ACCEPTED)
+        else:
+            approvable = waits and any(seat.position == signup.position for seat in offered)
+            declinable = waits
+        confirmed = ""
+        if signup.confirmed_at is not None:
+            confirmed = schedule.local_time(signup.confirmed_at, game.time_zone)
+        record = records.get(normalise(signup.email))
+        rows.append(Row(signup, confirmed, approvable, declinable, record))
+    engine = registry.get(game.engine)
+    return GMView(
+        shown=bool(game.signup or every or offered),
+        is_open=is_open(game),
+        seats=counted,
+        rows=rows,
+        waiting=[s for s in every if s.state == State.WAITING and s.position is None],
+        min_players=engine.min_players,
+        startable=counted is not None and counted.taken >= engine.min_players,
+        offered=offered,
+    )
+
+
+# --- emails ---------------------------------------------------------------------------------
+
+
+def confirm_url(token: str) -> str:
+    return f"{settings.SITE_URL}{reverse('signups:confirm', args=[token])}"
+
+
+def game_url(game: Game) -> str:
+    return f"{settings.SITE_URL}{reverse('signups:game', args=[game.public_id])}"
+
+
+def _about(game: Game) -> dict[str, Any]:
+    return {
+        "game": game,
+        "title": registry.title(game.engine, game.options),
+        "rhythm": schedule.in_words(game.schedule),
+        "gm_name": gm_name(game),
+        "game_url": game_url(game),
+    }
+
+
+def confirm_email(game: Game, signup: SignUp, token: str, *, waits: bool) -> OutboundEmail:
+    """The link that confirms the address (and later shows the sign-up), in the game's
+    language, as every email of a sign-up."""
+    with translation.override(game.language):
+        return _confirm_email(game, signup, token, waits=waits)
+
+
+def _confirm_email(game: Game, signup: SignUp, token: str, *, waits: bool) -> OutboundEmail:
+    context = {
+        **_about(game),
+        "signup": signup,
+        "link": confirm_url(token),
+        "hours": settings.SIGNUP_CONFIRM_HOURS,
+        "waits": waits,
+        "approve": game.signup == SignUpMode.APPROVE,
+        "full": is_full(game),
+        "seat": None if signup.position is None else signup.position + 1,
+    }
+    return building.build(
+        "signup-confirm",
+        to=signup.email,
+        dedupe_key=f"signup-confirm:{signup.pk}",
+        context=context,
+        game=game,
+    )
+
+
+def message(game: Game, signup: SignUp, reason: str) -> tuple[str, str]:
+    """What a change of the sign-up's state tells its person: a subject and a paragraph,
+    in the active language."""
+    names = {
+        "title": game.title,
+        "gm": gm_name(game),
+        "seat": "" if signup.position is None else signup.position + 1,
+    }
+    starts = gettext(
+        "The game starts when every seat is taken, or when the GM starts it; your first turn "
+        "report, with the link to your seat, comes by email then."
+    )
+    if reason == "seated":
+        return gettext("you have a seat"), gettext(
+            "Your sign-up is confirmed and you have a seat. %(starts)s"
+        ) % {"starts": starts}
+    if reason == "waiting":
+        return gettext("you are on the waiting list"), gettext(
+            "Your sign-up is confirmed. Every seat is taken: you are number %(place)d on the "
+            "waiting list. If a seat comes free before the game starts, the first on the list "
+            "takes it and is told by email."
+        ) % {"place": waiting_place(signup)}
+    if reason == "asked":
+        return gettext("your sign-up waits for the GM"), gettext(
+            "Your sign-up is confirmed. %(gm)s, the GM, approves each player: you are told by "
+            "email when they decide."
+        ) % names
+    if reason == "asked-seat":
+        return gettext("your sign-up for seat %(seat)s waits for the GM") % names, gettext(
+            "Your sign-up to take over seat %(seat)s is confirmed. %(gm)s, the GM, decides who "
+            "takes it: you are told by email when they do."
+        ) % names
+    if reason == "promoted":
+        return gettext("a seat came free: you have it"), gettext(
+            "A seat came free and you were first on the waiting list: you have a seat now. "
+            "%(starts)s"
+        ) % {"starts": starts}
+    if reason == "approved":
+        return gettext("the GM gave you a seat"), gettext(
+            "%(gm)s, the GM, gave you a seat. %(starts)s"
+        ) % {**names, "starts": starts}
+    if reason == "approved-seat":
+        return gettext("you take over seat %(seat)s") % names, gettext(
+            "%(gm)s, the GM, approved you: you take over seat %(seat)s of %(title)s as it "
+            "stands. The link to your seat comes in its own email."
+        ) % names
+    if reason == "declined":
+        return gettext("the GM declined your sign-up"), gettext(
+            "%(gm)s, the GM, declined your sign-up. Nothing else is needed from you."
+        ) % names
+    if reason == "seat-taken":
+        return gettext("seat %(seat)s went to another player") % names, gettext(
+            "The GM gave seat %(seat)s to another player. Thank you for offering to play; "
+            "other open games are on the list."
+        ) % names
+    if reason == "withdrawn":
+        return gettext("you withdrew"), gettext(
+            "You withdrew your sign-up. Nothing else is needed from you."
+        )
+    if reason == "started":
+        return gettext("the game started without you"), gettext(
+            "%(title)s has started: no seat came free for you on the waiting list. Thank you "
+            "for signing up; other open games are on the list."
+        ) % names
+    if reason == "closed":
+        return gettext("sign-ups are closed"), gettext(
+            "%(gm)s, the GM, closed sign-ups before a seat came free for you. Thank you for "
+            "signing up; other open games are on the list."
+        ) % names
+    raise ValueError(f"no message for {reason!r}")
+
+
+def signup_email(game: Game, signup: SignUp, reason: str, now: datetime) -> OutboundEmail:
+    with translation.override(game.language):
+        return _signup_email(game, signup, reason, now)
+
+
+def _signup_email(game: Game, signup: SignUp, reason: str, now: datetime) -> OutboundEmail:
+    subject, words = message(game, signup, reason)
+    context = {
+        **_about(game),
+        "signup": signup,
+        "subject": subject,
+        "message": words,
+        "list_url": f"{settings.SITE_URL}{reverse('signups:list')}",
+    }
+    return building.build(
+        "signup",
+        to=signup.email,
+        dedupe_key=f"signup:{signup.pk}:{reason}:{now.timestamp():.0f}",
+        context=context,
+        game=game,
+        reply_to=game.gm.email or None,
+    )
+
+
+def _tell(game: Game, signup: SignUp, reason: str, now: datetime) -> None:
+    queueing.queue([signup_email(game, signup, reason, now)])

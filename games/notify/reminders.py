@@ -1,0 +1,303 @@
+"""Reminders before a deadline, for the seats that still owe an order.
+
+A game lists hours before the deadline (``Game.reminders``, default ``[24, 2]``). When the
+sweep finds an open step of a running game inside one of those windows, every seat still
+owing an order (prompted, and no order of its own in the step) gets one reminder. The dedupe
+key holds the deadline, so a deadline the GM extends earns fresh reminders, and running the
+sweep again sends nothing twice.
+
+Only the most urgent window reminds (after a missed 24-hour window, the 2-hour one is what
+matters), and a window that began before the step opened reminds of nothing: the step's
+report, just sent, already says the deadline.
+
+A player (an address) may choose one daily digest instead (``EmailPreference``): their seats
+get no reminder of their own, and once a day, at the chosen hour of their zone, one email
+lists every order their address still owes, in every game.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import translation
+
+from games.engines import registry
+from games.lib import schedule, words
+from games.models import EmailPreference, Game, Order, Seat, Step
+from games.notify import email_choices, languages, webhooks
+from games.postal import access
+from moderator.mail import building, queueing
+from moderator.mail.models import OutboundEmail
+
+
+def due_window(
+    hours: list[Any], *, opened_at: datetime, deadline: datetime, now: datetime
+) -> int | float | None:
+    """The reminder (hours before ``deadline``) due at ``now``, or None."""
+    left = deadline - now
+    windows = [
+        h
+        for h in hours
+        if isinstance(h, int | float) and not isinstance(h, bool) and h > 0
+        if left <= timedelta(hours=h)
+    ]
+    if left <= timedelta(0) or not windows:
+        return None
+    window = min(windows)
+    if deadline - timedelta(hours=window) <= opened_at:
+        return None
+    return window
+
+
+def reminder_key(step: Step, position: int, hours: int | float) -> str:
+    return (
+        f"reminder:{step.game_id}:{step.number}:{position}:{hours}:{int(step.deadline.timestamp())}"
+    )
+
+
+def send_reminders(now: datetime) -> int:
+    """Queue every reminder due at ``now``; returns how many are waiting to be sent.
+
+    The queries do not grow with the number of seats: one each for the open steps, the
+    orders in, the reminders already written and the seats, then one per game reminded
+    for its links, and two for the outbox."""
+    steps = (
+        Step.objects.filter(
+            status=Step.Status.OPEN, deadline__gt=now, game__status=Game.Status.RUNNING
+        )
+        .select_related("game__gm")
+        .defer("state_before", "state_after", "game__state", "game__seed")
+    )
+    due: dict[int, tuple[Step, int | float]] = {}
+    for step in steps:
+        window = due_window(
+            step.game.reminders, opened_at=step.opened_at, deadline=step.deadline, now=now
+        )
+        if window is not None:
+            due[step.pk] = (step, window)
+    if not due:
+        return 0
+    owed = _owed(due)
+    keys = {
+        reminder_key(step, position, window): (step, window, position)
+        for step_id, (step, window) in due.items()
+        for position in owed[step_id]
+    }
+    written = set(
+        OutboundEmail.objects.filter(dedupe_key__in=keys).values_list("dedupe_key", flat=True)
+    )
+    todo = [keys[key] for key in keys if key not in written]
+    if not todo:
+        return 0
+    return _queue(todo, now)
+
+
+def _quiet_addresses() -> set[str]:
+    """The addresses that get no reminder one at a time: a daily digest, or none."""
+    return set(
+        EmailPreference.objects.filter(Q(digest=True) | Q(no_reminders=True)).values_list(
+            "email", flat=True
+        )
+    )
+
+
+def _owed(due: dict[int, tuple[Step, int | float]]) -> dict[int, set[int]]:
+    """Step id -> the positions prompted in the step that have sent no order yet."""
+    answered: dict[int, set[int]] = defaultdict(set)
+    orders = (
+        Order.objects.filter(step_id__in=due)
+        .exclude(source=Order.Source.DEFAULT)
+        .values_list("step_id", "seat__position")
+    )
+    for step_id, position in orders:
+        answered[step_id].add(position)
+    return {
+        step_id: set(step.prompted_seats) - answered[step_id] for step_id, (step, _) in due.items()
+    }
+
+
+def _queue(todo: list[tuple[Step, int | float, int]], now: datetime) -> int:
+    games: dict[int, Game] = {step.game_id: step.game for step, _, _ in todo}
+    wanted = {(step.game_id, position) for step, _, position in todo}
+    seats: dict[int, dict[int, Seat]] = defaultdict(dict)
+    quiet = _quiet_addresses()
+    for seat in Seat.objects.filter(game_id__in=games):
+        if (seat.game_id, seat.position) in wanted and seat.email.lower() not in quiet:
+            seat.game = games[seat.game_id]
+            seats[seat.game_id][seat.position] = seat
+    with transaction.atomic():
+        tokens = {
+            game_id: access.mint(by_position.values(), now=now)
+            for game_id, by_position in seats.items()
+        }
+        rows = [
+            _reminder(step, seats[step.game_id][position], window, tokens[step.game_id][position])
+            for step, window, position in todo
+            if position in seats[step.game_id]
+        ]
+        # The webhooks hear of every reminder, a quiet address's too (once each).
+        webhooks.reminder_events(todo, now)
+        return len(queueing.queue_once(rows)) if rows else 0
+
+
+def _reminder(step: Step, seat: Seat, hours: int | float, token: str) -> OutboundEmail:
+    with translation.override(seat.speaks):
+        return _reminder_in_language(step, seat, hours, token)
+
+
+def _reminder_in_language(step: Step, seat: Seat, hours: int | float, token: str) -> OutboundEmail:
+    game = step.game
+    return building.build(
+        "reminder",
+        to=seat.email,
+        dedupe_key=reminder_key(step, seat.position, hours),
+        headers=access.stop_headers(seat, "reminders"),
+        context={
+            "game": game,
+            "engine": registry.get(game.engine),
+            "seat": seat,
+            "step": step,
+            "hours": hours,
+            "deadline": schedule.local_time(step.deadline, seat.zone),
+            "owed": words.owed(step.prompts, seat.position),
+            "link": access.url(token),
+            "stop_url": access.stop_url(seat, "reminders"),
+        },
+        # The same thread and Reply-To as the seat's reports (games.notify.reports).
+        game=game,
+        thread=f"game-{game.pk}-seat-{seat.position}",
+        reply_to=access.reply_address(seat) or game.gm.email or None,
+    )
+
+
+# --- the daily digest ------------------------------------------------------------------------
+
+
+# How an address gets its reminders: the values of ReminderChoiceForm's choice.
+EACH, DIGEST, NONE = "0", "1", "off"
+
+
+def choice_of(choice: EmailPreference | None) -> dict[str, str]:
+    """An address's current choice (its saved preferences, or None), as the form's
+    initial data."""
+    if choice is None:
+        return {"digest": EACH, "hour": "8"}
+    way = NONE if choice.no_reminders else DIGEST if choice.digest else EACH
+    return {"digest": way, "hour": str(choice.hour)}
+
+
+def choose(seat: Seat, *, way: str, hour: int | None = None) -> EmailPreference:
+    """The reminders of the seat's address, in every game: one email per reminder
+    (EACH), one daily digest at ``hour`` of the seat's zone (DIGEST), or none (NONE).
+    Without ``hour``, the address keeps its own (8:00 for a new one)."""
+    return choose_for_address(seat.email, way=way, hour=hour, time_zone=seat.zone)
+
+
+def choose_for_address(
+    email: str, *, way: str, hour: int | None = None, time_zone: str
+) -> EmailPreference:
+    """``choose`` for an address itself (a signed-in player's settings, games.community.players):
+    the digest's hour is of ``time_zone``."""
+    defaults: dict[str, Any] = {
+        "digest": way == DIGEST,
+        "no_reminders": way == NONE,
+        "time_zone": time_zone,
+    }
+    if hour is not None:
+        defaults["hour"] = hour
+    choice, _ = EmailPreference.objects.update_or_create(
+        email=email_choices.normalise(email), defaults=defaults
+    )
+    return choice
+
+
+def digest_key(email: str, day: str) -> str:
+    return f"digest:{email}:{day}"
+
+
+def send_digests(now: datetime) -> int:
+    """Queue today's digest of every address whose hour has come; returns how many. A
+    digest lists only orders still owed; with none owed, nothing is sent that day."""
+    choices = list(EmailPreference.objects.filter(digest=True, no_reminders=False))
+    due = {}
+    for choice in choices:
+        local = now.astimezone(schedule.zone(choice.time_zone))
+        if local.hour >= choice.hour:
+            due[digest_key(choice.email, local.date().isoformat())] = choice
+    if not due:
+        return 0
+    written = set(
+        OutboundEmail.objects.filter(dedupe_key__in=due).values_list("dedupe_key", flat=True)
+    )
+    rows = []
+    with transaction.atomic():
+        for key, choice in due.items():
+            if key in written:
+                continue
+            owed = _owed_by_address(choice.email, now)
+            if owed:
+                rows.append(_digest(choice, key, owed, now))
+        return len(queueing.queue_once(rows)) if rows else 0
+
+
+def _owed_by_address(email: str, now: datetime) -> list[dict[str, Any]]:
+    """Each open step of a running game where a seat with ``email`` owes an order."""
+    seats = list(
+        Seat.objects.filter(email__iexact=email, game__status=Game.Status.RUNNING)
+        .select_related("game")
+        .defer("game__state", "game__seed")
+    )
+    steps = {
+        step.game_id: step
+        for step in Step.objects.filter(
+            game_id__in=[seat.game_id for seat in seats],
+            status=Step.Status.OPEN,
+            deadline__gt=now,
+        ).defer("state_before", "state_after")
+    }
+    answered = set(
+        Order.objects.filter(step__in=steps.values())
+        .exclude(source=Order.Source.DEFAULT)
+        .values_list("step_id", "seat_id")
+    )
+    owed: list[dict[str, Any]] = []
+    for seat in seats:
+        step = steps.get(seat.game_id)
+        if step is None or seat.position not in step.prompted_seats:
+            continue
+        if (step.pk, seat.pk) in answered:
+            continue
+        owed.append({"seat": seat, "game": seat.game, "step": step, "when": step.deadline})
+    owed.sort(key=lambda item: (item["when"], item["game"].pk))
+    return owed
+
+
+def _digest(
+    choice: EmailPreference, key: str, owed: list[dict[str, Any]], now: datetime
+) -> OutboundEmail:
+    with translation.override(languages.of_seats(item["seat"] for item in owed)):
+        return _digest_in_language(key, owed, now)
+
+
+def _digest_in_language(key: str, owed: list[dict[str, Any]], now: datetime) -> OutboundEmail:
+    tokens = {item["seat"].pk: access.mint([item["seat"]], now=now) for item in owed}
+    for item in owed:
+        seat, step = item["seat"], item["step"]
+        item["deadline"] = schedule.local_time(step.deadline, seat.zone)
+        item["prompts"] = words.owed(step.prompts, seat.position)
+        item["link"] = access.url(tokens[seat.pk][seat.position])
+    return building.build(
+        "digest",
+        to=owed[0]["seat"].email,
+        dedupe_key=key,
+        headers=access.stop_headers(owed[0]["seat"], "reminders"),
+        context={
+            "owed": owed,
+            "count": len(owed),
+            "stop_url": access.stop_url(owed[0]["seat"], "reminders"),
+        },
+    )
