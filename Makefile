@@ -88,12 +88,14 @@ browser:
 	  fi; \
 	fi
 
-# Style, types, migrations drift, and the message catalogues (complete, translated and
-# compiled: docs/languages.md; it needs GNU gettext).
+# Style, types, the rooms' import contracts (pyproject.toml), migrations drift, and the
+# message catalogues (complete, translated and compiled: docs/languages.md; it needs GNU
+# gettext).
 check: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy .
+	$(BIN)/lint-imports
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/python manage.py checkmessages
 

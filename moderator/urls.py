@@ -4,12 +4,12 @@ from django.urls import include, path
 from django.views.decorators.csrf import csrf_exempt
 from django.views.i18n import set_language
 
-from games.web.ops.metrics import metrics
 from moderator.health import healthz
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
-    path("metrics", metrics, name="metrics"),
+    # /metrics for Prometheus (games/web/ops/).
+    path("", include("games.web.ops.urls")),
     path("admin/", admin.site.urls),
     # The language switcher's POST (Django's set_language): the language cookie of a page
     # that follows the browser (docs/languages.md). No language in the addresses: the
