@@ -1,0 +1,80 @@
+"""Webhooks: where a game's public events are posted, and each posting (docs/webhooks.md)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from games.models.games import Game
+
+
+class Webhook(models.Model):
+    """Where a game's public events are posted (docs/webhooks.md): set by the game's GM,
+    or by a campaign's host for every game of its league. Exactly one of ``game`` and
+    ``campaign``. The URL may hold a secret (Discord's and Slack's do): it is never
+    logged, and pages show its host only."""
+
+    class Format(models.TextChoices):
+        JSON = "json", "JSON (our versioned format)"
+        DISCORD = "discord", "Discord"
+        SLACK = "slack", "Slack"
+
+    game = models.OneToOneField(
+        Game, on_delete=models.CASCADE, null=True, blank=True, related_name="webhook"
+    )
+    campaign = models.OneToOneField(
+        "campaigns.Campaign",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="webhook",
+    )
+    url = models.URLField(max_length=500)
+    format = models.CharField(max_length=10, choices=Format.choices, default=Format.JSON)
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(game__isnull=True, campaign__isnull=False)
+                | models.Q(game__isnull=False, campaign__isnull=True),
+                name="webhook_of_game_or_campaign",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"webhook {self.pk} ({self.format})"
+
+
+class WebhookDelivery(models.Model):
+    """One event posted to one webhook, once: the dedupe key names the event and the
+    webhook. Written in the transaction of the event, posted after it commits."""
+
+    class State(models.TextChoices):
+        PENDING = "pending"
+        SENDING = "sending"
+        SENT = "sent"
+        FAILED = "failed"
+
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
+    # The game whose event it is (a campaign's webhook hears of each of its games).
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="webhook_deliveries")
+    dedupe_key = models.CharField(max_length=200, unique=True)
+    event = models.CharField(max_length=40)
+    # The event in our versioned format (docs/webhooks.md); a Discord or Slack webhook
+    # gets its summary in words, made when it is posted.
+    payload = models.JSONField()
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    sending_since = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["state", "next_attempt_at"], name="webhook_due")]
+
+    def __str__(self) -> str:
+        return f"{self.event} to webhook {self.webhook_id}: {self.state}"
