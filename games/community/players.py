@@ -15,7 +15,8 @@ nothing of the player's.
 
 A player's games (``my_games``) are the seats of the address, grouped by what they wait
 for; their settings (``save_settings``) are their name, their time zone and the address's
-email choices (``games.notify.email_choices``, ``games.notify.reminders``).
+email choices (``games.notify.email_choices``, ``games.notify.reminders``); their seats
+follow their language and time zone through ``games.postal.player_actions``.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from games.engines import registry
 from games.lib import schedule
 from games.models import EmailPreference, Game, Order, Player, Seat, SignIn, Step
 from games.notify import email_choices, languages, reminders
-from games.postal import access
+from games.postal import access, player_actions
 from moderator import links
 from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
@@ -450,9 +451,7 @@ def save_settings(player: Player, chosen: Chosen) -> list[str]:
         player.time_zone = chosen.time_zone
         if chosen.language != player.language:
             player.language = chosen.language
-            seats_of(player.email).exclude(
-                game__status__in=[Game.Status.FINISHED, Game.Status.ABANDONED]
-            ).update(language=chosen.language)
+            player_actions.choose_language(player.email, chosen.language)
             said.append(
                 gettext("your language is %(language)s, in all your games")
                 % {"language": languages.NAMES[chosen.language]}
@@ -465,9 +464,7 @@ def save_settings(player: Player, chosen: Chosen) -> list[str]:
                 email=player.email, defaults={"time_zone": chosen.time_zone}
             )
             EmailPreference.objects.filter(email=player.email).update(time_zone=chosen.time_zone)
-            seats_of(player.email).exclude(
-                game__status__in=[Game.Status.FINISHED, Game.Status.ABANDONED]
-            ).update(time_zone=chosen.time_zone)
+            player_actions.choose_time_zone(player.email, chosen.time_zone)
             if zone_changed:
                 said.append(
                     gettext("your time zone is %(zone)s, in all your games")

@@ -16,6 +16,9 @@ and no digest tells of it. Hiding is a GM action in the GM's log.
 A message is neither an order nor an event: it changes no game state, so nothing here
 locks a game but hiding (a GM action, logged at the game's step), and spectators, the
 replay, the zine, webhooks and the game's record never see a message.
+
+What press changes on a seat or its game (a seat's email choice and digest mark, whether
+the game allows private messages) is written by ``games.postal.press_actions``.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Q
 from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -37,8 +40,7 @@ from games import postal
 from games.engines import text as engine_text
 from games.lib import schedule
 from games.models import MESSAGE_LENGTH, Game, GMAction, Message, PressEmail, Seat
-from games.notify import email_choices
-from games.postal import access
+from games.postal import access, press_actions
 from moderator import bidi, ratelimit
 from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
@@ -512,12 +514,6 @@ def for_digest(seat: Seat) -> tuple[list[Shown], int]:
     return shown, max((row.pk for row in rows), default=0)
 
 
-def mark_told(told: Mapping[int, int]) -> None:
-    """Seat id -> the latest message a digest told it of."""
-    for seat_id, latest in told.items():
-        Seat.objects.filter(pk=seat_id, press_told__lt=latest).update(press_told=latest)
-
-
 # --- the seat's choice ----------------------------------------------------------------------------
 
 
@@ -533,14 +529,7 @@ def choose_email(game_id: int, *, position: int, choice: str) -> Seat:
             .select_related("game")
             .get(game_id=game_id, position=position)
         )
-        if choice == PressEmail.DIGEST and seat.press_email != PressEmail.DIGEST:
-            latest = Message.objects.filter(game_id=game_id).aggregate(latest=Max("id"))
-            seat.press_told = latest["latest"] or 0
-            # The digest follows the address's preferences (its hour, its zone) and is
-            # claimed on their row: made with its defaults if the address has none yet.
-            email_choices.preference_of(seat.email, time_zone=seat.zone)
-        seat.press_email = choice
-        seat.save(update_fields=["press_email", "press_told"])
+        press_actions.choose_email(seat, choice)
     return seat
 
 
@@ -593,8 +582,7 @@ def set_private(game_id: int, *, allowed: bool, by: int | None, now: datetime) -
         game = Game.objects.select_for_update().defer("state", "seed").get(pk=game_id)
         if game.private_press == allowed:
             return game
-        game.private_press = allowed
-        game.save(update_fields=["private_press"])
+        press_actions.allow_private(game, allowed)
         if game.started_at is not None:
             words = (
                 engine_text._("The GM allowed private messages between players")

@@ -11,10 +11,10 @@ disorder always waits for the GM, whose approval replaces the seat's player
 (``postal.replace_player``).
 
 Every change runs as ``games.postal``'s do: one transaction, the game row locked first,
-time passed in as ``now``; the game is started and its seats changed by postal. Every change
-of a sign-up's state is emailed to its person (``signup``); the confirmation link
-(``signup-confirm``) is the one link of a sign-up: it confirms it, then shows its state
-and lets its person withdraw.
+time passed in as ``now``; the game is started, closed and its seats changed by postal
+(``games.postal.signup_actions``), in that transaction. Every change of a sign-up's state
+is emailed to its person (``signup``); the confirmation link (``signup-confirm``) is the
+one link of a sign-up: it confirms it, then shows its state and lets its person withdraw.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from games.community import reliability
 from games.engines import registry
 from games.lib import schedule
 from games.models import Game, Seat, SignUp, SignUpMode
-from games.notify import email_choices, languages
 from games.notify.email_choices import normalise
+from games.postal import signup_actions
 from moderator import bidi, links
 from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
@@ -437,16 +437,8 @@ def _replace(game: Game, signup: SignUp, now: datetime) -> None:
     why = refusal(game, signup.position)
     if why is not None:
         raise postal.PostalError(f"{why}: decline {signup.name}'s sign-up")
-    postal.replace_player(
-        game.pk,
-        position=signup.position,
-        name=signup.name,
-        email=signup.email,
-        now=now,
-        reason="a new player took over the seat from the open games",
-    )
-    Seat.objects.filter(game=game, position=signup.position).update(
-        civil_disorder_at=None, missed_in_row=0
+    signup_actions.take_over_seat(
+        game, signup.position, name=signup.name, email=signup.email, now=now
     )
     signup.state = State.ACCEPTED
     signup.decided_at = now
@@ -491,8 +483,7 @@ def close(game_id: int, *, now: datetime) -> int:
         game = Game.objects.select_for_update().select_related("gm").get(pk=game_id)
         if not is_open(game):
             raise postal.PostalError(f"{game.title} is not open for sign-up")
-        game.signup = SignUpMode.CLOSED
-        game.save(update_fields=["signup"])
+        signup_actions.close(game)
         waiting = list(game.signups.filter(state=State.WAITING, position__isnull=True))
         for signup in waiting:
             signup.state = State.DECLINED
@@ -531,9 +522,7 @@ def _start_when_full(game: Game, now: datetime) -> None:
         with transaction.atomic():
             _start(game, now, None)
     except postal.PostalError as error:
-        Game.objects.filter(pk=game.pk).update(
-            needs_gm=f"every seat is taken, but the game could not start: {error.message}"
-        )
+        signup_actions.could_not_start(game, error.message)
 
 
 def _start(game: Game, now: datetime, seed: bytes | None) -> Game:
@@ -542,21 +531,7 @@ def _start(game: Game, now: datetime, seed: bytes | None) -> Game:
             "confirmed_at", "id"
         )
     )
-    first = game.seats.count()
-    chosen = email_choices.defaults(signup.email for signup in accepted)
-    spoken = languages.of_addresses(signup.email for signup in accepted)
-    Seat.objects.bulk_create(
-        Seat(
-            game=game,
-            position=first + number,
-            name=signup.name,
-            email=signup.email,
-            reports=chosen.get(email_choices.normalise(signup.email), ""),
-            language=spoken.get(email_choices.normalise(signup.email), ""),
-        )
-        for number, signup in enumerate(accepted)
-    )
-    started = postal.start_game(game.pk, now=now, seed=seed)
+    started = signup_actions.seat_and_start(game, accepted, now=now, seed=seed)
     for signup in game.signups.filter(state=State.WAITING, position__isnull=True):
         signup.decided_at = now
         signup.save(update_fields=["decided_at"])

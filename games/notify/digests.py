@@ -28,7 +28,7 @@ from games.engines import registry
 from games.lib import schedule
 from games.models import EmailPreference, Game, PressEmail, Seat, Step
 from games.notify import email_choices, languages, reports
-from games.postal import access
+from games.postal import access, press_actions
 from moderator.mail import building, queueing
 
 # The games a digest tells of: a finished game's seats got its final standings.
@@ -98,7 +98,7 @@ def _write(preference: EmailPreference, day: date, now: datetime) -> int:
             )
         queueing.queue_once([row])
         postal.mark_told(told)
-        press.mark_told(press_told)
+        press_actions.mark_told(press_told)
     return 1
 
 

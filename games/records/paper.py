@@ -349,7 +349,7 @@ def _play(
 ) -> None:
     """Play move ``number`` into the last of ``steps``; close it, and open the next, as
     the move says."""
-    step = steps[-1]
+    step: PastStep = steps[-1]
     engine, before, drawn, logged = replay.engine, replay.state, len(dice.draws), len(replay.log)
     defaults = _defaults(replay, step) if records.is_deadline(move) else []
     ended = records.play_move(replay, number, move, _where(paper, number))
