@@ -21,7 +21,8 @@ from games.engines import registry
 from games.lib import schedule
 from games.models import Webhook
 from games.notify import webhooks
-from games.web.gm.forms import WebhookFields, first_error
+from games.web.common import first_error
+from games.web.gm.forms import WebhookFields
 
 
 def campaigns_of(request: HttpRequest) -> QuerySet[Campaign]:

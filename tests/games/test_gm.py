@@ -24,7 +24,7 @@ from games.engines.choice.rules import ChoiceEngine
 from games.models import DiceRoll, Event, Game, GameTemplate, Order, Seat, SeatLink, Step
 from games.notify import reports
 from games.records import spectators
-from games.web.gm import views as gm_views
+from games.web.gm.actions import ACTIONS
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game
 
@@ -133,7 +133,7 @@ def test_a_user_who_is_not_staff_is_sent_to_the_login(now: datetime) -> None:
     assert response["Location"] == f"{reverse('admin:login')}?next={reverse('gm:dashboard')}"
 
 
-@pytest.mark.parametrize("action", sorted(gm_views.ACTIONS))
+@pytest.mark.parametrize("action", sorted(ACTIONS))
 def test_another_gm_gets_404_for_every_action_and_nothing_changes(
     gm: User, now: datetime, action: str
 ) -> None:

@@ -25,7 +25,7 @@ from games.engines.base import DiceError
 from games.engines.dice import VerifiableDice, commitment, face
 from games.models import Game, Order, Seat
 from games.postal import access
-from games.web.gm.views import ACTIONS
+from games.web.gm.actions import ACTIONS
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game, seat_page
 

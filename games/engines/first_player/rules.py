@@ -288,65 +288,91 @@ def parse_line(players: Sequence[str], text: str, where: str) -> Line:
     """One normalised line (order_lines) as a Line; OrderError for bad syntax."""
     words = text.split()
     verb, rest = words[0], words[1:]
-    if verb == "give":
-        if len(rest) < 3 or rest[-1] not in ("dice", "die", "token", "tokens"):
-            raise OrderError(_at(where, _("write give <player> <n> dice (or tokens)")))
-        name = " ".join(rest[:-2])
-        seats = [seat for seat, player in enumerate(players) if player.lower() == name]
-        if not seats:
-            raise OrderError(
-                _at(
-                    where,
-                    _(
-                        "%(name)s is not a player of this game (players: %(players)s)",
-                        name=name,
-                        players=", ".join(players),
-                    ),
-                )
+    parse = _VERBS.get(verb)
+    if parse is None:
+        raise OrderError(_at(where, _("unknown order; %(syntax)s", syntax=_SYNTAX)))
+    return parse(players, rest, where)
+
+
+def _give(players: Sequence[str], rest: list[str], where: str) -> Line:
+    if len(rest) < 3 or rest[-1] not in ("dice", "die", "token", "tokens"):
+        raise OrderError(_at(where, _("write give <player> <n> dice (or tokens)")))
+    name = " ".join(rest[:-2])
+    seats = [seat for seat, player in enumerate(players) if player.lower() == name]
+    if not seats:
+        raise OrderError(
+            _at(
+                where,
+                _(
+                    "%(name)s is not a player of this game (players: %(players)s)",
+                    name=name,
+                    players=", ".join(players),
+                ),
             )
-        unit = "dice" if rest[-1] in ("dice", "die") else "token"
-        count = _count(rest[-2], where, unit)
-        if count < 1:
-            least = _gift_words(1, unit)
-            raise OrderError(_at(where, _("a gift needs at least %(gift)s", gift=least)))
-        return Line("give", seat=seats[0], count=count, unit=unit)
-    if verb == "ready":
-        if rest:
-            raise OrderError(_at(where, _("ready takes nothing after it")))
-        return Line("ready")
-    if verb == "roll":
-        if len(rest) != 1:
-            raise OrderError(_at(where, _("write roll <n> or roll all")))
-        if rest[0] == "all":
-            return Line("roll")
-        return Line("roll", count=_count(rest[0], where, "dice"))
-    if verb == "reroll":
-        if rest[:2] == ["set", "aside"]:
-            rest = ["set-aside", *rest[2:]]
-        if len(rest) != 2 or rest[0] != "set-aside":
-            raise OrderError(_at(where, _("write reroll set-aside <value>")))
-        return Line("reroll", values=(_face(rest[1], where),))
-    if verb == "arrange":
-        if not rest:
-            raise OrderError(_at(where, _("write arrange <values> or arrange desc")))
-        if rest == ["desc"]:
-            return Line("arrange")
-        return Line("arrange", values=tuple(_face(word, where) for word in rest))
-    if verb == "token":
-        if not rest:
-            raise OrderError(_at(where, _("write token <position> ... or token none")))
-        if rest == ["none"]:
-            return Line("token")
-        positions: list[int] = []
-        for word in rest:
-            position = order_number(word)
-            if position is None or position < 1:
-                raise OrderError(
-                    _at(where, _("%(word)s is not a die position (1 = leftmost)", word=repr(word)))
-                )
-            positions.append(position)
-        return Line("token", values=tuple(positions))
-    raise OrderError(_at(where, _("unknown order; %(syntax)s", syntax=_SYNTAX)))
+        )
+    unit = "dice" if rest[-1] in ("dice", "die") else "token"
+    count = _count(rest[-2], where, unit)
+    if count < 1:
+        least = _gift_words(1, unit)
+        raise OrderError(_at(where, _("a gift needs at least %(gift)s", gift=least)))
+    return Line("give", seat=seats[0], count=count, unit=unit)
+
+
+def _ready(players: Sequence[str], rest: list[str], where: str) -> Line:
+    if rest:
+        raise OrderError(_at(where, _("ready takes nothing after it")))
+    return Line("ready")
+
+
+def _roll(players: Sequence[str], rest: list[str], where: str) -> Line:
+    if len(rest) != 1:
+        raise OrderError(_at(where, _("write roll <n> or roll all")))
+    if rest[0] == "all":
+        return Line("roll")
+    return Line("roll", count=_count(rest[0], where, "dice"))
+
+
+def _reroll(players: Sequence[str], rest: list[str], where: str) -> Line:
+    if rest[:2] == ["set", "aside"]:
+        rest = ["set-aside", *rest[2:]]
+    if len(rest) != 2 or rest[0] != "set-aside":
+        raise OrderError(_at(where, _("write reroll set-aside <value>")))
+    return Line("reroll", values=(_face(rest[1], where),))
+
+
+def _arrange(players: Sequence[str], rest: list[str], where: str) -> Line:
+    if not rest:
+        raise OrderError(_at(where, _("write arrange <values> or arrange desc")))
+    if rest == ["desc"]:
+        return Line("arrange")
+    return Line("arrange", values=tuple(_face(word, where) for word in rest))
+
+
+def _token(players: Sequence[str], rest: list[str], where: str) -> Line:
+    if not rest:
+        raise OrderError(_at(where, _("write token <position> ... or token none")))
+    if rest == ["none"]:
+        return Line("token")
+    positions: list[int] = []
+    for word in rest:
+        position = order_number(word)
+        if position is None or position < 1:
+            raise OrderError(
+                _at(where, _("%(word)s is not a die position (1 = leftmost)", word=repr(word)))
+            )
+        positions.append(position)
+    return Line("token", values=tuple(positions))
+
+
+# Each verb's reader: the players' names, the words after the verb, where the line is.
+_VERBS: dict[str, Callable[[Sequence[str], list[str], str], Line]] = {
+    "give": _give,
+    "ready": _ready,
+    "roll": _roll,
+    "reroll": _reroll,
+    "arrange": _arrange,
+    "token": _token,
+}
 
 
 # --- state ---------------------------------------------------------------------------------
@@ -1061,123 +1087,158 @@ class FirstPlayerEngine(JsonCodec):
         events: list[Event],
     ) -> bool:
         """Apply one COMMIT line to ``desk``; True if it drew dice."""
-        k, name, me = state.round, state.players[seat], (seat,)
         if line.verb in ("give", "ready"):
             raise OrderError(_("gifts are closed until this round is resolved"))
         if line.verb == "roll":
-            if desk.rolls:
-                raise OrderError(_("you have already rolled"))
-            count = desk.owned if line.count is None else line.count
-            if not 1 <= count <= desk.owned:
-                raise OrderError(
-                    ngettext(
-                        "you own %(count)d die: roll 1 to %(count)d",
-                        "you own %(count)d dice: roll 1 to %(count)d",
-                        desk.owned,
-                    )
-                )
-            desk.hand = [draw() for __ in range(count)]
-            desk.rolls = 1
-            shown = self._shown(desk.hand)
-            events.append(
-                Event(_("round %(round)d: you roll %(dice)s", round=k, dice=shown), to=me)
-            )
-            events.append(Event(_("round %(round)d: %(name)s has rolled", round=k, name=name)))
+            self._commit_roll(state, seat, desk, line, draw, events)
             return True
         if line.verb == "reroll":
-            self._rolled_not_arranged(desk)
-            value = line.values[0]
-            if len(desk.hand) < 2:
-                raise OrderError(_("you need at least 2 dice in hand to set one aside"))
-            known = desk.known(desk.hand)
-            if known is not None and value not in known:
-                raise OrderError(
-                    _(
-                        "you hold no %(value)d (your dice: %(dice)s)",
-                        value=value,
-                        dice=_numbers(known),
-                    )
-                )
-            desk.set_aside.append(value)
-            desk.hand = [draw() for __ in range(len(desk.hand) - 1)]
-            desk.rolls += 1
-            events.append(
-                Event(
-                    _(
-                        "round %(round)d: you set a %(value)d aside and reroll: %(dice)s",
-                        round=k,
-                        value=value,
-                        dice=self._shown(desk.hand),
-                    ),
-                    to=me,
-                )
-            )
-            events.append(
-                Event(
-                    _("round %(round)d: %(name)s sets a die aside and rerolls", round=k, name=name)
-                )
-            )
+            self._commit_reroll(state, seat, desk, line, draw, events)
             return True
         if line.verb == "arrange":
-            self._rolled_not_arranged(desk)
-            known = desk.known(desk.hand)
-            if not line.values:
-                values: list[int | None] = (
-                    list(sorted(known, reverse=True)) if known is not None else list(desk.hand)
-                )
-            else:
-                yours: str = (
-                    _numbers(known)
-                    if known is not None
-                    else ngettext(
-                        "the %(count)d you will hold", "the %(count)d you will hold", len(desk.hand)
-                    )
-                )
-                if len(line.values) != len(desk.hand) or (
-                    known is not None and sorted(line.values) != sorted(known)
-                ):
-                    raise OrderError(_("arrange must use exactly your dice: %(dice)s", dice=yours))
-                values = list(line.values)
-            desk.row = [(value, False, False) for value in values]
-            events.append(
-                Event(
-                    _("round %(round)d: you arrange %(dice)s", round=k, dice=self._shown(values)),
-                    to=me,
-                )
-            )
-            events.append(Event(_("round %(round)d: %(name)s has arranged", round=k, name=name)))
+            self._commit_arrange(state, seat, desk, line, events)
             return False
         if line.verb == "token":
-            if not state.options.tokens:
-                raise OrderError(_("tokens are not in play in this game"))
-            if not line.values:
-                raise OrderError(_("token none is only for token windows"))
-            if not desk.row:
-                raise OrderError(_("arrange first: a token goes on an arranged die"))
-            for position in line.values:
-                self._check_token(
-                    [(value, marked) for value, __, marked in desk.row], position, desk.tokens_left
-                )
-                face, __, __ = desk.row[position - 1]
-                desk.row[position - 1] = (face, True, True)
-                desk.tokens_left -= 1
-                desk.secret += 1
-            shown = " ".join(
-                "?" if value is None else (f"{value}+1" if token else str(value))
-                for value, token, __ in desk.row
-            )
-            events.append(
-                Event(
-                    _(
-                        "round %(round)d: your arrangement with tokens: %(dice)s",
-                        round=k,
-                        dice=shown,
-                    ),
-                    to=me,
-                )
-            )
+            self._commit_token(state, seat, desk, line, events)
             return False
         raise OrderError(_("this order is not for rolling"))
+
+    def _commit_roll(
+        self,
+        state: FirstPlayerState,
+        seat: int,
+        desk: _Desk,
+        line: Line,
+        draw: Callable[[], int | None],
+        events: list[Event],
+    ) -> None:
+        """roll <n>: the seat's first roll, of ``line.count`` dice (all it owns if None)."""
+        k, name, me = state.round, state.players[seat], (seat,)
+        if desk.rolls:
+            raise OrderError(_("you have already rolled"))
+        count = desk.owned if line.count is None else line.count
+        if not 1 <= count <= desk.owned:
+            raise OrderError(
+                ngettext(
+                    "you own %(count)d die: roll 1 to %(count)d",
+                    "you own %(count)d dice: roll 1 to %(count)d",
+                    desk.owned,
+                )
+            )
+        desk.hand = [draw() for __ in range(count)]
+        desk.rolls = 1
+        shown = self._shown(desk.hand)
+        events.append(Event(_("round %(round)d: you roll %(dice)s", round=k, dice=shown), to=me))
+        events.append(Event(_("round %(round)d: %(name)s has rolled", round=k, name=name)))
+
+    def _commit_reroll(
+        self,
+        state: FirstPlayerState,
+        seat: int,
+        desk: _Desk,
+        line: Line,
+        draw: Callable[[], int | None],
+        events: list[Event],
+    ) -> None:
+        """reroll set-aside <value>: one die of the hand set aside, the rest rolled again."""
+        k, name, me = state.round, state.players[seat], (seat,)
+        self._rolled_not_arranged(desk)
+        value = line.values[0]
+        if len(desk.hand) < 2:
+            raise OrderError(_("you need at least 2 dice in hand to set one aside"))
+        known = desk.known(desk.hand)
+        if known is not None and value not in known:
+            raise OrderError(
+                _(
+                    "you hold no %(value)d (your dice: %(dice)s)",
+                    value=value,
+                    dice=_numbers(known),
+                )
+            )
+        desk.set_aside.append(value)
+        desk.hand = [draw() for __ in range(len(desk.hand) - 1)]
+        desk.rolls += 1
+        events.append(
+            Event(
+                _(
+                    "round %(round)d: you set a %(value)d aside and reroll: %(dice)s",
+                    round=k,
+                    value=value,
+                    dice=self._shown(desk.hand),
+                ),
+                to=me,
+            )
+        )
+        events.append(
+            Event(_("round %(round)d: %(name)s sets a die aside and rerolls", round=k, name=name))
+        )
+
+    def _commit_arrange(
+        self, state: FirstPlayerState, seat: int, desk: _Desk, line: Line, events: list[Event]
+    ) -> None:
+        """arrange <values> (or desc): the hand laid out in a row, left to right."""
+        k, name, me = state.round, state.players[seat], (seat,)
+        self._rolled_not_arranged(desk)
+        known = desk.known(desk.hand)
+        if not line.values:
+            values: list[int | None] = (
+                list(sorted(known, reverse=True)) if known is not None else list(desk.hand)
+            )
+        else:
+            yours: str = (
+                _numbers(known)
+                if known is not None
+                else ngettext(
+                    "the %(count)d you will hold", "the %(count)d you will hold", len(desk.hand)
+                )
+            )
+            if len(line.values) != len(desk.hand) or (
+                known is not None and sorted(line.values) != sorted(known)
+            ):
+                raise OrderError(_("arrange must use exactly your dice: %(dice)s", dice=yours))
+            values = list(line.values)
+        desk.row = [(value, False, False) for value in values]
+        events.append(
+            Event(
+                _("round %(round)d: you arrange %(dice)s", round=k, dice=self._shown(values)),
+                to=me,
+            )
+        )
+        events.append(Event(_("round %(round)d: %(name)s has arranged", round=k, name=name)))
+
+    def _commit_token(
+        self, state: FirstPlayerState, seat: int, desk: _Desk, line: Line, events: list[Event]
+    ) -> None:
+        """token <positions>: +1 tokens put on dice of the arranged row."""
+        k, me = state.round, (seat,)
+        if not state.options.tokens:
+            raise OrderError(_("tokens are not in play in this game"))
+        if not line.values:
+            raise OrderError(_("token none is only for token windows"))
+        if not desk.row:
+            raise OrderError(_("arrange first: a token goes on an arranged die"))
+        for position in line.values:
+            self._check_token(
+                [(value, marked) for value, __, marked in desk.row], position, desk.tokens_left
+            )
+            face, __, __ = desk.row[position - 1]
+            desk.row[position - 1] = (face, True, True)
+            desk.tokens_left -= 1
+            desk.secret += 1
+        shown = " ".join(
+            "?" if value is None else (f"{value}+1" if token else str(value))
+            for value, token, __ in desk.row
+        )
+        events.append(
+            Event(
+                _(
+                    "round %(round)d: your arrangement with tokens: %(dice)s",
+                    round=k,
+                    dice=shown,
+                ),
+                to=me,
+            )
+        )
 
     @staticmethod
     def _shown(values: Sequence[int | None]) -> str:

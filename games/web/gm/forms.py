@@ -660,16 +660,6 @@ class ExtendForm(ShownStep, ReasonForm):
             super().full_clean()
 
 
-def first_error(form: forms.Form) -> str:
-    """The first message of an invalid form, named by its field."""
-    for field, errors in form.errors.items():
-        if field == "__all__" or form.fields[field].widget.is_hidden:
-            # A hidden field's message speaks for itself (``ShownStep``).
-            return str(errors[0])
-        return f"{form.fields[field].label or field}: {errors[0]}"
-    return "the form is not valid"
-
-
 class SetOrderForm(ShownStep, ReasonForm):
     """The First Player host override (rules F-16): every player, first player first."""
 

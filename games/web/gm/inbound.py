@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from games import postal
 from games.community import press
 from games.notify import replies
-from games.web.gm import views as gm_views
+from games.web.gm.common import own_game
 from moderator.mail.models import InboundMessage
 
 if TYPE_CHECKING:
@@ -45,16 +45,12 @@ REASONS: dict[str, StrOrPromise] = {
 }
 
 
-def held_count(game_id: int) -> int:
-    return InboundMessage.objects.filter(game_id=game_id, state=Inbound.HELD).count()
-
-
 @staff_member_required
 @require_GET
 def gm_inbound(request: HttpRequest, game_id: int) -> HttpResponse:
     """The game's emails not taken as they came, newest first (100), held ones with
     Release and Discard buttons."""
-    game = get_object_or_404(gm_views.games_of(request), pk=game_id)
+    game = own_game(request, game_id)
     rows = list(
         InboundMessage.objects.filter(game=game, state__in=SHOWN)
         .select_related("seat")
@@ -89,7 +85,7 @@ def gm_inbound_act(
     request: HttpRequest, game_id: int, inbound_id: int, action: str
 ) -> HttpResponse:
     """Release a held email as its seat's order or message, or discard it."""
-    game = get_object_or_404(gm_views.games_of(request), pk=game_id)
+    game = own_game(request, game_id)
     try:
         if action == "release":
             row = replies.release(inbound_id, game.pk, now=timezone.now())

@@ -2,7 +2,7 @@
 and their settings. Thin: ``games.community.players`` does the work (docs/players.md).
 
 The sign-in link's GET shows a page with one button and changes nothing, as a seat's magic
-link does (``games.web.play.views.magic_link``): a mail provider's link scanner that opens it uses
+link does (``games.web.play.links.magic_link``): a mail provider's link scanner that opens it uses
 nothing up. Its POST, or the code typed with the address, signs the player in with Django's
 own ``login``: a session, as a GM's, but a user without a password and never staff.
 """
@@ -28,9 +28,9 @@ from games.community.players import SignInRefused
 from games.models import AbsencePolicy
 from games.notify import email_choices, languages, reminders
 from games.postal import access
-from games.web.gm.forms import first_error
+from games.web.away import away_page
+from games.web.common import first_error, nothing_changed
 from games.web.me.forms import CodeForm, SettingsForm, SignInForm
-from games.web.play import views
 from moderator import ratelimit
 
 # The cookie that holds a browser's random id while it signs in (signed; the sign-ins it
@@ -283,7 +283,7 @@ def me_settings(request: HttpRequest) -> HttpResponse:
         return render(request, "games/players/settings.html", {"form": form, "player": player})
     form = SettingsForm(request.POST, initial=initial)
     if not form.is_valid():
-        messages.error(request, views.nothing_changed(first_error(form)))
+        messages.error(request, nothing_changed(first_error(form)))
         context = {"form": form, "player": player}
         return render(request, "games/players/settings.html", context, status=400)
     chosen = form.chosen()
@@ -314,7 +314,7 @@ def me_away(request: HttpRequest) -> HttpResponse:
         .order_by("game__title", "game_id")
     ]
     games = {str(game.pk): game for game in live}
-    return views.away_page(
+    return away_page(
         request,
         email=player.email,
         zone=player.time_zone or "UTC",

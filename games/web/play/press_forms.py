@@ -2,7 +2,7 @@
 email, the GM's announcement and hiding a message.
 They turn what was typed into the arguments of one ``games.community.press`` function and say,
 next to the field, what is wrong. The game's private-message setting is a GM form
-(``gm_forms.PrivatePressForm``)."""
+(``games.web.gm.forms.PrivatePressForm``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 from games.community import press
-from games.models import GM_REASON_LENGTH, MESSAGE_LENGTH, PressEmail
+from games.models import GM_REASON_LENGTH, MESSAGE_LENGTH, Game, PressEmail, Seat
 
 # The value of "To" that writes to every seat; a seat is chosen by its position.
 EVERYONE = "all"
@@ -69,6 +69,15 @@ class MessageForm(forms.Form):
         """The position written to (None: every seat), once the form is valid."""
         to: str = self.cleaned_data["to"]
         return None if to == EVERYONE else int(to)
+
+
+def message_form(
+    game: Game, seat: Seat, seats: list[tuple[int, int, str]], **kwargs: Any
+) -> MessageForm:
+    """The message form of ``seat``; ``seats``: (id, position, name) of every seat of the
+    game."""
+    others = [(position, name) for seat_id, position, name in seats if seat_id != seat.pk]
+    return MessageForm(others=others, private=game.private_press, **kwargs)
 
 
 class PressEmailForm(forms.Form):

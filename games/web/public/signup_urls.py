@@ -1,11 +1,11 @@
 from django.urls import path
 
-from games.web.public import signups as signup_views
+from games.web.public import signups
 
 app_name = "signups"
 
 urlpatterns = [
-    path("", signup_views.open_list, name="list"),
-    path("confirm/<str:token>/", signup_views.confirm, name="confirm"),
-    path("<slug:public_id>/", signup_views.game_page, name="game"),
+    path("", signups.open_list, name="list"),
+    path("confirm/<str:token>/", signups.confirm, name="confirm"),
+    path("<slug:public_id>/", signups.game_page, name="game"),
 ]

@@ -21,7 +21,7 @@ from games.lib import schedule
 from games.models import Game
 from games.notify import reports
 from games.records import spectators
-from games.web.play.views import history_before
+from games.web.common import history_before
 from moderator.numbers import PAGES_MOST, STEPS_MOST, whole_number
 
 # The longest player name the archive searches for (a seat's name is at most 60).

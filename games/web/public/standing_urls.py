@@ -1,11 +1,11 @@
 from django.urls import path
 
-from games.web.public import standings as standing_views
+from games.web.public import standings
 
 app_name = "standings"
 
 urlpatterns = [
-    path("players/<slug:public_id>/", standing_views.player, name="player"),
-    path("rankings/", standing_views.rankings, name="rankings"),
-    path("rankings/<slug:engine>/", standing_views.ranking, name="ranking"),
+    path("players/<slug:public_id>/", standings.player, name="player"),
+    path("rankings/", standings.rankings, name="rankings"),
+    path("rankings/<slug:engine>/", standings.ranking, name="ranking"),
 ]

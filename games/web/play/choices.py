@@ -1,0 +1,244 @@
+"""The settings a seat's player chooses, each a small form posted from the seat's page
+that changes one thing and goes back to the page with what it did: how often the reports
+come by email, the reminders of their address, the language, the autopilot, an absence,
+an extension; and the one-click stop of an email (``/email/stop/<what>/<token>/``). Thin:
+each calls one ``games.postal`` (or ``reminders``, ``absences``) function."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy, ngettext
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods, require_POST
+
+from games import postal
+from games.community import absences
+from games.engines import registry
+from games.lib import schedule, words
+from games.models import AbsencePolicy
+from games.notify import email_choices, languages, reminders
+from games.postal import access
+from games.web.away import away_page
+from games.web.common import first_error, nothing_changed, refused
+from games.web.forms import AutopilotForm, EmailChoiceForm, LanguageForm, ReminderChoiceForm
+from games.web.play.common import browser_seats, held_seat, not_valid, seat_page, speak
+
+
+@require_POST
+def reminder_choice(request: HttpRequest) -> HttpResponse:
+    """A player chooses, for their address and every game it plays, one email per reminder
+    or one daily digest."""
+    seats = browser_seats(request)
+    seat_id = request.POST.get("seat", "")
+    seat = next((seat for seat in seats if str(seat.pk) == seat_id), None)
+    if seat is None:
+        return not_valid(request)
+    speak(request, seat)
+    form = ReminderChoiceForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, first_error(form))
+    else:
+        way = form.cleaned_data["digest"]
+        reminders.choose(seat, way=way, hour=form.cleaned_data["hour"])
+        said = {"email": seat.email, "zone": seat.zone, "hour": form.cleaned_data["hour"]}
+        if way == reminders.DIGEST:
+            messages.success(
+                request,
+                gettext(
+                    "Reminders for %(email)s now come as one digest a day at %(hour)02d:00 "
+                    "(%(zone)s), for all your games."
+                )
+                % said,
+            )
+        elif way == reminders.NONE:
+            messages.success(
+                request,
+                gettext(
+                    "%(email)s gets no reminders now, in any game: deadlines pass without "
+                    "warning. This page and your reports still show every deadline."
+                )
+                % said,
+            )
+        else:
+            messages.success(
+                request, gettext("Reminders for %(email)s come one email at a time.") % said
+            )
+    return redirect(seat_page(seat))
+
+
+# What each one-click unsubscribe stops, as its page says it before the click.
+STOPPING = {
+    "reports": gettext_lazy("the step reports of this seat by email"),
+    "all-reports": gettext_lazy(
+        "the step reports of every seat of your address by email, in every game"
+    ),
+    "reminders": gettext_lazy("the reminders before your deadlines, in every game"),
+    "press": gettext_lazy(
+        "the other players' messages in this game by email (the GM's announcements still come)"
+    ),
+}
+
+
+@csrf_exempt  # RFC 8058: a mail provider posts the one click without cookies or a form
+@require_http_methods(["GET", "POST"])
+def stop_email(request: HttpRequest, what: str, token: str) -> HttpResponse:
+    """An email's List-Unsubscribe address. GET asks (a link scanner changes nothing);
+    POST, the mail provider's one click (``List-Unsubscribe=One-Click``) or the page's
+    button, stops that email (``postal.stop_email``). The token is the authority: it
+    names the seat and can only stop mail, never send or change an order."""
+    seat = access.seat_to_stop(what, token)
+    if seat is None:
+        return not_valid(request)
+    languages.speak(request, seat.speaks)
+    context = {"seat": seat, "game": seat.game, "what": what, "stopping": STOPPING[what]}
+    if request.method == "GET":
+        return render(request, "games/stop_email.html", context)
+    # Not rate limited: the tokens are unguessable, and a mail provider posts the clicks
+    # of many players from the same few addresses.
+    context["done"] = postal.stop_email(seat, what)
+    return render(request, "games/stop_email.html", context)
+
+
+@require_POST
+def email_choice(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
+    """The player chooses how often they get this game's reports by email: for this seat,
+    or for all the seats of their address and as their default. A choice that is not one
+    of the form's changes nothing and says why."""
+    seat = held_seat(request, game_id, position)
+    if seat is None:
+        return not_valid(request)
+    speak(request, seat)
+    form = EmailChoiceForm(request.POST)
+    if not form.is_valid():
+        first = next(iter(form.errors.values()))[0]
+        messages.error(request, nothing_changed(first))
+        return redirect(seat_page(seat))
+    everywhere = form.cleaned_data["scope"] == email_choices.ALL_SEATS
+    chosen = postal.choose_reports(
+        game_id, position=position, choice=form.cleaned_data["reports"], everywhere=everywhere
+    )
+    you_get = email_choices.YOU_GET[form.cleaned_data["reports"]]
+    if everywhere:
+        games = len({other.game_id for other in chosen})
+        messages.success(
+            request,
+            ngettext(
+                "Done: %(email)s now gets the reports of its %(count)d game, and of the games "
+                "it joins later, %(you_get)s.",
+                "Done: %(email)s now gets the reports of its %(count)d games, and of the games "
+                "it joins later, %(you_get)s.",
+                games,
+            )
+            % {"email": seat.email, "count": games, "you_get": you_get},
+        )
+    else:
+        messages.success(
+            request,
+            gettext("Done: you now get this game's reports %(you_get)s.") % {"you_get": you_get},
+        )
+    return redirect(seat_page(seat))
+
+
+@require_POST
+def language_choice(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
+    """The player chooses the language of their seat's page and emails: one of its own,
+    or its game's (docs/languages.md)."""
+    seat = held_seat(request, game_id, position)
+    if seat is None:
+        return not_valid(request)
+    form = LanguageForm(request.POST, game_language=seat.game.language)
+    if not form.is_valid():
+        speak(request, seat)
+        messages.error(request, nothing_changed(first_error(form)))
+        return redirect(seat_page(seat))
+    seat = postal.choose_language(
+        game_id, position=position, language=form.cleaned_data["language"]
+    )
+    # Said in the language just chosen: the page it goes back to speaks it.
+    speak(request, seat)
+    messages.success(
+        request,
+        gettext("Done: this seat's page and emails are in %(language)s.")
+        % {"language": languages.NAMES[seat.speaks]},
+    )
+    return redirect(seat_page(seat))
+
+
+@require_POST
+def autopilot_choice(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
+    """The player chooses what plays their turn when they miss a deadline."""
+    seat = held_seat(request, game_id, position)
+    if seat is None:
+        return not_valid(request)
+    speak(request, seat)
+    form = AutopilotForm(request.POST, engine_key=seat.game.engine)
+    if not form.is_valid():
+        messages.error(request, nothing_changed(first_error(form)))
+        return redirect(seat_page(seat))
+    try:
+        seat = postal.choose_autopilot(
+            game_id, position=position, key=form.cleaned_data["autopilot"]
+        )
+    except postal.PostalError as error:
+        messages.error(request, refused(error.message))
+        return redirect(seat_page(seat))
+    strategy = registry.strategy(seat.game.engine, seat.autopilot)
+    if strategy is None:
+        messages.success(
+            request, gettext("Done: when you miss a deadline, the game's default plays.")
+        )
+    else:
+        messages.success(
+            request,
+            gettext("Done: when you miss a deadline, your autopilot (%(title)s) plays.")
+            % {"title": words.said(strategy.title)},
+        )
+    return redirect(seat_page(seat))
+
+
+@require_http_methods(["GET", "POST"])
+def away(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
+    """The seat's player declares an absence (for this game or all the games of their
+    address), sees theirs, and takes one back."""
+    seat = held_seat(request, game_id, position)
+    if seat is None:
+        return not_valid(request)
+    game = seat.game
+    speak(request, seat)
+    return away_page(
+        request,
+        email=seat.email,
+        zone=seat.zone,
+        games={"game": game},
+        context={
+            "game": game,
+            "seat": seat,
+            "policy": absences.WHAT_IT_DOES[AbsencePolicy(game.absence_policy)],
+            "cap": absences.hours_in_words(game.absence_cap_hours),
+            "left": absences.hours_in_words(max(game.absence_cap_hours - seat.away_hours_used, 0)),
+        },
+    )
+
+
+@require_POST
+def extension(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
+    """The player spends one of their extensions: the deadline moves on for everyone."""
+    seat = held_seat(request, game_id, position)
+    if seat is None:
+        return not_valid(request)
+    speak(request, seat)
+    try:
+        step = postal.use_extension(game_id, position=position, now=timezone.now())
+    except postal.PostalError as error:
+        messages.error(request, refused(error.message))
+    else:
+        deadline = schedule.local_time(step.deadline, seat.zone)
+        messages.success(
+            request,
+            gettext("Done: the deadline is now %(deadline)s; everyone is told.")
+            % {"deadline": deadline},
+        )
+    return redirect(seat_page(seat))
