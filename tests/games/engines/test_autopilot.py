@@ -4,15 +4,12 @@ imports Django. Each game's autopilots are tested in test_<game>_autopilot.py.""
 
 from __future__ import annotations
 
-import ast
 import re
-from pathlib import Path
 
 import pytest
 
 from games.engines import registry
 
-ENGINES = Path(registry.__file__).parent
 HOMES = {
     "choice": "choice",
     "liars-dice": "liars_dice",
@@ -48,23 +45,3 @@ def test_each_autopilot_is_named_once_and_lives_in_its_games_home(game: str) -> 
 def test_an_unknown_game_has_no_autopilot() -> None:
     assert registry.strategy("no-such-game", "best-score") is None
     assert registry.strategies("no-such-game") == ()
-
-
-def imported(path: Path) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-    return names
-
-
-def test_nothing_under_games_engines_imports_django() -> None:
-    files = sorted(ENGINES.rglob("*.py"))
-    assert ENGINES / "choice" / "autopilot.py" in files
-    found = {
-        str(path.relative_to(ENGINES)): sorted(name for name in imported(path) if "django" in name)
-        for path in files
-    }
-    assert {path: names for path, names in found.items() if names} == {}
