@@ -1,6 +1,6 @@
 """The autopilots every game offers through the registry (games.engines.base.Strategy): who
-offers which, that each lives in its game's home, and that nothing under games/engines
-imports Django. Each game's autopilots are tested in test_<game>_autopilot.py."""
+offers which and that each lives in its game's home (that they stay pure:
+test_purity.py). Each game's autopilots are tested in test_<game>_autopilot.py."""
 
 from __future__ import annotations
 
