@@ -36,11 +36,10 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from games import postal
 from games.engines import text as engine_text
 from games.lib import schedule
 from games.models import MESSAGE_LENGTH, Game, GMAction, Message, PressEmail, Seat
-from games.postal import access, press_actions
+from games.postal import access, errors, gm_log, press_actions
 from moderator import bidi, ratelimit
 from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
@@ -597,6 +596,6 @@ def _logged(game: Game, kind: str, words: str, reason: str, by: int | None, now:
     """Log a GM action (``postal.log_gm_action``); PressError for a reason the GM may not
     give. Returns the reason as logged."""
     try:
-        return postal.log_gm_action(game, kind, words, reason=reason, by=by, now=now)
-    except postal.PostalError as error:
+        return gm_log.log_gm_action(game, kind, words, reason=reason, by=by, now=now)
+    except errors.PostalError as error:
         raise PressError(f"{error.message[:1].upper()}{error.message[1:]}.") from None

@@ -21,7 +21,7 @@ SHORT_CHOICE = {"rolls_per_turn": 4, "end_threshold": 3}
 
 class SeedOnlyDice(VerifiableDice):
     """A game's dice from its seed alone. A game's dice depend on its id too, and ids
-    depend on the tests that ran before: with these (``postal.VerifiableDice`` patched), a
+    depend on the tests that ran before: with these (``postal.steps.VerifiableDice`` patched), a
     test's games end the same way whatever ran before it."""
 
     def __init__(self, seed: bytes, game_id: int, start: int = 0) -> None:

@@ -16,6 +16,7 @@ from games import postal, tasks
 from games.engines.dice import VerifiableDice
 from games.models import EmailPreference, Game, Seat
 from games.notify import digests
+from games.postal import steps
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory
 
@@ -36,7 +37,7 @@ def same_dice_whatever_the_game_id(monkeypatch: pytest.MonkeyPatch) -> None:
     def dice(seed: bytes, game_id: int, start: int = 0) -> VerifiableDice:
         return VerifiableDice(seed, 1, start=start)
 
-    monkeypatch.setattr(postal, "VerifiableDice", dice)
+    monkeypatch.setattr(steps, "VerifiableDice", dice)
 
 
 def liars(now: datetime, title: str) -> Game:

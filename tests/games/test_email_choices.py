@@ -15,6 +15,7 @@ from games.engines import registry
 from games.engines.dice import VerifiableDice
 from games.models import EmailPreference, Event, Game, Seat, Step
 from games.notify import email_choices
+from games.postal import steps
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game
 
@@ -33,7 +34,7 @@ def same_dice_whatever_the_game_id(monkeypatch: pytest.MonkeyPatch) -> None:
     def dice(seed: bytes, game_id: int, start: int = 0) -> VerifiableDice:
         return VerifiableDice(seed, 1, start=start)
 
-    monkeypatch.setattr(postal, "VerifiableDice", dice)
+    monkeypatch.setattr(steps, "VerifiableDice", dice)
 
 
 def start(now: datetime, engine_key: str, options: dict[str, Any] | None = None) -> Game:

@@ -14,7 +14,7 @@ from time_machine import TimeMachineFixture
 
 from games import postal
 from games.models import Game, Order, Seat, Step
-from games.postal import access
+from games.postal import access, steps
 from games.web.forms import MenuOrderForm, form_class, legal_choices
 from tests.factories import GMFactory, seat_page
 from tests.games.playing import SeedOnlyDice
@@ -211,7 +211,7 @@ def test_the_menus_options_escape_what_they_show(
     now: datetime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Dice from the seed alone: the seat on turn (not Zoë) whatever games ran before.
-    monkeypatch.setattr(postal, "VerifiableDice", SeedOnlyDice)
+    monkeypatch.setattr(steps, "VerifiableDice", SeedOnlyDice)
     game = postal.start_game(
         postal.create_game(
             gm=GMFactory.create(),

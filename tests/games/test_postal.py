@@ -14,6 +14,7 @@ from pytest_django.fixtures import DjangoAssertNumQueries, Settings
 from games import postal
 from games.engines.choice.rules import ChoiceEngine, RoundLine, legal_choices, play_round
 from games.models import DiceRoll, Event, Game, Order, Seat, Step
+from games.postal import steps
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game
 
@@ -449,7 +450,7 @@ def test_a_resolution_that_raises_leaves_the_step_open_with_nothing_written(
         raise RuntimeError("disk on fire")
 
     # Fails after the dice for turn 2 were drawn and recorded: all of it must roll back.
-    monkeypatch.setattr(postal, "_queue_reports", explode)
+    monkeypatch.setattr(steps, "queue_reports", explode)
     step = game.steps.get()
     assert postal.resolve_due_step(step.pk, now=step.deadline) is False
     assert snapshot(game) == before
@@ -469,7 +470,7 @@ def test_a_step_that_keeps_failing_needs_the_gm_and_leaves_the_sweep(
     settings.STEP_FAILURE_LIMIT = 2
     game = started(2, now)
     step = game.steps.get()
-    monkeypatch.setattr(postal, "_queue_reports", lambda *a, **k: 1 / 0)
+    monkeypatch.setattr(steps, "queue_reports", lambda *a, **k: 1 / 0)
     assert postal.resolve_due_step(step.pk, now=step.deadline) is False
     assert postal.due_step_ids(step.deadline) == [step.pk]
     assert postal.resolve_due_step(step.pk, now=step.deadline) is False

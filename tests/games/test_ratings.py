@@ -24,6 +24,7 @@ from games import postal
 from games.community import ratings
 from games.lib import signals
 from games.models import Game, Player, Rating, Seat
+from games.postal import steps
 from games.web.public import standings as standing_views
 from tests.factories import GMFactory
 from tests.games.playing import ONE_DIE, SHORT_CHOICE, SeedOnlyDice, play_out, started
@@ -38,7 +39,7 @@ MODEL = PlackettLuce()
 
 @pytest.fixture(autouse=True)
 def seed_only_dice(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(postal, "VerifiableDice", SeedOnlyDice)
+    monkeypatch.setattr(steps, "VerifiableDice", SeedOnlyDice)
 
 
 def table() -> list[tuple[Any, ...]]:

@@ -15,6 +15,7 @@ from pytest_django import DjangoAssertNumQueries
 from games import postal
 from games.community.reliability import Finish, Record, percent, record_of, records_of
 from games.models import Game, Order, Player, Seat
+from games.postal import steps
 from tests.factories import choice_game
 from tests.games.playing import SHORT_CHOICE, SeedOnlyDice, play_out, started
 
@@ -25,7 +26,7 @@ HOUR = timedelta(hours=1)
 
 @pytest.fixture(autouse=True)
 def seed_only_dice(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(postal, "VerifiableDice", SeedOnlyDice)
+    monkeypatch.setattr(steps, "VerifiableDice", SeedOnlyDice)
 
 
 def played_games(now: datetime) -> dict[str, Game]:

@@ -18,6 +18,7 @@ from games import postal, records
 from games.engines.choice.rules import ChoiceEngine
 from games.lib import schedule
 from games.models import DiceRoll, Event, Game, GMAction, Order, Seat, Step
+from games.postal import steps
 from games.records import archive
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, choice_game
@@ -169,7 +170,7 @@ def test_a_replay_without_the_rollback_move_does_not_match(
 ) -> None:
     # The dice from the seed alone: with a game's id in them, which follows the tests run
     # before, the rolled-back dice and the next ones could happen to lead to the same end.
-    monkeypatch.setattr(postal, "VerifiableDice", SeedOnlyDice)
+    monkeypatch.setattr(steps, "VerifiableDice", SeedOnlyDice)
     game, _ = resolved_once(gm, now)
     later = now + timedelta(days=3)
     postal.rollback(game.pk, reason=REASON, now=later)

@@ -17,7 +17,7 @@ from games import postal
 from games.engines import dice
 from games.engines.text import render
 from games.models import Game, Seat
-from games.postal import access
+from games.postal import access, steps
 from games.records import archive
 from moderator.mail.models import OutboundEmail
 from tests.factories import seat_page, survivor_game
@@ -37,7 +37,7 @@ def seed_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     def face(seed: bytes, game_id: int, index: int, sides: int) -> int:
         return real(seed, 1, index, sides)
 
-    monkeypatch.setattr(postal, "VerifiableDice", SeedOnlyDice)
+    monkeypatch.setattr(steps, "VerifiableDice", SeedOnlyDice)
     monkeypatch.setattr(dice, "face", face)
     monkeypatch.setattr(archive, "face", face)
 

@@ -13,6 +13,7 @@ from pytest_django.fixtures import Settings
 
 from games import postal, tasks
 from games.models import Game, Step
+from games.postal import resolving
 from moderator import queues
 from moderator.mail.models import OutboundEmail
 from tests.factories import choice_game
@@ -122,7 +123,7 @@ def test_a_task_claims_due_steps_up_to_its_limit_and_resolves_each_once(now: dat
 def test_a_claim_pages_past_the_steps_of_games_waiting_for_their_gm(
     now: datetime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(postal, "CLAIM_PAGE", 1)
+    monkeypatch.setattr(resolving, "CLAIM_PAGE", 1)
     games = due_games(3, now)
     ids = [game.steps.get().pk for game in games]
     for hours, step_id in zip((3, 2, 1), ids, strict=True):
@@ -141,14 +142,14 @@ def test_steps_another_worker_resolved_after_the_page_was_read_do_not_count(
 ) -> None:
     games = due_games(4, now)
     ids = [game.steps.get().pk for game in games]
-    read_page = postal._DuePages._next_page
+    read_page = resolving._DuePages._next_page
 
-    def another_worker_resolves_two(pages: postal._DuePages) -> None:
+    def another_worker_resolves_two(pages: resolving._DuePages) -> None:
         read_page(pages)  # the page holds all four; then another worker takes two of them
         for step_id in ids[:2]:
             assert postal.resolve_due_step(step_id, now=now)
 
-    monkeypatch.setattr(postal._DuePages, "_next_page", another_worker_resolves_two)
+    monkeypatch.setattr(resolving._DuePages, "_next_page", another_worker_resolves_two)
     # Its limit is spent on steps it resolved itself: the other two.
     assert postal.resolve_due_steps(now=now, limit=2) == 2
     assert Step.objects.filter(pk__in=ids, status="done").count() == 4
@@ -182,7 +183,7 @@ def test_a_claimed_step_that_fails_is_counted_and_not_tried_again_by_the_same_ta
 ) -> None:
     games = due_games(3, now)
     ids = [game.steps.get().pk for game in games]
-    resolve = postal._resolve
+    resolve = resolving.resolve
     tried: list[int] = []
 
     def broken_for_the_second(game: Game, step: Step, *args: Any, **kwargs: Any) -> None:
@@ -191,7 +192,7 @@ def test_a_claimed_step_that_fails_is_counted_and_not_tried_again_by_the_same_ta
             raise RuntimeError("the engine broke")
         return resolve(game, step, *args, **kwargs)
 
-    monkeypatch.setattr(postal, "_resolve", broken_for_the_second)
+    monkeypatch.setattr(resolving, "resolve", broken_for_the_second)
     assert tasks.resolve_due_steps(limit=10) == 2
     assert sorted(tried) == sorted(ids)  # each once
     steps = Step.objects.in_bulk(ids)
@@ -216,14 +217,14 @@ def test_a_step_that_fails_does_not_keep_the_others_of_its_batch_from_resolving(
 ) -> None:
     games = [postal.start_game(choice_game(2).pk, now=now - timedelta(days=3)) for _ in range(3)]
     ids = [game.steps.get().pk for game in games]
-    resolve = postal._resolve
+    resolve = resolving.resolve
 
     def broken_for_the_second(game: Game, step: Step, *args: Any, **kwargs: Any) -> None:
         if step.pk == ids[1]:
             raise RuntimeError("the engine broke")
         return resolve(game, step, *args, **kwargs)
 
-    monkeypatch.setattr(postal, "_resolve", broken_for_the_second)
+    monkeypatch.setattr(resolving, "resolve", broken_for_the_second)
     assert tasks.resolve_steps(step_ids=ids) == 2
     steps = Step.objects.in_bulk(ids)
     assert [(steps[i].status, steps[i].failures) for i in ids] == [
@@ -268,8 +269,8 @@ def test_a_batch_that_breaks_off_still_hands_over_the_reports_of_the_steps_it_re
     games = [postal.start_game(choice_game(2).pk, now=now - timedelta(days=3)) for _ in range(3)]
     mail_published.clear()
     ids = [game.steps.get().pk for game in games]
-    count_failure = postal._count_failure
-    resolve = postal._resolve
+    count_failure = resolving._count_failure
+    resolve = resolving.resolve
 
     def database_gone_for_the_third(game: Game, step: Step, *args: Any, **kwargs: Any) -> None:
         if step.pk == ids[2]:
@@ -279,11 +280,11 @@ def test_a_batch_that_breaks_off_still_hands_over_the_reports_of_the_steps_it_re
     def cannot_count_either(step_id: int, error: Exception) -> None:
         raise RuntimeError("the server closed the connection")
 
-    monkeypatch.setattr(postal, "_resolve", database_gone_for_the_third)
-    monkeypatch.setattr(postal, "_count_failure", cannot_count_either)
+    monkeypatch.setattr(resolving, "resolve", database_gone_for_the_third)
+    monkeypatch.setattr(resolving, "_count_failure", cannot_count_either)
     with pytest.raises(RuntimeError):
         tasks.resolve_steps(step_ids=ids)
-    monkeypatch.setattr(postal, "_count_failure", count_failure)
+    monkeypatch.setattr(resolving, "_count_failure", count_failure)
     assert mail_published == [{"outbound_ids": reports_of(games[:2])}]
     assert len(reports_of(games[:2])) == 4
     assert Step.objects.get(pk=ids[2]).status == Step.Status.OPEN

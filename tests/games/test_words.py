@@ -19,7 +19,7 @@ from games.engines.text import _, data, join, ngettext, render
 from games.lib import words
 from games.models import Event, Seat
 from games.notify import reports
-from games.postal import access
+from games.postal import access, steps
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, seat_page
 from tests.games.playing import SeedOnlyDice, started
@@ -134,7 +134,7 @@ def test_one_game_is_read_by_each_seat_in_its_own_language(
 ) -> None:
     """The events are stored once; bob's German seat reads them, the engine's prompt and
     its menu in German, ann's English seat in English."""
-    monkeypatch.setattr(postal, "VerifiableDice", SeedOnlyDice)
+    monkeypatch.setattr(steps, "VerifiableDice", SeedOnlyDice)
     game = started(["ann", "bob"], now=now, options={"profile": "classic", "dice_per_player": 2})
     Seat.objects.filter(game=game, position=1).update(language="de")
     assert game.steps.get(number=game.step_number).prompted_seats == [0]

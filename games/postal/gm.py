@@ -1,0 +1,262 @@
+"""The GM's actions on the clock and on the step open now: resolve it early, move its
+deadline, pause and resume the game, set the actual order of a First Player round, send a
+seat its report again, and let a failing step be tried again. What changes the game is
+logged for the players with the GM's reason (``gm_log``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils.translation import gettext
+
+from games.engines import registry
+from games.engines import text as engine_text
+from games.engines.base import Engine, GameError
+from games.lib import schedule
+from games.models import Game, GMAction, Step
+from games.notify import reports
+from games.postal import access
+from games.postal.errors import PostalError
+from games.postal.gm_log import GMNote, check_shown_step, gm_reason, log_gm
+from games.postal.locks import locked, open_step_of, seat_at
+from games.postal.resolving import resolve_locked
+from games.postal.steps import advance, close_step, game_dice, record, tell_deadline
+from moderator.mail import queueing
+
+
+def resolve_now(
+    game_id: int,
+    *,
+    now: datetime,
+    reason: str = "",
+    by: int | None = None,
+    shown_step: int | None = None,
+) -> bool:
+    """The GM closes the current step before its deadline (NMR defaults for missing
+    orders); logged for the players with the GM's ``reason`` (``GMAction``). False, and
+    nothing written, when the game is not running. ``shown_step``: the step the GM's page
+    showed; StepMovedOnForGM, and nothing written, once the game has moved on from it (a
+    double click, or another GM, resolved it already): checked under the game's lock."""
+    note = GMNote(gm_reason(reason), by)
+    with transaction.atomic():
+        game = Game.objects.select_related("gm").select_for_update(of=("self",)).get(pk=game_id)
+        check_shown_step(game, shown_step)
+        # Read after the lock was granted: the open step as the last holder left it.
+        step = (
+            Step.objects.filter(game_id=game_id, status=Step.Status.OPEN)
+            .values_list("id", "number")
+            .first()
+        )
+        if step is None:
+            raise PostalError("the game has no open step")
+        step_id, number = step
+        # Logged before the resolution, so that the step's report names it.
+        early = engine_text._("The GM resolved step %(number)d early", number=number)
+        log_gm(game, GMAction.Kind.RESOLVE, early, note, now)
+        if not resolve_locked(game, step_id, now=now, closed_by=Step.Closed.GM):
+            transaction.set_rollback(True)
+            return False
+    return True
+
+
+def extend_deadline(
+    game_id: int,
+    *,
+    deadline: datetime,
+    now: datetime,
+    reason: str = "",
+    by: int | None = None,
+    shown_step: int | None = None,
+) -> Step:
+    """Move the open step's deadline to ``deadline`` (later than now); logged for the
+    players with the GM's ``reason``. ``shown_step``: the step the GM's page showed
+    (``check_shown_step``). A deadline the step already has (to the minute, as the GM's
+    form writes it: a double click) is refused: nothing is logged, and nobody emailed."""
+    note = GMNote(gm_reason(reason), by)
+    with transaction.atomic():
+        game = locked(game_id)
+        check_shown_step(game, shown_step)
+        step = open_step_of(game)
+        if deadline <= now:
+            raise PostalError("the new deadline must be in the future")
+        if _to_the_minute(deadline) == _to_the_minute(step.deadline):
+            raise PostalError(
+                gettext("nothing was done: the deadline of step %(number)d is already %(when)s")
+                % {
+                    "number": step.number,
+                    "when": schedule.local_time(step.deadline, game.time_zone),
+                }
+            )
+        step.deadline = deadline
+        moved = engine_text._(
+            "The GM moved the deadline to %(when)s", when=_moment(deadline, game.time_zone)
+        )
+        log_gm(game, GMAction.Kind.DEADLINE, moved, note, now, step)
+        step.save(update_fields=["deadline"])
+        tell_deadline(game, step, now)
+    return step
+
+
+def _to_the_minute(moment: datetime) -> datetime:
+    return moment.replace(second=0, microsecond=0)
+
+
+# A moment's weekday and month as schedule.local_time writes them, in the reader's language.
+# The weekdays are Django's own words for its "D" date format: their German is Django's.
+WEEKDAYS_SHORT = (
+    engine_text._("Mon"),
+    engine_text._("Tue"),
+    engine_text._("Wed"),
+    engine_text._("Thu"),
+    engine_text._("Fri"),
+    engine_text._("Sat"),
+    engine_text._("Sun"),
+)
+MONTHS_SHORT = (
+    engine_text._("Jan"),
+    engine_text._("Feb"),
+    engine_text._("Mar"),
+    engine_text._("Apr"),
+    engine_text._("May"),
+    engine_text._("Jun"),
+    engine_text._("Jul"),
+    engine_text._("Aug"),
+    engine_text._("Sep"),
+    engine_text._("Oct"),
+    engine_text._("Nov"),
+    engine_text._("Dec"),
+)
+
+
+def _moment(moment: datetime, time_zone: str) -> engine_text.Text:
+    """``moment`` as ``schedule.local_time`` writes it ('Fri 27 Nov 2026 19:00 CET (18:00
+    UTC)'), to be said in each reader's language ('Fr., 27. November 2026, 19:00 CET')."""
+    local, utc = moment.astimezone(schedule.zone(time_zone)), moment.astimezone(UTC)
+    when = engine_text._(
+        "%(weekday)s %(day)02d %(month)s %(year)d %(time)s",
+        weekday=WEEKDAYS_SHORT[local.weekday()],
+        day=local.day,
+        month=MONTHS_SHORT[local.month - 1],
+        year=local.year,
+        time=f"{local:%H:%M}",
+    )
+    if local.utcoffset() == utc.utcoffset():
+        return engine_text._("%(when)s UTC", when=when)
+    return engine_text._(
+        "%(when)s %(zone)s (%(utc)s UTC)", when=when, zone=local.tzname(), utc=f"{utc:%H:%M}"
+    )
+
+
+def pause(game_id: int, *, now: datetime, reason: str = "", by: int | None = None) -> None:
+    """Stop the clock: no step resolves and no order is taken until the GM resumes; logged
+    for the players with the GM's ``reason``."""
+    note = GMNote(gm_reason(reason), by)
+    with transaction.atomic():
+        game = locked(game_id)
+        if game.status != Game.Status.RUNNING:
+            raise PostalError(f"only a running game can be paused; this one is {game.status}")
+        game.status = Game.Status.PAUSED
+        game.paused_at = now
+        game.save(update_fields=["status", "paused_at"])
+        log_gm(game, GMAction.Kind.PAUSE, engine_text._("The GM paused the game"), note, now)
+
+
+def resume(game_id: int, *, now: datetime, reason: str = "", by: int | None = None) -> None:
+    """Restart the clock; the open step's deadline moves on by the time spent paused;
+    logged for the players with the GM's ``reason``."""
+    note = GMNote(gm_reason(reason), by)
+    with transaction.atomic():
+        game = locked(game_id)
+        if game.status != Game.Status.PAUSED:
+            raise PostalError(f"only a paused game can be resumed; this one is {game.status}")
+        paused_for = now - (game.paused_at or now)
+        Step.objects.filter(game=game, status=Step.Status.OPEN).update(
+            deadline=F("deadline") + paused_for
+        )
+        game.status = Game.Status.RUNNING
+        game.paused_at = None
+        game.needs_gm = ""
+        game.save(update_fields=["status", "paused_at", "needs_gm"])
+        log_gm(game, GMAction.Kind.RESUME, engine_text._("The GM resumed the game"), note, now)
+
+
+def resend_report(game_id: int, *, position: int, now: datetime) -> None:
+    """Send the seat its current report again, with a fresh link."""
+    with transaction.atomic():
+        game = locked(game_id)
+        seat = seat_at(game, position)
+        if game.state is None:
+            raise PostalError("the game has not started; there is no report yet")
+        token = access.mint([seat], now=now)[position]
+        queueing.queue([reports.current_report_email(game, seat, token, now)], urgent=True)
+
+
+def _capability(game: Game, name: str, without: str) -> tuple[Engine[Any, Any, Any], Any]:
+    """The game's engine and its optional method ``name``; PostalError if it has none."""
+    engine = registry.get(game.engine)
+    method = getattr(engine, name, None)
+    if method is None:
+        raise PostalError(f"{engine.title} {without}")
+    return engine, method
+
+
+def set_order(
+    game_id: int,
+    *,
+    names: Sequence[str],
+    now: datetime,
+    reason: str = "",
+    by: int | None = None,
+    shown_step: int | None = None,
+) -> Game:
+    """The host enters the actual order of a First Player round (rules F-16) while its gift
+    window or rolling is open, because the real game has its own first-player rule; the
+    round's transfers still apply and the game moves on as after a reveal. Logged for the
+    players with the GM's ``reason``. ``shown_step``: the step the GM's page showed
+    (``check_shown_step``)."""
+    note = GMNote(gm_reason(reason), by)
+    with transaction.atomic():
+        game = locked(game_id)
+        check_shown_step(game, shown_step)
+        engine, host_order = _capability(game, "host_order", "has no order for the host to set")
+        if game.status != Game.Status.RUNNING:
+            raise PostalError(
+                f"the game is {game.status}; the host sets the order of a running game"
+            )
+        step = open_step_of(game)
+        seats = list(game.seats.order_by("position"))
+        by_name = {seat.name.lower(): seat.position for seat in seats}
+        try:
+            order = [by_name[name.strip().lower()] for name in names]
+        except KeyError as missing:
+            raise PostalError(f"{missing.args[0]!r} is not a player of this game") from None
+        try:
+            state, events = host_order(engine.state_from_json(game.state), order)
+        except GameError as error:
+            raise PostalError(error.message) from None
+        record(game, step, game_dice(game), events)
+        named = engine_text._(
+            "The GM set the actual order: %(names)s",
+            names=", ".join(seats[position].name for position in order),
+        )
+        log_gm(game, GMAction.Kind.HOST_ORDER, named, note, now, step)
+        # Kept for the record, which replays it (archive.export, docs/records.md).
+        step.host_order = order
+        step.save(update_fields=["host_order"])
+        closed = close_step(step, state, engine, now, Step.Closed.GM)
+        advance(game, seats, engine, state, events, now, state_json=closed, closed=step)
+        game.save()
+    return game
+
+
+def clear_needs_gm(game_id: int) -> None:
+    """The GM has looked at a failing step: let the sweep try it again."""
+    with transaction.atomic():
+        game = locked(game_id)
+        Step.objects.filter(game=game, status=Step.Status.OPEN).update(failures=0)
+        game.needs_gm = ""
+        game.save(update_fields=["needs_gm"])

@@ -1,0 +1,535 @@
+"""An order taken in: from a player's page, an email or the GM's panel, for the step open
+now, or refused with the reason in the player's words. Its receipt is written later
+(``receipts``); an order that moves the game on closes its step, or resolves it early.
+
+An order from a player's page finds its seat and the open step in the one statement that
+locks the game (``_linked_seat_and_step``): the hottest read of the service."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from functools import partial
+from typing import Any, TypeVar
+
+from django.db import connection, models, transaction
+from django.utils import translation
+from django.utils.translation import gettext, gettext_lazy
+
+from games import records
+from games.engines import registry
+from games.engines import text as engine_text
+from games.engines.base import Dice, OrderError
+from games.lib import schedule, words
+from games.models import DiceRoll, Game, GMAction, Order, Seat, Step
+from games.postal.errors import NotAdmitted, OrderRejected, SeatNotFound, StepMovedOn
+from games.postal.gm_log import GMNote, check_shown_step, gm_reason, log_gm
+from games.postal.locks import locked
+from games.postal.resolving import resolve
+from games.postal.steps import ADVANCED_FIELDS, advance, close_step, game_dice, record, same_prompts
+
+_Row = TypeVar("_Row", bound=models.Model)
+
+
+def accept_order(
+    *,
+    game_id: int,
+    position: int,
+    text: str,
+    source: str,
+    now: datetime,
+    step_number: int | None = None,
+    ignored: str = "",
+    dropped: str = "",
+    reason: str = "",
+    by: int | None = None,
+    shown_step: int | None = None,
+) -> Order:
+    """Take in an order for the current step, or raise OrderRejected and change nothing.
+
+    ``step_number``, when the order says which step it was written for (the web form
+    does), turns an order for a step already resolved into a clear "too late".
+    ``ignored``: lines of an emailed order left out of it (a sign-off), which the receipt
+    names. ``dropped``: the attachments of an emailed order, not kept; the receipt says so.
+
+    An order whose first lines took effect at once (dice drawn) before a later line was
+    refused (``OrderError.applied``) keeps those lines: their dice and events are recorded
+    and the game moves on as they say; then OrderRejected (``partly_played``) says what was
+    refused, in the engine's words, which say what stands.
+
+    An accepted order is marked as owed its receipt, which ``write_receipts`` writes (the
+    workers' task, every RECEIPT_SECONDS).
+
+    An order the GM enters for a seat (``Order.Source.GM``) is logged for the players
+    (``GMAction``) with the GM's ``reason`` and user id ``by``: which seat, never its text.
+    ``shown_step``: the step the GM's page showed when the GM entered it; StepMovedOnForGM,
+    and nothing written, once the game has moved on from it (``check_shown_step``, under
+    the game's lock). Unlike ``step_number``, never carried over to the step open now.
+    """
+    logged = None
+    if source == Order.Source.GM:
+        logged = GMNote(gm_reason(reason), by)
+
+    def locked_seat() -> tuple[Seat, Step | None]:
+        seat = _seat_locking_its_game(game_id, position)
+        check_shown_step(seat.game, shown_step)
+        return seat, None
+
+    return _accept(
+        locked_seat,
+        text,
+        source,
+        now,
+        step_number,
+        ignored=ignored,
+        dropped=dropped,
+        logged=logged,
+    )
+
+
+def accept_linked_order(
+    *,
+    game_id: int,
+    position: int,
+    links: Mapping[int, int],
+    text: str,
+    source: str,
+    now: datetime,
+    step_number: int | None = None,
+    admit: Callable[[Seat], bool] | None = None,
+) -> Order:
+    """``accept_order`` for the seat at ``position``, which the player's links must open:
+    ``links`` maps seat ids to the link version each link had (a browser's seats). The
+    seat and the open step are read in the statement that locks the game, so the order
+    costs no query of its own to find them (``_linked_seat_and_step``). SeatNotFound unless
+    that seat is among them with a link that still works (not rotated, its player not
+    replaced): a browser holding several seats of a game orders for the one its page was
+    for, never another.
+
+    ``admit``, asked once the seat is known and before anything is written (the web's
+    limit on posts per seat): NotAdmitted when it answers False. The seat is known then
+    from the query that locks the game, so the limit costs no query of its own."""
+    return _accept(
+        partial(_linked_seat_and_step, game_id, position, links),
+        text,
+        source,
+        now,
+        step_number,
+        admit,
+    )
+
+
+def _accept(
+    locked_seat: Callable[[], tuple[Seat, Step | None]],
+    text: str,
+    source: str,
+    now: datetime,
+    step_number: int | None,
+    admit: Callable[[Seat], bool] | None = None,
+    ignored: str = "",
+    dropped: str = "",
+    logged: GMNote | None = None,
+) -> Order:
+    if "\x00" in text:
+        # Never a part of an order, and the record (PostgreSQL text) cannot hold it.
+        raise OrderRejected(
+            gettext(
+                "the order holds a NUL character, so nothing was recorded; write it as plain text"
+            )
+        )
+    refused: str | None = None
+    with transaction.atomic(), contextlib.ExitStack() as speaking:
+        seat, read_with_lock = locked_seat()
+        if source in SPOKEN_TO_THE_SEAT:
+            # What is said to the seat of its order is said in the seat's language (the
+            # GM panel's refusals stay in English).
+            speaking.enter_context(translation.override(seat.speaks))
+        if admit is not None and not admit(seat):
+            raise NotAdmitted("too many orders from this seat or address in the last minute")
+        game, position = seat.game, seat.position
+        step = _current_open_step(game, seat, now, read_with_lock)
+        happened = None
+        if step_number is not None and step_number != step.number:
+            happened = _carried_over(game, seat, step_number, step)
+        engine = registry.get(game.engine)
+        state = engine.state_from_json(game.state)
+        dice = game_dice(game)
+        try:
+            order = engine.parse(state, position, text)
+            # An order carried over to the step open now draws no die: see _carried_over.
+            drawn_by: Dice = dice if happened is None else _NoDraws()
+            new_state, events = engine.submit(state, position, order, drawn_by)
+        except (OrderError, _Drew) as error:
+            if happened is not None:
+                # Taken whole or not at all: lines it played are not kept either.
+                reason = error.message if isinstance(error, OrderError) else str(_DREW)
+                raise StepMovedOn(happened, reason, kept=True) from None
+            assert isinstance(error, OrderError)
+            if error.applied is None:
+                raise OrderRejected(words.Said(error.message)) from None
+            refused = words.Said(error.message)
+            new_state, events = error.applied
+        if position not in step.prompted_seats:
+            raise OrderRejected(str(_NOT_OWED))
+        prompts = words.prompt_list(engine.prompts(new_state))
+        # An order that changed the prompts took effect at once: the receipt says what it
+        # did, as this seat may see it; a sealed order is echoed as sealed.
+        results = []
+        if refused is None and not same_prompts(prompts, step.prompts):
+            results = [words.Said(event.text) for event in events if event.visible_to(position)]
+        if (
+            refused is None
+            and not dice.draws
+            and same_prompts(prompts, step.prompts)
+            and engine.state_to_json(new_state) == game.state
+        ):
+            # The state holds each seat's sealed order: unchanged, the order may repeat the
+            # one that counts (the only case that costs this read).
+            counting = _repeated(step, seat, engine.canonical(state, position, order))
+            if counting is not None:
+                # The order that counts, sent again (a double tap, a form posted twice, a
+                # flood): acknowledged, and nothing is written, nor owed a receipt.
+                counting.seat = seat
+                counting.repeated = True
+                counting.carried_over = happened
+                return counting
+        row = Order(
+            step=step,
+            seat=seat,
+            text=text,
+            parsed=engine.order_to_json(order),
+            canonical=engine.canonical(state, position, order) if refused is None else text,
+            source=source,
+            received_at=now,
+            receipt_due=refused is None,
+            results=results,
+            ignored=ignored,
+            dropped=dropped,
+        )
+        row.carried_over = happened
+        if refused is None or not same_prompts(prompts, step.prompts):
+            # A refused order is written only when the lines it played moved the game on:
+            # they are then part of the step's record. Otherwise it must not count as this
+            # step's answer, and nothing of it but its dice and events is kept.
+            row.save()
+            if seat.missed_in_row or seat.civil_disorder_at is not None:
+                # The player is back: no missed turns in a row, no civil disorder.
+                Seat.objects.filter(pk=seat.pk).update(missed_in_row=0, civil_disorder_at=None)
+            if logged is not None:
+                # Before the step may close below: its report reads the step's log.
+                log_gm(
+                    game,
+                    GMAction.Kind.ORDER,
+                    engine_text._("The GM entered an order for %(name)s", name=seat.name),
+                    logged,
+                    now,
+                    step=step,
+                )
+        stored = (game.state, game.dice_drawn)
+        record(game, step, dice, events)
+        game.state = engine.state_to_json(new_state)
+        moved_on = False
+        if not same_prompts(prompts, step.prompts) and records.stays_open(
+            step.prompts, prompts, position
+        ):
+            # A simultaneous step where each seat acts at its own pace (a First Player roll):
+            # the step stays open, with its deadline, until the engine moves the game on.
+            # What it owes changed: the orders before this one no longer answer it.
+            step.prompts, step.answers_after = prompts, row.pk
+            step.save(update_fields=["prompts", "answers_after"])
+        elif not same_prompts(prompts, step.prompts):
+            # An order that took effect at once and moved the game on: the step is done.
+            seats = list(game.seats.order_by("position"))
+            closed = close_step(step, new_state, engine, now, Step.Closed.ORDER)
+            advance(game, seats, engine, new_state, events, now, state_json=closed, closed=step)
+            moved_on = True
+        elif refused is None and game.early_processing and _all_answered(step):
+            resolve(game, step, engine, new_state, now, Step.Closed.EARLY)
+            moved_on = True
+        if moved_on:
+            game.save(update_fields=ADVANCED_FIELDS)
+        elif (game.state, game.dice_drawn) != stored:
+            # Otherwise only these two change, and a revision that repeats the sealed order
+            # changes neither: then the game row is left as it is.
+            game.save(update_fields=["state", "dice_drawn"])
+    if refused is not None:
+        # The engine's message says which lines were played and stand.
+        rejected = OrderRejected(refused)
+        rejected.partly_played = True
+        raise rejected
+    return row
+
+
+# The orders whose refusal is said to the seat's player: on their page or by email.
+SPOKEN_TO_THE_SEAT = (Order.Source.WEB, Order.Source.EMAIL)
+
+
+def _repeated(step: Step, seat: Seat, canonical: str) -> Order | None:
+    """The seat's order that counts in ``step`` if it reads ``canonical``, else None."""
+    counting = (
+        Order.objects.filter(step=step, seat=seat)
+        .exclude(source=Order.Source.DEFAULT)
+        .order_by("-received_at", "-id")
+        .first()
+    )
+    return counting if counting is not None and counting.canonical == canonical else None
+
+
+def _linked_seat_locking_its_game(game_id: int, position: int, links: Mapping[int, int]) -> Seat:
+    """The seat at ``position`` if it is among ``links`` with the link version its link
+    had, with the game locked, in one query."""
+    if not links:
+        raise SeatNotFound("no seat of this game for these links")
+    linked = (
+        Seat.objects.select_related("game")
+        .select_for_update(of=("game",))
+        .filter(pk__in=list(links), game_id=game_id)
+        .order_by()  # not the seats' default ordering, which joins the game table again
+    )
+    for seat in linked:
+        if seat.position == position and seat.link_version == links[seat.pk]:
+            return seat
+    raise SeatNotFound("no seat of this game for these links")
+
+
+# What ``_linked_seat_and_step`` reads: every column of the seat and of its game, and the
+# open step's but its states (as ``_current_open_step`` reads it). A column left out here is
+# read when it is first used, a query more (tests/games/test_postal.py compares these with
+# the models).
+SEAT_COLUMNS = (
+    "id", "game_id", "position", "name", "email", "time_zone", "status", "link_version",
+    "nmr_count", "email_failing", "email_failing_at", "reports", "reported_through",
+    "autopilot", "extensions_used", "missed_in_row", "away_hours_used", "civil_disorder_at",
+    "held_since", "press_email", "press_told", "language", "tenure",
+)  # fmt: skip
+GAME_COLUMNS = (
+    "id", "engine", "title", "public_id", "options", "status", "gm_id", "time_zone",
+    "schedule", "early_processing", "seed", "commitment", "seed_revealed", "dice_drawn",
+    "state", "step_number", "needs_gm", "reminders", "paused_at", "previous_id",
+    "created_at", "started_at", "finished_at", "signup", "seats_wanted", "extensions",
+    "extension_hours", "absence_policy", "absence_cap_hours", "civil_disorder_after",
+    "offer_seats", "rated", "rated_at", "public", "paper_steps", "paper_dice", "private_press",
+    "language",
+)  # fmt: skip
+STEP_COLUMNS = (
+    "id", "game_id", "number", "status", "opened_at", "deadline", "prompts", "closed_at",
+    "closed_by", "failures", "last_error", "gm_acted", "answers_after",
+)  # fmt: skip
+_JSON_COLUMNS = {"options", "schedule", "state", "reminders", "prompts"}
+_POSITION, _LINK_VERSION = SEAT_COLUMNS.index("position"), SEAT_COLUMNS.index("link_version")
+
+# The browser's seats of the game with the game locked, each with the game's current step,
+# locked too (the game is locked first: its lock is the one every change to a game waits
+# for). A row joined to a locked row is read as it was before any wait for the lock; a row
+# locked itself is read as the lock's last holder committed it, and the join is checked
+# again on that version (PostgreSQL's EvalPlanQual). So the step is what the last holder
+# of the game's lock committed, as ``_current_open_step`` reads it after the lock, or
+# there is no row: the holder moved the game to a step this statement could not see, or
+# someone holds the step's row without the game (SKIP LOCKED: never a wait on a step, so
+# never a deadlock against whoever takes a step's row first). The seat is read as it was
+# before the wait, as ``_seat_locking_its_game`` reads it.
+_LINKED_SEAT_AND_STEP = (
+    "SELECT "
+    + ", ".join(
+        [f"s.{name}" for name in SEAT_COLUMNS]
+        + [f"g.{name}" for name in GAME_COLUMNS]
+        + [f"st.{name}" for name in STEP_COLUMNS]
+    )
+    + " FROM games_game g"
+    " JOIN games_seat s ON s.game_id = g.id"
+    " JOIN games_step st ON st.game_id = g.id AND st.number = g.step_number"
+    " WHERE g.id = %s AND s.id = ANY(%s)"
+    " FOR UPDATE OF g FOR NO KEY UPDATE OF st SKIP LOCKED"
+)
+
+
+def _linked_seat_and_step(
+    game_id: int, position: int, links: Mapping[int, int]
+) -> tuple[Seat, Step | None]:
+    """The seat at ``position`` if it is among ``links`` with the link version its link
+    had, with its game locked, and the game's current step as the lock's last holder
+    committed it: one statement. When that statement finds no such seat with a step (a
+    game not running, a step moved on or held while it waited, a link that does not open
+    the seat, SQLite), ``_linked_seat_locking_its_game`` and then ``_current_open_step``
+    read them as they would without it, and say what is wrong."""
+    if links and connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_LINKED_SEAT_AND_STEP, [game_id, list(links)])
+            rows = cursor.fetchall()
+        seats, games = len(SEAT_COLUMNS), len(SEAT_COLUMNS) + len(GAME_COLUMNS)
+        for row in rows:
+            if row[_POSITION] == position and row[_LINK_VERSION] == links[row[0]]:
+                seat = _built(Seat, SEAT_COLUMNS, row[:seats])
+                seat.game = _built(Game, GAME_COLUMNS, row[seats:games])
+                step = _built(Step, STEP_COLUMNS, row[games:])
+                step.game = seat.game
+                return seat, step
+    return _linked_seat_locking_its_game(game_id, position, links), None
+
+
+def _built(model: type[_Row], columns: Sequence[str], values: Sequence[Any]) -> _Row:
+    """A model instance from a row of ``columns`` as psycopg reads them (JSON as text, as
+    Django's engine has it read, for the JSON fields to decode)."""
+    decoded = [
+        json.loads(value) if name in _JSON_COLUMNS and value is not None else value
+        for name, value in zip(columns, values, strict=True)
+    ]
+    return model.from_db(connection.alias, list(columns), decoded)
+
+
+def _seat_locking_its_game(game_id: int, position: int) -> Seat:
+    """The seat with its game locked, in one query. The game row is the one the last
+    holder of the lock committed; the seat's row is read as it was before any wait for the
+    lock, which is all an order needs of it (its id and zone). The GM is read only when a
+    step the order closes writes its reports (they are answered to the GM)."""
+    try:
+        return (
+            Seat.objects.select_related("game")
+            .select_for_update(of=("game",))
+            .get(game_id=game_id, position=position)
+        )
+    except Seat.DoesNotExist:
+        locked(game_id)  # Game.DoesNotExist for a game that is not there
+        raise OrderRejected(gettext("there is no such seat in this game")) from None
+
+
+def _current_open_step(
+    game: Game, seat: Seat, now: datetime, read_with_lock: Step | None = None
+) -> Step:
+    """The game's open step, or OrderRejected saying why no order is taken.
+    ``read_with_lock``: the current step, read by the statement that locked the game."""
+    if game.status == Game.Status.FINISHED:
+        raise OrderRejected(
+            gettext(
+                "the game is over, so nothing was recorded; the final standings are on your page"
+            )
+        )
+    if game.status == Game.Status.PAUSED:
+        raise OrderRejected(
+            gettext(
+                "the GM has paused the game, so nothing was recorded; orders are taken again "
+                "when it resumes"
+            )
+        )
+    if game.status != Game.Status.RUNNING:
+        raise OrderRejected(
+            gettext(
+                "the game has not started, so nothing was recorded; its first report says what "
+                "to order"
+            )
+        )
+    # Read after the game's lock, so it is what the lock's last holder committed. Not the
+    # states before and after the step: an order has the game's state.
+    step = read_with_lock or game.steps.defer("state_before", "state_after").get(
+        number=game.step_number
+    )
+    if step.status != Step.Status.OPEN or step.deadline <= now:
+        raise OrderRejected(
+            gettext(
+                "too late: the deadline passed at %(deadline)s, so nothing was recorded; the "
+                "step is being resolved and its report comes by email"
+            )
+            % {"deadline": schedule.local_time(step.deadline, seat.zone)}
+        )
+    return step
+
+
+_NOT_OWED = gettext_lazy(
+    "you owe no order in this step, so nothing was recorded; the page shows whose turn it is"
+)
+_DREW = gettext_lazy("new dice were rolled since you wrote it; read the new report first")
+
+
+class _Drew(Exception):
+    """An order carried over to a later step would draw dice."""
+
+
+class _NoDraws:
+    """Dice for trying an order carried over to a later step: one that needs a die was
+    written before the situation it would roll in, and is not taken without a look."""
+
+    def draw(self, sides: int) -> int:
+        raise _Drew
+
+
+def _carried_over(game: Game, seat: Seat, step_number: int, step: Step) -> str:
+    """What moved the game on from step ``step_number`` (a form's step) to ``step`` (open
+    now), in the player's words; StepMovedOn unless the order may be tried on ``step``:
+    the seat owes an order now and nothing was rolled since the form's step opened (an
+    order written before new dice is never played on them unseen)."""
+    previous = game.steps.filter(number=step_number).first()
+    if previous is None or previous.closed_at is None or step_number > step.number:
+        raise OrderRejected(
+            gettext(
+                "this form is for a step that never opened, so nothing was recorded; reload "
+                "your page and send the order from its form"
+            )
+        )
+    said = {
+        "number": step_number,
+        "when": schedule.local_time(previous.closed_at, seat.zone),
+        "cause": _cause(previous, seat),
+        "current": step.number,
+    }
+    if step.number > step_number + 1:
+        happened = gettext(
+            "step %(number)d was resolved at %(when)s %(cause)s, and the game moved on to step "
+            "%(current)d"
+        )
+    else:
+        happened = gettext(
+            "step %(number)d was resolved at %(when)s %(cause)s; the current step is %(current)d"
+        )
+    happened %= said
+    if seat.position not in step.prompted_seats:
+        raise StepMovedOn(
+            happened, gettext("you owe no order in it, so nothing was recorded"), kept=False
+        )
+    if DiceRoll.objects.filter(
+        game=game, step__number__gte=step_number, step__number__lt=step.number
+    ).exists():
+        raise StepMovedOn(happened, str(_DREW), kept=True)
+    return happened
+
+
+def _cause(step: Step, seat: Seat) -> str:
+    """Why ``step`` was resolved, for ``seat``."""
+    if step.closed_by == Step.Closed.ORDER:
+        closer = (
+            step.orders.exclude(source=Order.Source.DEFAULT)
+            .order_by("-received_at", "-id")
+            .values_list("seat_id", "seat__name")
+            .first()
+        )
+        if closer is None:
+            return gettext("when an order took effect at once")
+        if closer[0] == seat.pk:
+            return gettext("when your own order took effect at once")
+        return gettext("when %(name)s's order took effect at once") % {"name": closer[1]}
+    if step.closed_by == Step.Closed.EARLY:
+        return gettext("when every order was in")
+    if step.closed_by == Step.Closed.GM:
+        return gettext("by the GM")
+    applied = (
+        step.orders.filter(seat=seat, source=Order.Source.DEFAULT)
+        .values_list("canonical", flat=True)
+        .first()
+    )
+    if applied is None:
+        return gettext("when its deadline passed")
+    return gettext("when its deadline passed (your no-moves default was played: %(order)s)") % {
+        "order": applied
+    }
+
+
+def _all_answered(step: Step) -> bool:
+    """Whether every seat the step prompts has sent an order since what the step owes last
+    changed (``Step.answers_after``): a seat still rolling at its own pace has not answered
+    because it rolled once."""
+    orders = step.orders.exclude(source=Order.Source.DEFAULT)
+    if step.answers_after is not None:
+        orders = orders.filter(pk__gt=step.answers_after)
+    answered = set(orders.values_list("seat__position", flat=True))
+    return set(step.prompted_seats) <= answered

@@ -1,0 +1,209 @@
+"""Who holds a seat and the links that open it: a player replaced, a seat's links rotated,
+"email me my links", and an address marked failing."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from functools import partial
+
+from celery import current_app
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db import transaction
+from django.utils.translation import gettext
+
+from games.engines import text as engine_text
+from games.models import Game, GMAction, Handover, PressEmail, Seat
+from games.models import Player as PlayerRow
+from games.notify import calendar, email_choices, languages, reports
+from games.postal import access
+from games.postal.errors import PostalError
+from games.postal.games import single_line
+from games.postal.gm_log import GMNote, check_shown_step, gm_reason, log_gm
+from games.postal.locks import locked, seat_at
+from games.postal.steps import latest_event
+from moderator.mail import queueing
+
+# The package's logger: its lines keep the name whichever module writes them.
+log = logging.getLogger("games.postal")
+
+# The worker's part of "email me my links" (games/tasks.py), published by name: the task
+# module imports this one.
+SEND_LOST_LINKS = "games.send_lost_links"
+
+
+def rotate_link(game_id: int, *, position: int, now: datetime) -> str:
+    """Every link of the seat stops working; the seat is emailed a new one."""
+    with transaction.atomic():
+        game = locked(game_id)
+        seat = seat_at(game, position)
+        calendar.forget_seat_feed(seat)
+        seat.link_version += 1
+        seat.save(update_fields=["link_version"])
+        token = access.mint([seat], now=now)[position]
+        queueing.queue([reports.link_email(game, seat, token)], urgent=True)
+    return token
+
+
+def ask_lost_links(email: str) -> None:
+    """The request's part of "email me my links": once its transaction commits, a worker
+    is asked to send them (``send_lost_links``, the task SEND_LOST_LINKS, on the urgent
+    queue). The request looks nothing up, so it does the same work and takes as long
+    whether or not the address plays here. With the broker away nothing is sent, the
+    warning is logged (without the address) and the asker is answered as always: asking
+    again later sends the links."""
+    transaction.on_commit(partial(_publish_lost_links, email))
+
+
+def _publish_lost_links(email: str) -> None:
+    try:
+        current_app.tasks[SEND_LOST_LINKS].delay(email=email)
+    except Exception:
+        log.warning("could not enqueue a request for lost links; nothing is sent", exc_info=True)
+
+
+def send_lost_links(email: str, *, now: datetime) -> int:
+    """Email the address one message with a fresh link to each of its seats in games that
+    are not over (the address in any case); returns how many seats. An address with no
+    such seat gets nothing, and its asker is told the same (the view says nothing else).
+
+    The seats' earlier links keep working: anyone may ask for any address's links, so
+    asking must not close a player's bookmarked page (closing them is the GM's
+    ``rotate_link``). The new links are minted for the email alone, as every email's are."""
+    seats = list(
+        Seat.objects.select_related("game")
+        .filter(email__iexact=email.strip())
+        .exclude(game__status__in=[Game.Status.FINISHED, Game.Status.ABANDONED])
+        .order_by("game_id", "position")
+    )
+    if not seats:
+        return 0
+    with transaction.atomic():
+        tokens = access.mint_each(seats, now=now)
+        queueing.queue_once([reports.lost_links_email(seats, tokens, now)], urgent=True)
+    return len(seats)
+
+
+def replace_player(
+    game_id: int,
+    *,
+    position: int,
+    name: str,
+    email: str,
+    now: datetime,
+    reason: str = "",
+    by: int | None = None,
+    shown_step: int | None = None,
+) -> Seat:
+    """A new person takes the seat: new name and address, new link; the seat keeps its
+    state, and the old person's links stop working. Logged for the players with
+    ``reason`` (``GMAction``): by name, never by address. ``shown_step``: the step the GM's
+    page showed (``check_shown_step``). The name and address that already hold the seat
+    are refused (a double click): nothing changes ("Send a new link" gives a new link).
+
+    A person at another address starts a new tenure of the seat (``Seat.tenure``): the
+    private messages of the one who leaves stay theirs, and the choices of their own (time
+    zone, language, how often reports and messages are emailed, what plays a missed turn)
+    become the newcomer's own, or the game's defaults. Every token of the seat (links,
+    the browsers they opened, the reply, press, stop and calendar addresses) holds the
+    link version, which moves on."""
+    note = GMNote(gm_reason(reason), by)
+    name = single_line(name, "the name")
+    email = single_line(email, "the email")
+    try:
+        validate_email(email)
+    except ValidationError:
+        raise PostalError(f"{email!r} is not one email address") from None
+    with transaction.atomic():
+        game = locked(game_id)
+        # A seat is replaced in a finished game too: at the step it finished at.
+        check_shown_step(game, shown_step, until_the_end=False)
+        seat = seat_at(game, position)
+        if seat.name == name and seat.email.lower() == email.lower():
+            raise PostalError(
+                gettext("nothing was done: %(name)s <%(email)s> already plays seat %(seat)d")
+                % {"name": seat.name, "email": seat.email, "seat": seat.position + 1}
+            )
+        if game.seats.exclude(pk=seat.pk).filter(name__iexact=name).exists():
+            raise PostalError(f"another player is already called {name!r}")
+        log_gm(game, GMAction.Kind.REPLACE, _replaced(seat, name, email), note, now)
+        if seat.email.lower() != email.lower():
+            # The player who leaves keeps the seat in their record, abandoned.
+            Handover.objects.create(
+                seat=seat, name=seat.name, email=seat.email, held_since=seat.held_since, left_at=now
+            )
+            seat.held_since = now
+            seat.tenure += 1
+            seat.email_failing, seat.email_failing_at = "", None
+            # The new person's own default, else the game's; told from now on.
+            address = email_choices.normalise(email)
+            seat.reports = email_choices.defaults([email]).get(address, "")
+            seat.language = languages.of_addresses([email]).get(address, "")
+            seat.time_zone = (
+                PlayerRow.objects.filter(email=address).values_list("time_zone", flat=True).first()
+                or ""
+            )
+            seat.reported_through = latest_event(game)
+            seat.press_email = PressEmail.EACH
+            seat.press_told = _latest_message(game)
+        seat.name, seat.email = name, email
+        calendar.forget_seat_feed(seat)
+        seat.link_version += 1
+        seat.nmr_count = 0
+        # A new player: their own autopilot choice, extensions and missed turns.
+        seat.autopilot = ""
+        seat.extensions_used = seat.missed_in_row = seat.away_hours_used = 0
+        seat.civil_disorder_at = None
+        seat.save(
+            update_fields=[
+                "name",
+                "email",
+                "link_version",
+                "nmr_count",
+                "autopilot",
+                "extensions_used",
+                "missed_in_row",
+                "away_hours_used",
+                "civil_disorder_at",
+                "held_since",
+                "email_failing",
+                "email_failing_at",
+                "reports",
+                "language",
+                "reported_through",
+                "tenure",
+                "time_zone",
+                "press_email",
+                "press_told",
+            ]
+        )
+        token = access.mint([seat], now=now)[position]
+        queueing.queue([reports.link_email(game, seat, token)], urgent=True)
+    return seat
+
+
+def _latest_message(game: Game) -> int:
+    """The id of the game's latest message between players (0: none yet)."""
+    return game.press_messages.order_by("-id").values_list("id", flat=True).first() or 0
+
+
+def _replaced(seat: Seat, name: str, email: str) -> engine_text.Text:
+    """A replacement in the players' words: names only, never an address."""
+    if seat.email.lower() != email.lower():
+        return engine_text._("The GM gave %(old)s's seat to %(new)s", old=seat.name, new=name)
+    if seat.name != name:
+        return engine_text._("The GM renamed %(old)s to %(new)s", old=seat.name, new=name)
+    return engine_text._("The GM gave %(name)s a new link", name=seat.name)
+
+
+def mark_email_failing(game_id: int, address: str, reason: str, *, now: datetime) -> list[Seat]:
+    """The ESP reported ``address`` bouncing, complaining or rejected: every seat of the
+    game with that address not yet marked is marked with ``reason`` (the GM panel shows
+    it; replacing the address clears it). Returns the seats marked now, in the caller's
+    transaction."""
+    seats = list(Seat.objects.filter(game_id=game_id, email__iexact=address, email_failing=""))
+    Seat.objects.filter(pk__in=[seat.pk for seat in seats]).update(
+        email_failing=reason, email_failing_at=now
+    )
+    return seats
