@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from django.db import connection, models, transaction
 from django.utils import translation
@@ -21,7 +21,8 @@ from django.utils.translation import gettext, gettext_lazy
 from games import records
 from games.engines import registry
 from games.engines import text as engine_text
-from games.engines.base import Dice, OrderError
+from games.engines.base import Dice, Engine, Event, OrderError
+from games.engines.dice import VerifiableDice
 from games.lib import schedule, words
 from games.models import DiceRoll, Game, GMAction, Order, Seat, Step
 from games.postal.errors import NotAdmitted, OrderRejected, SeatNotFound, StepMovedOn
@@ -139,7 +140,6 @@ def _accept(
                 "the order holds a NUL character, so nothing was recorded; write it as plain text"
             )
         )
-    refused: str | None = None
     with transaction.atomic(), contextlib.ExitStack() as speaking:
         seat, read_with_lock = locked_seat()
         if source in SPOKEN_TO_THE_SEAT:
@@ -156,38 +156,27 @@ def _accept(
         engine = registry.get(game.engine)
         state = engine.state_from_json(game.state)
         dice = game_dice(game)
-        try:
-            order = engine.parse(state, position, text)
-            # An order carried over to the step open now draws no die: see _carried_over.
-            drawn_by: Dice = dice if happened is None else _NoDraws()
-            new_state, events = engine.submit(state, position, order, drawn_by)
-        except (OrderError, _Drew) as error:
-            if happened is not None:
-                # Taken whole or not at all: lines it played are not kept either.
-                reason = error.message if isinstance(error, OrderError) else str(_DREW)
-                raise StepMovedOn(happened, reason, kept=True) from None
-            assert isinstance(error, OrderError)
-            if error.applied is None:
-                raise OrderRejected(words.Said(error.message)) from None
-            refused = words.Said(error.message)
-            new_state, events = error.applied
+        played = _play(engine, state, position, text, dice, happened)
         if position not in step.prompted_seats:
             raise OrderRejected(str(_NOT_OWED))
-        prompts = words.prompt_list(engine.prompts(new_state))
+        prompts = words.prompt_list(engine.prompts(played.state))
+        same = same_prompts(prompts, step.prompts)
         # An order that changed the prompts took effect at once: the receipt says what it
         # did, as this seat may see it; a sealed order is echoed as sealed.
         results = []
-        if refused is None and not same_prompts(prompts, step.prompts):
-            results = [words.Said(event.text) for event in events if event.visible_to(position)]
+        if played.refused is None and not same:
+            results = [
+                words.Said(event.text) for event in played.events if event.visible_to(position)
+            ]
         if (
-            refused is None
+            played.refused is None
             and not dice.draws
-            and same_prompts(prompts, step.prompts)
-            and engine.state_to_json(new_state) == game.state
+            and same
+            and engine.state_to_json(played.state) == game.state
         ):
             # The state holds each seat's sealed order: unchanged, the order may repeat the
             # one that counts (the only case that costs this read).
-            counting = _repeated(step, seat, engine.canonical(state, position, order))
+            counting = _repeated(step, seat, engine.canonical(state, position, played.order))
             if counting is not None:
                 # The order that counts, sent again (a double tap, a form posted twice, a
                 # flood): acknowledged, and nothing is written, nor owed a receipt.
@@ -199,67 +188,133 @@ def _accept(
             step=step,
             seat=seat,
             text=text,
-            parsed=engine.order_to_json(order),
-            canonical=engine.canonical(state, position, order) if refused is None else text,
+            parsed=engine.order_to_json(played.order),
+            canonical=(
+                engine.canonical(state, position, played.order) if played.refused is None else text
+            ),
             source=source,
             received_at=now,
-            receipt_due=refused is None,
+            receipt_due=played.refused is None,
             results=results,
             ignored=ignored,
             dropped=dropped,
         )
         row.carried_over = happened
-        if refused is None or not same_prompts(prompts, step.prompts):
+        if played.refused is None or not same:
             # A refused order is written only when the lines it played moved the game on:
             # they are then part of the step's record. Otherwise it must not count as this
             # step's answer, and nothing of it but its dice and events is kept.
-            row.save()
-            if seat.missed_in_row or seat.civil_disorder_at is not None:
-                # The player is back: no missed turns in a row, no civil disorder.
-                Seat.objects.filter(pk=seat.pk).update(missed_in_row=0, civil_disorder_at=None)
-            if logged is not None:
-                # Before the step may close below: its report reads the step's log.
-                log_gm(
-                    game,
-                    GMAction.Kind.ORDER,
-                    engine_text._("The GM entered an order for %(name)s", name=seat.name),
-                    logged,
-                    now,
-                    step=step,
-                )
-        stored = (game.state, game.dice_drawn)
-        record(game, step, dice, events)
-        game.state = engine.state_to_json(new_state)
-        moved_on = False
-        if not same_prompts(prompts, step.prompts) and records.stays_open(
-            step.prompts, prompts, position
-        ):
-            # A simultaneous step where each seat acts at its own pace (a First Player roll):
-            # the step stays open, with its deadline, until the engine moves the game on.
-            # What it owes changed: the orders before this one no longer answer it.
-            step.prompts, step.answers_after = prompts, row.pk
-            step.save(update_fields=["prompts", "answers_after"])
-        elif not same_prompts(prompts, step.prompts):
-            # An order that took effect at once and moved the game on: the step is done.
-            seats = list(game.seats.order_by("position"))
-            closed = close_step(step, new_state, engine, now, Step.Closed.ORDER)
-            advance(game, seats, engine, new_state, events, now, state_json=closed, closed=step)
-            moved_on = True
-        elif refused is None and game.early_processing and _all_answered(step):
-            resolve(game, step, engine, new_state, now, Step.Closed.EARLY)
-            moved_on = True
-        if moved_on:
-            game.save(update_fields=ADVANCED_FIELDS)
-        elif (game.state, game.dice_drawn) != stored:
-            # Otherwise only these two change, and a revision that repeats the sealed order
-            # changes neither: then the game row is left as it is.
-            game.save(update_fields=["state", "dice_drawn"])
-    if refused is not None:
+            _write(row, logged, now)
+        _take_effect(row, engine, played, dice, prompts, now)
+    if played.refused is not None:
         # The engine's message says which lines were played and stand.
-        rejected = OrderRejected(refused)
+        rejected = OrderRejected(played.refused)
         rejected.partly_played = True
         raise rejected
     return row
+
+
+class _Played(NamedTuple):
+    """An order as the engine took it: the order, the state and events after it, and the
+    engine's words for the line it refused (None: it took the whole order)."""
+
+    order: Any
+    state: Any
+    events: list[Event]
+    refused: str | None
+
+
+def _play(
+    engine: Engine[Any, Any, Any],
+    state: Any,
+    position: int,
+    text: str,
+    dice: VerifiableDice,
+    happened: str | None,
+) -> _Played:
+    """``text`` parsed and submitted for the seat at ``position``. OrderRejected when the
+    engine takes none of it; an order carried over from the step it was written for
+    (``happened``, by ``_carried_over``) is taken whole or raises StepMovedOn."""
+    try:
+        order = engine.parse(state, position, text)
+        # An order carried over to the step open now draws no die: see _carried_over.
+        drawn_by: Dice = dice if happened is None else _NoDraws()
+        new_state, events = engine.submit(state, position, order, drawn_by)
+    except (OrderError, _Drew) as error:
+        if happened is not None:
+            # Taken whole or not at all: lines it played are not kept either.
+            reason = error.message if isinstance(error, OrderError) else str(_DREW)
+            raise StepMovedOn(happened, reason, kept=True) from None
+        assert isinstance(error, OrderError)
+        if error.applied is None:
+            raise OrderRejected(words.Said(error.message)) from None
+        new_state, events = error.applied
+        return _Played(order, new_state, events, words.Said(error.message))
+    return _Played(order, new_state, events, None)
+
+
+def _write(row: Order, logged: GMNote | None, now: datetime) -> None:
+    """Save the order ``row``: its seat's player is back, and an order the GM entered is
+    logged for the players."""
+    row.save()
+    seat = row.seat
+    if seat.missed_in_row or seat.civil_disorder_at is not None:
+        # The player is back: no missed turns in a row, no civil disorder.
+        Seat.objects.filter(pk=seat.pk).update(missed_in_row=0, civil_disorder_at=None)
+    if logged is not None:
+        # Before the step may close (_take_effect): its report reads the step's log.
+        log_gm(
+            seat.game,
+            GMAction.Kind.ORDER,
+            engine_text._("The GM entered an order for %(name)s", name=seat.name),
+            logged,
+            now,
+            step=row.step,
+        )
+
+
+def _take_effect(
+    row: Order,
+    engine: Engine[Any, Any, Any],
+    played: _Played,
+    dice: VerifiableDice,
+    prompts: list[dict[str, Any]],
+    now: datetime,
+) -> None:
+    """The order ``row``'s dice and events recorded and its state the game's; then the
+    step stays open, owing ``prompts`` now, or closes (the order took effect at once and
+    moved the game on), or is resolved early (every order is in). The game row is saved
+    with what changed."""
+    game, step, position = row.seat.game, row.step, row.seat.position
+    stored = (game.state, game.dice_drawn)
+    record(game, step, dice, played.events)
+    game.state = engine.state_to_json(played.state)
+    moved_on = False
+    if not same_prompts(prompts, step.prompts) and records.stays_open(
+        step.prompts, prompts, position
+    ):
+        # A simultaneous step where each seat acts at its own pace (a First Player roll):
+        # the step stays open, with its deadline, until the engine moves the game on.
+        # What it owes changed: the orders before this one no longer answer it.
+        step.prompts, step.answers_after = prompts, row.pk
+        step.save(update_fields=["prompts", "answers_after"])
+    elif not same_prompts(prompts, step.prompts):
+        # An order that took effect at once and moved the game on: the step is done.
+        seats = list(game.seats.order_by("position"))
+        closed = close_step(step, played.state, engine, now, Step.Closed.ORDER)
+        advance(
+            game, seats, engine, played.state, played.events, now, state_json=closed, closed=step
+        )
+        moved_on = True
+    elif played.refused is None and game.early_processing and _all_answered(step):
+        resolve(game, step, engine, played.state, now, Step.Closed.EARLY)
+        moved_on = True
+    if moved_on:
+        game.save(update_fields=ADVANCED_FIELDS)
+    elif (game.state, game.dice_drawn) != stored:
+        # Otherwise only these two change, and a revision that repeats the sealed order
+        # changes neither: then the game row is left as it is.
+        game.save(update_fields=["state", "dice_drawn"])
 
 
 # The orders whose refusal is said to the seat's player: on their page or by email.
