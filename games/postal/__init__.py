@@ -19,11 +19,15 @@ One module per family of actions, and this package's face names what callers use
 - ``gm``: the GM's actions on the clock and the current step; ``rollbacks``: the last
   resolution undone; ``seats``: who holds a seat and the links that open it; ``paper``: a
   game continued from its paper record.
+- ``press_actions``, ``player_actions``, ``signup_actions``: what messages, a player's
+  settings and sign-ups change on seats and games, in their callers' transactions
+  (games.community keeps the messages, players and sign-ups themselves).
 
 What they share: ``errors`` (what a refusal raises), ``locks`` (the game's row locked,
 its seat and open step read under it), ``gm_log`` (the GM's log and the check that the GM
 acted on the step open now) and ``steps`` (a step opened, closed and recorded, its
-reports queued). ``access`` mints the links and says which seats a browser opens.
+reports queued). ``access`` mints the links and says which seats a browser opens;
+``game_templates`` keeps a GM's saved game settings.
 """
 
 from __future__ import annotations
