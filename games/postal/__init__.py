@@ -12,8 +12,9 @@ One module per family of actions, and this package's face names what callers use
   and its language.
 - ``orders``: an order taken in (``receipts``: the receipts it is owed, written by the
   workers).
-- ``resolving``: the due steps claimed and resolved; ``missed``: what a missed deadline
-  does (autopilots, NMR defaults, extensions, absences, civil disorder).
+- ``resolving``: the due steps claimed and resolved, or one resolved now by the GM;
+  ``missed``: what a missed deadline does (autopilots, NMR defaults, extensions,
+  absences, civil disorder).
 - ``choices``: a player's choices for their seat (emails, extensions, autopilot,
   language).
 - ``gm``: the GM's actions on the clock and the current step; ``rollbacks``: the last
@@ -65,7 +66,6 @@ from games.postal.gm import (
     extend_deadline,
     pause,
     resend_report,
-    resolve_now,
     resume,
     set_order,
 )
@@ -85,6 +85,7 @@ from games.postal.resolving import (
     due_steps,
     resolve_due_step,
     resolve_due_steps,
+    resolve_now,
 )
 from games.postal.rollbacks import rollback, rollback_offered
 from games.postal.seats import (

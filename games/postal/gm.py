@@ -1,7 +1,8 @@
-"""The GM's actions on the clock and on the step open now: resolve it early, move its
-deadline, pause and resume the game, set the actual order of a First Player round, send a
-seat its report again, and let a failing step be tried again. What changes the game is
-logged for the players with the GM's reason (``gm_log``)."""
+"""The GM's actions on the clock and on the step open now: move its deadline, pause and
+resume the game, set the actual order of a First Player round, send a seat its report
+again, and let a failing step be tried again (``resolving.resolve_now`` resolves it
+early). What changes the game is logged for the players with the GM's reason
+(``gm_log``)."""
 
 from __future__ import annotations
 
@@ -23,44 +24,8 @@ from games.postal import access
 from games.postal.errors import PostalError
 from games.postal.gm_log import GMNote, check_shown_step, gm_reason, log_gm
 from games.postal.locks import locked, open_step_of, seat_at
-from games.postal.resolving import resolve_locked
 from games.postal.steps import advance, close_step, game_dice, record, tell_deadline
 from moderator.mail import queueing
-
-
-def resolve_now(
-    game_id: int,
-    *,
-    now: datetime,
-    reason: str = "",
-    by: int | None = None,
-    shown_step: int | None = None,
-) -> bool:
-    """The GM closes the current step before its deadline (NMR defaults for missing
-    orders); logged for the players with the GM's ``reason`` (``GMAction``). False, and
-    nothing written, when the game is not running. ``shown_step``: the step the GM's page
-    showed; StepMovedOnForGM, and nothing written, once the game has moved on from it (a
-    double click, or another GM, resolved it already): checked under the game's lock."""
-    note = GMNote(gm_reason(reason), by)
-    with transaction.atomic():
-        game = Game.objects.select_related("gm").select_for_update(of=("self",)).get(pk=game_id)
-        check_shown_step(game, shown_step)
-        # Read after the lock was granted: the open step as the last holder left it.
-        step = (
-            Step.objects.filter(game_id=game_id, status=Step.Status.OPEN)
-            .values_list("id", "number")
-            .first()
-        )
-        if step is None:
-            raise PostalError("the game has no open step")
-        step_id, number = step
-        # Logged before the resolution, so that the step's report names it.
-        early = engine_text._("The GM resolved step %(number)d early", number=number)
-        log_gm(game, GMAction.Kind.RESOLVE, early, note, now)
-        if not resolve_locked(game, step_id, now=now, closed_by=Step.Closed.GM):
-            transaction.set_rollback(True)
-            return False
-    return True
 
 
 def extend_deadline(

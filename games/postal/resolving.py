@@ -1,6 +1,6 @@
 """The due steps claimed and resolved: at their deadline by the workers (each claim locks
 its game, skipping those another worker holds), one by one, and a failing resolution
-counted until the game needs its GM."""
+counted until the game needs its GM; or now, by the GM (``resolve_now``)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,11 @@ from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
 from games.community import absences
 from games.engines import registry
+from games.engines import text as engine_text
 from games.engines.base import Engine, Event
-from games.models import Game, Order, Seat, Step
+from games.models import Game, GMAction, Order, Seat, Step
+from games.postal.errors import PostalError
+from games.postal.gm_log import GMNote, check_shown_step, gm_reason, log_gm
 from games.postal.missed import held_back, missed_turns
 from games.postal.steps import ADVANCED_FIELDS, advance, close_step, game_dice, record
 
@@ -72,7 +75,7 @@ def resolve_due_steps(*, now: datetime, limit: int) -> int:
                     break
                 game, step_id = claimed
                 # False: resolved by someone else since the page was read; not counted.
-                resolved += resolve_locked(game, step_id, now=now, closed_by=Step.Closed.DEADLINE)
+                resolved += _resolve_locked(game, step_id, now=now, closed_by=Step.Closed.DEADLINE)
         except Exception as error:
             if step_id is None:  # the claim itself failed: the database's problem
                 raise
@@ -161,6 +164,41 @@ def resolve_due_step(step_id: int, *, now: datetime) -> bool:
         return False
 
 
+def resolve_now(
+    game_id: int,
+    *,
+    now: datetime,
+    reason: str = "",
+    by: int | None = None,
+    shown_step: int | None = None,
+) -> bool:
+    """The GM closes the current step before its deadline (NMR defaults for missing
+    orders); logged for the players with the GM's ``reason`` (``GMAction``). False, and
+    nothing written, when the game is not running. ``shown_step``: the step the GM's page
+    showed; StepMovedOnForGM, and nothing written, once the game has moved on from it (a
+    double click, or another GM, resolved it already): checked under the game's lock."""
+    note = GMNote(gm_reason(reason), by)
+    with transaction.atomic():
+        game = Game.objects.select_related("gm").select_for_update(of=("self",)).get(pk=game_id)
+        check_shown_step(game, shown_step)
+        # Read after the lock was granted: the open step as the last holder left it.
+        step = (
+            Step.objects.filter(game_id=game_id, status=Step.Status.OPEN)
+            .values_list("id", "number")
+            .first()
+        )
+        if step is None:
+            raise PostalError("the game has no open step")
+        step_id, number = step
+        # Logged before the resolution, so that the step's report names it.
+        early = engine_text._("The GM resolved step %(number)d early", number=number)
+        log_gm(game, GMAction.Kind.RESOLVE, early, note, now)
+        if not _resolve_locked(game, step_id, now=now, closed_by=Step.Closed.GM):
+            transaction.set_rollback(True)
+            return False
+    return True
+
+
 def _resolve_step(step_id: int, *, now: datetime, closed_by: str) -> bool:
     with transaction.atomic():
         # The game (with the GM its reports answer to) locked first: every change to a
@@ -175,10 +213,10 @@ def _resolve_step(step_id: int, *, now: datetime, closed_by: str) -> bool:
             )
         except Game.DoesNotExist:
             return False
-        return resolve_locked(game, step_id, now=now, closed_by=closed_by)
+        return _resolve_locked(game, step_id, now=now, closed_by=closed_by)
 
 
-def resolve_locked(game: Game, step_id: int, *, now: datetime, closed_by: str) -> bool:
+def _resolve_locked(game: Game, step_id: int, *, now: datetime, closed_by: str) -> bool:
     """Resolve ``step_id`` of ``game``, whose row this transaction holds locked, if the
     game is running and the step open (and due, at a deadline)."""
     if game.status != Game.Status.RUNNING:
