@@ -18,11 +18,10 @@ from games import access, postal, tasks
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game, survivor_game
+from tests.factories import EVERY_HOUR, SEED, choice_game, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 SITE = "http://127.0.0.1:8000"
 
@@ -156,12 +155,8 @@ def test_a_run_stops_after_sweep_batch_receipts_and_the_next_takes_the_rest(
     assert len(receipts()) == 5
 
 
-def survivor(now: datetime) -> Game:
-    return survivor_game(now, SEED)
-
-
 def test_the_receipt_of_an_order_that_took_effect_at_once_says_what_it_did(now: datetime) -> None:
-    game = survivor(now)
+    game = started_game("dice-survivor", now=now, schedule_spec=EVERY_HOUR)
     step = Step.objects.get(game=game, number=game.step_number)
     (prompt,) = step.prompts
     active = prompt["seat"]
