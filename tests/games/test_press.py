@@ -24,8 +24,8 @@ from games.models import (
     WebhookDelivery,
 )
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game
-from tests.games.playing import SHORT_CHOICE, play_out, started
+from tests.factories import choice_game, started_game
+from tests.games.playing import QUICK_CHOICE, play_out
 
 pytestmark = pytest.mark.django_db
 
@@ -169,7 +169,7 @@ def test_turning_private_messages_off_is_in_the_gms_log_once_the_game_runs(
 
 
 def test_the_next_game_keeps_the_private_message_setting(now: datetime) -> None:
-    game = started(["ann", "bob"], now=now, engine="choice", options=SHORT_CHOICE, title="Short")
+    game = started_game(now=now, players=["ann", "bob"], title="Short", **QUICK_CHOICE)
     press.set_private(game.pk, allowed=False, by=None, now=now)
     play_out(game, sending={"ann", "bob"})
     assert postal.play_again(game.pk, now=now).private_press is False
@@ -456,7 +456,7 @@ def test_a_seat_on_the_digest_for_both_reads_reports_and_messages_in_one_email(
 
 
 def test_no_webhook_delivery_holds_a_message(now: datetime) -> None:
-    game = started(["ann", "bob"], now=now, engine="choice", options=SHORT_CHOICE, title="Short")
+    game = started_game(now=now, players=["ann", "bob"], title="Short", **QUICK_CHOICE)
     Webhook.objects.create(game=game, url="https://hooks.example.org/game", format="json")
     send(game, 0, "Public words 1a2b.", now)
     send(game, 1, "Private words 3c4d.", now, to=0)

@@ -14,8 +14,8 @@ from time_machine import TimeMachineFixture
 
 from games import access, postal, press
 from games.models import Game, Publicity, Seat, Webhook, WebhookDelivery
-from tests.factories import GMFactory, choice_game
-from tests.games.playing import SHORT_CHOICE, play_out, started
+from tests.factories import GMFactory, choice_game, started_game
+from tests.games.playing import QUICK_CHOICE, play_out
 from tests.games.test_hidden import readable_by
 
 pytestmark = pytest.mark.django_db
@@ -97,7 +97,7 @@ def test_a_spectator_reads_no_message_of_a_running_public_game(now: datetime) ->
 
 
 def test_the_replay_and_webhooks_of_a_finished_game_hold_no_message(now: datetime) -> None:
-    game = started(["ann", "bob", "cy"], now=now, engine="choice", options=SHORT_CHOICE)
+    game = started_game(now=now, players=["ann", "bob", "cy"], **QUICK_CHOICE)
     Webhook.objects.create(game=game, url="https://hooks.example.org/game", format="json")
     with_messages(game, now)
     game = play_out(game, sending={"ann", "bob", "cy"})

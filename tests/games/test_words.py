@@ -18,8 +18,8 @@ from games.engines.drop_shy.rules import DropShyEngine
 from games.engines.text import _, data, join, ngettext, render
 from games.models import Event, Seat
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, seat_page
-from tests.games.playing import SeedOnlyDice, started
+from tests.factories import EVERY_HOUR, GMFactory, seat_page, started_game
+from tests.games.playing import SeedOnlyDice
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 SEED = bytes(range(32))
@@ -132,7 +132,13 @@ def test_one_game_is_read_by_each_seat_in_its_own_language(
     """The events are stored once; bob's German seat reads them, the engine's prompt and
     its menu in German, ann's English seat in English."""
     monkeypatch.setattr(postal, "VerifiableDice", SeedOnlyDice)
-    game = started(["ann", "bob"], now=now, options={"profile": "classic", "dice_per_player": 2})
+    game = started_game(
+        "liars-dice",
+        now=now,
+        players=["ann", "bob"],
+        options={"profile": "classic", "dice_per_player": 2},
+        schedule_spec=EVERY_HOUR,
+    )
     Seat.objects.filter(game=game, position=1).update(language="de")
     assert game.steps.get(number=game.step_number).prompted_seats == [0]
     postal.accept_order(game_id=game.pk, position=0, text="bid 1 5", source="web", now=now)
