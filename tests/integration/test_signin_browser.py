@@ -18,8 +18,8 @@ from games import postal
 from games.models import Game
 from moderator.mail.models import OutboundEmail
 from tests.browser import axe_violations, duplicate_ids
-from tests.factories import GMFactory, seat_page
-from tests.integration.every_game import PHONE, SEED
+from tests.factories import SEED, GMFactory, seat_page
+from tests.integration.every_game import PHONE
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
