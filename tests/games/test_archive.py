@@ -6,7 +6,6 @@ import json
 import re
 from collections.abc import Collection
 from datetime import datetime
-from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -19,7 +18,7 @@ from games.engines.base import OrderError
 from games.engines.choice.rules import ChoiceEngine, ChoiceState
 from games.engines.first_player.rules import FirstPlayerEngine, FirstPlayerState
 from games.models import Game, Order
-from tests.factories import GMFactory, choice_game
+from tests.factories import EVERY_HOUR, choice_game, started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -163,17 +162,8 @@ def test_export_command_writes_json(now: datetime, capsys: pytest.CaptureFixture
 FIRST_PLAYER = FirstPlayerEngine()
 
 
-def night(now: datetime, **options: Any) -> Game:
-    """A started First Player night of ann, bob and cy, free order mode, hourly steps."""
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="first-player",
-        title="Game night",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
-        options={"order_mode": "free", **options},
-        schedule_spec={"kind": "interval", "seconds": 3600},
-    )
-    return postal.start_game(game.pk, now=now, seed=SEED)
+# A First Player night in free order mode, for started_game with hourly steps.
+FREE_ORDER = {"order_mode": "free"}
 
 
 def send(game: Game, position: int, text: str, now: datetime) -> None:
@@ -219,7 +209,9 @@ def assert_replays(game: Game) -> None:
 def test_every_roll_of_a_seat_in_the_rolling_step_is_exported_in_the_order_it_came(
     now: datetime,
 ) -> None:
-    game = night(now, rounds=2)
+    game = started_game(
+        "first-player", now=now, options=FREE_ORDER | {"rounds": 2}, schedule_spec=EVERY_HOUR
+    )
     for _round in range(2):
         # Each seat acts at its own pace, several orders each in the one rolling step.
         for position in range(3):
@@ -248,7 +240,9 @@ def test_every_roll_of_a_seat_in_the_rolling_step_is_exported_in_the_order_it_ca
 def test_an_order_the_host_set_is_exported_as_its_own_move_and_verifies(
     now: datetime, seed_alone: None
 ) -> None:
-    game = night(now, rounds=2)
+    game = started_game(
+        "first-player", now=now, options=FREE_ORDER | {"rounds": 2}, schedule_spec=EVERY_HOUR
+    )
     # Round 1: every seat is ready, ann rolls; then the host sets the order at the table.
     for position in range(3):
         send(game, position, "ready", now)
@@ -276,7 +270,7 @@ def test_an_order_the_host_set_is_exported_as_its_own_move_and_verifies(
 
 
 def test_a_rolling_step_that_ends_at_its_deadline_is_exported_with_it(now: datetime) -> None:
-    game = night(now)
+    game = started_game("first-player", now=now, options=FREE_ORDER, schedule_spec=EVERY_HOUR)
     for position in range(3):
         send(game, position, "ready", now)
     send(game, 0, "roll all", now)
@@ -295,7 +289,7 @@ def test_a_rolling_step_that_ends_at_its_deadline_is_exported_with_it(now: datet
 
 
 def test_the_lines_that_stood_of_a_partly_refused_order_are_exported(now: datetime) -> None:
-    game = night(now)
+    game = started_game("first-player", now=now, options=FREE_ORDER, schedule_spec=EVERY_HOUR)
     for position in range(3):
         send(game, position, "ready", now)
     with pytest.raises(postal.OrderRejected) as refused:
@@ -337,15 +331,15 @@ def token_night(now: datetime, *, early_processing: bool = True) -> tuple[Game, 
     and its second-to-last got a token; one gave theirs to the other in the gift window
     (seeds are tried until the two rounds gave out two tokens)."""
     for number in range(30):
-        game = postal.create_game(
-            gm=GMFactory.create(),
-            engine_key="first-player",
+        game = started_game(
+            "first-player",
+            now=now,
+            seed=bytes([number]) * 32,
+            players=FOUR,
             title="Token night",
-            players=[postal.Player(name, f"{name}@example.org") for name in FOUR],
             options={"order_mode": "free", "tokens": True, "rounds": 3},
             early_processing=early_processing,
         )
-        game = postal.start_game(game.pk, now=now, seed=bytes([number]) * 32)
         while (state := night_state(game)).round < 3 or state.phase != "gifts":
             if state.phase == "commit":
                 seat = next(s for s in state.participants if not state.cups[s].rolls)

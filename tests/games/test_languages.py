@@ -9,7 +9,6 @@ import re
 import shutil
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import polib
 import pytest
@@ -23,21 +22,19 @@ from games.models import Game, Seat
 from games.schedule import local_time
 from moderator import catalogue
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game, seat_page
+from tests.factories import GMFactory, choice_game, seat_page, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 DEADLINE_DE = "Mi., 25. November 2026, 19:00 CET (18:00 UTC)"
 DEADLINE_EN = "Wed 25 Nov 2026 19:00 CET (18:00 UTC)"
 
 
-def german_and_english(now: datetime, **kwargs: Any) -> Game:
+def german_and_english(now: datetime) -> Game:
     """A started Choice game in Europe/Berlin: ann's seat speaks German, bob's the game's
     English."""
-    game = choice_game(2, time_zone="Europe/Berlin", **kwargs)
-    Seat.objects.filter(game=game, position=0).update(language="de")
-    return postal.start_game(game.pk, now=now, seed=SEED)
+    ann = postal.Player("ann", "ann@example.org", language="de")
+    return started_game(now=now, players=[ann, "bob"], time_zone="Europe/Berlin")
 
 
 def report(game: Game, position: int) -> OutboundEmail:

@@ -20,11 +20,9 @@ from pytest_django.fixtures import Settings
 from games import access, postal, tasks
 from games.models import Game, SeatLink
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import SEED, choice_game, new_game, started_game
 
 pytestmark = pytest.mark.django_db
-
-SEED = bytes(range(32))
 
 
 @pytest.fixture(autouse=True)
@@ -36,13 +34,7 @@ def own_cache(settings: Settings, now: datetime) -> None:
 
 
 def ann_game(title: str, email: str = "ann@example.org") -> Game:
-    return postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="choice",
-        title=title,
-        players=[postal.Player("ann", email), postal.Player("bob", "bob@example.org")],
-        schedule_spec={"kind": "interval", "seconds": 48 * 3600},
-    )
+    return new_game(players=[postal.Player("ann", email), "bob"], title=title)
 
 
 def ask(email: str, address: str = "198.51.100.1") -> Any:
@@ -73,7 +65,7 @@ def request_path(email: str) -> tuple[list[str], list[tuple[str, dict[str, Any]]
 def test_the_request_does_the_same_for_an_address_that_plays_and_one_that_does_not(
     now: datetime,
 ) -> None:
-    postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    started_game(now=now, players=2)
     known_queries, known_tasks = request_path("ann@example.org")
     unknown_queries, unknown_tasks = request_path("nobody@example.org")
     assert known_queries == unknown_queries
@@ -88,7 +80,7 @@ def test_the_request_does_the_same_for_an_address_that_plays_and_one_that_does_n
 def test_the_task_sends_the_links_of_an_address_that_plays_and_nothing_else(
     now: datetime,
 ) -> None:
-    postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    started_game(now=now, players=2)
     assert tasks.send_lost_links(email="ann@example.org") == 1
     assert tasks.send_lost_links(email="nobody@example.org") == 0
     assert list(OutboundEmail.objects.filter(kind="lost-links").values_list("to", flat=True)) == [
@@ -108,7 +100,7 @@ def links_in(text: str) -> list[str]:
 
 
 def test_a_known_and_an_unknown_address_get_the_same_page(now: datetime) -> None:
-    postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    started_game(now=now, players=2)
     known = ask("ann@example.org")
     unknown = ask("nobody@example.org")
     assert (known.status_code, unknown.status_code) == (200, 200)

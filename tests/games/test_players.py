@@ -17,11 +17,10 @@ from games import email_choices, players, postal, reminders
 from games.models import EmailPreference, Game, Order, Player, Seat, SignIn
 from moderator.mail import tasks as mail_tasks
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import SEED, GMFactory, choice_game, new_game, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CODE_ATTEMPTS = players.CODE_ATTEMPTS
 BROWSER = "the-browser-that-asked"  # the id a browser's cookie holds while it signs in
 
@@ -344,13 +343,8 @@ def test_sign_ins_are_pruned_a_day_after_they_expire(now: datetime) -> None:
 
 
 def ann_game(title: str) -> Game:
-    return postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="choice",
-        title=title,
-        players=[postal.Player("Ann", "ANN@example.org"), postal.Player("Bob", "bob@example.org")],
-        schedule_spec={"kind": "interval", "seconds": 48 * 3600},
-    )
+    players = [postal.Player("Ann", "ANN@example.org"), postal.Player("Bob", "bob@example.org")]
+    return new_game(players=players, title=title)
 
 
 def play_out(game: Game, now: datetime) -> None:
@@ -378,13 +372,8 @@ def test_my_games_are_grouped_owed_first_with_deadlines_in_the_players_zone(
     play_out(over, now)
     paused = postal.start_game(ann_game("Paused").pk, now=now, seed=SEED)
     postal.pause(paused.pk, now=now)
-    others = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="choice",
-        title="Not Ann's",
-        players=[postal.Player("Cy", "cy@example.org"), postal.Player("Dee", "dee@example.org")],
-    )
-    postal.start_game(others.pk, now=now, seed=SEED)
+    cy_and_dee = [postal.Player("Cy", "cy@example.org"), postal.Player("Dee", "dee@example.org")]
+    others = started_game(now=now, players=cy_and_dee, title="Not Ann's")
     postal.accept_order(
         game_id=answered.pk, position=0, text=nmr(answered, 0), source=Order.Source.WEB, now=now
     )

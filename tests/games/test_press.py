@@ -29,14 +29,13 @@ from tests.games.playing import QUICK_CHOICE, play_out
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 ANN, BOB, CY = 0, 1, 2
 
 
 @pytest.fixture
 def game(now: datetime) -> Game:
     """A running Choice game of ann, bob and cy."""
-    return postal.start_game(choice_game(3).pk, now=now, seed=SEED)
+    return started_game(now=now, players=3)
 
 
 def send(

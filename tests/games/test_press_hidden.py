@@ -12,15 +12,14 @@ import pytest
 from django.test import Client
 from time_machine import TimeMachineFixture
 
-from games import access, postal, press
+from games import access, press
 from games.models import Game, Publicity, Seat, Webhook, WebhookDelivery
-from tests.factories import GMFactory, choice_game, started_game
+from tests.factories import GMFactory, started_game
 from tests.games.playing import QUICK_CHOICE, play_out
 from tests.games.test_hidden import readable_by
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 # Each private message, by its two seats; public and hidden words.
 PRIVATE = {(0, 1): "ann-to-bob 7Q2", (1, 2): "bob-to-cy 8R3", (2, 0): "cy-to-ann 9S4"}
 PUBLIC = "public words 1P1"
@@ -62,7 +61,7 @@ def found(text: str, seen: str) -> bool:
 def test_a_private_message_is_read_by_its_two_seats_only_and_a_hidden_one_by_nobody(
     now: datetime,
 ) -> None:
-    game = postal.start_game(choice_game(3).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=3)
     with_messages(game, now)
     for reader in range(3):
         seen = everything_of(game, reader, now)
@@ -77,7 +76,7 @@ def test_a_private_message_is_read_by_its_two_seats_only_and_a_hidden_one_by_nob
 
 def test_the_gm_reads_every_message_hidden_ones_too(now: datetime) -> None:
     gm = GMFactory.create(is_staff=True)
-    game = postal.start_game(choice_game(3, gm=gm).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=3, gm=gm)
     with_messages(game, now)
     client = Client()
     client.force_login(gm)
@@ -87,7 +86,7 @@ def test_the_gm_reads_every_message_hidden_ones_too(now: datetime) -> None:
 
 
 def test_a_spectator_reads_no_message_of_a_running_public_game(now: datetime) -> None:
-    game = postal.start_game(choice_game(3).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=3)
     Game.objects.filter(pk=game.pk).update(public=Publicity.YES)
     with_messages(game, now)
     page = Client().get(f"/games/{game.public_id}/")

@@ -149,20 +149,14 @@ def test_a_replaced_seat_is_not_rated_and_two_seats_of_one_address_count_once(
     ]
     Rating.objects.all().delete()
     # bob plays two seats, placed 2nd and 3rd: he counts once, at his best place.
-    twice = postal.create_game(
-        gm=GMFactory.create(username="gm"),
-        engine_key="liars-dice",
+    twice = started_game(
+        "liars-dice",
+        now=now + DAY,
+        players=["ann", "bob", postal.Player("Bob again", "BOB@example.org")],
         title="Twice",
-        players=[
-            postal.Player("ann", "ann@example.org"),
-            postal.Player("bob", "bob@example.org"),
-            postal.Player("Bob again", "BOB@example.org"),
-        ],
-        options=ONE_DIE,
-        schedule_spec={"kind": "interval", "seconds": 3600},
         rated=True,
+        **QUICK_LIARS,
     )
-    postal.start_game(twice.pk, now=now + DAY, seed=bytes(range(32)))
     play_out(twice, sending={"ann", "bob"})  # ann 1st, "Bob again" 2nd, bob 3rd
     (ann, bob) = rated(1, 2)
     assert table() == [

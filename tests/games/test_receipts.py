@@ -18,7 +18,7 @@ from games import access, postal, tasks
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import EVERY_HOUR, SEED, choice_game, started_game
+from tests.factories import EVERY_HOUR, started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +27,7 @@ SITE = "http://127.0.0.1:8000"
 
 
 def berlin_game(now: datetime) -> Game:
-    return postal.start_game(choice_game(2, time_zone="Europe/Berlin").pk, now=now, seed=SEED)
+    return started_game(now=now, players=2, time_zone="Europe/Berlin")
 
 
 def nmr_text(game: Game, position: int) -> str:

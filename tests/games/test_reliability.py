@@ -228,13 +228,8 @@ def test_a_seat_left_to_another_player_is_abandoned_with_the_turns_of_its_time(
 def test_an_address_is_one_person_whatever_its_case_and_odd_input_has_an_empty_record(
     now: datetime,
 ) -> None:
-    game = postal.create_game(
-        gm=choice_game(2).gm,
-        engine_key="choice",
-        title="Capitals",
-        players=[postal.Player("Dee", "Dee@Example.ORG"), postal.Player("Eve", "eve@example.org")],
-    )
-    postal.start_game(game.pk, now=now)
+    players = [postal.Player("Dee", "Dee@Example.ORG"), postal.Player("Eve", "eve@example.org")]
+    started_game(now=now, players=players, title="Capitals")
     dee = Record("dee@example.org", "Dee", played=1, running=1)
     assert record_of("dee@example.org") == dee
     assert record_of("  DEE@example.org ") == dee

@@ -17,7 +17,7 @@ from time_machine import TimeMachineFixture
 from games import access, postal, press
 from games.models import Game, Message, Order
 from moderator.mail.models import InboundMessage, OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import GMFactory, started_game
 from tests.games.test_replies import (
     SECRET,
     auth,
@@ -41,10 +41,12 @@ def inbound(settings: Settings, time_machine: TimeMachineFixture, now: datetime)
 
 @pytest.fixture
 def game(now: datetime) -> Game:
-    game = choice_game(
-        3, gm=GMFactory.create(email="gm@example.org", is_staff=True), early_processing=False
+    return started_game(
+        now=now,
+        players=3,
+        gm=GMFactory.create(email="gm@example.org", is_staff=True),
+        early_processing=False,
     )
-    return postal.start_game(game.pk, now=now, seed=bytes(range(32)))
 
 
 def gm_client(game: Game) -> Client:

@@ -27,7 +27,7 @@ from games import access, archive, postal, retention, tasks
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
 from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import GMFactory, choice_game, started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -38,14 +38,13 @@ urlpatterns = [
     path("", include("moderator.urls")),
 ]
 
-SEED = bytes(range(32))
 DAY = timedelta(days=1)
 
 
 def finished_game(now: datetime, time_machine: TimeMachineFixture, gm: User | None = None) -> Game:
     """A Choice game of three played to its end by deadlines (no-moves defaults), every
     email written at its step's time and sent; the clock is left at the end."""
-    game = postal.start_game(choice_game(3, gm=gm).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=3, gm=gm)
     while game.status == Game.Status.RUNNING:
         step = game.steps.get(status=Step.Status.OPEN)
         time_machine.move_to(step.deadline, tick=False)

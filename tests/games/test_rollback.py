@@ -18,7 +18,7 @@ from games import archive, postal, records, schedule
 from games.engines.choice.rules import ChoiceEngine
 from games.models import DiceRoll, Event, Game, GMAction, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import GMFactory, choice_game, started_game
 from tests.games.playing import SeedOnlyDice
 from tests.games.test_archive import play_to_the_end
 
@@ -48,7 +48,7 @@ def order(game: Game, position: int, now: datetime) -> None:
 def resolved_once(gm: User, now: datetime) -> tuple[Game, dict[str, Any]]:
     """A game of three at step 2: ann ordered in step 1, bob and cy missed the deadline.
     Returns the game and what was true just before step 1 resolved."""
-    game = postal.start_game(choice_game(3, gm=gm, early_processing=False).pk, now=now, seed=SEED)
+    game = started_game(now=now, seed=SEED, players=3, gm=gm, early_processing=False)
     order(game, 0, now + timedelta(hours=1))
     game.refresh_from_db()
     step = game.steps.get(number=1)
@@ -228,7 +228,7 @@ def refused(game: Game, message: str, now: datetime, reason: str = REASON) -> No
 
 
 def test_refusals_change_nothing(gm: User, now: datetime) -> None:
-    fresh = postal.start_game(choice_game(2, gm=gm).pk, now=now, seed=SEED)
+    fresh = started_game(now=now, seed=SEED, players=2, gm=gm)
     refused(fresh, "the game has no resolved step to roll back", now)
     game, _ = resolved_once(gm, now)
     refused(game, "give the players a reason for rolling the step back", now, reason="  ")
@@ -240,7 +240,7 @@ def test_refusals_change_nothing(gm: User, now: datetime) -> None:
         "its first order",
         now,
     )
-    finished = play_to_the_end(postal.start_game(choice_game(2, gm=gm).pk, now=now, seed=SEED))
+    finished = play_to_the_end(started_game(now=now, seed=SEED, players=2, gm=gm))
     refused(finished, "only a running or paused game can be rolled back; this one is finished", now)
 
 
@@ -286,7 +286,7 @@ def post(gm: User, game: Game, **data: str) -> list[str]:
 def test_the_panel_offers_the_rollback_only_when_allowed_and_it_works(
     gm: User, now: datetime
 ) -> None:
-    fresh = postal.start_game(choice_game(2, gm=gm).pk, now=now, seed=SEED)
+    fresh = started_game(now=now, seed=SEED, players=2, gm=gm)
     assert 'id="rollback-form"' not in gm_page(gm, fresh)
     game, before = resolved_once(gm, now)
     page = gm_page(gm, game)

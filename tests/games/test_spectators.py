@@ -15,7 +15,7 @@ from time_machine import TimeMachineFixture
 from games import postal, spectators
 from games.engines.dice import face
 from games.models import DiceRoll, Event, Game, Publicity, Seat, Step
-from tests.factories import GMFactory, choice_game
+from tests.factories import EVERY_HOUR, GMFactory, choice_game, started_game
 from tests.games.test_gm import CHOICE_FORM, GOOD
 from tests.games.test_hidden import readable_by
 from tests.games.test_liars_dice_postal import cup_secrets, due, sweep_after, with_distinct_cups
@@ -30,15 +30,14 @@ def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
 
 def finished_match(now: datetime, time_machine: TimeMachineFixture) -> Game:
     """A Liar's Dice Death Match played out on missed deadlines to its end."""
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="liars-dice",
+    game = started_game(
+        "liars-dice",
+        now=now,
+        players=["Ann", "Bob"],
         title="Match",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("Ann", "Bob")],
         options={"profile": "genius_dm", "max_dice": 5},
-        schedule_spec={"kind": "interval", "seconds": 3600},
+        schedule_spec=EVERY_HOUR,
     )
-    game = postal.start_game(game.pk, now=now, seed=bytes(range(32)))
     for _ in range(20):
         game.refresh_from_db()
         if game.status == Game.Status.FINISHED:
@@ -50,7 +49,7 @@ def finished_match(now: datetime, time_machine: TimeMachineFixture) -> Game:
 
 
 def test_who_may_watch_follows_the_gms_choice_and_the_status(now: datetime) -> None:
-    game = postal.start_game(choice_game().pk, now=now, seed=bytes(range(32)))
+    game = started_game(now=now)
     cases = [
         (Publicity.AUTO, Game.Status.RUNNING, False),
         (Publicity.AUTO, Game.Status.FINISHED, True),

@@ -31,12 +31,11 @@ from games import postal, reminders, tasks, webhooks
 from games.engines import registry
 from games.engines.liars_dice.rules import LiarsDiceEngine
 from games.models import Event, Game, Webhook, WebhookDelivery
-from tests.factories import GMFactory, choice_game
+from tests.factories import EVERY_HOUR, SEED, GMFactory, choice_game, new_game
 from tests.games.playing import SHORT_CHOICE, play_out
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 HOUR = timedelta(hours=1)
 State = WebhookDelivery.State
 
@@ -615,14 +614,7 @@ def test_a_liars_dice_webhook_never_holds_a_cup(
     now: datetime, receiver: Receiver, commit: Callable[[], AbstractContextManager[Any]]
 ) -> None:
     engine = LiarsDiceEngine()
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="liars-dice",
-        title="Liars",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
-        options={},
-        schedule_spec={"kind": "interval", "seconds": 3600},
-    )
+    game = new_game("liars-dice", title="Liars", schedule_spec=EVERY_HOUR)
     webhooks.set_for_game(game.pk, url=receiver.url, format="json", active=True)
     with commit():
         game = postal.start_game(game.pk, now=now, seed=SEED)

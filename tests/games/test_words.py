@@ -18,11 +18,10 @@ from games.engines.drop_shy.rules import DropShyEngine
 from games.engines.text import _, data, join, ngettext, render
 from games.models import Event, Seat
 from moderator.mail.models import OutboundEmail
-from tests.factories import EVERY_HOUR, GMFactory, seat_page, started_game
+from tests.factories import EVERY_HOUR, seat_page, started_game
 from tests.games.playing import SeedOnlyDice
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
-SEED = bytes(range(32))
 ENGINE = DropShyEngine()
 
 GERMAN = {
@@ -92,14 +91,7 @@ def test_said_follows_the_language_active_where_the_words_are_shown() -> None:
 
 @pytest.mark.django_db
 def test_a_stored_event_is_said_in_the_readers_language() -> None:
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="drop-shy",
-        title="Shy",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob")],
-        options={"dice_per_player": 1},
-    )
-    game = postal.start_game(game.pk, now=NOW, seed=SEED)
+    game = started_game("drop-shy", now=NOW, players=2, title="Shy", options={"dice_per_player": 1})
     state = ENGINE.state_from_json(game.state)
     winner = state.players[state.current]
     order = next(c[0] for c in ENGINE.candidates(state, state.current) if "place" in c[0])

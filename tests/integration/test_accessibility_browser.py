@@ -20,7 +20,7 @@ from games import access, postal
 from games.models import Game, Seat
 from moderator.mail.models import OutboundEmail
 from tests.browser import axe_violations, duplicate_ids
-from tests.factories import NAMES, SEED, seat_page, started_game
+from tests.factories import NAMES, SEED, new_game, seat_page, started_game
 from tests.integration.every_game import (
     GAMES,
     WIDTHS,
@@ -119,12 +119,7 @@ def test_the_gm_pages_have_no_serious_violations(
         now=now,
     )
     campaigns_postal.start_league_game(league.pk, now=now, seed=SEED)
-    draft = postal.create_game(
-        gm=gm,
-        engine_key="choice",
-        title="Not started yet",
-        players=[postal.Player(name, f"{name}@example.org") for name in NAMES[:3]],
-    )
+    draft = new_game(players=3, gm=gm, title="Not started yet")
     # The first game needs the GM, a seat's mail bounces, and its emails can be sent again.
     Game.objects.filter(pk=games[0].pk).update(needs_gm="step 1 failed 5 times: ValueError")
     Seat.objects.filter(game=games[0], position=1).update(email_failing="550 5.1.1 unknown")
