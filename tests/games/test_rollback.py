@@ -18,7 +18,7 @@ from games import archive, postal, records, schedule
 from games.engines.choice.rules import ChoiceEngine
 from games.models import DiceRoll, Event, Game, GMAction, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game, started_game
+from tests.factories import GMFactory, started_game
 from tests.games.playing import SeedOnlyDice
 from tests.games.test_archive import play_to_the_end
 
@@ -323,8 +323,7 @@ def test_a_rollback_after_a_civil_disorder_takeover_works_and_keeps_the_counters
     gm: User, now: datetime
 ) -> None:
     missed = postal.MissedTurns(civil_disorder_after=1)
-    created = choice_game(3, gm=gm, early_processing=False, missed=missed)
-    game = postal.start_game(created.pk, now=now, seed=SEED)
+    game = started_game(now=now, seed=SEED, players=3, gm=gm, early_processing=False, missed=missed)
     order(game, 0, now + timedelta(hours=1))
     step = game.steps.get(number=1)
     assert postal.resolve_due_step(step.pk, now=step.deadline)
