@@ -13,7 +13,7 @@ from django.urls import reverse
 from games import access, players, postal
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import SEED, GMFactory, choice_game, started_game
+from tests.factories import SEED, GameFactory, GMFactory, started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -227,7 +227,7 @@ def test_an_action_on_a_selection_that_names_no_row_changes_nothing_and_says_so(
 
 def test_changelist_filters_and_searches(games: dict[str, Any], now: datetime) -> None:
     superuser = logged_in(GMFactory.create(is_staff=True, is_superuser=True))
-    choice_game(2, gm=games["gm"], title="Draft one")
+    GameFactory.create(seats=2, gm=games["gm"], title="Draft one")
 
     def titles(query: str) -> list[str]:
         url = f"{reverse('admin:games_game_changelist')}?{query}"

@@ -13,7 +13,7 @@ from django.test import Client
 
 from games import access
 from games.models import EmailPreference, Game, Seat
-from tests.factories import choice_game, seat_page, started_game
+from tests.factories import GameFactory, seat_page, started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -82,7 +82,7 @@ def test_a_choice_for_all_my_seats_sets_them_all_and_the_default(
     client: Client, now: datetime
 ) -> None:
     game = started_game("liars-dice", now=now, title="Liars")
-    other = choice_game(3, title="Other")
+    other = GameFactory.create(seats=3, title="Other")
     open_seat(client, game, 0, now)
     response = client.post(
         f"/play/{game.pk}/0/email/", {"reports": "digest", "scope": "all"}, follow=True

@@ -23,7 +23,7 @@ from games.engines.base import OrderError
 from games.engines.choice.rules import ChoiceEngine
 from games.models import DiceRoll, Event, Game, GameTemplate, Order, Seat, SeatLink, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import SEED, GMFactory, choice_game, started_game
+from tests.factories import SEED, GameFactory, GMFactory, choice_game, started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -97,7 +97,7 @@ def act(client: Client, game: Game, action: str, **data: Any) -> list[str]:
 
 
 def test_anonymous_users_are_sent_to_the_admin_login(gm: User, now: datetime) -> None:
-    game = choice_game(2, gm=gm)
+    game = GameFactory.create(seats=2, gm=gm)
     anonymous = Client()
     for url in (
         reverse("gm:dashboard"),
@@ -185,7 +185,7 @@ def test_dashboard_shows_step_deadline_who_owes_nmrs_and_needs_gm(
     postal.accept_order(game_id=game.pk, position=0, text=nmr_text(game, 0), source="web", now=now)
     Seat.objects.filter(game=game, position=2).update(nmr_count=3)
     Game.objects.filter(pk=game.pk).update(needs_gm="step 2 failed 5 times: boom")
-    choice_game(2, gm=gm, title="Waiting")
+    GameFactory.create(seats=2, gm=gm, title="Waiting")
     started_game(now=now, gm=GMFactory.create(is_staff=True), title="Not mine")
 
     response = client.get(reverse("gm:dashboard"))
@@ -518,7 +518,9 @@ def test_a_games_settings_saved_as_a_template_fill_in_the_next_new_game(
     client: Client, gm: User
 ) -> None:
     options = {"variant": "suppenkasper", "cards": ["sk"], "round_cap": 50}
-    game = choice_game(2, gm=gm, options=options, time_zone="Europe/Paris", early_processing=False)
+    game = GameFactory.create(
+        seats=2, gm=gm, options=options, time_zone="Europe/Paris", early_processing=False
+    )
     assert act(client, game, "save-template", name="  Soup   nights ") == [
         "Saved as the template 'Soup nights': pick it on the new-game page."
     ]
@@ -558,7 +560,7 @@ def test_a_games_settings_saved_as_a_template_fill_in_the_next_new_game(
 
 
 def test_a_template_is_its_gms_alone_and_can_be_deleted(client: Client, gm: User) -> None:
-    game = choice_game(2, gm=gm)
+    game = GameFactory.create(seats=2, gm=gm)
     act(client, game, "save-template", name="Mine")
     template = GameTemplate.objects.get()
     other = Client()
@@ -746,7 +748,7 @@ def test_game_page_keeps_the_raw_views_inside_collapsed_details(
 
 
 def test_game_page_before_the_start_shows_no_views(client: Client, gm: User) -> None:
-    game = choice_game(2, gm=gm)
+    game = GameFactory.create(seats=2, gm=gm)
     response = client.get(reverse("gm:game", args=[game.pk]))
     assert (response.context["public"], response.context["hidden"]) == (None, [])
     assert b"What each seat sees" not in response.content
@@ -845,7 +847,7 @@ def test_game_page_lists_the_games_emails_newest_first(
 
 
 def test_game_page_lists_the_newest_50_emails_only(client: Client, gm: User, now: datetime) -> None:
-    game = choice_game(2, gm=gm)
+    game = GameFactory.create(seats=2, gm=gm)
     OutboundEmail.objects.bulk_create(
         OutboundEmail(dedupe_key=f"k{n}", kind="invite", game=game, to="ann@example.org")
         for n in range(52)
@@ -1083,7 +1085,7 @@ def test_extend_with_a_bad_deadline_changes_nothing(
 
 
 def test_extend_without_an_open_step_changes_nothing(client: Client, gm: User) -> None:
-    game = choice_game(2, gm=gm)
+    game = GameFactory.create(seats=2, gm=gm)
     before = snapshot(game)
     assert act(client, game, "extend", deadline="2026-12-01T12:00") == ["the game has no open step"]
     assert snapshot(game) == before
@@ -1225,7 +1227,7 @@ def test_resend_a_seats_report(client: Client, gm: User, now: datetime) -> None:
 
 
 def test_resend_before_the_start_changes_nothing(client: Client, gm: User) -> None:
-    game = choice_game(2, gm=gm)
+    game = GameFactory.create(seats=2, gm=gm)
     before = snapshot(game)
     assert act(client, game, "resend", seat="0") == [
         "the game has not started; there is no report yet"

@@ -22,7 +22,7 @@ from games.models import Game, Seat
 from games.schedule import local_time
 from moderator import catalogue
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game, seat_page, started_game
+from tests.factories import GameFactory, GMFactory, choice_game, seat_page, started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -103,7 +103,7 @@ def test_a_german_seat_gets_its_report_in_german_and_an_english_seat_in_english(
 
 
 def test_the_games_language_is_its_seats_unless_a_seat_chose_its_own(now: datetime) -> None:
-    game = choice_game(2, language="de")
+    game = GameFactory.create(seats=2, language="de")
     Seat.objects.filter(game=game, position=1).update(language="en")
     postal.invite(game.pk, now=now)
     subjects = dict(
@@ -222,7 +222,7 @@ def test_a_german_seats_refused_order_is_refused_in_german(now: datetime) -> Non
 
 def test_a_players_language_is_their_pages_and_their_seats(now: datetime) -> None:
     mine = german_and_english(now)
-    over = choice_game(2, title="Over")
+    over = GameFactory.create(seats=2, title="Over")
     Game.objects.filter(pk=over.pk).update(status=Game.Status.FINISHED)
     player = players.player_for("BOB@example.org", now=now)
     said = players.save_settings(
@@ -272,7 +272,7 @@ def test_the_gm_panel_stays_english_for_a_german_browser() -> None:
 
 def test_the_gm_sets_the_games_language_and_play_again_keeps_it(now: datetime) -> None:
     gm: User = GMFactory.create(is_staff=True)
-    game = choice_game(2, gm=gm)
+    game = GameFactory.create(seats=2, gm=gm)
     client = Client()
     client.force_login(gm)
     response = client.post(f"/gm/{game.pk}/language/", {"language": "de"})

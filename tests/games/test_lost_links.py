@@ -20,7 +20,7 @@ from pytest_django.fixtures import Settings
 from games import access, postal, tasks
 from games.models import Game, SeatLink
 from moderator.mail.models import OutboundEmail
-from tests.factories import SEED, choice_game, new_game, started_game
+from tests.factories import SEED, GameFactory, new_game, started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -164,14 +164,14 @@ def test_an_address_is_found_in_any_case_and_written_as_the_gm_wrote_it(now: dat
 
 
 def test_an_unknown_address_is_sent_nothing(now: datetime) -> None:
-    choice_game(2)
+    GameFactory.create(seats=2)
     links = SeatLink.objects.count()
     assert ask("nobody@example.org").status_code == 200
     assert (OutboundEmail.objects.count(), SeatLink.objects.count()) == (0, links)
 
 
 def test_no_address_is_asked_again_in_the_words_of_a_player(now: datetime) -> None:
-    choice_game(2)
+    GameFactory.create(seats=2)
     response = ask("ann at example")
     assert response.status_code == 200
     assert re.findall(
@@ -183,7 +183,7 @@ def test_no_address_is_asked_again_in_the_words_of_a_player(now: datetime) -> No
 def test_requests_for_one_email_are_limited_from_every_client(
     now: datetime, settings: Settings
 ) -> None:
-    choice_game(2)
+    GameFactory.create(seats=2)
     settings.RATES = {**settings.RATES, "lost-links-email": "2/h"}
     statuses = [ask("ANN@example.org", f"198.51.100.{n}").status_code for n in range(3)]
     assert statuses == [200, 200, 429]
@@ -203,7 +203,7 @@ def test_requests_from_one_client_are_limited_for_every_email(
 def test_a_limited_request_says_when_to_try_again_and_sends_nothing(
     now: datetime, settings: Settings
 ) -> None:
-    choice_game(2)
+    GameFactory.create(seats=2)
     settings.RATES = {**settings.RATES, "lost-links-email": "1/h"}
     ask("ann@example.org")
     OutboundEmail.objects.all().delete()

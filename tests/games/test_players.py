@@ -17,7 +17,7 @@ from games import email_choices, players, postal, reminders
 from games.models import EmailPreference, Game, Order, Player, Seat, SignIn
 from moderator.mail import tasks as mail_tasks
 from moderator.mail.models import OutboundEmail
-from tests.factories import SEED, GMFactory, choice_game, new_game, started_game
+from tests.factories import SEED, GameFactory, GMFactory, new_game, started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -89,7 +89,7 @@ def test_asking_stores_only_digests_and_emails_the_link_and_the_code(
 
 
 def test_every_address_gets_a_sign_in_whether_it_plays_or_not(now: datetime) -> None:
-    choice_game(2)
+    GameFactory.create(seats=2)
     players.ask("ann@example.org", browser=BROWSER, now=now)
     players.ask("nobody@example.org", browser=BROWSER, now=now)
     assert sorted(OutboundEmail.objects.values_list("to", flat=True)) == [
@@ -424,7 +424,7 @@ def test_my_games_without_a_zone_show_each_seats_zone(now: datetime) -> None:
 
 
 def test_an_address_without_seats_has_no_games(now: datetime) -> None:
-    choice_game(2)
+    GameFactory.create(seats=2)
     player = players.player_for("new@example.org", now=now)
     assert players.my_games(player).groups == []
 

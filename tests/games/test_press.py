@@ -24,7 +24,7 @@ from games.models import (
     WebhookDelivery,
 )
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game, started_game
+from tests.factories import GameFactory, started_game
 from tests.games.playing import QUICK_CHOICE, play_out
 
 pytestmark = pytest.mark.django_db
@@ -155,7 +155,7 @@ def test_with_private_messages_off_only_public_ones_are_taken(game: Game, now: d
 def test_turning_private_messages_off_is_in_the_gms_log_once_the_game_runs(
     game: Game, now: datetime
 ) -> None:
-    draft = choice_game(3)
+    draft = GameFactory.create(seats=3)
     press.set_private(draft.pk, allowed=False, by=None, now=now)
     assert GMAction.objects.filter(game=draft).count() == 0
     press.set_private(game.pk, allowed=False, by=None, now=now)
@@ -381,7 +381,7 @@ def test_hiding_twice_or_with_a_bad_reason_changes_nothing(game: Game, now: date
     with pytest.raises(press.PressError) as again:
         press.hide(game.pk, message.pk, reason="", by=None, now=now)
     assert again.value.message == "This message is hidden already."
-    other = choice_game(2)
+    other = GameFactory.create(seats=2)
     with pytest.raises(press.PressError):
         press.hide(other.pk, message.pk, reason="", by=None, now=now)
     assert GMAction.objects.count() == 1

@@ -15,7 +15,7 @@ from pytest_django import DjangoAssertNumQueries
 from games import postal
 from games.models import Game, Order, Player, Seat
 from games.reliability import Finish, Record, percent, record_of, records_of
-from tests.factories import choice_game, started_game
+from tests.factories import GameFactory, started_game
 from tests.games.playing import QUICK_CHOICE, QUICK_LIARS, SeedOnlyDice, play_out
 
 pytestmark = pytest.mark.django_db
@@ -75,7 +75,7 @@ def played_games(now: datetime) -> dict[str, Game]:
         step_number=1,
     )
     cups.refresh_from_db()
-    later = choice_game(2, title="Later")
+    later = GameFactory.create(seats=2, title="Later")
     return {"liars": liars, "choice": choice, "handed": handed, "cups": cups, "later": later}
 
 

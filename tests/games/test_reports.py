@@ -11,7 +11,14 @@ from games import access, postal, reports, tasks
 from games.engines.choice.rules import ChoiceEngine, ChoiceState
 from games.models import Game, Seat
 from moderator.mail.models import OutboundEmail
-from tests.factories import SEED, GMFactory, choice_game, new_game, seat_page, started_game
+from tests.factories import (
+    SEED,
+    GameFactory,
+    GMFactory,
+    new_game,
+    seat_page,
+    started_game,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -32,9 +39,8 @@ def nmr_text(game: Game, position: int) -> str:
 
 def second_step(now: datetime) -> Game:
     """A 2-seat game in Europe/Berlin, bob in Asia/Tokyo, after step 1 resolved."""
-    game = choice_game(2, time_zone="Europe/Berlin")
-    Seat.objects.filter(game=game, position=1).update(time_zone="Asia/Tokyo")
-    game = postal.start_game(game.pk, now=now, seed=SEED)
+    bob = postal.Player("bob", "bob@example.org", time_zone="Asia/Tokyo")
+    game = started_game(now=now, players=["ann", bob], time_zone="Europe/Berlin")
     for position in (0, 1):
         postal.accept_order(
             game_id=game.pk, position=position, text=nmr_text(game, position), source="web", now=now
@@ -221,7 +227,7 @@ def test_the_receipt_echoes_the_canonical_order_and_its_time(now: datetime) -> N
 
 
 def test_invite_link_and_deadline_emails_carry_the_link_and_the_seats_time(now: datetime) -> None:
-    game = choice_game(2, time_zone="Europe/Berlin")
+    game = GameFactory.create(seats=2, time_zone="Europe/Berlin")
     Seat.objects.filter(game=game, position=1).update(time_zone="Asia/Tokyo")
     postal.invite(game.pk, now=now)
     invite = OutboundEmail.objects.get(kind="invite", to="bob@example.org")

@@ -27,7 +27,7 @@ from games import access, archive, postal, retention, tasks
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
 from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game, started_game
+from tests.factories import GameFactory, GMFactory, started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -129,7 +129,7 @@ def test_game_records_dice_orders_and_events_are_never_pruned(
 
 
 def test_only_email_whose_sending_is_over_is_pruned(now: datetime) -> None:
-    game = choice_game(2)
+    game = GameFactory.create(seats=2)
     for state in OutboundEmail.State.values:
         OutboundEmail.objects.create(
             dedupe_key=state,
@@ -169,7 +169,7 @@ def test_pruning_runs_in_batches_and_twice_changes_nothing(now: datetime) -> Non
         OutboundEmail(dedupe_key=f"k{n}", kind="report", to="a@example.org", text="x", state="sent")
         for n in range(5)
     )
-    seat = Seat.objects.get(game=choice_game(2), position=0)
+    seat = Seat.objects.get(game=GameFactory.create(seats=2), position=0)
     access.mint_each([seat] * 5, now=now - timedelta(days=settings.LINK_DAYS))
     fresh = access.mint([seat], now=now)[0]
     far = now + timedelta(days=settings.MAIL_RETENTION_DAYS + 1)
@@ -194,7 +194,7 @@ def test_pruning_runs_in_batches_and_twice_changes_nothing(now: datetime) -> Non
 def test_expired_links_are_deleted_and_open_nothing_either_way(
     client: Client, now: datetime, time_machine: TimeMachineFixture
 ) -> None:
-    seat = Seat.objects.get(game=choice_game(2), position=0)
+    seat = Seat.objects.get(game=GameFactory.create(seats=2), position=0)
     old = access.mint([seat], now=now)[0]
     later = now + timedelta(days=settings.LINK_DAYS)
     time_machine.move_to(later, tick=False)
@@ -277,7 +277,7 @@ def test_the_gm_page_says_which_bodies_were_pruned_and_offers_no_send_again(
     now: datetime, time_machine: TimeMachineFixture
 ) -> None:
     gm = GMFactory.create(is_staff=True)
-    game = choice_game(2, gm=gm)
+    game = GameFactory.create(seats=2, gm=gm)
     rows = {
         state: OutboundEmail.objects.create(
             dedupe_key=state,
@@ -333,7 +333,7 @@ def test_a_pruned_email_cannot_be_sent_again_and_the_gm_is_told_why(
     now: datetime, time_machine: TimeMachineFixture
 ) -> None:
     gm = GMFactory.create(is_staff=True)
-    game = choice_game(2, gm=gm)
+    game = GameFactory.create(seats=2, gm=gm)
     failed = OutboundEmail.objects.create(
         dedupe_key="f",
         kind="report",

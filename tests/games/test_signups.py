@@ -21,7 +21,7 @@ from games import postal, signups
 from games.models import Game, Player, Seat, SignUp
 from moderator import links
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game, new_game, started_game
+from tests.factories import GameFactory, GMFactory, new_game, started_game
 from tests.games.test_hidden import distinct_orders
 
 pytestmark = pytest.mark.django_db
@@ -540,7 +540,7 @@ def test_the_list_shows_each_open_game_and_each_seat_offered_in_words(now: datet
     confirmed(winter, "bob", now)
     signed(winter, "cy", now)  # not confirmed: holds no seat
     open_game(seats=3, mode="approve", gm=gm, title="Approved Choice")
-    choice_game(2, gm=gm, title="Invitation only")
+    GameFactory.create(seats=2, gm=gm, title="Invitation only")
     started_open = open_game(seats=1, gm=gm, title="Quick one")
     confirmed(started_open, "dee", now)
     offering(now)

@@ -31,7 +31,7 @@ from games import postal, reminders, tasks, webhooks
 from games.engines import registry
 from games.engines.liars_dice.rules import LiarsDiceEngine
 from games.models import Event, Game, Webhook, WebhookDelivery
-from tests.factories import EVERY_HOUR, SEED, GMFactory, choice_game, new_game
+from tests.factories import EVERY_HOUR, SEED, GameFactory, GMFactory, choice_game, new_game
 from tests.games.playing import SHORT_CHOICE, play_out
 
 pytestmark = pytest.mark.django_db
@@ -329,7 +329,7 @@ def test_a_bad_address_is_refused_and_nothing_saved(
 ) -> None:
     settings.WEBHOOK_ALLOW_LOCAL_HTTP = False
     gm = GMFactory.create(is_staff=True)
-    game = choice_game(3, gm=gm)
+    game = GameFactory.create(seats=3, gm=gm)
     client = Client()
     client.force_login(gm)
     response = client.post(
@@ -384,7 +384,7 @@ def test_an_address_that_is_not_public_is_refused_when_set(
 ) -> None:
     settings.WEBHOOK_ALLOW_LOCAL_HTTP = False
     gm = GMFactory.create(is_staff=True)
-    game = choice_game(3, gm=gm)
+    game = GameFactory.create(seats=3, gm=gm)
     client = Client()
     client.force_login(gm)
     url = f"https://{literal(address)}/hook"
@@ -456,7 +456,7 @@ def test_a_name_looked_up_as_an_address_not_public_is_sent_nothing(
     forms were refused fails the same way."""
     network.names["hooks.example.org"] = [[PUBLIC], [address]]
     game = hooked_game("https://hooks.example.org/x")
-    other = choice_game(3)
+    other = GameFactory.create(seats=3)
     Webhook.objects.create(game=other, url=f"https://{literal(address)}/x", format="json")
     with commit():
         postal.start_game(game.pk, now=now, seed=SEED)
@@ -475,7 +475,10 @@ def test_a_name_looked_up_as_a_public_and_a_private_address_is_refused(
     network.names["hooks.example.org"] = [[PUBLIC, "10.0.0.7"]]
     with pytest.raises(webhooks.BadURL, match=webhooks.LOCAL_REFUSED):
         webhooks.set_for_game(
-            choice_game(3).pk, url="https://hooks.example.org/x", format="json", active=True
+            GameFactory.create(seats=3).pk,
+            url="https://hooks.example.org/x",
+            format="json",
+            active=True,
         )
     assert Webhook.objects.count() == 0
     # Set before the name changed: the post fails, nothing is sent.
@@ -587,7 +590,7 @@ def test_a_certificate_for_another_name_is_no_connection(
 
 def test_the_gm_sets_and_removes_the_webhook(now: datetime) -> None:
     gm = GMFactory.create(is_staff=True)
-    game = choice_game(3, gm=gm)
+    game = GameFactory.create(seats=3, gm=gm)
     client = Client()
     client.force_login(gm)
     url = "https://discord.com/api/webhooks/1/secret"
