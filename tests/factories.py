@@ -1,8 +1,9 @@
 """Factories without surprises: every default is visible here.
 
 Two ways to a game. ``GameFactory`` writes a game's row and its seats directly, as
-``postal.create_game`` would leave them, for a test that needs a game but is not about
-creating or starting one. ``new_game`` and ``started_game`` go through
+``postal.create_game`` would leave them for addresses with no saved choices (create_game
+also gives a new seat its player's default reports and language), for a test that needs a
+game but is not about creating or starting one. ``new_game`` and ``started_game`` go through
 ``postal.create_game`` (and ``postal.start_game``), for a test that needs what they do:
 the checks, step 1 with its prompts, dice and reports.
 
@@ -88,16 +89,17 @@ def seat_rows(game: Game, create: bool, players: Players | None, **kwargs: Any) 
 
 
 class GameFactory(factory.django.DjangoModelFactory[Game]):
-    """A Choice game's row, recruiting (not started), with seats for ann, bob and cy,
-    written directly: no checks, no step, no report. ``seats=`` takes players as
-    ``new_game`` does (``GameFactory.create(seats=2)``, ``seats=["ann", "dee"]``)."""
+    """A Choice game's row, recruiting (not started), titled as ``new_game`` titles it,
+    with seats for ann, bob and cy, written directly: no checks, no step, no report.
+    ``seats=`` takes players as ``new_game`` does (``GameFactory.create(seats=2)``,
+    ``seats=["ann", "dee"]``)."""
 
     class Meta:
         model = Game
         skip_postgeneration_save = True
 
     engine = "choice"
-    title = "Test Choice"
+    title = factory.LazyAttribute(lambda game: f"Test {registry.get(game.engine).title}")
     gm = factory.SubFactory(GMFactory)
     status = Game.Status.RECRUITING
     schedule = factory.LazyFunction(lambda: dict(EVERY_TWO_DAYS))
