@@ -29,10 +29,9 @@ from pytest_django.fixtures import Settings
 from svix.webhooks import Webhook
 from time_machine import TimeMachineFixture
 
-from games import postal
 from games.models import Seat, Step
 from tests.conftest import NOW
-from tests.factories import GMFactory
+from tests.factories import started_game
 
 SECRET = "hook:s3cret-one"
 MAILGUN_SIGNING_KEY = "mailgun-signing-key"
@@ -135,13 +134,7 @@ def esp_settings(
 @pytest.fixture
 def on_turn(now: datetime) -> Seat:
     """The seat that owes the opening bid of a Liar's Dice game, started at ``now``."""
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="liars-dice",
-        title="Liars",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
-    )
-    game = postal.start_game(game.pk, now=now, seed=bytes(range(32)))
+    game = started_game("liars-dice", now=now, title="Liars")
     step = Step.objects.get(game=game, number=1)
     return Seat.objects.get(game=game, position=step.prompts[0]["seat"])
 

@@ -13,27 +13,19 @@ from django.test import Client
 from games import postal
 from games.engines.first_player.rules import FirstPlayerEngine
 from games.models import Game, Step
-from tests.factories import GMFactory, choice_game
+from tests.factories import GMFactory, started_game
 
 pytestmark = pytest.mark.django_db
 
 ENGINE = FirstPlayerEngine()
-SEED = bytes(range(32))
 
 
-def night(gm: User, now: datetime) -> Game:
-    game = postal.create_game(
-        gm=gm,
-        engine_key="first-player",
-        title="Game night",
-        players=[postal.Player(n, f"{n}@example.org") for n in ("ann", "bob", "cy")],
-        options={"order_mode": "free"},
-    )
-    return postal.start_game(game.pk, now=now, seed=SEED)
+# A First Player night in free order mode.
+FREE_ORDER = {"order_mode": "free"}
 
 
 def test_the_host_sets_the_order_and_the_round_resolves_with_its_transfers(now: datetime) -> None:
-    game = night(GMFactory.create(), now)
+    game = started_game("first-player", now=now, options=FREE_ORDER)
     postal.set_order(game.pk, names=["Cy", "ann", "bob"], now=now)
     game.refresh_from_db()
     state = ENGINE.state_from_json(game.state)
@@ -59,7 +51,7 @@ def test_the_host_sets_the_order_and_the_round_resolves_with_its_transfers(now: 
 def test_a_wrong_order_is_refused_and_changes_nothing(
     now: datetime, names: list[str], message: str
 ) -> None:
-    game = night(GMFactory.create(), now)
+    game = started_game("first-player", now=now, options=FREE_ORDER)
     before = (game.state, game.step_number)
     with pytest.raises(postal.PostalError) as refused:
         postal.set_order(game.pk, names=names, now=now)
@@ -69,7 +61,7 @@ def test_a_wrong_order_is_refused_and_changes_nothing(
 
 
 def test_only_first_player_games_have_an_order_to_set(now: datetime) -> None:
-    game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=2)
     with pytest.raises(postal.PostalError) as refused:
         postal.set_order(game.pk, names=["ann", "bob"], now=now)
     assert refused.value.message == "Choice has no order for the host to set"
@@ -77,7 +69,7 @@ def test_only_first_player_games_have_an_order_to_set(now: datetime) -> None:
 
 def test_the_gm_sets_the_order_from_the_game_page(now: datetime) -> None:
     gm: User = GMFactory.create(is_staff=True)
-    game = night(gm, now)
+    game = started_game("first-player", now=now, gm=gm, options=FREE_ORDER)
     client = Client()
     client.force_login(gm)
     page = client.get(f"/gm/{game.pk}/").content.decode()

@@ -1,22 +1,33 @@
-"""Small games played to their end through postal, for the records and ratings tests."""
+"""Small games played to their end through postal, for the records and ratings tests
+(started by ``tests.factories.started_game``)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from datetime import datetime
-from typing import Any
+from collections.abc import Collection
+from typing import Any, TypedDict
 
 from games import postal
 from games.engines import registry
 from games.engines.dice import VerifiableDice
 from games.models import Game, Order
-from tests.factories import GMFactory
+from tests.factories import EVERY_HOUR
 
-SEED = bytes(range(32))
 # Liar's Dice, one die each: a game of three is over in a few steps.
 ONE_DIE = {"profile": "classic", "dice_per_player": 1}
 # Choice, four rounds a turn and a short sheet: two steps, every seat prompted in each.
 SHORT_CHOICE = {"rolls_per_turn": 4, "end_threshold": 3}
+
+
+class Quick(TypedDict):
+    """A short game's options with hourly steps, for ``started_game``:
+    ``started_game("liars-dice", now=now, players=["ann", "bob"], **QUICK_LIARS)``."""
+
+    options: dict[str, Any]
+    schedule_spec: dict[str, Any]
+
+
+QUICK_LIARS = Quick(options=ONE_DIE, schedule_spec=EVERY_HOUR)
+QUICK_CHOICE = Quick(options=SHORT_CHOICE, schedule_spec=EVERY_HOUR)
 
 
 class SeedOnlyDice(VerifiableDice):
@@ -26,29 +37,6 @@ class SeedOnlyDice(VerifiableDice):
 
     def __init__(self, seed: bytes, game_id: int, start: int = 0) -> None:
         super().__init__(seed, 1, start=start)
-
-
-def started(
-    names: Sequence[str],
-    *,
-    now: datetime,
-    engine: str = "liars-dice",
-    options: dict[str, Any] | None = None,
-    seed: bytes = SEED,
-    title: str = "Liars",
-    rated: bool = False,
-) -> Game:
-    """A started game of ``names`` (addresses name@example.org), hourly steps."""
-    game = postal.create_game(
-        gm=GMFactory.create(username="gm"),
-        engine_key=engine,
-        title=title,
-        players=[postal.Player(name, f"{name}@example.org") for name in names],
-        options=ONE_DIE if options is None else options,
-        schedule_spec={"kind": "interval", "seconds": 3600},
-        rated=rated,
-    )
-    return postal.start_game(game.pk, now=now, seed=seed)
 
 
 def play_out(game: Game, *, sending: Collection[str]) -> Game:

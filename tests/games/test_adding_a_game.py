@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.test import Client
+from pytest_django.fixtures import Settings
 
 from games import postal
 from games.engines import registry
@@ -22,36 +23,28 @@ from games.postal import access
 from games.records import archive
 from games.web.forms import form_class, form_templates
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, seat_page
+from tests.factories import GMFactory, seat_page, started_game
 from tests.games.guess.form import GuessOrderForm
 from tests.games.guess.rules import SETTINGS, GuessEngine
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
+HOME = Path(__file__).resolve().parent / "guess"
 
 
 @pytest.fixture(autouse=True)
-def guess_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The registry line of docs/adding-a-game.md, gone after the test: nothing else tells
-    Django or the service about the game (its templates are found in its own folder)."""
+def guess_registered(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> Iterator[None]:
+    """The registry line of docs/adding-a-game.md, and the game's template folder where
+    Django finds templates; both gone after the test."""
     game = registry.Game(GuessEngine(), SETTINGS, form="tests.games.guess.form.GuessOrderForm")
     monkeypatch.setitem(registry.ENGINES, game.engine.key, game.engine)
     monkeypatch.setitem(registry.FORMS, game.engine.key, game.form)
     monkeypatch.setitem(registry.SETTINGS, game.engine.key, game.settings)
     monkeypatch.setitem(registry.STRATEGIES, game.engine.key, game.strategies)
+    settings.TEMPLATES = [
+        {**settings.TEMPLATES[0], "DIRS": [*settings.TEMPLATES[0]["DIRS"], HOME / "templates"]}
+    ]
     yield
-
-
-def started(now: datetime) -> Game:
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="guess",
-        title="Guessing",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob")],
-        options={"rounds": 2},
-    )
-    return postal.start_game(game.pk, now=now, seed=SEED)
 
 
 def browser_of(seat: Seat, now: datetime) -> Client:
@@ -75,7 +68,7 @@ def test_the_registry_line_names_the_games_form_and_its_templates() -> None:
 def test_the_game_is_played_by_post_through_its_form_its_reports_and_its_record(
     now: datetime, tmp_path: Path
 ) -> None:
-    game = started(now)
+    game = started_game("guess", now=now, players=2, title="Guessing", options={"rounds": 2})
     ann, bob = Seat.objects.filter(game=game).order_by("position")
     ann_browser, bob_browser = browser_of(ann, now), browser_of(bob, now)
     page = ann_browser.get(seat_page(game, ann.position)).content.decode()

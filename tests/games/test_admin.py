@@ -15,11 +15,10 @@ from games.community import players
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import SEED, GameFactory, GMFactory, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 MODELS: dict[str, Any] = {
     "games/game": Game,
     "games/seat": Seat,
@@ -45,7 +44,7 @@ def game_of(record: Any) -> Game:
 
 def played(gm: User, now: datetime, title: str) -> Game:
     """A started game with an order, an NMR step and an email of its own."""
-    game = postal.start_game(choice_game(2, gm=gm, title=title).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=2, gm=gm, title=title)
     postal.resolve_now(game.pk, now=now)
     game.refresh_from_db()
     OutboundEmail.objects.create(
@@ -159,11 +158,7 @@ def test_the_game_change_page_writes_nothing(games: dict[str, Any]) -> None:
 
 def test_the_seed_is_sealed_in_the_admin_until_the_game_is_finished(now: datetime) -> None:
     gm = GMFactory.create(is_staff=True)
-    game = postal.start_game(
-        choice_game(1, gm=gm, options={"rolls_per_turn": 4, "round_cap": 10}).pk,
-        now=now,
-        seed=SEED,
-    )
+    game = started_game(now=now, players=1, gm=gm, options={"rolls_per_turn": 4, "round_cap": 10})
     client = logged_in(gm)
     url = reverse("admin:games_game_change", args=[game.pk])
     page = client.get(url)
@@ -234,7 +229,7 @@ def test_an_action_on_a_selection_that_names_no_row_changes_nothing_and_says_so(
 
 def test_changelist_filters_and_searches(games: dict[str, Any], now: datetime) -> None:
     superuser = logged_in(GMFactory.create(is_staff=True, is_superuser=True))
-    choice_game(2, gm=games["gm"], title="Draft one")
+    GameFactory.create(seats=2, gm=games["gm"], title="Draft one")
 
     def titles(query: str) -> list[str]:
         url = f"{reverse('admin:games_game_changelist')}?{query}"
@@ -275,7 +270,7 @@ def test_the_outbox_shows_a_gm_no_working_link_or_address_of_a_player(
     settings.INBOUND_ADDRESS = "orders@in.example.org"
     settings.SITE_URL = "https://dice.example.org"
     gm = GMFactory.create(is_staff=True)
-    game = postal.start_game(choice_game(2, gm=gm).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=2, gm=gm)
     seat = game.seats.get(position=0)
     email = OutboundEmail.objects.get(game=game, to=seat.email)
     (token,) = set(re.findall(r"https://dice\.example\.org/p/([A-Za-z0-9_-]+)/", email.text))

@@ -25,7 +25,7 @@ from games import postal
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import GMFactory, started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -72,7 +72,7 @@ def as_user(user: Any) -> HttpRequest:
 def sealed_order_game(gm: User, now: datetime, title: str) -> Game:
     """A running game past one NMR step, whose open step holds a sealed order of seat 0, and
     an email of its own."""
-    game = postal.start_game(choice_game(2, gm=gm, title=title).pk, now=now, seed=SEED)
+    game = started_game(now=now, seed=SEED, players=2, gm=gm, title=title)
     postal.resolve_now(game.pk, now=now)
     game.refresh_from_db()
     state = CHOICE.state_from_json(game.state)
@@ -254,9 +254,7 @@ def test_the_gm_panel_loads_a_seed_only_to_reveal_it_once_its_game_is_finished(
     """The page of a running game that follows a finished one loads neither seed; the page
     of the finished game loads its own seed once, to reveal it, and not the next game's."""
     options = {"rolls_per_turn": 4, "round_cap": 10}
-    finished = postal.start_game(
-        choice_game(1, gm=gm, title="Done", options=options).pk, now=now, seed=SEED
-    )
+    finished = started_game(now=now, seed=SEED, players=1, gm=gm, title="Done", options=options)
     for _ in range(3):
         postal.resolve_now(finished.pk, now=now)
     assert Game.objects.get(pk=finished.pk).status == Game.Status.FINISHED
@@ -280,10 +278,8 @@ def test_the_admin_reveals_the_seed_of_a_finished_game_only(gm: User, now: datet
     assert page.status_code == 200
     assert b"sealed until the game is finished" in page.content
     assert SEED.hex().encode() not in page.content
-    finished = postal.start_game(
-        choice_game(1, gm=gm, options={"rolls_per_turn": 4, "round_cap": 10}).pk,
-        now=now,
-        seed=SEED,
+    finished = started_game(
+        now=now, seed=SEED, players=1, gm=gm, options={"rolls_per_turn": 4, "round_cap": 10}
     )
     for _ in range(3):
         postal.resolve_now(finished.pk, now=now)

@@ -6,7 +6,6 @@ import json
 import re
 from collections.abc import Collection
 from datetime import datetime
-from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -20,7 +19,7 @@ from games.engines.choice.rules import ChoiceEngine, ChoiceState
 from games.engines.first_player.rules import FirstPlayerEngine, FirstPlayerState
 from games.models import Game, Order
 from games.records import archive
-from tests.factories import GMFactory, choice_game
+from tests.factories import EVERY_HOUR, started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -49,8 +48,7 @@ def play_to_the_end(game: Game, orders_from: Collection[int] = ()) -> Game:
 
 
 def test_a_finished_game_exports_its_seed_and_replays_to_the_same_standings(now: datetime) -> None:
-    game = choice_game(3)
-    postal.start_game(game.pk, now=now, seed=SEED)
+    game = started_game(now=now, seed=SEED, players=3)
     game = play_to_the_end(game, orders_from={0})
     record = archive.export(game)
     assert (record["seed"], record["game_id"], "dice" in record) == (SEED.hex(), game.pk, False)
@@ -68,8 +66,7 @@ def test_a_finished_game_exports_its_seed_and_replays_to_the_same_standings(now:
 
 
 def test_a_running_game_exports_its_dice_not_its_seed(now: datetime) -> None:
-    game = choice_game(2)
-    postal.start_game(game.pk, now=now, seed=SEED)
+    game = started_game(now=now, seed=SEED, players=2)
     step = game.steps.get()
     postal.resolve_due_step(step.pk, now=step.deadline)
     game.refresh_from_db()
@@ -88,8 +85,7 @@ def test_a_running_game_exports_its_dice_not_its_seed(now: datetime) -> None:
 def test_verify_passes_for_an_honest_game_and_the_command_says_so(
     now: datetime, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    game = choice_game(2)
-    postal.start_game(game.pk, now=now, seed=SEED)
+    game = started_game(now=now, seed=SEED, players=2)
     game = play_to_the_end(game)
     verdict = archive.verify(game)
     assert (verdict.ok, verdict.rolls) == (True, game.dice_drawn)
@@ -98,8 +94,7 @@ def test_verify_passes_for_an_honest_game_and_the_command_says_so(
 
 
 def test_verify_fails_loudly_on_a_changed_roll_or_commitment(now: datetime) -> None:
-    game = choice_game(2)
-    postal.start_game(game.pk, now=now, seed=SEED)
+    game = started_game(now=now, seed=SEED, players=2)
     game = play_to_the_end(game)
     roll = game.dice_rolls.get(index=3)
     roll.value = roll.value % 6 + 1
@@ -117,8 +112,7 @@ def test_verify_fails_loudly_on_a_changed_roll_or_commitment(now: datetime) -> N
 
 
 def test_verify_finds_a_single_altered_roll_and_nothing_else(now: datetime) -> None:
-    game = choice_game(2)
-    postal.start_game(game.pk, now=now, seed=SEED)
+    game = started_game(now=now, seed=SEED, players=2)
     game = play_to_the_end(game)
     last = game.dice_drawn - 1
     roll = game.dice_rolls.get(index=last)
@@ -133,8 +127,7 @@ def test_verify_finds_a_single_altered_roll_and_nothing_else(now: datetime) -> N
 
 
 def test_verify_finds_a_commitment_changed_after_the_start(now: datetime) -> None:
-    game = choice_game(2)
-    postal.start_game(game.pk, now=now, seed=SEED)
+    game = started_game(now=now, seed=SEED, players=2)
     game = play_to_the_end(game)
     Game.objects.filter(pk=game.pk).update(commitment=hashlib.sha256(b"another seed").hexdigest())
     game.refresh_from_db()
@@ -144,8 +137,7 @@ def test_verify_finds_a_commitment_changed_after_the_start(now: datetime) -> Non
 
 
 def test_verify_refuses_a_running_game_and_an_unknown_one(now: datetime) -> None:
-    game = choice_game(2)
-    postal.start_game(game.pk, now=now, seed=SEED)
+    game = started_game(now=now, seed=SEED, players=2)
     with pytest.raises(CommandError, match="its seed is revealed only when it is finished"):
         call_command("verify", str(game.pk))
     with pytest.raises(CommandError, match="there is no game 999999"):
@@ -153,8 +145,7 @@ def test_verify_refuses_a_running_game_and_an_unknown_one(now: datetime) -> None
 
 
 def test_export_command_writes_json(now: datetime, capsys: pytest.CaptureFixture[str]) -> None:
-    game = choice_game(1)
-    postal.start_game(game.pk, now=now, seed=SEED)
+    game = started_game(now=now, seed=SEED, players=1)
     call_command("export", str(game.pk))
     assert json.loads(capsys.readouterr().out)["players"] == ["ann"]
 
@@ -164,17 +155,8 @@ def test_export_command_writes_json(now: datetime, capsys: pytest.CaptureFixture
 FIRST_PLAYER = FirstPlayerEngine()
 
 
-def night(now: datetime, **options: Any) -> Game:
-    """A started First Player night of ann, bob and cy, free order mode, hourly steps."""
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="first-player",
-        title="Game night",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
-        options={"order_mode": "free", **options},
-        schedule_spec={"kind": "interval", "seconds": 3600},
-    )
-    return postal.start_game(game.pk, now=now, seed=SEED)
+# A First Player night in free order mode, for started_game with hourly steps.
+FREE_ORDER = {"order_mode": "free"}
 
 
 def send(game: Game, position: int, text: str, now: datetime) -> None:
@@ -220,7 +202,13 @@ def assert_replays(game: Game) -> None:
 def test_every_roll_of_a_seat_in_the_rolling_step_is_exported_in_the_order_it_came(
     now: datetime,
 ) -> None:
-    game = night(now, rounds=2)
+    game = started_game(
+        "first-player",
+        now=now,
+        seed=SEED,
+        options=FREE_ORDER | {"rounds": 2},
+        schedule_spec=EVERY_HOUR,
+    )
     for _round in range(2):
         # Each seat acts at its own pace, several orders each in the one rolling step.
         for position in range(3):
@@ -249,7 +237,13 @@ def test_every_roll_of_a_seat_in_the_rolling_step_is_exported_in_the_order_it_ca
 def test_an_order_the_host_set_is_exported_as_its_own_move_and_verifies(
     now: datetime, seed_alone: None
 ) -> None:
-    game = night(now, rounds=2)
+    game = started_game(
+        "first-player",
+        now=now,
+        seed=SEED,
+        options=FREE_ORDER | {"rounds": 2},
+        schedule_spec=EVERY_HOUR,
+    )
     # Round 1: every seat is ready, ann rolls; then the host sets the order at the table.
     for position in range(3):
         send(game, position, "ready", now)
@@ -277,7 +271,9 @@ def test_an_order_the_host_set_is_exported_as_its_own_move_and_verifies(
 
 
 def test_a_rolling_step_that_ends_at_its_deadline_is_exported_with_it(now: datetime) -> None:
-    game = night(now)
+    game = started_game(
+        "first-player", now=now, seed=SEED, options=FREE_ORDER, schedule_spec=EVERY_HOUR
+    )
     for position in range(3):
         send(game, position, "ready", now)
     send(game, 0, "roll all", now)
@@ -296,7 +292,9 @@ def test_a_rolling_step_that_ends_at_its_deadline_is_exported_with_it(now: datet
 
 
 def test_the_lines_that_stood_of_a_partly_refused_order_are_exported(now: datetime) -> None:
-    game = night(now)
+    game = started_game(
+        "first-player", now=now, seed=SEED, options=FREE_ORDER, schedule_spec=EVERY_HOUR
+    )
     for position in range(3):
         send(game, position, "ready", now)
     with pytest.raises(postal.OrderRejected) as refused:
@@ -338,15 +336,15 @@ def token_night(now: datetime, *, early_processing: bool = True) -> tuple[Game, 
     and its second-to-last got a token; one gave theirs to the other in the gift window
     (seeds are tried until the two rounds gave out two tokens)."""
     for number in range(30):
-        game = postal.create_game(
-            gm=GMFactory.create(),
-            engine_key="first-player",
+        game = started_game(
+            "first-player",
+            now=now,
+            seed=bytes([number]) * 32,
+            players=FOUR,
             title="Token night",
-            players=[postal.Player(name, f"{name}@example.org") for name in FOUR],
             options={"order_mode": "free", "tokens": True, "rounds": 3},
             early_processing=early_processing,
         )
-        game = postal.start_game(game.pk, now=now, seed=bytes([number]) * 32)
         while (state := night_state(game)).round < 3 or state.phase != "gifts":
             if state.phase == "commit":
                 seat = next(s for s in state.participants if not state.cups[s].rolls)
@@ -460,8 +458,7 @@ def another_choice(state: ChoiceState, text: str) -> str:
 
 
 def test_a_revised_sealed_order_is_exported_once_as_it_counts(now: datetime) -> None:
-    game = choice_game(2, early_processing=False)
-    postal.start_game(game.pk, now=now, seed=SEED)
+    game = started_game(now=now, seed=SEED, players=2, early_processing=False)
     step = game.steps.get()
     state = CHOICE.state_from_json(Game.objects.get(pk=game.pk).state)
     ann, bob = (CHOICE.canonical(state, seat, CHOICE.default(state, seat)) for seat in (0, 1))

@@ -19,11 +19,10 @@ from games.engines.base import Strategy
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Absence, Game, Seat
 from games.postal import access
-from tests.factories import choice_game, seat_page
+from tests.factories import seat_page, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 
 
@@ -42,12 +41,6 @@ def strategies(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
-def started(now: datetime, **fields: Any) -> Game:
-    game = choice_game(3)
-    Game.objects.filter(pk=game.pk).update(**fields)
-    return postal.start_game(game.pk, now=now, seed=SEED)
-
-
 def open_seat(client: Client, game: Game, position: int, now: datetime) -> None:
     seat = Seat.objects.get(game=game, position=position)
     client.post(f"/p/{access.mint([seat], now=now)[position]}/")
@@ -64,7 +57,10 @@ def away_page(game: Game, position: int) -> str:
 def test_the_seat_page_says_what_plays_a_missed_turn(
     client: Client, now: datetime, strategies: None
 ) -> None:
-    game = started(now, extensions=2, extension_hours=12, civil_disorder_after=3)
+    game = started_game(
+        now=now,
+        missed=postal.MissedTurns(extensions=2, extension_hours=12, civil_disorder_after=3),
+    )
     open_seat(client, game, 0, now)
     html = client.get(seat_page(game, 0)).content.decode()
     section = html.split('<section id="missed">')[1].split("</section>")[0]
@@ -87,7 +83,7 @@ def test_the_seat_page_says_what_plays_a_missed_turn(
 def test_a_player_chooses_an_autopilot_and_back(
     client: Client, now: datetime, strategies: None
 ) -> None:
-    game = started(now)
+    game = started_game(now=now)
     open_seat(client, game, 1, now)
     response = client.post(f"/play/{game.pk}/1/autopilot/", {"autopilot": "test"}, follow=True)
     assert messages_of(response.content.decode()) == [
@@ -104,7 +100,7 @@ def test_a_player_chooses_an_autopilot_and_back(
 def test_an_unknown_autopilot_changes_nothing(
     client: Client, now: datetime, strategies: None
 ) -> None:
-    game = started(now)
+    game = started_game(now=now)
     open_seat(client, game, 1, now)
     postal.choose_autopilot(game.pk, position=1, key="test")
     response = client.post(f"/play/{game.pk}/1/autopilot/", {"autopilot": "cheat"}, follow=True)
@@ -116,7 +112,7 @@ def test_an_unknown_autopilot_changes_nothing(
 
 
 def test_another_browser_cannot_choose_for_a_seat(client: Client, now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now)
     open_seat(client, game, 0, now)
     assert client.post(f"/play/{game.pk}/1/autopilot/", {"autopilot": ""}).status_code == 404
     assert client.get(away_page(game, 1)).status_code == 404
@@ -125,7 +121,7 @@ def test_another_browser_cannot_choose_for_a_seat(client: Client, now: datetime)
 
 
 def test_a_player_declares_an_absence_and_others_see_it(client: Client, now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now)
     open_seat(client, game, 1, now)
     response = client.post(
         away_page(game, 1),
@@ -176,7 +172,7 @@ def test_a_player_declares_an_absence_and_others_see_it(client: Client, now: dat
 def test_a_wrong_absence_is_said_next_to_the_form_and_changes_nothing(
     client: Client, now: datetime, posted: dict[str, str], error: str
 ) -> None:
-    game = started(now)
+    game = started_game(now=now)
     open_seat(client, game, 1, now)
     response = client.post(away_page(game, 1), posted)
     assert response.status_code == 200
@@ -185,7 +181,7 @@ def test_a_wrong_absence_is_said_next_to_the_form_and_changes_nothing(
 
 
 def test_a_player_removes_only_their_own_absence(client: Client, now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now)
     theirs = absences.declare(
         "ann@example.org",
         first_day=date(2026, 12, 1),
@@ -224,9 +220,9 @@ def test_the_gm_sees_who_is_away_in_disorder_and_on_autopilot(
     from tests.games.test_gm import staff_user
 
     gm = staff_user()
-    game = choice_game(3, gm=gm)
-    Game.objects.filter(pk=game.pk).update(extensions=2, civil_disorder_after=1)
-    game = postal.start_game(game.pk, now=now, seed=SEED)
+    game = started_game(
+        now=now, gm=gm, missed=postal.MissedTurns(extensions=2, civil_disorder_after=1)
+    )
     postal.choose_autopilot(game.pk, position=0, key="test")
     absences.declare(
         "bob@example.org",
@@ -254,7 +250,7 @@ def test_the_gm_sees_who_is_away_in_disorder_and_on_autopilot(
 
 
 def test_the_player_uses_an_extension_from_the_seat_page(client: Client, now: datetime) -> None:
-    game = started(now, extensions=1, extension_hours=6)
+    game = started_game(now=now, missed=postal.MissedTurns(extensions=1, extension_hours=6))
     open_seat(client, game, 0, now)
     html = client.get(seat_page(game, 0)).content.decode()
     assert 'id="extension-form"' in html

@@ -19,11 +19,10 @@ from games.models import Game, Seat
 from games.notify import calendar, email_choices, reminders
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game, seat_page
+from tests.factories import GMFactory, seat_page, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 # Europe/Berlin leaves summer time at 03:00 on Sunday 25 October 2026.
 SATURDAY = datetime(2026, 10, 24, 12, 0, tzinfo=UTC)
@@ -38,8 +37,14 @@ def fresh_feeds(settings: Settings) -> None:
 
 
 def berlin_game(gm: User | None = None, title: str = "Berlin nights") -> Game:
-    game = choice_game(3, gm=gm, title=title, time_zone="Europe/Berlin", schedule_spec=DAILY_18)
-    return postal.start_game(game.pk, now=SATURDAY, seed=SEED)
+    return started_game(
+        now=SATURDAY,
+        players=3,
+        gm=gm,
+        title=title,
+        time_zone="Europe/Berlin",
+        schedule_spec=DAILY_18,
+    )
 
 
 def events(ics: str) -> list[dict[str, str]]:
@@ -158,8 +163,8 @@ def test_long_lines_are_folded_at_75_octets_without_splitting_a_character() -> N
 
 
 def owing_games(now: datetime) -> tuple[Game, Game]:
-    first = postal.start_game(choice_game(2, title="First").pk, now=now, seed=SEED)
-    second = postal.start_game(choice_game(3, title="Second").pk, now=now, seed=SEED)
+    first = started_game(now=now, players=2, title="First")
+    second = started_game(now=now, players=3, title="Second")
     return first, second
 
 

@@ -22,11 +22,10 @@ from games.models import Game, Seat
 from games.postal import access
 from moderator.mail import sending
 from moderator.mail.models import DeliveryEvent, OutboundEmail
-from tests.factories import choice_game, seat_page
+from tests.factories import seat_page, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 SECRET = "hook:s3cret"
 SIGNING_KEY = "mailgun-signing-key"
 
@@ -39,7 +38,7 @@ def hooks(settings: Settings, time_machine: TimeMachineFixture, now: datetime) -
 
 @pytest.fixture
 def game(now: datetime) -> Game:
-    return postal.start_game(choice_game(3).pk, now=now, seed=SEED)
+    return started_game(now=now, players=3)
 
 
 def report_to(name: str) -> OutboundEmail:
@@ -210,7 +209,7 @@ def test_postal_marks_the_seats_of_the_game_with_the_address_once(
     """The one writer of seats marks every seat of the game at that address (in any case)
     that is not marked yet, and says which it marked."""
     Seat.objects.filter(game=game, position=1).update(email="Ann@Example.org")
-    other = postal.start_game(choice_game(3).pk, now=now, seed=SEED)
+    other = started_game(now=now, players=3)
     marked = postal.mark_email_failing(game.pk, "ann@example.org", "bounced: gone", now=now)
     assert [seat.position for seat in marked] == [0, 1]
     assert postal.mark_email_failing(game.pk, "ann@example.org", "bounced: again", now=now) == []

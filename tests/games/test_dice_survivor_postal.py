@@ -13,17 +13,12 @@ from time_machine import TimeMachineFixture
 from games import postal, tasks
 from games.models import Event, Game, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import survivor_game
+from tests.factories import EVERY_HOUR, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 HOUR = timedelta(hours=1)
 NAMES = ["ann", "bob", "cy"]
-
-
-def survivor(now: datetime) -> Game:
-    return survivor_game(now, SEED)
 
 
 def current(game: Game) -> Step:
@@ -62,7 +57,7 @@ def public_view(game: Game) -> dict[str, Any]:
 
 
 def test_each_action_is_a_step_of_its_own_with_its_deadline(now: datetime) -> None:
-    game = survivor(now)
+    game = started_game("dice-survivor", now=now, schedule_spec=EVERY_HOUR)
     first = current(game)
     (prompt,) = first.prompts
     assert (prompt["kind"], first.deadline) == ("action", now + HOUR)
@@ -92,7 +87,7 @@ def test_each_action_is_a_step_of_its_own_with_its_deadline(now: datetime) -> No
 def test_a_defender_who_misses_the_rematch_deadline_accepts_by_default(
     now: datetime, time_machine: TimeMachineFixture
 ) -> None:
-    game = survivor(now)
+    game = started_game("dice-survivor", now=now, schedule_spec=EVERY_HOUR)
     question = until_a_rematch_question(game, now)
     (prompt,) = question.prompts
     defender = prompt["seat"]

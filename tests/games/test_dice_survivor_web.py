@@ -14,7 +14,7 @@ from time_machine import TimeMachineFixture
 
 from games.models import Game, Order, Seat, Step
 from games.postal import access
-from tests.factories import seat_page, survivor_game
+from tests.factories import EVERY_HOUR, seat_page, started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -50,7 +50,7 @@ def post(client: Client, game: Game, seat: Seat, **fields: str) -> str:
 
 
 def test_the_page_hint_drops_the_extra_play_point_once_used(now: datetime) -> None:
-    game = survivor_game(now)
+    game = started_game("dice-survivor", now=now, schedule_spec=EVERY_HOUR)
     seat = active(game)
     client = browser(seat, now)
     page = client.get(seat_page(game, seat.position)).content.decode()
@@ -63,7 +63,7 @@ def test_the_page_hint_drops_the_extra_play_point_once_used(now: datetime) -> No
 
 
 def test_a_ko_button_asks_for_a_tick_and_sends_nothing_until_then(now: datetime) -> None:
-    game = survivor_game(now)
+    game = started_game("dice-survivor", now=now, schedule_spec=EVERY_HOUR)
     seat = active(game)
     target = Seat.objects.filter(game=game).exclude(pk=seat.pk).order_by("position").first()
     assert target is not None
@@ -95,7 +95,7 @@ def test_a_ko_button_asks_for_a_tick_and_sends_nothing_until_then(now: datetime)
 
 
 def test_a_typed_ko_needs_no_tick(now: datetime) -> None:
-    game = survivor_game(now)
+    game = started_game("dice-survivor", now=now, schedule_spec=EVERY_HOUR)
     seat = active(game)
     target = Seat.objects.filter(game=game).exclude(pk=seat.pk).order_by("position").first()
     assert target is not None
@@ -105,7 +105,7 @@ def test_a_typed_ko_needs_no_tick(now: datetime) -> None:
 
 
 def test_other_buttons_are_sent_at_once(now: datetime) -> None:
-    game = survivor_game(now)
+    game = started_game("dice-survivor", now=now, schedule_spec=EVERY_HOUR)
     seat = active(game)
     client = browser(seat, now)
     post(client, game, seat, pick="", pick_button="pass")

@@ -18,12 +18,11 @@ from games.models import EmailPreference, Game, Seat
 from games.notify import digests
 from games.postal import steps
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory
+from tests.factories import new_game
 
 pytestmark = pytest.mark.django_db
 
 SEED = bytes(range(32))
-NAMES = ["ann", "bob", "cy"]
 # The day after the games start (NOW, 23 November 18:00 UTC): ann's digest hour is 08:00.
 BEFORE = datetime(2026, 11, 24, 7, 59, tzinfo=UTC)
 AT_EIGHT = datetime(2026, 11, 24, 8, 0, tzinfo=UTC)
@@ -40,22 +39,11 @@ def same_dice_whatever_the_game_id(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(steps, "VerifiableDice", dice)
 
 
-def liars(now: datetime, title: str) -> Game:
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="liars-dice",
-        title=title,
-        players=[postal.Player(name, f"{name}@example.org") for name in NAMES],
-        options={"dice_per_player": 2},
-        schedule_spec={"kind": "interval", "seconds": 2 * 24 * 3600},
-    )
-    return game
-
-
 def ann_on_digest(now: datetime) -> tuple[Game, Game]:
     """Two Liar's Dice games where ann chose the digest for all her seats; in the first
     ann bid and bob outbid her (cy owes), in the second ann owes the first bid."""
-    first, second = liars(now, "First"), liars(now, "Second")
+    first = new_game("liars-dice", title="First", options={"dice_per_player": 2})
+    second = new_game("liars-dice", title="Second", options={"dice_per_player": 2})
     postal.choose_reports(first.pk, position=0, choice="digest", everywhere=True)
     for game in (first, second):
         postal.start_game(game.pk, now=now, seed=SEED)

@@ -13,24 +13,16 @@ from games import postal
 from games.engines.drop_shy.rules import DropShyEngine
 from games.models import Game, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory
+from tests.factories import started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 ENGINE = DropShyEngine()
 
 
 def played(now: datetime, turns: int) -> Game:
     """A 3-player game after ``turns`` orders, each on the first legal cell."""
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="drop-shy",
-        title="Shy",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
-        options={"dice_per_player": 5},
-    )
-    game = postal.start_game(game.pk, now=now, seed=SEED)
+    game = started_game("drop-shy", now=now, players=3, title="Shy", options={"dice_per_player": 5})
     for _ in range(turns):
         game.refresh_from_db()
         state = ENGINE.state_from_json(game.state)

@@ -11,30 +11,17 @@ from datetime import datetime
 import pytest
 from django.test import Client
 
-from games import postal
 from games.models import EmailPreference, Game, Seat
 from games.postal import access
-from tests.factories import GMFactory, choice_game, seat_page
+from tests.factories import GameFactory, seat_page, started_game
 
 pytestmark = pytest.mark.django_db
-
-SEED = bytes(range(32))
 
 
 @pytest.fixture
 def client() -> Client:
     # A client address of its own: the link rate limit counts per address.
     return Client(REMOTE_ADDR=f"10.{secrets.randbelow(256)}.{secrets.randbelow(256)}.9")
-
-
-def liars(now: datetime) -> Game:
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="liars-dice",
-        title="Liars",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
-    )
-    return postal.start_game(game.pk, now=now, seed=SEED)
 
 
 def open_seat(client: Client, game: Game, position: int, now: datetime) -> None:
@@ -57,7 +44,7 @@ def choices() -> list[tuple[str, int, str]]:
 def test_the_page_shows_the_choice_and_a_form_that_works_without_javascript(
     client: Client, now: datetime
 ) -> None:
-    game = liars(now)
+    game = started_game("liars-dice", now=now, title="Liars")
     open_seat(client, game, 0, now)
     html = client.get(seat_page(game, 0)).content.decode()
     (shown,) = re.findall(r'<p id="email-choice">(.*?)</p>', html)
@@ -78,7 +65,7 @@ def test_the_page_shows_the_choice_and_a_form_that_works_without_javascript(
 
 
 def test_a_choice_for_this_seat_is_saved_and_said(client: Client, now: datetime) -> None:
-    game = liars(now)
+    game = started_game("liars-dice", now=now, title="Liars")
     open_seat(client, game, 0, now)
     response = client.post(
         f"/play/{game.pk}/0/email/", {"reports": "every", "scope": "seat"}, follow=True
@@ -94,8 +81,8 @@ def test_a_choice_for_this_seat_is_saved_and_said(client: Client, now: datetime)
 def test_a_choice_for_all_my_seats_sets_them_all_and_the_default(
     client: Client, now: datetime
 ) -> None:
-    game = liars(now)
-    other = choice_game(3, title="Other")
+    game = started_game("liars-dice", now=now, title="Liars")
+    other = GameFactory.create(seats=3, title="Other")
     open_seat(client, game, 0, now)
     response = client.post(
         f"/play/{game.pk}/0/email/", {"reports": "digest", "scope": "all"}, follow=True
@@ -135,7 +122,7 @@ def test_a_choice_for_all_my_seats_sets_them_all_and_the_default(
 def test_bad_input_says_what_is_wrong_and_changes_nothing(
     client: Client, now: datetime, fields: dict[str, str], message: str
 ) -> None:
-    game = liars(now)
+    game = started_game("liars-dice", now=now, title="Liars")
     open_seat(client, game, 0, now)
     response = client.post(f"/play/{game.pk}/0/email/", fields, follow=True)
     assert response.redirect_chain == [(seat_page(game, 0), 302)]
@@ -147,7 +134,7 @@ def test_bad_input_says_what_is_wrong_and_changes_nothing(
 def test_a_seat_this_browser_does_not_hold_is_not_found_and_changes_nothing(
     client: Client, now: datetime
 ) -> None:
-    game = liars(now)
+    game = started_game("liars-dice", now=now, title="Liars")
     open_seat(client, game, 0, now)
     response = client.post(f"/play/{game.pk}/1/email/", {"reports": "every", "scope": "all"})
     assert response.status_code == 404
@@ -156,7 +143,7 @@ def test_a_seat_this_browser_does_not_hold_is_not_found_and_changes_nothing(
 
 
 def test_a_post_without_the_csrf_token_is_refused(now: datetime) -> None:
-    game = liars(now)
+    game = started_game("liars-dice", now=now, title="Liars")
     client = Client(enforce_csrf_checks=True, REMOTE_ADDR="10.1.2.3")
     seat = Seat.objects.get(game=game, position=0)
     page = client.get(f"/p/{access.mint([seat], now=now)[0]}/").content.decode()

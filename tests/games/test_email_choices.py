@@ -17,11 +17,10 @@ from games.models import EmailPreference, Event, Game, Seat, Step
 from games.notify import email_choices
 from games.postal import steps
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import EVERY_HOUR, SEED, choice_game, new_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 NAMES = ["ann", "bob", "cy"]
 MINUTE = timedelta(minutes=1)
 
@@ -35,18 +34,6 @@ def same_dice_whatever_the_game_id(monkeypatch: pytest.MonkeyPatch) -> None:
         return VerifiableDice(seed, 1, start=start)
 
     monkeypatch.setattr(steps, "VerifiableDice", dice)
-
-
-def start(now: datetime, engine_key: str, options: dict[str, Any] | None = None) -> Game:
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key=engine_key,
-        title="Counted",
-        players=[postal.Player(name, f"{name}@example.org") for name in NAMES],
-        options=options or {},
-        schedule_spec={"kind": "interval", "seconds": 3600},
-    )
-    return game
 
 
 def current(game: Game) -> Step:
@@ -82,7 +69,7 @@ def play(now: datetime, engine_key: str, choice: str) -> tuple[Game, datetime]:
     """The scripted game to its end, an order a minute, every seat with ``choice`` ("":
     the game's default)."""
     options, order = SCRIPTS[engine_key]
-    game = start(now, engine_key, options)
+    game = new_game(engine_key, options=options, schedule_spec=EVERY_HOUR)
     if choice:
         for position in range(len(NAMES)):
             postal.choose_reports(game.pk, position=position, choice=choice, everywhere=False)
@@ -195,7 +182,7 @@ def test_a_choice_for_all_my_seats_sets_every_seat_of_the_address_and_new_games(
     now: datetime,
 ) -> None:
     first = choice_game(3, title="First")
-    second = start(now, "liars-dice")
+    second = new_game("liars-dice", schedule_spec=EVERY_HOUR)
     Seat.objects.filter(game=second, position=0).update(email="Ann@Example.org")
     chosen = postal.choose_reports(first.pk, position=0, choice="digest", everywhere=True)
     assert sorted((seat.game_id, seat.position) for seat in chosen) == [
@@ -216,7 +203,7 @@ def test_a_choice_for_all_my_seats_sets_every_seat_of_the_address_and_new_games(
         ("ann@example.org", "digest")
     ]
     # A game created later starts ann's seat with her default; the others with the game's.
-    third = start(now, "dice-survivor")
+    third = new_game("dice-survivor", schedule_spec=EVERY_HOUR)
     assert list(
         Seat.objects.filter(game=third).order_by("position").values_list("reports", flat=True)
     ) == ["digest", "", ""]
@@ -250,7 +237,7 @@ def test_a_choice_that_does_not_exist_is_refused_and_changes_nothing(now: dateti
 def test_a_seat_that_stops_getting_every_report_is_told_only_what_happens_from_then(
     now: datetime,
 ) -> None:
-    game = start(now, "liars-dice", {"dice_per_player": 2})
+    game = new_game("liars-dice", options={"dice_per_player": 2}, schedule_spec=EVERY_HOUR)
     postal.choose_reports(game.pk, position=2, choice="every", everywhere=False)
     postal.start_game(game.pk, now=now, seed=SEED)
     postal.accept_order(game_id=game.pk, position=0, text="bid 1 2", source="web", now=now)
@@ -266,7 +253,7 @@ def test_a_seat_that_stops_getting_every_report_is_told_only_what_happens_from_t
 def test_a_new_deadline_is_told_to_the_seats_that_owe_and_those_that_get_every_step(
     now: datetime,
 ) -> None:
-    game = start(now, "liars-dice", {"dice_per_player": 2})
+    game = new_game("liars-dice", options={"dice_per_player": 2}, schedule_spec=EVERY_HOUR)
     postal.choose_reports(game.pk, position=2, choice="every", everywhere=False)
     postal.start_game(game.pk, now=now, seed=SEED)
     postal.extend_deadline(game.pk, deadline=now + timedelta(days=2), now=now)
@@ -275,7 +262,7 @@ def test_a_new_deadline_is_told_to_the_seats_that_owe_and_those_that_get_every_s
 
 
 def test_a_new_player_in_a_seat_gets_their_own_default(now: datetime) -> None:
-    game = start(now, "liars-dice")
+    game = new_game("liars-dice", schedule_spec=EVERY_HOUR)
     other = choice_game(3, title="Elsewhere")
     Seat.objects.filter(game=other, position=0).update(email="dan@example.org")
     postal.choose_reports(other.pk, position=0, choice="every", everywhere=True)

@@ -8,14 +8,12 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from games import postal
 from games.engines import registry
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory
+from tests.factories import started_game
 
 pytestmark = pytest.mark.django_db
 
-NAMES = ["ann", "bob", "cy", "dee", "eve", "fay", "gus", "hal"]
 LIMIT = 998
 
 
@@ -26,13 +24,9 @@ def test_every_line_of_every_report_of_a_started_game_fits_an_email_line(
 ) -> None:
     engine = registry.get(key)
     seats = max(engine.min_players, min(8, engine.max_players))
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key=key,
-        title=f"Long lines {key}",
-        players=[postal.Player(name, f"{name}@example.org") for name in NAMES[:seats]],
+    game = started_game(
+        key, now=timezone.now(), seed=seed, players=seats, title=f"Long lines {key}"
     )
-    postal.start_game(game.pk, now=timezone.now(), seed=seed)
     reports = OutboundEmail.objects.filter(game=game, kind="report")
     assert reports.count() == seats
     longest = {

@@ -22,7 +22,7 @@ from games.engines.first_player.rules import FirstPlayerEngine, FirstPlayerState
 from games.models import Game, Order, Seat
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, seat_page
+from tests.factories import seat_page, started_game
 from tests.games.test_hidden import assert_secrets_stay_private, readable_by
 from tests.games.test_views import fresh_ip
 
@@ -31,24 +31,13 @@ pytestmark = pytest.mark.django_db
 ENGINE = FirstPlayerEngine()
 NAMES = ("ann", "bob", "cy")
 FOUR = (*NAMES, "dee")
-SEED = bytes(range(32))
+# A night of one round, free order mode: the gift window is open at step 1.
+FREE_ORDER = {"order_mode": "free"}
 
 
 @pytest.fixture(autouse=True)
 def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
     time_machine.move_to(now, tick=False)
-
-
-def night(now: datetime, seed: bytes = SEED) -> Game:
-    """A started night of one round, free order mode: the gift window is open."""
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="first-player",
-        title="Game night",
-        players=[postal.Player(name, f"{name}@example.org") for name in NAMES],
-        options={"order_mode": "free"},
-    )
-    return postal.start_game(game.pk, now=now, seed=seed)
 
 
 def state_of(game: Game) -> FirstPlayerState:
@@ -127,7 +116,7 @@ def row_of(state: FirstPlayerState, seat: int) -> str:
 def test_a_night_on_the_web_offers_the_legal_buttons_and_ends_with_the_reveal(
     now: datetime,
 ) -> None:
-    game = night(now)
+    game = started_game("first-player", now=now, options=FREE_ORDER)
     ann, bob, cy = (browser_of(game, position, now) for position in range(3))
     for client in (ann, bob, cy):
         assert buttons_of(page(client, game)) == ["ready"]
@@ -219,7 +208,7 @@ def test_a_night_on_the_web_offers_the_legal_buttons_and_ends_with_the_reveal(
 
 
 def test_an_illegal_pick_or_arrangement_is_refused_and_changes_nothing(now: datetime) -> None:
-    game = night(now)
+    game = started_game("first-player", now=now, options=FREE_ORDER)
     postal.resolve_now(game.pk, now=now)
     ann = browser_of(game, 0, now)
     assert tap(ann, game, "roll 3").status_code == 302
@@ -301,7 +290,7 @@ def rolled_unrevealed(now: datetime) -> tuple[Game, dict[int, list[str]]]:
     """A night in which every seat has rolled and only cy has not arranged, with secrets
     that differ between seats (seeds are tried until they do)."""
     for number in range(30):
-        game = night(now, bytes([number]) * 32)
+        game = started_game("first-player", now=now, seed=bytes([number]) * 32, options=FREE_ORDER)
         postal.resolve_now(game.pk, now=now)
         order(game, 0, "roll 3", now)
         ann_roll = state_of(game).cups[0].hand
@@ -344,14 +333,14 @@ def token_round(now: datetime) -> tuple[Game, int]:
     rolled all their dice and arranged them high to low, not all 6s (seeds are tried until
     round 1 had no tie and the holder has a die that can take a token)."""
     for number in range(30):
-        game = postal.create_game(
-            gm=GMFactory.create(),
-            engine_key="first-player",
+        game = started_game(
+            "first-player",
+            now=now,
+            seed=bytes([number]) * 32,
+            players=FOUR,
             title="Token night",
-            players=[postal.Player(name, f"{name}@example.org") for name in FOUR],
             options={"order_mode": "free", "tokens": True, "rounds": 2},
         )
-        game = postal.start_game(game.pk, now=now, seed=bytes([number]) * 32)
         postal.resolve_now(game.pk, now=now)
         for position in range(4):
             order(game, position, "roll all\narrange desc", now)
@@ -419,7 +408,7 @@ def post_for_step(client: SeatBrowser, game: Game, step: int, text: str) -> Any:
 def test_a_gift_written_before_anothers_gift_still_counts_and_says_what_happened(
     now: datetime,
 ) -> None:
-    game = night(now)
+    game = started_game("first-player", now=now, options=FREE_ORDER)
     ann, bob = browser_of(game, 0, now), browser_of(game, 1, now)
     page(bob, game)  # bob's page shows step 1
     assert typed(ann, game, "give cy 1 dice").status_code == 302
@@ -442,7 +431,7 @@ def test_a_gift_written_before_anothers_gift_still_counts_and_says_what_happened
 def test_a_gift_that_no_longer_fits_is_offered_again_in_the_box_with_what_happened(
     now: datetime,
 ) -> None:
-    game = night(now)
+    game = started_game("first-player", now=now, options=FREE_ORDER)
     first_tab, second_tab = browser_of(game, 0, now), browser_of(game, 0, now)
     assert typed(first_tab, game, "give bob 2 dice").status_code == 302
     before = (Game.objects.get(pk=game.pk).state, Order.objects.count())
@@ -468,7 +457,7 @@ def test_a_gift_that_no_longer_fits_is_offered_again_in_the_box_with_what_happen
 
 
 def test_a_menu_pick_written_before_anothers_gift_still_counts(now: datetime) -> None:
-    game = night(now)
+    game = started_game("first-player", now=now, options=FREE_ORDER)
     ann, cy = browser_of(game, 0, now), browser_of(game, 2, now)
     assert typed(ann, game, "give bob 1 dice").status_code == 302
     data = {"step": "1", "seat": "2", "entry": "menu", "pick": "", "pick_button": "ready"}

@@ -26,11 +26,10 @@ from games.notify import reports
 from games.records import spectators
 from games.web.gm.actions import ACTIONS
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import SEED, GameFactory, GMFactory, choice_game, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 
 
@@ -55,11 +54,6 @@ def client(gm: User) -> Client:
     client = Client()
     client.force_login(gm)
     return client
-
-
-def started(gm: User, now: datetime, players: int = 3, **kwargs: Any) -> Game:
-    game = choice_game(players, gm=gm, **kwargs)
-    return postal.start_game(game.pk, now=now, seed=SEED)
 
 
 def nmr_text(game: Game, position: int) -> str:
@@ -106,7 +100,7 @@ def act(client: Client, game: Game, action: str, **data: Any) -> list[str]:
 
 
 def test_anonymous_users_are_sent_to_the_admin_login(gm: User, now: datetime) -> None:
-    game = choice_game(2, gm=gm)
+    game = GameFactory.create(seats=2, gm=gm)
     anonymous = Client()
     for url in (
         reverse("gm:dashboard"),
@@ -137,7 +131,7 @@ def test_a_user_who_is_not_staff_is_sent_to_the_login(now: datetime) -> None:
 def test_another_gm_gets_404_for_every_action_and_nothing_changes(
     gm: User, now: datetime, action: str
 ) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     intruder = Client()
     intruder.force_login(staff_user())
     before = snapshot(game)
@@ -149,7 +143,7 @@ def test_another_gm_gets_404_for_every_action_and_nothing_changes(
 
 
 def test_another_gm_gets_404_for_the_game_page(gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     intruder = Client()
     intruder.force_login(staff_user())
     assert intruder.get(reverse("gm:game", args=[game.pk])).status_code == 404
@@ -157,7 +151,7 @@ def test_another_gm_gets_404_for_the_game_page(gm: User, now: datetime) -> None:
 
 
 def test_a_superuser_may_open_any_game(gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     admin = Client()
     admin.force_login(staff_user(is_superuser=True))
     assert admin.get(reverse("gm:game", args=[game.pk])).status_code == 200
@@ -166,7 +160,7 @@ def test_a_superuser_may_open_any_game(gm: User, now: datetime) -> None:
 def test_actions_answer_post_only_and_unknown_actions_are_404(
     client: Client, gm: User, now: datetime
 ) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     before = snapshot(game)
     assert client.get(reverse("gm:act", args=[game.pk, "pause"])).status_code == 405
     assert client.post(reverse("gm:act", args=[game.pk, "explode"])).status_code == 404
@@ -174,7 +168,7 @@ def test_actions_answer_post_only_and_unknown_actions_are_404(
 
 
 def test_actions_need_the_csrf_token(gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(gm)
     before = snapshot(game)
@@ -188,14 +182,14 @@ def test_actions_need_the_csrf_token(gm: User, now: datetime) -> None:
 def test_dashboard_shows_step_deadline_who_owes_nmrs_and_needs_gm(
     client: Client, gm: User, now: datetime
 ) -> None:
-    game = started(gm, now, title="Mine", time_zone="Europe/Berlin")
+    game = started_game(now=now, gm=gm, title="Mine", time_zone="Europe/Berlin")
     postal.resolve_now(game.pk, now=now)  # nobody ordered: one NMR each
     game.refresh_from_db()
     postal.accept_order(game_id=game.pk, position=0, text=nmr_text(game, 0), source="web", now=now)
     Seat.objects.filter(game=game, position=2).update(nmr_count=3)
     Game.objects.filter(pk=game.pk).update(needs_gm="step 2 failed 5 times: boom")
-    choice_game(2, gm=gm, title="Waiting")
-    started(GMFactory.create(is_staff=True), now, title="Not mine")
+    GameFactory.create(seats=2, gm=gm, title="Waiting")
+    started_game(now=now, gm=GMFactory.create(is_staff=True), title="Not mine")
 
     response = client.get(reverse("gm:dashboard"))
 
@@ -221,10 +215,10 @@ def test_dashboard_queries_do_not_grow_with_games_or_seats(
         return len(captured)
 
     for _ in range(2):
-        started(gm, now, players=2)
+        started_game(now=now, gm=gm, players=2)
     few = queries()
     for _ in range(4):
-        game = started(gm, now, players=5)
+        game = started_game(now=now, gm=gm, players=5)
         postal.accept_order(
             game_id=game.pk, position=1, text=nmr_text(game, 1), source="web", now=now
         )
@@ -527,7 +521,9 @@ def test_a_games_settings_saved_as_a_template_fill_in_the_next_new_game(
     client: Client, gm: User
 ) -> None:
     options = {"variant": "suppenkasper", "cards": ["sk"], "round_cap": 50}
-    game = choice_game(2, gm=gm, options=options, time_zone="Europe/Paris", early_processing=False)
+    game = GameFactory.create(
+        seats=2, gm=gm, options=options, time_zone="Europe/Paris", early_processing=False
+    )
     assert act(client, game, "save-template", name="  Soup   nights ") == [
         "Saved as the template 'Soup nights': pick it on the new-game page."
     ]
@@ -567,7 +563,7 @@ def test_a_games_settings_saved_as_a_template_fill_in_the_next_new_game(
 
 
 def test_a_template_is_its_gms_alone_and_can_be_deleted(client: Client, gm: User) -> None:
-    game = choice_game(2, gm=gm)
+    game = GameFactory.create(seats=2, gm=gm)
     act(client, game, "save-template", name="Mine")
     template = GameTemplate.objects.get()
     other = Client()
@@ -586,7 +582,7 @@ def test_a_template_is_its_gms_alone_and_can_be_deleted(client: Client, gm: User
 def test_game_page_shows_seats_step_owing_every_seats_hidden_view_and_the_log(
     client: Client, gm: User, now: datetime
 ) -> None:
-    game = started(gm, now, time_zone="Europe/Berlin")
+    game = started_game(now=now, gm=gm, time_zone="Europe/Berlin")
     order = nmr_text(game, 0)
     postal.accept_order(game_id=game.pk, position=0, text=order, source="web", now=now)
     game.refresh_from_db()
@@ -618,7 +614,7 @@ def test_game_page_shows_seats_step_owing_every_seats_hidden_view_and_the_log(
 def test_game_page_reveals_the_seed_once_the_game_is_finished(
     client: Client, gm: User, now: datetime
 ) -> None:
-    game = started(gm, now, players=1, options={"rolls_per_turn": 4, "round_cap": 10})
+    game = started_game(now=now, gm=gm, players=1, options={"rolls_per_turn": 4, "round_cap": 10})
     for _ in range(3):
         postal.resolve_now(game.pk, now=now)
     game.refresh_from_db()
@@ -690,7 +686,7 @@ def board_rows(view: dict[str, Any]) -> list[list[str]]:
 def test_game_page_shows_each_seats_private_block_and_board_as_the_player_page_does(
     client: Client, gm: User, now: datetime
 ) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     postal.resolve_now(game.pk, now=now)  # the NMR defaults fill the sheets
     game.refresh_from_db()
     order = nmr_text(game, 0)
@@ -738,7 +734,7 @@ def test_game_page_shows_each_seats_private_block_and_board_as_the_player_page_d
 def test_game_page_keeps_the_raw_views_inside_collapsed_details(
     client: Client, gm: User, now: datetime
 ) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     state = CHOICE.state_from_json(game.state)
 
     content = client.get(reverse("gm:game", args=[game.pk])).content
@@ -755,7 +751,7 @@ def test_game_page_keeps_the_raw_views_inside_collapsed_details(
 
 
 def test_game_page_before_the_start_shows_no_views(client: Client, gm: User) -> None:
-    game = choice_game(2, gm=gm)
+    game = GameFactory.create(seats=2, gm=gm)
     response = client.get(reverse("gm:game", args=[game.pk]))
     assert (response.context["public"], response.context["hidden"]) == (None, [])
     assert b"What each seat sees" not in response.content
@@ -764,7 +760,7 @@ def test_game_page_before_the_start_shows_no_views(client: Client, gm: User) -> 
 def test_game_page_of_a_finished_game_shows_the_final_boards(
     client: Client, gm: User, now: datetime
 ) -> None:
-    game = started(gm, now, players=2, options={"rolls_per_turn": 4, "round_cap": 10})
+    game = started_game(now=now, gm=gm, players=2, options={"rolls_per_turn": 4, "round_cap": 10})
     for _ in range(3):
         postal.resolve_now(game.pk, now=now)
     game.refresh_from_db()
@@ -782,7 +778,7 @@ def test_game_page_of_a_finished_game_shows_the_final_boards(
 def test_needs_the_gm_is_shown_first_with_the_clear_action(
     client: Client, gm: User, now: datetime
 ) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     page = reverse("gm:game", args=[game.pk])
     assert b'id="needs-gm"' not in client.get(page).content
     Game.objects.filter(pk=game.pk).update(needs_gm="step 1 failed 5 times: <boom>")
@@ -823,8 +819,8 @@ def send_again(client: Client, game: Game, email: OutboundEmail) -> Any:
 def test_game_page_lists_the_games_emails_newest_first(
     client: Client, gm: User, now: datetime
 ) -> None:
-    game = started(gm, now)
-    other = started(gm, now)
+    game = started_game(now=now, gm=gm)
+    other = started_game(now=now, gm=gm)
     reports_sent = list(OutboundEmail.objects.filter(game=game).order_by("id"))
     failed = email_of(game, "f", state="failed", attempts=1, last_error="SMTP 550: no such user")
     unknown = email_of(game, "u", state="unknown", attempts=1, to="bob@example.org")
@@ -854,7 +850,7 @@ def test_game_page_lists_the_games_emails_newest_first(
 
 
 def test_game_page_lists_the_newest_50_emails_only(client: Client, gm: User, now: datetime) -> None:
-    game = choice_game(2, gm=gm)
+    game = GameFactory.create(seats=2, gm=gm)
     OutboundEmail.objects.bulk_create(
         OutboundEmail(dedupe_key=f"k{n}", kind="invite", game=game, to="ann@example.org")
         for n in range(52)
@@ -872,7 +868,7 @@ def test_send_again_queues_a_failed_email_of_the_game(
     now: datetime,
     django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     failed = email_of(game, "f", state="failed", attempts=5, last_error="boom")
     mail.outbox.clear()
 
@@ -892,7 +888,7 @@ def test_send_again_queues_a_failed_email_of_the_game(
 
 
 def test_send_again_works_for_an_unknown_email(client: Client, gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     unknown = email_of(game, "u", state="unknown", attempts=1)
     response = send_again(client, game, unknown)
     assert [str(m) for m in response.context["messages"]] == [
@@ -908,11 +904,11 @@ def test_one_button_sends_every_unknown_email_of_the_game_again(
     now: datetime,
     django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     ann = email_of(game, "u1", state="unknown", attempts=1)
     bob = email_of(game, "u2", state="unknown", attempts=1, to="bob@example.org")
     failed = email_of(game, "f", state="failed", attempts=5)
-    elsewhere = email_of(started(gm, now), "u3", state="unknown", attempts=1)
+    elsewhere = email_of(started_game(now=now, gm=gm), "u3", state="unknown", attempts=1)
     page = reverse("gm:game", args=[game.pk])
     action = reverse("gm:send_unknown_again", args=[game.pk])
     form = re.search(
@@ -953,9 +949,9 @@ def test_one_button_sends_every_unknown_email_of_the_game_again(
 def test_send_again_answers_404_for_an_email_of_another_game_or_gm(
     client: Client, gm: User, now: datetime
 ) -> None:
-    game = started(gm, now)
-    mine_elsewhere = email_of(started(gm, now), "mine", state="failed")
-    their_game = started(staff_user(), now)
+    game = started_game(now=now, gm=gm)
+    mine_elsewhere = email_of(started_game(now=now, gm=gm), "mine", state="failed")
+    their_game = started_game(now=now, gm=staff_user())
     theirs = email_of(their_game, "theirs", state="failed")
     nobodys = email_of(None, "none", state="failed")
     failed = email_of(game, "f", state="failed")
@@ -978,7 +974,7 @@ def test_send_again_refuses_an_email_that_was_sent(
     now: datetime,
     django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     sent = email_of(game, "s", state="sent", attempts=1, sent_at=now)
     before = OutboundEmail.objects.filter(pk=sent.pk).values().get()
 
@@ -994,7 +990,7 @@ def test_send_again_refuses_an_email_that_was_sent(
 
 
 def test_send_again_needs_the_csrf_token(gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     failed = email_of(game, "f", state="failed")
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(gm)
@@ -1012,7 +1008,7 @@ def test_game_page_queries_do_not_grow_with_seats(
 ) -> None:
     def game_with(players: int) -> Game:
         options = {"rolls_per_turn": 4, "round_cap": 10} if finished else {}
-        game = started(gm, now, players=players, options=options)
+        game = started_game(now=now, gm=gm, players=players, options=options)
         for _ in range(3 if finished else 1):
             postal.resolve_now(game.pk, now=now)
         game.refresh_from_db()
@@ -1066,7 +1062,7 @@ def test_start_opens_step_one_and_a_second_start_changes_nothing(client: Client,
 def test_extend_moves_the_deadline_typed_in_the_games_zone(
     client: Client, gm: User, now: datetime
 ) -> None:
-    game = started(gm, now, time_zone="Europe/Berlin")
+    game = started_game(now=now, gm=gm, time_zone="Europe/Berlin")
     messages = act(client, game, "extend", deadline="2026-11-27T20:00")
     assert messages == [
         "The deadline of step 1 is now Fri 27 Nov 2026 20:00 CET (19:00 UTC); every player is told."
@@ -1085,21 +1081,21 @@ def test_extend_moves_the_deadline_typed_in_the_games_zone(
 def test_extend_with_a_bad_deadline_changes_nothing(
     client: Client, gm: User, now: datetime, deadline: str, message: str
 ) -> None:
-    game = started(gm, now, time_zone="Europe/Berlin")
+    game = started_game(now=now, gm=gm, time_zone="Europe/Berlin")
     before = snapshot(game)
     assert act(client, game, "extend", deadline=deadline) == [message]
     assert snapshot(game) == before
 
 
 def test_extend_without_an_open_step_changes_nothing(client: Client, gm: User) -> None:
-    game = choice_game(2, gm=gm)
+    game = GameFactory.create(seats=2, gm=gm)
     before = snapshot(game)
     assert act(client, game, "extend", deadline="2026-12-01T12:00") == ["the game has no open step"]
     assert snapshot(game) == before
 
 
 def test_pause_and_resume(client: Client, gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     assert act(client, game, "pause") == ["The game is paused."]
     game.refresh_from_db()
     assert (game.status, game.paused_at) == ("paused", now)
@@ -1120,7 +1116,7 @@ def test_pause_and_resume(client: Client, gm: User, now: datetime) -> None:
 def test_resolve_now_plays_the_nmr_defaults_and_opens_the_next_step(
     client: Client, gm: User, now: datetime
 ) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     assert act(client, game, "resolve") == [
         "The step is resolved; missing orders got their NMR defaults."
     ]
@@ -1132,7 +1128,7 @@ def test_resolve_now_plays_the_nmr_defaults_and_opens_the_next_step(
 
 
 def test_the_gm_enters_a_postal_order(client: Client, gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     text = nmr_text(game, 1)
     assert act(client, game, "order", seat="1", text=text.upper()) == [
         f"Order of bob accepted: {text}"
@@ -1149,7 +1145,7 @@ def test_the_gm_enters_a_postal_order(client: Client, gm: User, now: datetime) -
 def test_an_order_the_engine_rejects_shows_its_message_and_changes_nothing(
     client: Client, gm: User, now: datetime
 ) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     state = CHOICE.state_from_json(game.state)
     with pytest.raises(OrderError) as caught:
         CHOICE.parse(state, 0, "W1 1+1")
@@ -1169,7 +1165,7 @@ def test_an_order_the_engine_rejects_shows_its_message_and_changes_nothing(
 
 
 def test_replace_a_player(client: Client, gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     Seat.objects.filter(game=game, position=1).update(nmr_count=2)
     assert act(client, game, "replace", seat="1", name="bea", email="bea@example.org") == [
         "Seat 2 is now played by bea <bea@example.org>; a link is sent."
@@ -1203,14 +1199,14 @@ def test_replace_a_player(client: Client, gm: User, now: datetime) -> None:
 def test_a_bad_replacement_changes_nothing(
     client: Client, gm: User, now: datetime, data: dict[str, str], message: str
 ) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     before = snapshot(game)
     assert act(client, game, "replace", **({"seat": "1"} | data)) == [message]
     assert snapshot(game) == before
 
 
 def test_rotate_a_seats_link(client: Client, gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     assert act(client, game, "rotate", seat="2") == [
         "cy has a new link; the old links no longer work."
     ]
@@ -1224,7 +1220,7 @@ def test_rotate_a_seats_link(client: Client, gm: User, now: datetime) -> None:
 
 
 def test_resend_a_seats_report(client: Client, gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     emails = OutboundEmail.objects.count()
     assert act(client, game, "resend", seat="0") == ["The current report is sent to ann again."]
     assert OutboundEmail.objects.count() == emails + 1
@@ -1234,7 +1230,7 @@ def test_resend_a_seats_report(client: Client, gm: User, now: datetime) -> None:
 
 
 def test_resend_before_the_start_changes_nothing(client: Client, gm: User) -> None:
-    game = choice_game(2, gm=gm)
+    game = GameFactory.create(seats=2, gm=gm)
     before = snapshot(game)
     assert act(client, game, "resend", seat="0") == [
         "the game has not started; there is no report yet"
@@ -1243,7 +1239,7 @@ def test_resend_before_the_start_changes_nothing(client: Client, gm: User) -> No
 
 
 def test_clear_needs_gm(client: Client, gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     Game.objects.filter(pk=game.pk).update(needs_gm="step 1 failed 5 times: boom")
     Step.objects.filter(game=game).update(failures=5)
     assert act(client, game, "clear") == ["Cleared: the sweep tries the open step again."]
@@ -1254,7 +1250,7 @@ def test_clear_needs_gm(client: Client, gm: User, now: datetime) -> None:
 def test_the_deadline_input_is_read_in_the_zone_even_across_a_clock_change(
     client: Client, gm: User, now: datetime
 ) -> None:
-    game = started(gm, now, time_zone="America/New_York")
+    game = started_game(now=now, gm=gm, time_zone="America/New_York")
     act(client, game, "extend", deadline="2027-03-14T12:00")  # EDT from 14 March 2027
     assert game.steps.get().deadline == datetime(2027, 3, 14, 16, 0, tzinfo=UTC)
     assert game.steps.get().deadline - now > timedelta(days=100)

@@ -25,12 +25,11 @@ from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, GMAction, Order, Seat, SignUp, Step
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game, seat_page
+from tests.factories import GMFactory, seat_page, started_game
 from tests.games.test_query_counts import PAGE_QUERIES
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 LATER = datetime(2026, 11, 27, 19, 0, tzinfo=UTC)
 
@@ -46,11 +45,6 @@ def site(settings: Settings) -> None:
 @pytest.fixture
 def gm() -> User:
     return GMFactory.create(is_staff=True)
-
-
-def started(gm: User, now: datetime, **kwargs: Any) -> Game:
-    kwargs.setdefault("early_processing", False)
-    return postal.start_game(choice_game(3, gm=gm, **kwargs).pk, now=now, seed=SEED)
 
 
 def nmr_text(game: Game, position: int) -> str:
@@ -111,7 +105,7 @@ ACTIONS: dict[str, tuple[Callable[[Game, datetime, str], Any], str, str]] = {
 def test_each_gm_action_writes_one_entry_with_its_words_and_reason(
     gm: User, now: datetime, action: str
 ) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm, early_processing=False)
     run, kind, words = ACTIONS[action]
     run(game, now, "  the player asked  ")
     assert logged(game) == [(kind, 1, words, "the player asked", gm.pk)]
@@ -119,7 +113,7 @@ def test_each_gm_action_writes_one_entry_with_its_words_and_reason(
 
 
 def test_resuming_is_logged_after_the_pause(gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm, early_processing=False)
     postal.pause(game.pk, now=now)
     postal.resume(game.pk, now=now + timedelta(hours=2), reason="back from the fair")
     assert logged(game) == [
@@ -129,7 +123,7 @@ def test_resuming_is_logged_after_the_pause(gm: User, now: datetime) -> None:
 
 
 def test_a_resolution_that_resolves_nothing_logs_nothing(gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm, early_processing=False)
     postal.pause(game.pk, now=now)
     assert postal.resolve_now(game.pk, now=now, reason="hurry") is False
     assert [row[0] for row in logged(game)] == ["pause"]
@@ -137,14 +131,7 @@ def test_a_resolution_that_resolves_nothing_logs_nothing(gm: User, now: datetime
 
 
 def test_the_host_setting_the_order_is_logged(gm: User, now: datetime) -> None:
-    game = postal.create_game(
-        gm=gm,
-        engine_key="first-player",
-        title="Game night",
-        players=[postal.Player(n, f"{n}@example.org") for n in ("ann", "bob", "cy")],
-        options={"order_mode": "free"},
-    )
-    game = postal.start_game(game.pk, now=now, seed=SEED)
+    game = started_game("first-player", now=now, gm=gm, options={"order_mode": "free"})
     postal.set_order(game.pk, names=["cy", "ann", "bob"], now=now, reason="house rule")
     assert logged(game) == [
         ("host-order", 1, "The GM set the actual order: cy, ann, bob", "house rule", gm.pk)
@@ -154,7 +141,7 @@ def test_the_host_setting_the_order_is_logged(gm: User, now: datetime) -> None:
 def test_a_replacement_from_the_open_games_is_logged_without_addresses(
     gm: User, now: datetime
 ) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm, early_processing=False)
     Game.objects.filter(pk=game.pk).update(offer_seats=True)
     Seat.objects.filter(game=game, position=1).update(civil_disorder_at=now, missed_in_row=3)
     token = signups.sign_up(game.pk, name="zed", email="zed@example.org", now=now, position=1).token
@@ -183,7 +170,7 @@ def test_a_replacement_from_the_open_games_is_logged_without_addresses(
 def test_a_bad_reason_changes_nothing_in_postal(
     gm: User, now: datetime, action: str, reason: str, message: str
 ) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm, early_processing=False)
     before = snapshot(game)
     with pytest.raises(postal.PostalError) as refused:
         ACTIONS[action][0](game, now, reason)
@@ -228,7 +215,7 @@ def gm_client(gm: User) -> Client:
 
 
 def test_the_gm_forms_log_the_reason_and_the_gm_page_shows_it(gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm, early_processing=False)
     client = gm_client(gm)
     assert act(client, game, "extend", deadline="2026-11-27T19:00", reason="ann is ill") == [
         "The deadline of step 1 is now Fri 27 Nov 2026 19:00 UTC; every player is told."
@@ -278,7 +265,7 @@ def test_the_gm_forms_log_the_reason_and_the_gm_page_shows_it(gm: User, now: dat
 def test_a_bad_reason_in_a_gm_form_is_its_error_and_changes_nothing(
     gm: User, now: datetime, action: str, data: dict[str, str], reason: str, message: str
 ) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm, early_processing=False)
     if action == "order":
         data = {**data, "text": nmr_text(game, 1)}
     before = snapshot(game)
@@ -308,7 +295,7 @@ def seat_client(game: Game, position: int, now: datetime) -> Client:
 def test_the_seat_page_shows_the_log_newest_first_without_the_orders_text_or_addresses(
     gm: User, now: datetime
 ) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm, early_processing=False)
     text = nmr_text(game, 1)
     postal.accept_order(
         game_id=game.pk,
@@ -339,7 +326,7 @@ def test_the_seat_page_shows_the_log_newest_first_without_the_orders_text_or_add
 def test_a_long_log_shows_the_latest_20_with_the_count_within_the_query_budget(
     gm: User, now: datetime, django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm, early_processing=False)
     for number in range(25):
         when = now + timedelta(days=number + 1)
         postal.extend_deadline(game.pk, deadline=when, now=now, reason=f"reason {number}")
@@ -359,7 +346,7 @@ def test_a_long_log_shows_the_latest_20_with_the_count_within_the_query_budget(
 
 
 def test_a_game_without_gm_actions_says_so(gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm, early_processing=False)
     page = seat_client(game, 0, now).get(seat_page(game, 0)).content.decode()
     assert "The GM has not changed anything in this game." in page
     assert log_items(page) == []
@@ -377,7 +364,7 @@ def reports_of(game: Game, step: int) -> list[OutboundEmail]:
 
 
 def test_the_next_report_names_what_the_gm_did_during_the_step(gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm, early_processing=False)
     text = nmr_text(game, 1)
     postal.accept_order(
         game_id=game.pk, position=1, text=text, source=Order.Source.GM, now=now, reason="by phone"
@@ -416,7 +403,7 @@ def test_the_next_report_names_what_the_gm_did_during_the_step(gm: User, now: da
 
 
 def test_the_gm_order_text_is_in_no_email_before_the_step_resolves(gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm, early_processing=False)
     text = nmr_text(game, 1)
     before = set(OutboundEmail.objects.values_list("id", flat=True))
     gm_order(game, now, "by phone")
@@ -439,7 +426,7 @@ GERMAN_ACTIONS = {
 def test_each_gm_action_is_read_in_the_readers_language(
     gm: User, now: datetime, action: str
 ) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm, early_processing=False)
     run, _, words = ACTIONS[action]
     run(game, now, "")
     logged = GMAction.objects.get()
@@ -450,7 +437,7 @@ def test_each_gm_action_is_read_in_the_readers_language(
 
 
 def test_a_deadline_in_another_zone_is_said_with_both_times(gm: User, now: datetime) -> None:
-    game = started(gm, now, time_zone="Europe/Berlin")
+    game = started_game(now=now, gm=gm, time_zone="Europe/Berlin", early_processing=False)
     postal.extend_deadline(game.pk, deadline=LATER, now=now)
     logged = GMAction.objects.get()
 
@@ -463,7 +450,7 @@ def test_a_deadline_in_another_zone_is_said_with_both_times(gm: User, now: datet
 
 
 def test_a_german_seat_reads_the_log_and_the_report_in_german(gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm, early_processing=False)
     Seat.objects.filter(game=game, position=0).update(language="de")
     gm_order(game, now, "per Telefon")
     postal.extend_deadline(game.pk, deadline=LATER, now=now)

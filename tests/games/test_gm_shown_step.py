@@ -21,9 +21,8 @@ from games import postal
 from games.engines.choice.rules import ChoiceEngine
 from games.models import DiceRoll, Game, GMAction, Handover, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import GMFactory, started_game
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 
 
@@ -31,11 +30,6 @@ def gm_client(user: User) -> Client:
     client = Client()
     client.force_login(user)
     return client
-
-
-def started(gm: User, now: datetime, **kwargs: Any) -> Game:
-    """A Choice game of ann, bob and cy at step 1."""
-    return postal.start_game(choice_game(3, gm=gm, **kwargs).pk, now=now, seed=SEED)
 
 
 def nmr_text(game: Game, position: int) -> str:
@@ -93,7 +87,7 @@ def hidden_step(page: str, action: str) -> str:
 def test_the_game_page_names_the_step_shown_in_each_form_on_the_step(
     gm: User, now: datetime
 ) -> None:
-    game = started(gm, now, early_processing=False)
+    game = started_game(now=now, gm=gm, early_processing=False)
     postal.resolve_now(game.pk, now=now)
     page = gm_client(gm).get(reverse("gm:game", args=[game.pk])).content.decode()
     assert [hidden_step(page, a) for a in ("resolve", "extend", "order", "replace")] == ["2"] * 4
@@ -107,7 +101,7 @@ def test_the_game_page_names_the_step_shown_in_each_form_on_the_step(
 
 @pytest.mark.django_db
 def test_resolve_now_twice_resolves_the_step_shown_once(gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     client = gm_client(gm)
     assert act(client, game, "resolve", step="1") == [
         "The step is resolved; missing orders got their NMR defaults."
@@ -124,7 +118,7 @@ def test_resolve_now_twice_resolves_the_step_shown_once(gm: User, now: datetime)
 
 @pytest.mark.django_db
 def test_extend_twice_to_the_same_deadline_tells_the_players_once(gm: User, now: datetime) -> None:
-    game = started(gm, now, time_zone="Europe/Berlin")
+    game = started_game(now=now, gm=gm, time_zone="Europe/Berlin")
     client = gm_client(gm)
     assert act(client, game, "extend", step="1", deadline="2026-11-27T20:00") == [
         "The deadline of step 1 is now Fri 27 Nov 2026 20:00 CET (19:00 UTC); every player is told."
@@ -140,7 +134,7 @@ def test_extend_twice_to_the_same_deadline_tells_the_players_once(gm: User, now:
 
 @pytest.mark.django_db
 def test_extend_for_a_step_another_gm_resolved_changes_nothing(gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     deadline = game.steps.get(number=1).deadline
     assert act(gm_client(gm), game, "resolve", step="1")
     other = gm_client(GMFactory.create(is_staff=True, is_superuser=True))
@@ -158,7 +152,7 @@ def test_extend_for_a_step_another_gm_resolved_changes_nothing(gm: User, now: da
 
 @pytest.mark.django_db
 def test_the_same_order_twice_counts_once(gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     client = gm_client(gm)
     text = nmr_text(game, 0)
     assert act(client, game, "order", step="1", seat="0", text=text) == [
@@ -178,7 +172,7 @@ def test_an_order_that_resolved_the_step_entered_again_is_not_taken_for_the_next
 ) -> None:
     """The last order owed resolves the step early: the same click again must not enter
     it for the step that just opened."""
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     for position in (0, 1):
         postal.accept_order(
             game_id=game.pk, position=position, text=nmr_text(game, position), source="web", now=now
@@ -199,7 +193,7 @@ def test_an_order_that_resolved_the_step_entered_again_is_not_taken_for_the_next
 
 @pytest.mark.django_db
 def test_roll_back_twice_rolls_back_the_step_shown_once(gm: User, now: datetime) -> None:
-    game = started(gm, now, early_processing=False)
+    game = started_game(now=now, gm=gm, early_processing=False)
     postal.resolve_now(game.pk, now=now)
     postal.resolve_now(game.pk, now=now + timedelta(hours=1))
     client = gm_client(gm)
@@ -221,7 +215,7 @@ def test_roll_back_twice_rolls_back_the_step_shown_once(gm: User, now: datetime)
 
 @pytest.mark.django_db
 def test_roll_back_of_a_step_no_longer_the_latest_changes_nothing(gm: User, now: datetime) -> None:
-    game = started(gm, now, early_processing=False)
+    game = started_game(now=now, gm=gm, early_processing=False)
     postal.resolve_now(game.pk, now=now)
     client = gm_client(gm)
     # The page offered step 1; meanwhile step 2 resolved (its deadline, another GM).
@@ -235,7 +229,7 @@ def test_roll_back_of_a_step_no_longer_the_latest_changes_nothing(gm: User, now:
 
 @pytest.mark.django_db
 def test_replace_twice_with_the_same_player_replaces_once(gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     client = gm_client(gm)
     data = {"step": "1", "seat": "1", "name": "bea", "email": "bea@example.org"}
     assert act(client, game, "replace", **data) == [
@@ -256,7 +250,7 @@ def test_replace_twice_with_the_same_player_replaces_once(gm: User, now: datetim
 
 @pytest.mark.django_db
 def test_replace_for_a_step_already_resolved_changes_nothing(gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     postal.resolve_now(game.pk, now=now)
     after = counts(game)
     data = {"step": "1", "seat": "1", "name": "bea", "email": "bea@example.org"}
@@ -271,7 +265,7 @@ def test_replace_for_a_step_already_resolved_changes_nothing(gm: User, now: date
 def test_an_action_for_a_step_rolled_back_meanwhile_changes_nothing(
     gm: User, now: datetime
 ) -> None:
-    game = started(gm, now, early_processing=False)
+    game = started_game(now=now, gm=gm, early_processing=False)
     postal.resolve_now(game.pk, now=now)
     # The page showed step 2; another GM rolled step 1 back.
     postal.rollback(game.pk, reason="a wrong order", now=now)
@@ -284,7 +278,7 @@ def test_an_action_for_a_step_rolled_back_meanwhile_changes_nothing(
 
 @pytest.mark.django_db
 def test_resolve_now_of_the_last_step_twice_says_the_game_is_over(gm: User, now: datetime) -> None:
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     Game.objects.filter(pk=game.pk).update(status=Game.Status.FINISHED)
     Step.objects.filter(game=game).update(status=Step.Status.DONE)
     after = counts(game)
@@ -316,7 +310,7 @@ ACTIONS = {
 def test_a_post_without_a_step_number_changes_nothing(
     gm: User, now: datetime, action: str, step: str | None
 ) -> None:
-    game = started(gm, now, early_processing=False)
+    game = started_game(now=now, gm=gm, early_processing=False)
     postal.resolve_now(game.pk, now=now)  # step 2 open, step 1 may be rolled back
     data = dict(ACTIONS[action])
     if step is not None:
@@ -337,7 +331,7 @@ MESSAGES = re.compile(r'<ul class="messages">\s*<li class="(\w+)">(.*?)</li>')
 def test_two_gms_resolving_at_once_resolve_one_step(gm: User, now: datetime) -> None:
     """Two posts of "resolve now" for step 1 at the same moment, each over its own
     database connection (two GMs, or a double click on two gunicorn workers)."""
-    game = started(gm, now)
+    game = started_game(now=now, gm=gm)
     clients = [gm_client(gm), gm_client(GMFactory.create(is_staff=True, is_superuser=True))]
     start = threading.Barrier(2)
     said: list[list[tuple[str, str]]] = []

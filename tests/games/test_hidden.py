@@ -21,11 +21,10 @@ from games.engines.choice.rules import ChoiceEngine, RoundLine, legal_choices, p
 from games.models import Game, Seat
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game, seat_page
+from tests.factories import seat_page, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 
 
@@ -101,8 +100,7 @@ def test_no_seat_reads_another_seats_sealed_order_before_the_step_resolves(now: 
     # The rolls follow the seed and the game's id: the first of a few seeds whose rolls
     # give each seat a choice of its own.
     for seed in range(8):
-        game = choice_game(3, early_processing=False)
-        game = postal.start_game(game.pk, now=now, seed=bytes([seed]) * 32)
+        game = started_game(now=now, seed=bytes([seed]) * 32, players=3, early_processing=False)
         found = distinct_orders(game)
         if found is not None:
             break

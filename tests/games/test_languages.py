@@ -9,7 +9,6 @@ import re
 import shutil
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import polib
 import pytest
@@ -25,21 +24,19 @@ from games.models import Game, Seat
 from games.postal import access
 from moderator import catalogue
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game, seat_page
+from tests.factories import GameFactory, GMFactory, choice_game, seat_page, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 DEADLINE_DE = "Mi., 25. November 2026, 19:00 CET (18:00 UTC)"
 DEADLINE_EN = "Wed 25 Nov 2026 19:00 CET (18:00 UTC)"
 
 
-def german_and_english(now: datetime, **kwargs: Any) -> Game:
+def german_and_english(now: datetime) -> Game:
     """A started Choice game in Europe/Berlin: ann's seat speaks German, bob's the game's
     English."""
-    game = choice_game(2, time_zone="Europe/Berlin", **kwargs)
-    Seat.objects.filter(game=game, position=0).update(language="de")
-    return postal.start_game(game.pk, now=now, seed=SEED)
+    ann = postal.Player("ann", "ann@example.org", language="de")
+    return started_game(now=now, players=[ann, "bob"], time_zone="Europe/Berlin")
 
 
 def report(game: Game, position: int) -> OutboundEmail:
@@ -108,7 +105,7 @@ def test_a_german_seat_gets_its_report_in_german_and_an_english_seat_in_english(
 
 
 def test_the_games_language_is_its_seats_unless_a_seat_chose_its_own(now: datetime) -> None:
-    game = choice_game(2, language="de")
+    game = GameFactory.create(seats=2, language="de")
     Seat.objects.filter(game=game, position=1).update(language="en")
     postal.invite(game.pk, now=now)
     subjects = dict(
@@ -227,7 +224,7 @@ def test_a_german_seats_refused_order_is_refused_in_german(now: datetime) -> Non
 
 def test_a_players_language_is_their_pages_and_their_seats(now: datetime) -> None:
     mine = german_and_english(now)
-    over = choice_game(2, title="Over")
+    over = GameFactory.create(seats=2, title="Over")
     Game.objects.filter(pk=over.pk).update(status=Game.Status.FINISHED)
     player = players.player_for("BOB@example.org", now=now)
     said = players.save_settings(
@@ -277,7 +274,7 @@ def test_the_gm_panel_stays_english_for_a_german_browser() -> None:
 
 def test_the_gm_sets_the_games_language_and_play_again_keeps_it(now: datetime) -> None:
     gm: User = GMFactory.create(is_staff=True)
-    game = choice_game(2, gm=gm)
+    game = GameFactory.create(seats=2, gm=gm)
     client = Client()
     client.force_login(gm)
     response = client.post(f"/gm/{game.pk}/language/", {"language": "de"})

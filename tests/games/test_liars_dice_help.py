@@ -18,12 +18,10 @@ from games import postal
 from games.models import Game, Order, Seat, Step
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, seat_page
+from tests.factories import new_game, seat_page, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
-NAMES = ("ann", "bob", "cy", "dee")
 
 CLASSIC = [
     "  One move per message, when it is your turn:",
@@ -75,17 +73,6 @@ def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
     time_machine.move_to(now, tick=False)
 
 
-def start(now: datetime, options: dict[str, Any], players: int) -> Game:
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="liars-dice",
-        title="Cups",
-        players=[postal.Player(name, f"{name}@example.org") for name in NAMES[:players]],
-        options=options,
-    )
-    return postal.start_game(game.pk, now=now, seed=SEED)
-
-
 def how_to_order(email: OutboundEmail) -> list[str]:
     lines = email.text.splitlines()
     start = lines.index("HOW TO ORDER") + 1
@@ -122,19 +109,13 @@ def page_help(game: Game, position: int, now: datetime) -> list[str]:
 def test_the_reports_how_to_order_shows_only_the_profile_in_play(
     now: datetime, options: dict[str, Any], players: int, expected: list[str]
 ) -> None:
-    game = start(now, options, players)
+    game = started_game("liars-dice", now=now, players=players, options=options)
     report = OutboundEmail.objects.get(dedupe_key=f"report:{game.pk}:1:0")
     assert how_to_order(report) == expected
 
 
 def test_the_invitation_shows_the_profile_in_play(now: datetime) -> None:
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="liars-dice",
-        title="Cups",
-        players=[postal.Player(name, f"{name}@example.org") for name in NAMES[:2]],
-        options={"profile": "genius_dm"},
-    )
+    game = new_game("liars-dice", players=2, options={"profile": "genius_dm"})
     postal.invite(game.pk, now=now)
     invitation = OutboundEmail.objects.filter(game=game, to="ann@example.org").get()
     lines = invitation.text.splitlines()
@@ -143,7 +124,7 @@ def test_the_invitation_shows_the_profile_in_play(now: datetime) -> None:
 
 
 def test_the_seat_page_help_shows_only_the_classic_orders(now: datetime) -> None:
-    game = start(now, {}, 3)
+    game = started_game("liars-dice", now=now, players=3)
     assert page_help(game, 0, now) == [
         "One move per message, when it is your turn:",
         "bid 5 3 at least five 3s among all hands",
@@ -156,7 +137,9 @@ def test_the_seat_page_help_shows_only_the_classic_orders(now: datetime) -> None
 def test_the_seat_page_help_of_the_death_match_says_show_names_a_position(
     now: datetime,
 ) -> None:
-    game = start(now, {"profile": "genius_dm", "revelation": True}, 2)
+    game = started_game(
+        "liars-dice", now=now, players=2, options={"profile": "genius_dm", "revelation": True}
+    )
     assert page_help(game, 0, now) == [
         "One move per message, when it is your turn:",
         "bid 5 3 at least five 3s in both hands together",
@@ -191,7 +174,7 @@ def labels_of(html: str, name: str) -> list[str]:
 
 
 def test_the_death_match_offers_every_opening_bid_in_a_menu(now: datetime) -> None:
-    game = start(now, {"profile": "genius_dm"}, 2)
+    game = started_game("liars-dice", now=now, players=2, options={"profile": "genius_dm"})
     html = browser(game, 0, now).get(seat_page(game, 0)).content.decode()
     # Eight dice in play, literal faces: any quantity up to 8 of any face, ones included.
     assert options_of(html, "pick") == [
@@ -202,7 +185,9 @@ def test_the_death_match_offers_every_opening_bid_in_a_menu(now: datetime) -> No
 
 
 def test_the_death_match_with_revelation_offers_bids_and_the_die_to_show(now: datetime) -> None:
-    game = start(now, {"profile": "genius_dm", "revelation": True}, 2)
+    game = started_game(
+        "liars-dice", now=now, players=2, options={"profile": "genius_dm", "revelation": True}
+    )
     client = browser(game, 0, now)
     html = client.get(seat_page(game, 0)).content.decode()
     assert options_of(html, "pick") == [
@@ -227,7 +212,9 @@ def test_the_death_match_with_revelation_offers_bids_and_the_die_to_show(now: da
 
 
 def test_the_board_counts_one_die_as_a_die(now: datetime) -> None:
-    game = start(now, {"profile": "genius_dm", "fresh_start": True}, 2)
+    game = started_game(
+        "liars-dice", now=now, players=2, options={"profile": "genius_dm", "fresh_start": True}
+    )
     lines = OutboundEmail.objects.get(dedupe_key=f"report:{game.pk}:1:0").text.splitlines()
     start_at = lines.index("  Dice in play:") + 1
     assert lines[start_at : start_at + 2] == [

@@ -16,7 +16,7 @@ from games import postal, tasks
 from games.engines.liars_dice.rules import LiarsDiceEngine, behind
 from games.models import Event, Game, Order, Seat, Step
 from games.records import archive
-from tests.factories import GMFactory
+from tests.factories import EVERY_HOUR, started_game
 from tests.games.test_hidden import readable_by
 
 pytestmark = pytest.mark.django_db
@@ -35,18 +35,6 @@ def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
     time_machine.move_to(now, tick=False)
 
 
-def start(now: datetime, options: dict[str, Any], players: int, seed: bytes) -> Game:
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="liars-dice",
-        title="Liars",
-        players=[postal.Player(name, f"{name}@example.org") for name in NAMES[:players]],
-        options=options,
-        schedule_spec={"kind": "interval", "seconds": 3600},
-    )
-    return postal.start_game(game.pk, now=now, seed=seed)
-
-
 def with_distinct_cups(
     now: datetime, options: dict[str, Any], players: int, distinct_sums: bool = False
 ) -> Game:
@@ -54,7 +42,14 @@ def with_distinct_cups(
     with ``distinct_sums``, their sums too). The dice depend on the game's id, so which
     seed gives that depends on the tests that ran before."""
     for number in range(40):
-        game = start(now, options, players, bytes([number]) * 32)
+        game = started_game(
+            "liars-dice",
+            now=now,
+            players=players,
+            seed=bytes([number]) * 32,
+            options=options,
+            schedule_spec=EVERY_HOUR,
+        )
         hands = ENGINE.state_from_json(game.state).hands
         sums = {sum(hand) for hand in hands}
         if len({tuple(hand) for hand in hands}) == len(hands) and (
@@ -132,7 +127,9 @@ def sweep_after(step: Step, time_machine: TimeMachineFixture) -> None:
 def test_a_missed_deadline_spends_the_reserve_and_a_second_loses_the_round(
     now: datetime, time_machine: TimeMachineFixture
 ) -> None:
-    game = start(now, {"profile": "genius_dm"}, 2, bytes(range(32)))
+    game = started_game(
+        "liars-dice", now=now, players=2, options={"profile": "genius_dm"}, schedule_spec=EVERY_HOUR
+    )
     first = due(game)
     (prompt,) = first.prompts
     seat = prompt["seat"]
@@ -169,7 +166,13 @@ def test_a_missed_deadline_spends_the_reserve_and_a_second_loses_the_round(
 def test_a_match_lost_on_deadlines_ends_with_its_seed_and_every_cup_verified(
     now: datetime, time_machine: TimeMachineFixture
 ) -> None:
-    game = start(now, {"profile": "genius_dm", "max_dice": 5}, 2, bytes(range(32)))
+    game = started_game(
+        "liars-dice",
+        now=now,
+        players=2,
+        options={"profile": "genius_dm", "max_dice": 5},
+        schedule_spec=EVERY_HOUR,
+    )
     for _ in range(10):
         game.refresh_from_db()
         if game.status == Game.Status.FINISHED:

@@ -21,11 +21,9 @@ from games import postal, tasks
 from games.models import Game, SeatLink
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import SEED, GameFactory, new_game, started_game
 
 pytestmark = pytest.mark.django_db
-
-SEED = bytes(range(32))
 
 
 @pytest.fixture(autouse=True)
@@ -37,13 +35,7 @@ def own_cache(settings: Settings, now: datetime) -> None:
 
 
 def ann_game(title: str, email: str = "ann@example.org") -> Game:
-    return postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="choice",
-        title=title,
-        players=[postal.Player("ann", email), postal.Player("bob", "bob@example.org")],
-        schedule_spec={"kind": "interval", "seconds": 48 * 3600},
-    )
+    return new_game(players=[postal.Player("ann", email), "bob"], title=title)
 
 
 def ask(email: str, address: str = "198.51.100.1") -> Any:
@@ -74,7 +66,7 @@ def request_path(email: str) -> tuple[list[str], list[tuple[str, dict[str, Any]]
 def test_the_request_does_the_same_for_an_address_that_plays_and_one_that_does_not(
     now: datetime,
 ) -> None:
-    postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    started_game(now=now, players=2)
     known_queries, known_tasks = request_path("ann@example.org")
     unknown_queries, unknown_tasks = request_path("nobody@example.org")
     assert known_queries == unknown_queries
@@ -89,7 +81,7 @@ def test_the_request_does_the_same_for_an_address_that_plays_and_one_that_does_n
 def test_the_task_sends_the_links_of_an_address_that_plays_and_nothing_else(
     now: datetime,
 ) -> None:
-    postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    started_game(now=now, players=2)
     assert tasks.send_lost_links(email="ann@example.org") == 1
     assert tasks.send_lost_links(email="nobody@example.org") == 0
     assert list(OutboundEmail.objects.filter(kind="lost-links").values_list("to", flat=True)) == [
@@ -109,7 +101,7 @@ def links_in(text: str) -> list[str]:
 
 
 def test_a_known_and_an_unknown_address_get_the_same_page(now: datetime) -> None:
-    postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    started_game(now=now, players=2)
     known = ask("ann@example.org")
     unknown = ask("nobody@example.org")
     assert (known.status_code, unknown.status_code) == (200, 200)
@@ -173,14 +165,14 @@ def test_an_address_is_found_in_any_case_and_written_as_the_gm_wrote_it(now: dat
 
 
 def test_an_unknown_address_is_sent_nothing(now: datetime) -> None:
-    choice_game(2)
+    GameFactory.create(seats=2)
     links = SeatLink.objects.count()
     assert ask("nobody@example.org").status_code == 200
     assert (OutboundEmail.objects.count(), SeatLink.objects.count()) == (0, links)
 
 
 def test_no_address_is_asked_again_in_the_words_of_a_player(now: datetime) -> None:
-    choice_game(2)
+    GameFactory.create(seats=2)
     response = ask("ann at example")
     assert response.status_code == 200
     assert re.findall(
@@ -192,7 +184,7 @@ def test_no_address_is_asked_again_in_the_words_of_a_player(now: datetime) -> No
 def test_requests_for_one_email_are_limited_from_every_client(
     now: datetime, settings: Settings
 ) -> None:
-    choice_game(2)
+    GameFactory.create(seats=2)
     settings.RATES = {**settings.RATES, "lost-links-email": "2/h"}
     statuses = [ask("ANN@example.org", f"198.51.100.{n}").status_code for n in range(3)]
     assert statuses == [200, 200, 429]
@@ -212,7 +204,7 @@ def test_requests_from_one_client_are_limited_for_every_email(
 def test_a_limited_request_says_when_to_try_again_and_sends_nothing(
     now: datetime, settings: Settings
 ) -> None:
-    choice_game(2)
+    GameFactory.create(seats=2)
     settings.RATES = {**settings.RATES, "lost-links-email": "1/h"}
     ask("ann@example.org")
     OutboundEmail.objects.all().delete()

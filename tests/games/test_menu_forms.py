@@ -16,28 +16,15 @@ from games import postal
 from games.models import Game, Order, Seat, Step
 from games.postal import access, steps
 from games.web.forms import MenuOrderForm, form_class, legal_choices
-from tests.factories import GMFactory, seat_page
+from tests.factories import seat_page, started_game
 from tests.games.playing import SeedOnlyDice
 
 pytestmark = pytest.mark.django_db
-
-SEED = bytes(range(32))
 
 
 @pytest.fixture(autouse=True)
 def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
     time_machine.move_to(now, tick=False)
-
-
-def started(engine: str, now: datetime, options: dict[str, Any] | None = None) -> Game:
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key=engine,
-        title=f"A game of {engine}",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
-        options=options or {},
-    )
-    return postal.start_game(game.pk, now=now, seed=SEED)
 
 
 def on_turn(game: Game) -> Seat:
@@ -68,7 +55,7 @@ def buttons_of(html: str) -> list[str]:
 
 
 def test_dice_survivor_offers_its_legal_actions_as_buttons_and_takes_one(now: datetime) -> None:
-    game = started("dice-survivor", now)
+    game = started_game("dice-survivor", now=now)
     seat = on_turn(game)
     client = browser_of(seat, now)
     page = client.get(seat_page(game, seat.position)).content.decode()
@@ -89,7 +76,7 @@ def test_dice_survivor_offers_its_legal_actions_as_buttons_and_takes_one(now: da
 
 
 def test_a_menu_order_that_is_not_legal_now_is_refused_and_changes_nothing(now: datetime) -> None:
-    game = started("dice-survivor", now)
+    game = started_game("dice-survivor", now=now)
     seat = on_turn(game)
     client = browser_of(seat, now)
     before = Game.objects.get(pk=game.pk).state
@@ -109,7 +96,7 @@ def test_a_menu_order_that_is_not_legal_now_is_refused_and_changes_nothing(now: 
 def test_liars_dice_offers_exactly_the_legal_opening_bids_and_keeps_the_cup_private(
     now: datetime,
 ) -> None:
-    game = started("liars-dice", now)
+    game = started_game("liars-dice", now=now)
     seat = on_turn(game)
     page = browser_of(seat, now).get(seat_page(game, seat.position)).content.decode()
     # Classic with wild ones: any quantity up to the 15 dice in play, never opening on ones;
@@ -125,7 +112,7 @@ def test_liars_dice_offers_exactly_the_legal_opening_bids_and_keeps_the_cup_priv
 def test_liars_dice_takes_a_bid_from_the_select_and_offers_the_challenge_next(
     now: datetime,
 ) -> None:
-    game = started("liars-dice", now)
+    game = started_game("liars-dice", now=now)
     seat = on_turn(game)
     client = browser_of(seat, now)
     client.post(seat_page(game, seat.position), menu_post(game, seat, pick="bid 3 4"))
@@ -139,7 +126,7 @@ def test_liars_dice_takes_a_bid_from_the_select_and_offers_the_challenge_next(
 
 
 def test_drop_shy_draws_the_board_with_a_button_over_each_legal_cell(now: datetime) -> None:
-    game = started("drop-shy", now, {"dice_per_player": 4})
+    game = started_game("drop-shy", now=now, options={"dice_per_player": 4})
     seat = on_turn(game)
     client = browser_of(seat, now)
     page = client.get(seat_page(game, seat.position)).content.decode()
@@ -177,7 +164,7 @@ class Counting:
 
 
 def test_a_menu_is_worked_out_once_for_each_state_it_is_shown_in(now: datetime) -> None:
-    game = started("liars-dice", now)
+    game = started_game("liars-dice", now=now)
     seat = on_turn(game)
     engine = Counting(game.rules)
     state = engine.state_from_json(game.state)
@@ -212,18 +199,13 @@ def test_the_menus_options_escape_what_they_show(
 ) -> None:
     # Dice from the seed alone: the seat on turn (not Zoë) whatever games ran before.
     monkeypatch.setattr(steps, "VerifiableDice", SeedOnlyDice)
-    game = postal.start_game(
-        postal.create_game(
-            gm=GMFactory.create(),
-            engine_key="dice-survivor",
-            title="Names",
-            players=[
-                postal.Player(name, f"p{number}@example.org")
-                for number, name in enumerate(("ann", "bob", '<b>"Zoë" & co</b>'))
-            ],
-        ).pk,
+    game = started_game(
+        "dice-survivor",
         now=now,
-        seed=SEED,
+        players=[
+            postal.Player(name, f"p{number}@example.org")
+            for number, name in enumerate(("ann", "bob", '<b>"Zoë" & co</b>'))
+        ],
     )
     seat = on_turn(game)
     assert seat.name != '<b>"Zoë" & co</b>'

@@ -16,11 +16,10 @@ from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Step
 from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game
+from tests.factories import started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 TOKEN = "scrape-me-0123456789"
 
@@ -55,8 +54,8 @@ def test_metrics_are_off_without_a_token_and_refused_without_the_right_one(
 def test_the_figures_follow_the_games_and_the_outbox(
     now: datetime, time_machine: TimeMachineFixture
 ) -> None:
-    first = postal.start_game(choice_game(3).pk, now=now, seed=SEED)
-    postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    first = started_game(now=now, players=3)
+    started_game(now=now, players=2)
     figures = scrape()
     assert figures[("moderator_due_steps", ())] == 0
     assert figures[("moderator_oldest_due_step_age_seconds", ())] == 0
@@ -90,8 +89,8 @@ def test_the_figures_follow_the_games_and_the_outbox(
 def test_a_paused_game_past_its_deadline_is_not_due_until_it_is_resumed(
     now: datetime, time_machine: TimeMachineFixture
 ) -> None:
-    paused = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
-    abandoned = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    paused = started_game(now=now, players=2)
+    abandoned = started_game(now=now, players=2)
     Game.objects.filter(pk=abandoned.pk).update(status=Game.Status.ABANDONED)
     deadline = Step.objects.get(game=paused).deadline
     postal.pause(paused.pk, now=deadline - timedelta(hours=1))

@@ -21,19 +21,13 @@ from games.engines.choice.rules import ChoiceEngine
 from games.lib import words
 from games.models import Absence, AbsencePolicy, Event, Game, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game
+from tests.factories import started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
+EVERY_DAY = {"kind": "interval", "seconds": 24 * 3600}
 CHOICE = ChoiceEngine()
 HOUR = timedelta(hours=1)
-
-
-def started(now: datetime, players: int = 3, **fields: Any) -> Game:
-    game = choice_game(players)
-    Game.objects.filter(pk=game.pk).update(**fields)
-    return postal.start_game(game.pk, now=now, seed=SEED)
 
 
 def open_step(game: Game) -> Step:
@@ -85,7 +79,7 @@ def deadline_emails(game: Game) -> list[OutboundEmail]:
 
 
 def test_an_absence_covers_its_days_in_the_players_zone(now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now)
     absence = absences.declare(
         "Bob@Example.org",
         first_day=date(2026, 11, 25),
@@ -104,7 +98,7 @@ def test_an_absence_covers_its_days_in_the_players_zone(now: datetime) -> None:
 
 
 def test_absences_that_follow_one_another_count_as_one(now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now)
     for first, last in [
         (date(2026, 12, 1), date(2026, 12, 3)),
         (date(2026, 12, 4), date(2026, 12, 9)),
@@ -117,7 +111,7 @@ def test_absences_that_follow_one_another_count_as_one(now: datetime) -> None:
 
 
 def test_an_absence_for_one_game_does_not_cover_the_others(now: datetime) -> None:
-    one, other = started(now), started(now)
+    one, other = started_game(now=now), started_game(now=now)
     absences.declare(
         "ann@example.org",
         first_day=date(2026, 11, 1),
@@ -150,7 +144,7 @@ def test_an_absence_for_one_game_does_not_cover_the_others(now: datetime) -> Non
 def test_a_wrong_absence_says_why_and_writes_nothing(
     now: datetime, first: date, last: date, message: str
 ) -> None:
-    started(now)
+    started_game(now=now)
     with pytest.raises(absences.AbsenceError) as error:
         absences.declare("ann@example.org", first_day=first, last_day=last, zone="UTC", now=now)
     assert error.value.message == message
@@ -158,7 +152,7 @@ def test_a_wrong_absence_says_why_and_writes_nothing(
 
 
 def test_an_absence_for_a_game_without_the_player_is_refused(now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now)
     with pytest.raises(absences.AbsenceError, match="you have no seat in this game"):
         absences.declare(
             "zed@example.org",
@@ -181,7 +175,7 @@ def test_an_absence_for_a_game_without_the_player_is_refused(now: datetime) -> N
 
 
 def test_only_its_own_player_removes_an_absence(now: datetime) -> None:
-    started(now)
+    started_game(now=now)
     absence = absences.declare(
         "ann@example.org",
         first_day=date(2026, 12, 1),
@@ -200,7 +194,7 @@ def test_only_its_own_player_removes_an_absence(now: datetime) -> None:
 
 
 def test_the_deadline_waits_for_an_absent_player_until_they_are_back(now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now)
     step = open_step(game)
     away("bob", date(2026, 11, 25), date(2026, 11, 27), now)
     order_all_but(game, {1}, now)
@@ -234,7 +228,7 @@ def test_the_deadline_waits_for_an_absent_player_until_they_are_back(now: dateti
 
 
 def test_an_absence_holds_a_game_at_most_the_cap(now: datetime) -> None:
-    game = started(now, absence_cap_hours=30)
+    game = started_game(now=now, missed=postal.MissedTurns(absence_cap_hours=30))
     step = open_step(game)
     away("bob", date(2026, 11, 25), date(2026, 12, 20), now)
     order_all_but(game, {1}, now)
@@ -248,7 +242,9 @@ def test_an_absence_holds_a_game_at_most_the_cap(now: datetime) -> None:
 
 
 def test_where_absences_are_played_the_deadline_does_not_wait(now: datetime) -> None:
-    game = started(now, absence_policy=AbsencePolicy.DEFAULT, extensions=2)
+    game = started_game(
+        now=now, missed=postal.MissedTurns(absence_policy=AbsencePolicy.DEFAULT, extensions=2)
+    )
     step = open_step(game)
     away("bob", date(2026, 11, 25), date(2026, 12, 20), now)
     order_all_but(game, {1}, now)
@@ -262,7 +258,7 @@ def test_where_absences_are_played_the_deadline_does_not_wait(now: datetime) -> 
 
 
 def test_a_missed_deadline_uses_an_extension_then_the_default_plays(now: datetime) -> None:
-    game = started(now, extensions=1, extension_hours=12)
+    game = started_game(now=now, missed=postal.MissedTurns(extensions=1, extension_hours=12))
     step = open_step(game)
     order_all_but(game, {2}, now)
     before = latest_event(game)
@@ -288,7 +284,7 @@ def test_a_missed_deadline_uses_an_extension_then_the_default_plays(now: datetim
 
 
 def test_a_late_sweep_moves_the_deadline_from_now(now: datetime) -> None:
-    game = started(now, extensions=2, extension_hours=24)
+    game = started_game(now=now, missed=postal.MissedTurns(extensions=2, extension_hours=24))
     step = open_step(game)
     late = step.deadline + 5 * HOUR
     assert postal.resolve_due_step(step.pk, now=late) is False
@@ -298,7 +294,7 @@ def test_a_late_sweep_moves_the_deadline_from_now(now: datetime) -> None:
 
 
 def test_the_gm_resolving_now_spends_no_extension(now: datetime) -> None:
-    game = started(now, extensions=2)
+    game = started_game(now=now, missed=postal.MissedTurns(extensions=2))
     assert postal.resolve_now(game.pk, now=now) is True
     assert [s.extensions_used for s in Seat.objects.filter(game=game)] == [0, 0, 0]
     assert [s.nmr_count for s in Seat.objects.filter(game=game)] == [1, 1, 1]
@@ -322,7 +318,7 @@ def strategies(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_chosen_autopilot_plays_a_missed_turn_and_the_report_says_so(
     now: datetime, strategies: None
 ) -> None:
-    game = started(now)
+    game = started_game(now=now)
     postal.choose_autopilot(game.pk, position=1, key="test")
     step = open_step(game)
     order_all_but(game, {1}, now)
@@ -365,7 +361,7 @@ def test_a_strategy_that_fails_leaves_the_default_to_play(
         raise OrderError("no idea")
 
     monkeypatch.setitem(registry.STRATEGIES, "choice", (Strategy("test", "t", "s", broken),))
-    game = started(now)
+    game = started_game(now=now)
     postal.choose_autopilot(game.pk, position=0, key="test")
     step = open_step(game)
     assert postal.resolve_due_step(step.pk, now=step.deadline) is True
@@ -375,7 +371,7 @@ def test_a_strategy_that_fails_leaves_the_default_to_play(
 def test_an_absent_player_gets_the_games_autopilot_where_the_gm_chose_so(
     now: datetime, strategies: None
 ) -> None:
-    game = started(now, absence_policy=AbsencePolicy.AUTOPILOT)
+    game = started_game(now=now, missed=postal.MissedTurns(absence_policy=AbsencePolicy.AUTOPILOT))
     away("cy", date(2026, 11, 25), date(2026, 11, 30), now)
     step = open_step(game)
     assert postal.resolve_due_step(step.pk, now=step.deadline) is True
@@ -384,7 +380,7 @@ def test_an_absent_player_gets_the_games_autopilot_where_the_gm_chose_so(
 
 
 def test_choosing_an_autopilot_the_game_has_not_is_refused(now: datetime, strategies: None) -> None:
-    game = started(now)
+    game = started_game(now=now)
     with pytest.raises(
         postal.PostalError, match="Choice has no autopilot 'nope' \\(it has: test\\)"
     ):
@@ -399,7 +395,7 @@ def test_choosing_an_autopilot_the_game_has_not_is_refused(now: datetime, strate
 
 
 def test_missed_turns_in_a_row_put_a_seat_in_civil_disorder_and_alert_the_gm(now: datetime) -> None:
-    game = started(now, civil_disorder_after=2)
+    game = started_game(now=now, missed=postal.MissedTurns(civil_disorder_after=2))
     for number in (1, 2):
         step = open_step(game)
         order_all_but(game, {2}, now)
@@ -438,7 +434,7 @@ def test_missed_turns_in_a_row_put_a_seat_in_civil_disorder_and_alert_the_gm(now
 
 
 def test_a_seat_in_civil_disorder_spends_no_extension(now: datetime) -> None:
-    game = started(now, civil_disorder_after=1, extensions=3)
+    game = started_game(now=now, missed=postal.MissedTurns(civil_disorder_after=1, extensions=3))
     step = open_step(game)
     order_all_but(game, {2}, now)
     assert postal.resolve_due_step(step.pk, now=step.deadline) is False  # an extension
@@ -454,7 +450,7 @@ def test_a_seat_in_civil_disorder_spends_no_extension(now: datetime) -> None:
 
 
 def test_replacing_a_player_starts_their_seat_afresh(now: datetime, strategies: None) -> None:
-    game = started(now, civil_disorder_after=1, extensions=1)
+    game = started_game(now=now, missed=postal.MissedTurns(civil_disorder_after=1, extensions=1))
     postal.choose_autopilot(game.pk, position=2, key="test")
     step = open_step(game)
     postal.resolve_due_step(step.pk, now=step.deadline)
@@ -475,24 +471,13 @@ def test_replacing_a_player_starts_their_seat_afresh(now: datetime, strategies: 
 # --- the games' own autopilots, played by post and replayed ---------------------------------
 
 
-def liars_game(now: datetime) -> Game:
-    game = postal.create_game(
-        gm=choice_game(2).gm,
-        engine_key="liars-dice",
-        title="Liars",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
-        schedule_spec={"kind": "interval", "seconds": 24 * 3600},
-    )
-    return postal.start_game(game.pk, now=now, seed=SEED)
-
-
 def test_a_liars_dice_autopilot_bids_at_the_deadline_and_the_record_replays(
     now: datetime,
 ) -> None:
     from games import records
     from games.records import archive
 
-    game = liars_game(now)
+    game = started_game("liars-dice", now=now, schedule_spec=EVERY_DAY)
     engine = registry.get("liars-dice")
     for position in range(3):
         postal.choose_autopilot(game.pk, position=position, key="expected-count")
@@ -532,7 +517,7 @@ def test_a_choice_autopilot_plays_a_sealed_turn_the_engine_then_resolves(now: da
     from games import records
     from games.records import archive
 
-    game = started(now)
+    game = started_game(now=now)
     postal.choose_autopilot(game.pk, position=2, key="best-score")
     step = open_step(game)
     order_all_but(game, {2}, now)
@@ -551,7 +536,7 @@ def test_a_choice_autopilot_plays_a_sealed_turn_the_engine_then_resolves(now: da
 
 
 def test_a_player_spends_an_extension_before_the_deadline(now: datetime) -> None:
-    game = started(now, extensions=1, extension_hours=6)
+    game = started_game(now=now, missed=postal.MissedTurns(extensions=1, extension_hours=6))
     step = open_step(game)
     deadline = step.deadline
     before = latest_event(game)
@@ -582,7 +567,7 @@ def test_a_player_spends_an_extension_before_the_deadline(now: datetime) -> None
 def test_an_extension_that_cannot_be_had_changes_nothing(
     now: datetime, fields: dict[str, Any], message: str
 ) -> None:
-    game = started(now)
+    game = started_game(now=now)
     Game.objects.filter(pk=game.pk).update(**fields)
     deadline = open_step(game).deadline
     with pytest.raises(postal.PostalError) as error:
@@ -592,7 +577,7 @@ def test_an_extension_that_cannot_be_had_changes_nothing(
 
 
 def test_no_extension_without_an_order_owed_or_after_the_deadline(now: datetime) -> None:
-    game = liars_game(now)
+    game = started_game("liars-dice", now=now, schedule_spec=EVERY_DAY)
     Game.objects.filter(pk=game.pk).update(extensions=2)
     step = open_step(game)
     (owing,) = step.prompted_seats

@@ -8,15 +8,14 @@ from datetime import datetime
 import pytest
 from django.db import connection
 
-from games import postal
 from games.models import EmailPreference, Order, Seat, Step
-from tests.factories import choice_game
+from tests.factories import started_game
 
 pytestmark = pytest.mark.django_db
 
 
 def test_rows_written_without_this_releases_columns_take_their_defaults(now: datetime) -> None:
-    game = postal.start_game(choice_game(2).pk, now=now, seed=bytes(range(32)))
+    game = started_game(now=now, players=2)
     step = Step.objects.get(game=game, number=1)
     seat = Seat.objects.get(game=game, position=0)
     with connection.cursor() as cursor:

@@ -19,15 +19,10 @@ from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game, seat_page
+from tests.factories import seat_page, started_game
 from tests.games.test_views import block_data, canonical, choices_for, log_in, typed_data
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
-
-
-def started(now: datetime) -> Game:
-    return postal.start_game(choice_game(2).pk, now=now, seed=SEED)
 
 
 def texts(game: Game, position: int) -> list[str]:
@@ -61,7 +56,7 @@ def accept(game: Game, text: str, now: datetime) -> Order:
 def test_the_order_that_counts_sent_again_records_nothing_and_owes_no_receipt(
     now: datetime,
 ) -> None:
-    game = started(now)
+    game = started_game(now=now, players=2)
     text = texts(game, 0)[0]
     first = accept(game, text, now)
     postal.write_receipts(now=now)
@@ -78,7 +73,7 @@ def test_the_order_that_counts_sent_again_records_nothing_and_owes_no_receipt(
 
 @pytest.mark.django_db
 def test_a_different_order_after_it_is_a_new_revision(now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now, players=2)
     first, second = texts(game, 0)
     accept(game, first, now)
     accept(game, second, now + timedelta(seconds=1))
@@ -96,7 +91,7 @@ def test_receipts_are_coalesced_to_one_per_seat_and_step_in_the_window(
     now: datetime, settings: Settings
 ) -> None:
     settings.RECEIPT_WINDOW_SECONDS = 600
-    game = started(now)
+    game = started_game(now=now, players=2)
     first, second = texts(game, 0)
     accept(game, first, now)
     assert postal.write_receipts(now=now + timedelta(seconds=5)) == 1
@@ -122,7 +117,7 @@ def test_receipts_are_coalesced_to_one_per_seat_and_step_in_the_window(
 
 @pytest.mark.django_db
 def test_the_page_says_a_repeated_order_is_already_the_one_that_counts(now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now, players=2)
     text = texts(game, 0)[0]
     client = Client(REMOTE_ADDR=f"10.{secrets.randbelow(256)}.{secrets.randbelow(256)}.9")
     seat = Seat.objects.get(game=game, position=0)
@@ -145,7 +140,7 @@ def test_the_page_says_a_repeated_order_is_already_the_one_that_counts(now: date
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_twenty_identical_posts_at_once_store_one_revision_and_one_receipt(now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now, players=2)
     text = texts(game, 0)[0]
     browser = Client(REMOTE_ADDR="10.20.20.20")
     seat = Seat.objects.get(game=game, position=0)
@@ -183,8 +178,7 @@ def test_order_posts_past_the_seats_limit_are_refused_and_write_nothing(
     """Typed orders and the blocks form alike: the limit counts the posts of a seat the
     browser holds, and a refused post writes nothing."""
     settings.RATES = {**settings.RATES, "order-seat": "3/m", "order-address": "100/m"}
-    game = choice_game(2, early_processing=False)
-    game = postal.start_game(game.pk, now=now, seed=SEED)
+    game = started_game(now=now, players=2, early_processing=False)
     client = Client()
     log_in(client, game, 0, now)
     picks = [choices_for(game, 0, pick=n) for n in range(2)]
@@ -206,10 +200,8 @@ def test_order_posts_past_the_seats_limit_are_refused_and_write_nothing(
 
 @pytest.mark.django_db
 def test_a_post_to_a_seat_the_browser_does_not_hold_says_nothing_of_it(now: datetime) -> None:
-    mine = choice_game(1, title="Mine")
-    theirs = choice_game(2, title="Theirs")
-    for game in (mine, theirs):
-        postal.start_game(game.pk, now=now, seed=SEED)
+    mine = started_game(now=now, players=1, title="Mine")
+    theirs = started_game(now=now, players=2, title="Theirs")
     client = Client()
     log_in(client, mine, 0, now)
     before = Order.objects.count()

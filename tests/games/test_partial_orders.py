@@ -11,22 +11,13 @@ import pytest
 from games import postal, tasks
 from games.models import DiceRoll, Event, Game, Order, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory
+from tests.factories import started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
-
 
 def night(now: datetime) -> Game:
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="first-player",
-        title="Game night",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
-        options={"order_mode": "free"},
-    )
-    game = postal.start_game(game.pk, now=now, seed=SEED)
+    game = started_game("first-player", now=now, options={"order_mode": "free"})
     postal.resolve_now(game.pk, now=now)  # the gift window closes: rolling opens
     return Game.objects.get(pk=game.pk)
 

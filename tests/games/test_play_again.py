@@ -14,11 +14,10 @@ from games import postal
 from games.engines.drop_shy.rules import DropShyEngine
 from games.models import Game, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import GMFactory, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 ENGINE = DropShyEngine()
 
 
@@ -28,16 +27,16 @@ def gm() -> User:
 
 
 def finished_game(gm: User, now: datetime) -> Game:
-    game = postal.create_game(
+    game = started_game(
+        "drop-shy",
+        now=now,
+        players=3,
         gm=gm,
-        engine_key="drop-shy",
         title="Shy",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
         options={"dice_per_player": 2},
         time_zone="Europe/Paris",
         schedule_spec={"kind": "daily", "time": "20:00"},
     )
-    game = postal.start_game(game.pk, now=now, seed=SEED)
     for _ in range(200):
         game.refresh_from_db()
         if game.status == Game.Status.FINISHED:
@@ -96,8 +95,9 @@ def test_any_finished_game_plays_again_with_the_same_seats_options_and_rhythm(
     client: Client, gm: User, now: datetime
 ) -> None:
     options = {"rolls_per_turn": 4, "round_cap": 10}
-    game = choice_game(2, gm=gm, options=options, time_zone="Europe/Berlin", title="Quick")
-    game = postal.start_game(game.pk, now=now, seed=SEED)
+    game = started_game(
+        now=now, players=2, gm=gm, options=options, time_zone="Europe/Berlin", title="Quick"
+    )
     while game.status != Game.Status.FINISHED:
         postal.resolve_now(game.pk, now=now)
         game.refresh_from_db()
@@ -120,14 +120,8 @@ def test_any_finished_game_plays_again_with_the_same_seats_options_and_rhythm(
 
 
 def test_play_again_waits_for_the_end(client: Client, gm: User, now: datetime) -> None:
-    running = postal.create_game(
-        gm=gm,
-        engine_key="drop-shy",
-        title="Still going",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob")],
-    )
-    postal.start_game(running.pk, now=now, seed=SEED)
-    choice = postal.start_game(choice_game(2, gm=gm).pk, now=now, seed=SEED)
+    running = started_game("drop-shy", now=now, players=2, gm=gm, title="Still going")
+    choice = started_game(now=now, players=2, gm=gm)
     client.force_login(gm)
     assert act(client, running, "again") == [
         "the game is not over yet; the next game follows the final standings"

@@ -24,12 +24,10 @@ from games.engines.liars_dice.rules import LiarsDiceEngine
 from games.models import EmailPreference, Game, Order, Player, Seat, SignIn
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, seat_page
+from tests.factories import GMFactory, seat_page, started_game
 from tests.games.test_liars_dice_postal import cup_secrets, with_distinct_cups
 
 pytestmark = pytest.mark.django_db
-
-SEED = bytes(range(32))
 
 
 @pytest.fixture(autouse=True)
@@ -76,21 +74,7 @@ def signed_in(address: str, client: Client | None = None) -> Client:
     return client
 
 
-def game_of(title: str, *people: tuple[str, str], engine: str = "choice") -> Game:
-    return postal.create_game(
-        gm=GMFactory.create(),
-        engine_key=engine,
-        title=title,
-        players=[postal.Player(name, email) for name, email in people],
-        schedule_spec={"kind": "interval", "seconds": 48 * 3600},
-    )
-
-
-ANN, BOB = ("Ann", "ann@example.org"), ("Bob", "bob@example.org")
-
-
-def started(title: str, now: datetime, *people: tuple[str, str]) -> Game:
-    return postal.start_game(game_of(title, *(people or (ANN, BOB))).pk, now=now, seed=SEED)
+ANN, BOB = postal.Player("Ann", "ann@example.org"), postal.Player("Bob", "bob@example.org")
 
 
 # --- asking -------------------------------------------------------------------------------
@@ -108,7 +92,7 @@ def test_the_sign_in_page_asks_for_an_address(client: Client) -> None:
 def test_a_known_and_an_unknown_address_get_the_same_page_and_both_an_email(
     now: datetime,
 ) -> None:
-    started("Choice", now)
+    started_game(now=now, players=[ANN, BOB], title="Choice")
     known = browser().post("/signin/", {"email": "ann@example.org"})
     unknown = browser().post("/signin/", {"email": "nobody@example.org"})
     assert (known.status_code, unknown.status_code) == (200, 200)
@@ -414,8 +398,10 @@ def test_my_games_needs_signing_in(client: Client) -> None:
 
 
 def test_my_games_lists_the_seats_and_opens_them_without_links(now: datetime) -> None:
-    first = started("Tuesday Choice", now)
-    second = started("Friday Choice", now, ("Bob", "bob@example.org"), ("Annie", "ANN@example.org"))
+    first = started_game(now=now, players=[ANN, BOB], title="Tuesday Choice")
+    second = started_game(
+        now=now, players=[BOB, postal.Player("Annie", "ANN@example.org")], title="Friday Choice"
+    )
     client = signed_in("ann@example.org")
     page = main_text(client.get("/me/"))
     assert '<h2 id="group-owed">Waiting for your order (2)</h2>' in page
@@ -428,7 +414,7 @@ def test_my_games_lists_the_seats_and_opens_them_without_links(now: datetime) ->
 
 
 def test_a_signed_in_player_orders_from_their_seat_page(now: datetime) -> None:
-    game = started("Choice", now)
+    game = started_game(now=now, players=[ANN, BOB], title="Choice")
     client = signed_in("ann@example.org")
     state = game.rules.state_from_json(Game.objects.get(pk=game.pk).state)
     text = game.rules.canonical(state, 0, game.rules.default(state, 0))
@@ -452,7 +438,7 @@ def test_an_address_without_seats_sees_an_empty_list_and_the_open_games(now: dat
 
 
 def test_a_seat_given_to_another_player_leaves_my_games(now: datetime) -> None:
-    game = started("Choice", now)
+    game = started_game(now=now, players=[ANN, BOB], title="Choice")
     client = signed_in("ann@example.org")
     assert client.get(seat_page(game, 0)).status_code == 200
     postal.replace_player(game.pk, position=0, name="Cy", email="cy@example.org", now=now)
@@ -462,7 +448,7 @@ def test_a_seat_given_to_another_player_leaves_my_games(now: datetime) -> None:
 
 def test_a_gm_signed_in_is_told_my_games_are_a_players(client: Client, now: datetime) -> None:
     gm = GMFactory.create(is_staff=True, email="ann@example.org")
-    game = started("Choice", now)
+    game = started_game(now=now, players=[ANN, BOB], title="Choice")
     client.force_login(gm)
     text = main_text(client.get("/me/"))
     assert "You are signed in as a game master, not as a player." in text
@@ -476,7 +462,7 @@ def test_my_games_page_makes_the_same_queries_whatever_the_seats(
     now: datetime, games: int, django_assert_max_num_queries: Any
 ) -> None:
     for number in range(games):
-        game = started(f"Game {number}", now)
+        game = started_game(now=now, players=[ANN, BOB], title=f"Game {number}")
         if number % 2:
             for _ in range(20):
                 if Game.objects.get(pk=game.pk).status == Game.Status.FINISHED:
@@ -529,7 +515,7 @@ def test_a_signed_in_player_reads_nothing_of_another_seat(now: datetime) -> None
 
 
 def test_signing_out_closes_the_seats_and_the_links_seats_too(now: datetime) -> None:
-    game = started("Choice", now)
+    game = started_game(now=now, players=[ANN, BOB], title="Choice")
     client = browser()
     token = access.mint([game.seats.get(position=1)], now=now)[1]
     client.post(f"/p/{token}/")
@@ -580,7 +566,7 @@ def test_the_home_page_offers_sign_in_next_to_lost_links(client: Client) -> None
 
 
 def test_the_settings_page_shows_and_saves_the_players_choices(now: datetime) -> None:
-    game = started("Choice", now)
+    game = started_game(now=now, players=[ANN, BOB], title="Choice")
     client = signed_in("ann@example.org")
     page = client.get("/me/settings/")
     assert page.status_code == 200
@@ -631,7 +617,7 @@ def test_the_settings_page_shows_and_saves_the_players_choices(now: datetime) ->
     ],
 )
 def test_bad_settings_change_nothing_and_say_why(now: datetime, field: str, value: str) -> None:
-    started("Choice", now)
+    started_game(now=now, players=[ANN, BOB], title="Choice")
     client = signed_in("ann@example.org")
     data = {"name": "Annie", "time_zone": "Asia/Tokyo", "reports": "none", "digest": "off"}
     data["hour"] = "9"
@@ -672,8 +658,8 @@ def test_a_signed_in_player_declares_an_absence_for_one_game_or_all(now: datetim
 
     from games.models import Absence, AbsencePolicy
 
-    friday = started("Friday", now)
-    sunday = started("Sunday", now)
+    friday = started_game(now=now, players=[ANN, BOB], title="Friday")
+    sunday = started_game(now=now, players=[ANN, BOB], title="Sunday")
     Game.objects.filter(pk=sunday.pk).update(absence_policy=AbsencePolicy.AUTOPILOT)
     client = signed_in("ann@example.org")
     page = client.get("/me/away/").content.decode()
@@ -697,7 +683,9 @@ def test_a_signed_in_player_declares_an_absence_for_one_game_or_all(now: datetim
     me = client.get("/me/").content.decode()
     assert '<p id="my-away">Away: 1 December to 3 December (Sunday).' in me
     # Another player's game is not a choice: the form says so and nothing is written.
-    other = started("Elsewhere", now, ("Cy", "cy@example.org"), BOB)
+    other = started_game(
+        now=now, players=[postal.Player("Cy", "cy@example.org"), BOB], title="Elsewhere"
+    )
     response = client.post(
         "/me/away/",
         {"first_day": "2026-12-01", "last_day": "2026-12-03", "scope": str(other.pk)},
@@ -712,7 +700,7 @@ def test_a_signed_in_player_declares_an_absence_for_one_game_or_all(now: datetim
 def test_my_games_shows_my_record_and_links_my_public_page(now: datetime) -> None:
     from games.models import Player
 
-    game = started("Friday", now)
+    game = started_game(now=now, players=[ANN, BOB], title="Friday")
     step = game.steps.get(number=1)
     postal.resolve_due_step(step.pk, now=step.deadline)
     client = signed_in("ann@example.org")

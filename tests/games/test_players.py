@@ -20,11 +20,10 @@ from games.models import EmailPreference, Game, Order, Player, Seat, SignIn
 from games.notify import email_choices, reminders
 from moderator.mail import tasks as mail_tasks
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import SEED, GameFactory, GMFactory, new_game, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CODE_ATTEMPTS = players.CODE_ATTEMPTS
 BROWSER = "the-browser-that-asked"  # the id a browser's cookie holds while it signs in
 
@@ -93,7 +92,7 @@ def test_asking_stores_only_digests_and_emails_the_link_and_the_code(
 
 
 def test_every_address_gets_a_sign_in_whether_it_plays_or_not(now: datetime) -> None:
-    choice_game(2)
+    GameFactory.create(seats=2)
     players.ask("ann@example.org", browser=BROWSER, now=now)
     players.ask("nobody@example.org", browser=BROWSER, now=now)
     assert sorted(OutboundEmail.objects.values_list("to", flat=True)) == [
@@ -347,13 +346,8 @@ def test_sign_ins_are_pruned_a_day_after_they_expire(now: datetime) -> None:
 
 
 def ann_game(title: str) -> Game:
-    return postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="choice",
-        title=title,
-        players=[postal.Player("Ann", "ANN@example.org"), postal.Player("Bob", "bob@example.org")],
-        schedule_spec={"kind": "interval", "seconds": 48 * 3600},
-    )
+    players = [postal.Player("Ann", "ANN@example.org"), postal.Player("Bob", "bob@example.org")]
+    return new_game(players=players, title=title)
 
 
 def play_out(game: Game, now: datetime) -> None:
@@ -381,13 +375,8 @@ def test_my_games_are_grouped_owed_first_with_deadlines_in_the_players_zone(
     play_out(over, now)
     paused = postal.start_game(ann_game("Paused").pk, now=now, seed=SEED)
     postal.pause(paused.pk, now=now)
-    others = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="choice",
-        title="Not Ann's",
-        players=[postal.Player("Cy", "cy@example.org"), postal.Player("Dee", "dee@example.org")],
-    )
-    postal.start_game(others.pk, now=now, seed=SEED)
+    cy_and_dee = [postal.Player("Cy", "cy@example.org"), postal.Player("Dee", "dee@example.org")]
+    others = started_game(now=now, players=cy_and_dee, title="Not Ann's")
     postal.accept_order(
         game_id=answered.pk, position=0, text=nmr(answered, 0), source=Order.Source.WEB, now=now
     )
@@ -438,7 +427,7 @@ def test_my_games_without_a_zone_show_each_seats_zone(now: datetime) -> None:
 
 
 def test_an_address_without_seats_has_no_games(now: datetime) -> None:
-    choice_game(2)
+    GameFactory.create(seats=2)
     player = players.player_for("new@example.org", now=now)
     assert players.my_games(player).groups == []
 

@@ -16,17 +16,11 @@ from games.engines.choice.rules import ChoiceEngine, RoundLine, legal_choices, p
 from games.models import DiceRoll, Event, Game, Order, Seat, Step
 from games.postal import steps
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import SEED, GameFactory, GMFactory, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
-
-
-def started(players: int, now: datetime, **kwargs: Any) -> Game:
-    game = choice_game(players, **kwargs)
-    return postal.start_game(game.pk, now=now, seed=SEED)
 
 
 def nmr_text(game: Game, position: int) -> str:
@@ -53,7 +47,7 @@ def snapshot(game: Game) -> tuple[Any, ...]:
 
 
 def test_start_commits_the_seed_rolls_turn_one_and_writes_a_report_per_seat(now: datetime) -> None:
-    game = started(3, now)
+    game = started_game(players=3, now=now)
     game.refresh_from_db()
     assert game.status == Game.Status.RUNNING
     assert game.commitment == hashlib.sha256(SEED).hexdigest()
@@ -103,7 +97,7 @@ def test_create_game_rejects_bad_input_and_writes_nothing() -> None:
 
 
 def test_a_game_starts_once(now: datetime) -> None:
-    game = started(2, now)
+    game = started_game(players=2, now=now)
     with pytest.raises(postal.PostalError, match="the game is running"):
         postal.start_game(game.pk, now=now)
 
@@ -114,7 +108,7 @@ def test_a_game_starts_once(now: datetime) -> None:
 def test_a_valid_order_is_kept_with_its_canonical_form_and_sealed_in_the_state(
     now: datetime,
 ) -> None:
-    game = started(3, now)
+    game = started_game(players=3, now=now)
     text = nmr_text(game, 0)
     order = postal.accept_order(
         game_id=game.pk, position=0, text=text.upper(), source="web", now=now
@@ -126,8 +120,8 @@ def test_a_valid_order_is_kept_with_its_canonical_form_and_sealed_in_the_state(
 
 
 def test_an_order_by_link_is_taken_for_the_seat_the_links_still_open(now: datetime) -> None:
-    game = started(3, now, early_processing=False)
-    other = started(2, now)
+    game = started_game(players=3, now=now, early_processing=False)
+    other = started_game(players=2, now=now)
     seats = {seat.position: seat for seat in game.seats.all()}
 
     def by_link(links: dict[int, int], position: int) -> Order:
@@ -172,7 +166,7 @@ def test_the_columns_an_order_post_reads_in_one_statement_are_every_models_colum
     more); the step's states are left out on purpose (an order does not read them), and
     what a rollback reads (an order closing the step writes it, unread), and the order the
     host set (written by ``set_order`` only, read by the export)."""
-    game = started(2, now)
+    game = started_game(players=2, now=now)
     seat, step = game.seats.get(position=0), game.steps.get()
     assert tuple(Seat.objects.filter(pk=seat.pk).values().get()) == postal.SEAT_COLUMNS
     assert tuple(Game.objects.filter(pk=game.pk).values().get()) == postal.GAME_COLUMNS
@@ -239,7 +233,7 @@ def test_an_order_waiting_for_the_games_lock_sees_the_step_its_holder_committed(
 ) -> None:
     """The step is read with the game's lock as the lock's last holder left it, not as it
     was when the order began to wait: here the holder moved the deadline into the past."""
-    game = started(2, now, early_processing=False)
+    game = started_game(players=2, now=now, early_processing=False)
     with transaction.atomic():
         Game.objects.select_for_update().get(pk=game.pk)
         thread, outcome = post_in_thread(game, 0, nmr_text(game, 0), now)
@@ -260,7 +254,7 @@ def test_an_order_waiting_while_its_step_is_resolved_is_tried_on_the_next_step(
 ) -> None:
     """The holder of the game's lock resolved the step and opened the next: the order,
     written for the step that closed, is not taken into it (new dice were rolled)."""
-    game = started(2, now, early_processing=False)
+    game = started_game(players=2, now=now, early_processing=False)
     text = nmr_text(game, 0)
     with transaction.atomic():
         Game.objects.select_for_update().get(pk=game.pk)
@@ -280,7 +274,7 @@ def test_an_order_does_not_wait_for_a_step_written_without_its_games_lock(now: d
     """A failed resolution counted on the step writes its row without the game's lock
     (and then may write the game): an order holding the game's lock does not wait for the
     step's row, so the two never wait for each other."""
-    game = started(2, now, early_processing=False)
+    game = started_game(players=2, now=now, early_processing=False)
     with transaction.atomic():
         Step.objects.filter(game=game, number=1).update(failures=F("failures") + 1)
         thread, outcome = post_in_thread(game, 0, nmr_text(game, 0), now)
@@ -290,7 +284,7 @@ def test_an_order_does_not_wait_for_a_step_written_without_its_games_lock(now: d
 
 
 def test_every_revision_is_kept_and_the_latest_counts(now: datetime) -> None:
-    game = started(2, now, early_processing=False)
+    game = started_game(players=2, now=now, early_processing=False)
     state = CHOICE.state_from_json(game.state)
     first = nmr_text(game, 0)
     postal.accept_order(game_id=game.pk, position=0, text=first, source="web", now=now)
@@ -310,7 +304,7 @@ def test_every_revision_is_kept_and_the_latest_counts(now: datetime) -> None:
 
 
 def test_an_invalid_order_gets_the_engines_message_and_changes_nothing(now: datetime) -> None:
-    game = started(3, now)
+    game = started_game(players=3, now=now)
     before = snapshot(game)
     with pytest.raises(postal.OrderRejected) as caught:
         postal.accept_order(game_id=game.pk, position=1, text="W9 1+1 1+1", source="web", now=now)
@@ -319,7 +313,7 @@ def test_an_invalid_order_gets_the_engines_message_and_changes_nothing(now: date
 
 
 def test_a_late_order_is_rejected_and_changes_nothing(now: datetime) -> None:
-    game = started(3, now)
+    game = started_game(players=3, now=now)
     text = nmr_text(game, 0)
     before = snapshot(game)
     late = now + timedelta(hours=48, seconds=1)
@@ -333,14 +327,14 @@ def test_a_late_order_is_rejected_and_changes_nothing(now: datetime) -> None:
 
 
 def test_an_order_one_second_before_the_deadline_counts(now: datetime) -> None:
-    game = started(3, now)
+    game = started_game(players=3, now=now)
     just = now + timedelta(hours=48) - timedelta(seconds=1)
     postal.accept_order(game_id=game.pk, position=2, text=nmr_text(game, 2), source="web", now=just)
     assert Order.objects.get().seat.position == 2
 
 
 def test_an_order_written_for_a_resolved_step_says_so(now: datetime) -> None:
-    game = started(1, now)
+    game = started_game(players=1, now=now)
     postal.accept_order(game_id=game.pk, position=0, text=nmr_text(game, 0), source="web", now=now)
     game.refresh_from_db()
     with pytest.raises(postal.OrderRejected) as caught:
@@ -355,7 +349,7 @@ def test_an_order_written_for_a_resolved_step_says_so(now: datetime) -> None:
 
 
 def test_the_deadline_is_shown_in_the_seats_time_zone(now: datetime) -> None:
-    game = started(1, now, time_zone="Europe/Berlin")
+    game = started_game(players=1, now=now, time_zone="Europe/Berlin")
     late = now + timedelta(days=3)
     with pytest.raises(postal.OrderRejected) as caught:
         postal.accept_order(game_id=game.pk, position=0, text="x", source="web", now=late)
@@ -366,7 +360,7 @@ def test_the_deadline_is_shown_in_the_seats_time_zone(now: datetime) -> None:
 
 
 def test_orders_to_a_game_not_running_are_refused(now: datetime) -> None:
-    game = choice_game(2)
+    game = GameFactory.create(seats=2)
     with pytest.raises(postal.OrderRejected, match="the game has not started"):
         postal.accept_order(game_id=game.pk, position=0, text="x", source="web", now=now)
     with pytest.raises(postal.OrderRejected, match="there is no such seat"):
@@ -377,7 +371,7 @@ def test_orders_to_a_game_not_running_are_refused(now: datetime) -> None:
 
 
 def test_the_last_order_resolves_the_step_at_once_with_early_processing(now: datetime) -> None:
-    game = started(2, now)
+    game = started_game(players=2, now=now)
     for position in (0, 1):
         postal.accept_order(
             game_id=game.pk,
@@ -394,7 +388,7 @@ def test_the_last_order_resolves_the_step_at_once_with_early_processing(now: dat
 
 
 def test_without_early_processing_the_step_waits_for_its_deadline(now: datetime) -> None:
-    game = started(2, now, early_processing=False)
+    game = started_game(players=2, now=now, early_processing=False)
     for position in (0, 1):
         postal.accept_order(
             game_id=game.pk,
@@ -411,7 +405,7 @@ def test_without_early_processing_the_step_waits_for_its_deadline(now: datetime)
 
 
 def test_the_deadline_fills_missing_orders_with_the_nmr_default(now: datetime) -> None:
-    game = started(3, now)
+    game = started_game(players=3, now=now)
     postal.accept_order(game_id=game.pk, position=1, text=nmr_text(game, 1), source="web", now=now)
     game.refresh_from_db()
     expected = {0: nmr_text(game, 0), 2: nmr_text(game, 2)}
@@ -433,7 +427,7 @@ def test_the_deadline_fills_missing_orders_with_the_nmr_default(now: datetime) -
 
 
 def test_a_step_not_yet_due_is_not_resolved_by_the_sweep(now: datetime) -> None:
-    game = started(2, now)
+    game = started_game(players=2, now=now)
     step = game.steps.get()
     assert postal.resolve_due_step(step.pk, now=now + timedelta(hours=47)) is False
     step.refresh_from_db()
@@ -443,7 +437,7 @@ def test_a_step_not_yet_due_is_not_resolved_by_the_sweep(now: datetime) -> None:
 def test_a_resolution_that_raises_leaves_the_step_open_with_nothing_written(
     now: datetime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    game = started(2, now)
+    game = started_game(players=2, now=now)
     before = snapshot(game)
 
     def explode(*args: Any, **kwargs: Any) -> None:
@@ -468,7 +462,7 @@ def test_a_step_that_keeps_failing_needs_the_gm_and_leaves_the_sweep(
     now: datetime, monkeypatch: pytest.MonkeyPatch, settings: Settings
 ) -> None:
     settings.STEP_FAILURE_LIMIT = 2
-    game = started(2, now)
+    game = started_game(players=2, now=now)
     step = game.steps.get()
     monkeypatch.setattr(steps, "queue_reports", lambda *a, **k: 1 / 0)
     assert postal.resolve_due_step(step.pk, now=step.deadline) is False
@@ -480,7 +474,7 @@ def test_a_step_that_keeps_failing_needs_the_gm_and_leaves_the_sweep(
 
 
 def test_a_whole_game_runs_to_final_standings_and_reveals_its_seed(now: datetime) -> None:
-    game = started(3, now)
+    game = started_game(players=3, now=now)
     clock = now
     while True:
         game.refresh_from_db()
@@ -506,7 +500,7 @@ def test_a_whole_game_runs_to_final_standings_and_reveals_its_seed(now: datetime
 def test_a_step_makes_the_same_number_of_queries_whatever_its_seats(
     seats: int, now: datetime, django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
-    game = started(seats, now)
+    game = started_game(players=seats, now=now)
     step = game.steps.get()
     # Inside the savepoint a test runs it in (a transaction in production): the game
     # locked (with its GM), the step, the seats (each with whether it sent an order), the
@@ -524,7 +518,7 @@ def test_a_step_makes_the_same_number_of_queries_whatever_its_seats(
 def test_the_order_that_resolves_its_step_makes_the_same_number_of_queries_whatever_the_seats(
     seats: int, now: datetime, django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
-    game = started(seats, now)
+    game = started_game(players=seats, now=now)
     for position in range(seats - 1):
         postal.accept_order(
             game_id=game.pk, position=position, text=nmr_text(game, position), source="web", now=now
@@ -544,7 +538,7 @@ def test_the_order_that_resolves_its_step_makes_the_same_number_of_queries_whate
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_two_sweeps_resolving_the_same_step_at_once_resolve_it_once(now: datetime) -> None:
-    game = started(3, now)
+    game = started_game(players=3, now=now)
     step = game.steps.get()
     barrier = threading.Barrier(2)
     results: list[bool] = []

@@ -26,19 +26,18 @@ from games.models import (
 )
 from games.notify import digests
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game
-from tests.games.playing import SHORT_CHOICE, play_out, started
+from tests.factories import GameFactory, started_game
+from tests.games.playing import QUICK_CHOICE, play_out
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 ANN, BOB, CY = 0, 1, 2
 
 
 @pytest.fixture
 def game(now: datetime) -> Game:
     """A running Choice game of ann, bob and cy."""
-    return postal.start_game(choice_game(3).pk, now=now, seed=SEED)
+    return started_game(now=now, players=3)
 
 
 def send(
@@ -158,7 +157,7 @@ def test_with_private_messages_off_only_public_ones_are_taken(game: Game, now: d
 def test_turning_private_messages_off_is_in_the_gms_log_once_the_game_runs(
     game: Game, now: datetime
 ) -> None:
-    draft = choice_game(3)
+    draft = GameFactory.create(seats=3)
     press.set_private(draft.pk, allowed=False, by=None, now=now)
     assert GMAction.objects.filter(game=draft).count() == 0
     press.set_private(game.pk, allowed=False, by=None, now=now)
@@ -171,7 +170,7 @@ def test_turning_private_messages_off_is_in_the_gms_log_once_the_game_runs(
 
 
 def test_the_next_game_keeps_the_private_message_setting(now: datetime) -> None:
-    game = started(["ann", "bob"], now=now, engine="choice", options=SHORT_CHOICE, title="Short")
+    game = started_game(now=now, players=["ann", "bob"], title="Short", **QUICK_CHOICE)
     press.set_private(game.pk, allowed=False, by=None, now=now)
     play_out(game, sending={"ann", "bob"})
     assert postal.play_again(game.pk, now=now).private_press is False
@@ -384,7 +383,7 @@ def test_hiding_twice_or_with_a_bad_reason_changes_nothing(game: Game, now: date
     with pytest.raises(press.PressError) as again:
         press.hide(game.pk, message.pk, reason="", by=None, now=now)
     assert again.value.message == "This message is hidden already."
-    other = choice_game(2)
+    other = GameFactory.create(seats=2)
     with pytest.raises(press.PressError):
         press.hide(other.pk, message.pk, reason="", by=None, now=now)
     assert GMAction.objects.count() == 1
@@ -458,7 +457,7 @@ def test_a_seat_on_the_digest_for_both_reads_reports_and_messages_in_one_email(
 
 
 def test_no_webhook_delivery_holds_a_message(now: datetime) -> None:
-    game = started(["ann", "bob"], now=now, engine="choice", options=SHORT_CHOICE, title="Short")
+    game = started_game(now=now, players=["ann", "bob"], title="Short", **QUICK_CHOICE)
     Webhook.objects.create(game=game, url="https://hooks.example.org/game", format="json")
     send(game, 0, "Public words 1a2b.", now)
     send(game, 1, "Private words 3c4d.", now, to=0)

@@ -16,7 +16,7 @@ from games.community import press
 from games.models import Game, Message, Order, PressEmail, Seat
 from games.postal import access
 from moderator.mail.models import InboundMessage, OutboundEmail
-from tests.factories import choice_game
+from tests.factories import started_game
 from tests.games.test_replies import (
     auth,
     inbound,  # noqa: F401 - the inbound address and the webhook secret
@@ -27,13 +27,12 @@ from tests.games.test_replies import (
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 ANN, BOB, CY = 0, 1, 2
 
 
 @pytest.fixture
 def game(now: datetime) -> Game:
-    return postal.start_game(choice_game(3, early_processing=False).pk, now=now, seed=SEED)
+    return started_game(now=now, players=3, early_processing=False)
 
 
 def seat(game: Game, position: int) -> Seat:

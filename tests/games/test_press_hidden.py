@@ -12,17 +12,15 @@ import pytest
 from django.test import Client
 from time_machine import TimeMachineFixture
 
-from games import postal
 from games.community import press
 from games.models import Game, Publicity, Seat, Webhook, WebhookDelivery
 from games.postal import access
-from tests.factories import GMFactory, choice_game
-from tests.games.playing import SHORT_CHOICE, play_out, started
+from tests.factories import GMFactory, started_game
+from tests.games.playing import QUICK_CHOICE, play_out
 from tests.games.test_hidden import readable_by
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 # Each private message, by its two seats; public and hidden words.
 PRIVATE = {(0, 1): "ann-to-bob 7Q2", (1, 2): "bob-to-cy 8R3", (2, 0): "cy-to-ann 9S4"}
 PUBLIC = "public words 1P1"
@@ -64,7 +62,7 @@ def found(text: str, seen: str) -> bool:
 def test_a_private_message_is_read_by_its_two_seats_only_and_a_hidden_one_by_nobody(
     now: datetime,
 ) -> None:
-    game = postal.start_game(choice_game(3).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=3)
     with_messages(game, now)
     for reader in range(3):
         seen = everything_of(game, reader, now)
@@ -79,7 +77,7 @@ def test_a_private_message_is_read_by_its_two_seats_only_and_a_hidden_one_by_nob
 
 def test_the_gm_reads_every_message_hidden_ones_too(now: datetime) -> None:
     gm = GMFactory.create(is_staff=True)
-    game = postal.start_game(choice_game(3, gm=gm).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=3, gm=gm)
     with_messages(game, now)
     client = Client()
     client.force_login(gm)
@@ -89,7 +87,7 @@ def test_the_gm_reads_every_message_hidden_ones_too(now: datetime) -> None:
 
 
 def test_a_spectator_reads_no_message_of_a_running_public_game(now: datetime) -> None:
-    game = postal.start_game(choice_game(3).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=3)
     Game.objects.filter(pk=game.pk).update(public=Publicity.YES)
     with_messages(game, now)
     page = Client().get(f"/games/{game.public_id}/")
@@ -99,7 +97,7 @@ def test_a_spectator_reads_no_message_of_a_running_public_game(now: datetime) ->
 
 
 def test_the_replay_and_webhooks_of_a_finished_game_hold_no_message(now: datetime) -> None:
-    game = started(["ann", "bob", "cy"], now=now, engine="choice", options=SHORT_CHOICE)
+    game = started_game(now=now, players=["ann", "bob", "cy"], **QUICK_CHOICE)
     Webhook.objects.create(game=game, url="https://hooks.example.org/game", format="json")
     with_messages(game, now)
     game = play_out(game, sending={"ann", "bob", "cy"})

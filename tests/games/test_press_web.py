@@ -17,17 +17,15 @@ from django.contrib.auth.models import User
 from django.test import Client
 from pytest_django.fixtures import Settings
 
-from games import postal
 from games.community import press
 from games.models import Game, GMAction, Message, PressEmail, Seat
 from games.postal import access
-from tests.factories import GMFactory, choice_game, seat_page
+from tests.factories import GMFactory, seat_page, started_game
 from tests.games.test_gm import CHOICE_FORM, GOOD
 from tests.games.test_query_counts import PAGE_QUERIES
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 ANN, BOB, CY = 0, 1, 2
 
 
@@ -44,7 +42,7 @@ def gm() -> User:
 
 @pytest.fixture
 def game(now: datetime, gm: User) -> Game:
-    return postal.start_game(choice_game(3, gm=gm).pk, now=now, seed=SEED)
+    return started_game(now=now, players=3, gm=gm)
 
 
 def holding(game: Game, position: int, now: datetime) -> Client:

@@ -15,11 +15,10 @@ from games import postal
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat
 from games.postal import access
-from tests.factories import GMFactory, choice_game, seat_page
+from tests.factories import seat_page, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 # A seat page: the seats of the browser with their games, the open step, a page of history
 # (which holds the latest report's events), the order that counts, the address's
@@ -41,14 +40,13 @@ def bids(count: int) -> list[str]:
 
 def liars_game(steps: int, now: datetime) -> Game:
     """A classic Liar's Dice game of ann and bob played to step ``steps``, a bid a step."""
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="liars-dice",
+    game = started_game(
+        "liars-dice",
+        now=now - timedelta(minutes=steps),
+        players=2,
         title=f"{steps} steps",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob")],
         options={"profile": "classic", "dice_per_player": 10},
     )
-    game = postal.start_game(game.pk, now=now - timedelta(minutes=steps), seed=SEED)
     for number, text in enumerate(bids(steps - 1), start=1):
         postal.accept_order(
             game_id=game.pk,
@@ -90,7 +88,7 @@ def test_a_seat_page_makes_as_many_queries_at_step_100_as_at_step_10(
 def test_the_post_that_resolves_a_step_makes_the_same_queries_for_3_and_8_seats(
     seats: int, now: datetime, django_assert_num_queries: Any
 ) -> None:
-    game = postal.start_game(choice_game(seats).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=seats)
     state = CHOICE.state_from_json(game.state)
     orders = [CHOICE.canonical(state, p, CHOICE.default(state, p)) for p in range(seats)]
     for position in range(seats - 1):

@@ -26,8 +26,8 @@ from games.lib import signals
 from games.models import Game, Player, Rating, Seat
 from games.postal import steps
 from games.web.public import standings as standing_views
-from tests.factories import GMFactory
-from tests.games.playing import ONE_DIE, SHORT_CHOICE, SeedOnlyDice, play_out, started
+from tests.factories import GMFactory, started_game
+from tests.games.playing import ONE_DIE, QUICK_CHOICE, QUICK_LIARS, SeedOnlyDice, play_out
 from tests.games.test_reliability import found, plain, rows, section
 
 pytestmark = pytest.mark.django_db
@@ -62,7 +62,12 @@ def rated(
 
 def test_a_rated_game_rates_its_players_by_their_places_when_it_finishes(now: datetime) -> None:
     # ann places 1st, cy 2nd, bob 3rd (tests/games/test_reliability.py: "Liars").
-    game = play_out(started(["ann", "bob", "cy"], now=now, rated=True), sending={"ann", "bob"})
+    game = play_out(
+        started_game(
+            "liars-dice", now=now, players=["ann", "bob", "cy"], rated=True, **QUICK_LIARS
+        ),
+        sending={"ann", "bob"},
+    )
     assert game.finished_at == now + HOUR
     (ann, bob, cy) = rated(1, 3, 2)
     assert table() == [
@@ -78,7 +83,14 @@ def test_a_rated_game_rates_its_players_by_their_places_when_it_finishes(now: da
         ("bob", round(bob[0] - 3 * bob[1])),
     ]
     # A second game: the ratings move on from the first, and ann plays under a new name.
-    second = started(["ann", "bob", "cy"], now=now + DAY, seed=bytes([4]) * 32, rated=True)
+    second = started_game(
+        "liars-dice",
+        now=now + DAY,
+        players=["ann", "bob", "cy"],
+        seed=bytes([4]) * 32,
+        rated=True,
+        **QUICK_LIARS,
+    )
     Seat.objects.filter(game=second, position=0).update(name="Annie")
     play_out(second, sending={"Annie", "bob"})  # cy 1st, bob 2nd, Annie 3rd
     (ann2, bob2, cy2) = rated(3, 2, 1, before=[ann, bob, cy])
@@ -90,7 +102,10 @@ def test_a_rated_game_rates_its_players_by_their_places_when_it_finishes(now: da
 
 
 def test_an_unrated_game_changes_no_rating(now: datetime) -> None:
-    game = play_out(started(["ann", "bob", "cy"], now=now), sending={"ann", "bob"})
+    game = play_out(
+        started_game("liars-dice", now=now, players=["ann", "bob", "cy"], **QUICK_LIARS),
+        sending={"ann", "bob"},
+    )
     assert (game.rated, game.rated_at, table()) == (False, None, [])
     call_command("rerate", stdout=StringIO())
     game.refresh_from_db()
@@ -98,7 +113,12 @@ def test_an_unrated_game_changes_no_rating(now: datetime) -> None:
 
 
 def test_a_game_counts_once_however_often_it_is_reported_finished(now: datetime) -> None:
-    game = play_out(started(["ann", "bob", "cy"], now=now, rated=True), sending={"ann", "bob"})
+    game = play_out(
+        started_game(
+            "liars-dice", now=now, players=["ann", "bob", "cy"], rated=True, **QUICK_LIARS
+        ),
+        sending={"ann", "bob"},
+    )
     before = table()
     state = game.rules.state_from_json(game.state)
     later = now + DAY
@@ -110,7 +130,7 @@ def test_a_game_counts_once_however_often_it_is_reported_finished(now: datetime)
 
 def test_shared_places_rate_alike(now: datetime) -> None:
     # Every seat misses both turns of a short Choice game: they share 1st place.
-    game = started(["ann", "bob", "cy"], now=now, engine="choice", options=SHORT_CHOICE, rated=True)
+    game = started_game(now=now, players=["ann", "bob", "cy"], rated=True, **QUICK_CHOICE)
     play_out(game, sending=())
     shared = rated(1, 1, 1)
     assert [row[3:5] for row in table()] == shared
@@ -120,7 +140,9 @@ def test_shared_places_rate_alike(now: datetime) -> None:
 def test_a_replaced_seat_is_not_rated_and_two_seats_of_one_address_count_once(
     now: datetime,
 ) -> None:
-    game = started(["ann", "bob", "cy"], now=now, rated=True)
+    game = started_game(
+        "liars-dice", now=now, players=["ann", "bob", "cy"], rated=True, **QUICK_LIARS
+    )
     # cy left the game (the seat was handed on): only ann and bob are rated.
     Seat.objects.filter(game=game, name="cy").update(status=Seat.Status.REPLACED)
     play_out(game, sending={"ann", "bob"})  # ann 1st, (cy 2nd), bob 3rd
@@ -131,20 +153,14 @@ def test_a_replaced_seat_is_not_rated_and_two_seats_of_one_address_count_once(
     ]
     Rating.objects.all().delete()
     # bob plays two seats, placed 2nd and 3rd: he counts once, at his best place.
-    twice = postal.create_game(
-        gm=GMFactory.create(username="gm"),
-        engine_key="liars-dice",
+    twice = started_game(
+        "liars-dice",
+        now=now + DAY,
+        players=["ann", "bob", postal.Player("Bob again", "BOB@example.org")],
         title="Twice",
-        players=[
-            postal.Player("ann", "ann@example.org"),
-            postal.Player("bob", "bob@example.org"),
-            postal.Player("Bob again", "BOB@example.org"),
-        ],
-        options=ONE_DIE,
-        schedule_spec={"kind": "interval", "seconds": 3600},
         rated=True,
+        **QUICK_LIARS,
     )
-    postal.start_game(twice.pk, now=now + DAY, seed=bytes(range(32)))
     play_out(twice, sending={"ann", "bob"})  # ann 1st, "Bob again" 2nd, bob 3rd
     (ann, bob) = rated(1, 2)
     assert table() == [
@@ -154,7 +170,7 @@ def test_a_replaced_seat_is_not_rated_and_two_seats_of_one_address_count_once(
 
 
 def test_a_game_of_one_address_rates_nobody(now: datetime) -> None:
-    game = started(["ann"], now=now, engine="choice", options=SHORT_CHOICE, rated=True)
+    game = started_game(now=now, players=["ann"], rated=True, **QUICK_CHOICE)
     game = play_out(game, sending=())
     assert (game.rated_at, table()) == (now + 2 * HOUR, [])
 
@@ -173,12 +189,14 @@ def play_season(now: datetime) -> list[Game]:
             ["ann", "bob", "cy", "dee"],
         ]
     ):
-        game = started(
-            names,
+        game = started_game(
+            "liars-dice",
             now=now + number * DAY,
+            players=names,
             seed=bytes([number]) * 32,
-            rated=number != 2,
             title=f"Game {number + 1}",
+            rated=number != 2,
+            **QUICK_LIARS,
         )
         games.append(play_out(game, sending={"ann", "bob", "dee"}))
     return games
@@ -228,7 +246,12 @@ def test_ratings_recomputed_from_the_games_equal_those_counted_as_they_finished(
 def test_rerate_without_an_engine_rates_every_game_and_refuses_an_unknown_one(
     now: datetime,
 ) -> None:
-    play_out(started(["ann", "bob", "cy"], now=now, rated=True), sending={"ann", "bob"})
+    play_out(
+        started_game(
+            "liars-dice", now=now, players=["ann", "bob", "cy"], rated=True, **QUICK_LIARS
+        ),
+        sending={"ann", "bob"},
+    )
     before = table()
     assert rerate() == (
         "choice: 0 players rated from 0 finished rated games\n"
@@ -338,7 +361,12 @@ def test_an_unknown_game_has_no_ranking(client: Client, key: str) -> None:
 def test_a_ranking_page_out_of_range_or_not_a_number_shows_a_page_of_the_ranking(
     client: Client, now: datetime
 ) -> None:
-    play_out(started(["ann", "bob", "cy"], now=now, rated=True), sending={"ann", "bob"})
+    play_out(
+        started_game(
+            "liars-dice", now=now, players=["ann", "bob", "cy"], rated=True, **QUICK_LIARS
+        ),
+        sending={"ann", "bob"},
+    )
     for page in ("abc", "0", "99", "-1", "1.5"):
         response = client.get("/rankings/liars-dice/", {"page": page})
         assert response.status_code == 200
@@ -352,7 +380,12 @@ def test_a_ranking_page_out_of_range_or_not_a_number_shows_a_page_of_the_ranking
 
 def test_a_long_ranking_is_paged(client: Client, now: datetime, monkeypatch: Any) -> None:
     monkeypatch.setattr(standing_views, "RANKING_PAGE", 2)
-    play_out(started(["ann", "bob", "cy"], now=now, rated=True), sending={"ann", "bob"})
+    play_out(
+        started_game(
+            "liars-dice", now=now, players=["ann", "bob", "cy"], rated=True, **QUICK_LIARS
+        ),
+        sending={"ann", "bob"},
+    )
     first = client.get("/rankings/liars-dice/").content.decode()
     second = client.get("/rankings/liars-dice/", {"page": "2"}).content.decode()
     assert [row[0] for row in rows(section_of(first, "ranking"))] == ["1. ann", "2. cy"]
@@ -408,7 +441,12 @@ def unescape_quotes(html: str) -> str:
 
 
 def test_the_next_game_of_a_rated_game_is_rated(now: datetime) -> None:
-    game = play_out(started(["ann", "bob", "cy"], now=now, rated=True), sending={"ann", "bob"})
+    game = play_out(
+        started_game(
+            "liars-dice", now=now, players=["ann", "bob", "cy"], rated=True, **QUICK_LIARS
+        ),
+        sending={"ann", "bob"},
+    )
     assert postal.play_again(game.pk, now=now + DAY).rated is True
 
 
@@ -416,7 +454,12 @@ def test_the_ranking_page_reads_two_queries_whatever_the_number_of_players(
     client: Client, now: datetime, django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
     """The count of rated players (for the pages) and one page of them with their pages."""
-    play_out(started(["ann", "bob", "cy"], now=now, rated=True), sending={"ann", "bob"})
+    play_out(
+        started_game(
+            "liars-dice", now=now, players=["ann", "bob", "cy"], rated=True, **QUICK_LIARS
+        ),
+        sending={"ann", "bob"},
+    )
     player_for("ann@example.org", now)
     with django_assert_num_queries(2):
         assert client.get("/rankings/liars-dice/").status_code == 200

@@ -19,17 +19,16 @@ from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat, Step
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game, survivor_game
+from tests.factories import EVERY_HOUR, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 SITE = "http://127.0.0.1:8000"
 
 
 def berlin_game(now: datetime) -> Game:
-    return postal.start_game(choice_game(2, time_zone="Europe/Berlin").pk, now=now, seed=SEED)
+    return started_game(now=now, players=2, time_zone="Europe/Berlin")
 
 
 def nmr_text(game: Game, position: int) -> str:
@@ -157,12 +156,8 @@ def test_a_run_stops_after_sweep_batch_receipts_and_the_next_takes_the_rest(
     assert len(receipts()) == 5
 
 
-def survivor(now: datetime) -> Game:
-    return survivor_game(now, SEED)
-
-
 def test_the_receipt_of_an_order_that_took_effect_at_once_says_what_it_did(now: datetime) -> None:
-    game = survivor(now)
+    game = started_game("dice-survivor", now=now, schedule_spec=EVERY_HOUR)
     step = Step.objects.get(game=game, number=game.step_number)
     (prompt,) = step.prompts
     active = prompt["seat"]

@@ -16,8 +16,13 @@ from games import postal
 from games.community.reliability import Finish, Record, percent, record_of, records_of
 from games.models import Game, Order, Player, Seat
 from games.postal import steps
-from tests.factories import choice_game
-from tests.games.playing import SHORT_CHOICE, SeedOnlyDice, play_out, started
+from tests.factories import GameFactory, started_game
+from tests.games.playing import (
+    QUICK_CHOICE,
+    QUICK_LIARS,
+    SeedOnlyDice,
+    play_out,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -42,21 +47,31 @@ def played_games(now: datetime) -> dict[str, Game]:
     - "Cups" (running): ann sends step 1; dee owes step 2;
     - "Later" (not started): counts for nobody.
     """
-    liars = play_out(started(["ann", "bob", "cy"], now=now), sending={"ann", "bob"})
-    choice = started(
-        ["ann", "bob", "cy"],
-        now=now + 24 * HOUR,
-        engine="choice",
-        options=SHORT_CHOICE,
-        title="Choice",
+    liars = play_out(
+        started_game(
+            "liars-dice", now=now, players=["ann", "bob", "cy"], title="Liars", **QUICK_LIARS
+        ),
+        sending={"ann", "bob"},
+    )
+    choice = started_game(
+        now=now + 24 * HOUR, players=["ann", "bob", "cy"], title="Choice", **QUICK_CHOICE
     )
     choice = play_out(Game.objects.get(pk=choice.pk), sending={"bob"})
     handed = play_out(
-        started(["ann", "bob", "cy"], now=now + 2 * HOUR, seed=bytes([4]) * 32, title="Handed on"),
+        started_game(
+            "liars-dice",
+            now=now + 2 * HOUR,
+            players=["ann", "bob", "cy"],
+            seed=bytes([4]) * 32,
+            title="Handed on",
+            **QUICK_LIARS,
+        ),
         sending={"ann", "bob"},
     )
     Seat.objects.filter(game=handed, name="ann").update(status=Seat.Status.REPLACED)
-    cups = started(["ann", "dee"], now=now + 48 * HOUR, title="Cups")
+    cups = started_game(
+        "liars-dice", now=now + 48 * HOUR, players=["ann", "dee"], title="Cups", **QUICK_LIARS
+    )
     postal.accept_order(
         game_id=cups.pk,
         position=0,
@@ -66,7 +81,7 @@ def played_games(now: datetime) -> dict[str, Game]:
         step_number=1,
     )
     cups.refresh_from_db()
-    later = choice_game(2, title="Later")
+    later = GameFactory.create(seats=2, title="Later")
     return {"liars": liars, "choice": choice, "handed": handed, "cups": cups, "later": later}
 
 
@@ -139,7 +154,10 @@ def test_a_record_counts_seats_turns_and_places_exactly(now: datetime) -> None:
 def test_a_record_reads_three_queries_whatever_the_number_of_games(
     now: datetime, django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
-    play_out(started(["ann", "bob", "cy"], now=now), sending={"ann", "bob"})
+    play_out(
+        started_game("liars-dice", now=now, players=["ann", "bob", "cy"], **QUICK_LIARS),
+        sending={"ann", "bob"},
+    )
     # The seats, the seats left to others, the final states.
     with django_assert_num_queries(3):
         assert record_of("ann@example.org").finished == 1
@@ -158,7 +176,7 @@ def test_a_record_reads_three_queries_whatever_the_number_of_games(
 def test_a_turn_played_by_the_autopilot_is_missed_and_an_open_step_owes_nothing(
     now: datetime,
 ) -> None:
-    game = started(["ann", "bob"], now=now, engine="choice", options=SHORT_CHOICE)
+    game = started_game(now=now, players=["ann", "bob"], **QUICK_CHOICE)
     order = game.rules.default(game.rules.state_from_json(game.state), 0)
     text = game.rules.canonical(game.rules.state_from_json(game.state), 0, order)
     postal.accept_order(
@@ -185,7 +203,7 @@ def test_a_turn_played_by_the_autopilot_is_missed_and_an_open_step_owes_nothing(
 
 
 def test_a_seat_in_civil_disorder_is_abandoned(now: datetime) -> None:
-    game = started(["ann", "bob"], now=now)
+    game = started_game("liars-dice", now=now, players=["ann", "bob"], **QUICK_LIARS)
     Seat.objects.filter(game=game, name="bob").update(civil_disorder_at=now)
     assert record_of("bob@example.org") == Record(
         "bob@example.org", "bob", played=1, running=1, abandoned=1
@@ -196,7 +214,7 @@ def test_a_seat_in_civil_disorder_is_abandoned(now: datetime) -> None:
 def test_a_seat_left_to_another_player_is_abandoned_with_the_turns_of_its_time(
     now: datetime,
 ) -> None:
-    game = started(["ann", "bob"], now=now, engine="choice", options=SHORT_CHOICE)
+    game = started_game(now=now, players=["ann", "bob"], **QUICK_CHOICE)
     # Both miss the first step's deadline; then the GM hands bob's seat to cy.
     step = game.steps.get(number=1)
     assert postal.resolve_due_step(step.pk, now=step.deadline) is True
@@ -216,13 +234,8 @@ def test_a_seat_left_to_another_player_is_abandoned_with_the_turns_of_its_time(
 def test_an_address_is_one_person_whatever_its_case_and_odd_input_has_an_empty_record(
     now: datetime,
 ) -> None:
-    game = postal.create_game(
-        gm=choice_game(2).gm,
-        engine_key="choice",
-        title="Capitals",
-        players=[postal.Player("Dee", "Dee@Example.ORG"), postal.Player("Eve", "eve@example.org")],
-    )
-    postal.start_game(game.pk, now=now)
+    players = [postal.Player("Dee", "Dee@Example.ORG"), postal.Player("Eve", "eve@example.org")]
+    started_game(now=now, players=players, title="Capitals")
     dee = Record("dee@example.org", "Dee", played=1, running=1)
     assert record_of("dee@example.org") == dee
     assert record_of("  DEE@example.org ") == dee
@@ -313,10 +326,19 @@ def test_the_player_page_shows_the_record_and_the_finished_games_never_the_addre
 def test_a_running_game_shows_on_the_player_page_as_a_count_and_nothing_else(
     client: Client, now: datetime
 ) -> None:
-    play_out(started(["ann", "bob", "cy"], now=now), sending={"ann", "bob"})
+    play_out(
+        started_game("liars-dice", now=now, players=["ann", "bob", "cy"], **QUICK_LIARS),
+        sending={"ann", "bob"},
+    )
     page = f"/players/{player_for('ann@example.org', now).public_id}/"
     before = client.get(page).content.decode()
-    cups = started(["ann", "dee"], now=now + 48 * HOUR, title="Secret cups")
+    cups = started_game(
+        "liars-dice",
+        now=now + 48 * HOUR,
+        players=["ann", "dee"],
+        title="Secret cups",
+        **QUICK_LIARS,
+    )
     postal.accept_order(
         game_id=cups.pk,
         position=0,
@@ -353,7 +375,12 @@ def test_the_player_page_reads_five_queries_whatever_the_number_of_games(
 ) -> None:
     """The player, their seats with turn counts, the seats they left, the final states,
     their ratings."""
-    play_out(started(["ann", "bob", "cy"], now=now, rated=True), sending={"ann", "bob"})
+    play_out(
+        started_game(
+            "liars-dice", now=now, players=["ann", "bob", "cy"], rated=True, **QUICK_LIARS
+        ),
+        sending={"ann", "bob"},
+    )
     page = f"/players/{player_for('ann@example.org', now).public_id}/"
     with django_assert_num_queries(5):
         assert client.get(page).status_code == 200

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
 import pytest
 import time_machine
@@ -16,19 +15,12 @@ from games.models import Game
 from games.notify import reminders
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game
+from tests.factories import started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 HOUR = timedelta(hours=1)
-
-
-def started(players: int, now: datetime, **kwargs: Any) -> Game:
-    """A running game whose step 1 opened at ``now`` with its deadline 48 hours later."""
-    game = choice_game(players, **kwargs)
-    return postal.start_game(game.pk, now=now, seed=SEED)
 
 
 def order(game: Game, position: int, now: datetime) -> None:
@@ -52,7 +44,7 @@ def keys(game: Game, positions: list[int], hours: int, deadline: datetime) -> li
 
 
 def test_reminders_go_24_and_2_hours_before_to_the_seats_that_still_owe(now: datetime) -> None:
-    game = started(3, now)
+    game = started_game(now=now, players=3)
     deadline = now + 48 * HOUR
     order(game, 0, now + HOUR)
     assert reminders.send_reminders(now + 23 * HOUR) == 0
@@ -67,7 +59,7 @@ def test_reminders_go_24_and_2_hours_before_to_the_seats_that_still_owe(now: dat
 def test_each_reminder_is_sent_once_however_often_the_sweep_runs(
     now: datetime, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks
 ) -> None:
-    game = started(3, now)
+    game = started_game(now=now, players=3)
     order(game, 0, now + HOUR)
     for minutes in range(0, 120, 10):
         with (
@@ -82,7 +74,7 @@ def test_each_reminder_is_sent_once_however_often_the_sweep_runs(
 
 
 def test_a_player_who_has_sent_every_order_gets_no_reminder(now: datetime) -> None:
-    game = started(2, now, early_processing=False)
+    game = started_game(now=now, players=2, early_processing=False)
     order(game, 0, now + HOUR)
     order(game, 1, now + HOUR)
     assert reminders.send_reminders(now + 47 * HOUR) == 0
@@ -90,7 +82,7 @@ def test_a_player_who_has_sent_every_order_gets_no_reminder(now: datetime) -> No
 
 
 def test_an_extended_deadline_earns_fresh_reminders(now: datetime) -> None:
-    game = started(2, now)
+    game = started_game(now=now, players=2)
     old = now + 48 * HOUR
     reminders.send_reminders(now + 25 * HOUR)
     new = now + 72 * HOUR
@@ -101,9 +93,9 @@ def test_an_extended_deadline_earns_fresh_reminders(now: datetime) -> None:
 
 
 def test_a_paused_or_finished_game_gets_no_reminders(now: datetime) -> None:
-    paused = started(2, now)
+    paused = started_game(now=now, players=2)
     postal.pause(paused.pk, now=now + HOUR)
-    finished = started(2, now)
+    finished = started_game(now=now, players=2)
     clock = now
     while finished.status != Game.Status.FINISHED:
         clock = finished.steps.get(number=finished.step_number).deadline
@@ -115,21 +107,23 @@ def test_a_paused_or_finished_game_gets_no_reminders(now: datetime) -> None:
 
 
 def test_only_the_most_urgent_window_reminds(now: datetime) -> None:
-    game = started(2, now)
+    game = started_game(now=now, players=2)
     # The sweep missed the 24-hour window: only the 2-hour reminder goes out.
     assert reminders.send_reminders(now + 47 * HOUR) == 2
     assert reminded(game) == keys(game, [0, 1], 2, now + 48 * HOUR)
 
 
 def test_a_window_that_began_before_the_step_opened_reminds_of_nothing(now: datetime) -> None:
-    game = started(2, now, schedule_spec={"kind": "interval", "seconds": 10 * 3600})
+    game = started_game(
+        now=now, players=2, schedule_spec={"kind": "interval", "seconds": 10 * 3600}
+    )
     assert reminders.send_reminders(now + timedelta(minutes=1)) == 0
     assert reminders.send_reminders(now + 8 * HOUR) == 2
     assert reminded(game) == keys(game, [0, 1], 2, now + 10 * HOUR)
 
 
 def test_the_hours_come_from_the_game(now: datetime) -> None:
-    game = started(2, now)
+    game = started_game(now=now, players=2)
     Game.objects.filter(pk=game.pk).update(reminders=[6])
     assert reminders.send_reminders(now + 24 * HOUR) == 0
     assert reminders.send_reminders(now + 42 * HOUR) == 2
@@ -139,8 +133,7 @@ def test_the_hours_come_from_the_game(now: datetime) -> None:
 def test_the_reminder_says_the_deadline_what_is_owed_and_links_the_order_form(
     now: datetime,
 ) -> None:
-    game = choice_game(2, time_zone="Europe/Berlin", title="Dice at Dawn")
-    game = postal.start_game(game.pk, now=now, seed=SEED)
+    game = started_game(now=now, players=2, time_zone="Europe/Berlin", title="Dice at Dawn")
     reminders.send_reminders(now + 46 * HOUR)
     email = OutboundEmail.objects.get(kind="reminder", to="bob@example.org")
     (prompt,) = [p for p in game.steps.get().prompts if p["seat"] == 1]
@@ -173,7 +166,7 @@ def test_the_reminder_says_the_deadline_what_is_owed_and_links_the_order_form(
 def test_queries_do_not_grow_with_the_number_of_seats(now: datetime) -> None:
     counts = {}
     for seats in (2, 8):
-        started(seats, now)
+        started_game(now=now, players=seats)
         with CaptureQueriesContext(connection) as queries:
             assert reminders.send_reminders(now + 47 * HOUR) == seats
         counts[seats] = len(queries)

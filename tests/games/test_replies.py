@@ -24,11 +24,10 @@ from games.notify.replies import NOT_FOUND
 from games.postal import access
 from moderator.mail.models import InboundMessage, OutboundEmail
 from tests.esps import read_kept
-from tests.factories import GMFactory, choice_game
+from tests.factories import started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 SECRET = "hook:s3cret-one"
 SIGNING_KEY = "mailgun-signing-key"
@@ -48,8 +47,7 @@ def inbound(settings: Settings, time_machine: TimeMachineFixture, now: datetime)
 
 @pytest.fixture
 def game(now: datetime) -> Game:
-    game = choice_game(3, early_processing=False)
-    return postal.start_game(game.pk, now=now, seed=SEED)
+    return started_game(now=now, players=3, early_processing=False)
 
 
 def reply_address(seat: Seat) -> str:
@@ -284,7 +282,7 @@ def test_an_out_of_office_subject_is_an_automatic_reply(game: Game) -> None:
 def test_unknown_rotated_and_foreign_tokens_make_no_order_and_no_answer(
     game: Game, now: datetime
 ) -> None:
-    other = postal.start_game(choice_game(3).pk, now=now, seed=SEED)
+    other = started_game(now=now, players=3)
     ann = seat(game, 0)
     old_address = reply_address(ann)
     postal.rotate_link(game.pk, position=0, now=now)
@@ -317,7 +315,7 @@ def test_a_late_reply_is_answered_too_late_and_changes_nothing(
 
 def test_without_an_inbound_address_replies_go_to_the_gm(settings: Settings, now: datetime) -> None:
     settings.INBOUND_ADDRESS = ""
-    game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=2)
     report = OutboundEmail.objects.get(kind="report", to="ann@example.org", game=game)
     assert report.reply_to == game.gm.email
     assert "Or reply to this email" not in report.text
@@ -326,21 +324,10 @@ def test_without_an_inbound_address_replies_go_to_the_gm(settings: Settings, now
 # --- The First Player by email: a gift moves the game on; a roll stands ---------------------
 
 
-def first_player_night(now: datetime) -> Game:
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="first-player",
-        title="Game night",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
-        options={"order_mode": "free"},
-    )
-    return postal.start_game(game.pk, now=now, seed=SEED)
-
-
 def test_an_emailed_gift_after_anothers_gift_is_taken_for_the_step_open_now(
     now: datetime,
 ) -> None:
-    game = first_player_night(now)
+    game = started_game("first-player", now=now, title="Game night", options={"order_mode": "free"})
     postal.accept_order(game_id=game.pk, position=0, text="give cy 1 dice", source="web", now=now)
     assert Game.objects.get(pk=game.pk).step_number == 2
     # A reply carries no step: it is an order for the step open when it arrives.
@@ -353,7 +340,7 @@ def test_an_emailed_gift_after_anothers_gift_is_taken_for_the_step_open_now(
 
 
 def test_a_refused_line_after_an_emailed_roll_says_the_roll_stands(now: datetime) -> None:
-    game = first_player_night(now)
+    game = started_game("first-player", now=now, title="Game night", options={"order_mode": "free"})
     for position in (0, 1, 2):
         postal.accept_order(game_id=game.pk, position=position, text="ready", source="web", now=now)
     post_postmark(postmark_payload(reply_address(seat(game, 0)), "roll 3\narrange 6 6 6"), **auth())

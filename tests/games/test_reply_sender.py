@@ -19,7 +19,7 @@ from games.community import press
 from games.models import Game, Message, Order
 from games.postal import access
 from moderator.mail.models import InboundMessage, OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import GMFactory, started_game
 from tests.games.test_replies import (
     SECRET,
     auth,
@@ -43,10 +43,12 @@ def inbound(settings: Settings, time_machine: TimeMachineFixture, now: datetime)
 
 @pytest.fixture
 def game(now: datetime) -> Game:
-    game = choice_game(
-        3, gm=GMFactory.create(email="gm@example.org", is_staff=True), early_processing=False
+    return started_game(
+        now=now,
+        players=3,
+        gm=GMFactory.create(email="gm@example.org", is_staff=True),
+        early_processing=False,
     )
-    return postal.start_game(game.pk, now=now, seed=bytes(range(32)))
 
 
 def gm_client(game: Game) -> Client:

@@ -3,31 +3,23 @@ the events) read as they would in each email: plain in the text part, escaped in
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pytest
-from django.utils import timezone
 
 from games import postal
-from games.models import Game
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory
+from tests.factories import started_game
 
 pytestmark = pytest.mark.django_db
 
 NAME = 'Ann & "<Bob>"'
 
 
-def started_game() -> Game:
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="choice",
-        title="Parts",
-        players=[postal.Player(NAME, "ann@example.org"), postal.Player("cy", "cy@example.org")],
-    )
-    return postal.start_game(game.pk, now=timezone.now())
-
-
-def test_a_name_with_markup_is_plain_in_the_text_board_and_escaped_in_the_html_board() -> None:
-    game = started_game()
+def test_a_name_with_markup_is_plain_in_the_text_board_and_escaped_in_the_html_board(
+    now: datetime,
+) -> None:
+    game = started_game(now=now, players=[postal.Player(NAME, "ann@example.org"), "cy"])
     for email in OutboundEmail.objects.filter(game=game, kind="report"):
         board = email.text.split("THE BOARD", 1)[1].split("YOUR PRIVATE INFORMATION", 1)[0]
         assert NAME in board
@@ -36,8 +28,8 @@ def test_a_name_with_markup_is_plain_in_the_text_board_and_escaped_in_the_html_b
         assert NAME not in email.html
 
 
-def test_seats_that_saw_the_same_events_get_the_same_what_happened_part() -> None:
-    game = started_game()
+def test_seats_that_saw_the_same_events_get_the_same_what_happened_part(now: datetime) -> None:
+    game = started_game(now=now, players=[postal.Player(NAME, "ann@example.org"), "cy"])
     texts = {
         email.to: email.text.split("WHAT HAPPENED\n", 1)[1].split("THE BOARD", 1)[0]
         for email in OutboundEmail.objects.filter(game=game, kind="report")

@@ -13,11 +13,17 @@ from games.models import Game, Seat
 from games.notify import reports
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game, seat_page
+from tests.factories import (
+    SEED,
+    GameFactory,
+    GMFactory,
+    new_game,
+    seat_page,
+    started_game,
+)
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 SITE = "http://127.0.0.1:8000"
 
@@ -35,9 +41,8 @@ def nmr_text(game: Game, position: int) -> str:
 
 def second_step(now: datetime) -> Game:
     """A 2-seat game in Europe/Berlin, bob in Asia/Tokyo, after step 1 resolved."""
-    game = choice_game(2, time_zone="Europe/Berlin")
-    Seat.objects.filter(game=game, position=1).update(time_zone="Asia/Tokyo")
-    game = postal.start_game(game.pk, now=now, seed=SEED)
+    bob = postal.Player("bob", "bob@example.org", time_zone="Asia/Tokyo")
+    game = started_game(now=now, players=["ann", bob], time_zone="Europe/Berlin")
     for position in (0, 1):
         postal.accept_order(
             game_id=game.pk, position=position, text=nmr_text(game, position), source="web", now=now
@@ -130,7 +135,7 @@ def test_a_step_report_says_what_happened_what_is_owed_until_when_and_where(now:
 
 
 def test_the_private_block_shows_the_seats_own_sealed_order(now: datetime) -> None:
-    game = postal.start_game(choice_game(1).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=1)
     state = state_of(game)
     text = nmr_text(game, 0)
     order = CHOICE.parse(state, 0, text)
@@ -149,7 +154,7 @@ def test_the_private_block_shows_the_seats_own_sealed_order(now: datetime) -> No
 
 
 def test_the_start_report_greets_and_explains(now: datetime) -> None:
-    game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=2)
     email = report(game, 1, 0)
     assert email.subject == "Test Choice has started, your order is due Wed 25 Nov 2026 18:00 UTC"
     assert email.text.startswith(
@@ -171,7 +176,7 @@ def test_html_emails_load_nothing_from_outside(now: datetime) -> None:
 
 
 def test_the_final_email_has_the_standings_and_the_revealed_seed(now: datetime) -> None:
-    game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=2)
     while game.status != Game.Status.FINISHED:
         postal.resolve_now(game.pk, now=now)
         game.refresh_from_db()
@@ -203,7 +208,7 @@ def test_no_email_before_the_end_carries_the_seed(now: datetime) -> None:
 
 
 def test_the_receipt_echoes_the_canonical_order_and_its_time(now: datetime) -> None:
-    game = postal.start_game(choice_game(1, time_zone="Europe/Berlin").pk, now=now, seed=SEED)
+    game = started_game(now=now, players=1, time_zone="Europe/Berlin")
     canonical = nmr_text(game, 0)
     later = now + timedelta(minutes=1)
     postal.accept_order(
@@ -224,7 +229,7 @@ def test_the_receipt_echoes_the_canonical_order_and_its_time(now: datetime) -> N
 
 
 def test_invite_link_and_deadline_emails_carry_the_link_and_the_seats_time(now: datetime) -> None:
-    game = choice_game(2, time_zone="Europe/Berlin")
+    game = GameFactory.create(seats=2, time_zone="Europe/Berlin")
     Seat.objects.filter(game=game, position=1).update(time_zone="Asia/Tokyo")
     postal.invite(game.pk, now=now)
     invite = OutboundEmail.objects.get(kind="invite", to="bob@example.org")
@@ -247,11 +252,11 @@ def test_invite_link_and_deadline_emails_carry_the_link_and_the_seats_time(now: 
 
 
 def test_the_invitation_and_the_seat_page_say_the_rules_in_words(now: datetime) -> None:
-    game = postal.create_game(
+    game = new_game(
+        "liars-dice",
+        players=2,
         gm=GMFactory.create(username="gwen"),
-        engine_key="liars-dice",
         title="Duel",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob")],
         options={"profile": "genius_dm", "oracle": True, "max_dice": 6},
     )
     postal.invite(game.pk, now=now)

@@ -29,7 +29,7 @@ from games.postal import access
 from games.records import archive, retention
 from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import GameFactory, GMFactory, started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -40,14 +40,13 @@ urlpatterns = [
     path("", include("moderator.urls")),
 ]
 
-SEED = bytes(range(32))
 DAY = timedelta(days=1)
 
 
 def finished_game(now: datetime, time_machine: TimeMachineFixture, gm: User | None = None) -> Game:
     """A Choice game of three played to its end by deadlines (no-moves defaults), every
     email written at its step's time and sent; the clock is left at the end."""
-    game = postal.start_game(choice_game(3, gm=gm).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=3, gm=gm)
     while game.status == Game.Status.RUNNING:
         step = game.steps.get(status=Step.Status.OPEN)
         time_machine.move_to(step.deadline, tick=False)
@@ -132,7 +131,7 @@ def test_game_records_dice_orders_and_events_are_never_pruned(
 
 
 def test_only_email_whose_sending_is_over_is_pruned(now: datetime) -> None:
-    game = choice_game(2)
+    game = GameFactory.create(seats=2)
     for state in OutboundEmail.State.values:
         OutboundEmail.objects.create(
             dedupe_key=state,
@@ -172,7 +171,7 @@ def test_pruning_runs_in_batches_and_twice_changes_nothing(now: datetime) -> Non
         OutboundEmail(dedupe_key=f"k{n}", kind="report", to="a@example.org", text="x", state="sent")
         for n in range(5)
     )
-    seat = Seat.objects.get(game=choice_game(2), position=0)
+    seat = Seat.objects.get(game=GameFactory.create(seats=2), position=0)
     access.mint_each([seat] * 5, now=now - timedelta(days=settings.LINK_DAYS))
     fresh = access.mint([seat], now=now)[0]
     far = now + timedelta(days=settings.MAIL_RETENTION_DAYS + 1)
@@ -197,7 +196,7 @@ def test_pruning_runs_in_batches_and_twice_changes_nothing(now: datetime) -> Non
 def test_expired_links_are_deleted_and_open_nothing_either_way(
     client: Client, now: datetime, time_machine: TimeMachineFixture
 ) -> None:
-    seat = Seat.objects.get(game=choice_game(2), position=0)
+    seat = Seat.objects.get(game=GameFactory.create(seats=2), position=0)
     old = access.mint([seat], now=now)[0]
     later = now + timedelta(days=settings.LINK_DAYS)
     time_machine.move_to(later, tick=False)
@@ -280,7 +279,7 @@ def test_the_gm_page_says_which_bodies_were_pruned_and_offers_no_send_again(
     now: datetime, time_machine: TimeMachineFixture
 ) -> None:
     gm = GMFactory.create(is_staff=True)
-    game = choice_game(2, gm=gm)
+    game = GameFactory.create(seats=2, gm=gm)
     rows = {
         state: OutboundEmail.objects.create(
             dedupe_key=state,
@@ -336,7 +335,7 @@ def test_a_pruned_email_cannot_be_sent_again_and_the_gm_is_told_why(
     now: datetime, time_machine: TimeMachineFixture
 ) -> None:
     gm = GMFactory.create(is_staff=True)
-    game = choice_game(2, gm=gm)
+    game = GameFactory.create(seats=2, gm=gm)
     failed = OutboundEmail.objects.create(
         dedupe_key="f",
         kind="report",

@@ -21,7 +21,7 @@ from games.models import DiceRoll, Event, Game, GMAction, Order, Seat, Step
 from games.postal import steps
 from games.records import archive
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import GMFactory, started_game
 from tests.games.playing import SeedOnlyDice
 from tests.games.test_archive import play_to_the_end
 
@@ -51,7 +51,7 @@ def order(game: Game, position: int, now: datetime) -> None:
 def resolved_once(gm: User, now: datetime) -> tuple[Game, dict[str, Any]]:
     """A game of three at step 2: ann ordered in step 1, bob and cy missed the deadline.
     Returns the game and what was true just before step 1 resolved."""
-    game = postal.start_game(choice_game(3, gm=gm, early_processing=False).pk, now=now, seed=SEED)
+    game = started_game(now=now, seed=SEED, players=3, gm=gm, early_processing=False)
     order(game, 0, now + timedelta(hours=1))
     game.refresh_from_db()
     step = game.steps.get(number=1)
@@ -231,7 +231,7 @@ def refused(game: Game, message: str, now: datetime, reason: str = REASON) -> No
 
 
 def test_refusals_change_nothing(gm: User, now: datetime) -> None:
-    fresh = postal.start_game(choice_game(2, gm=gm).pk, now=now, seed=SEED)
+    fresh = started_game(now=now, seed=SEED, players=2, gm=gm)
     refused(fresh, "the game has no resolved step to roll back", now)
     game, _ = resolved_once(gm, now)
     refused(game, "give the players a reason for rolling the step back", now, reason="  ")
@@ -243,7 +243,7 @@ def test_refusals_change_nothing(gm: User, now: datetime) -> None:
         "its first order",
         now,
     )
-    finished = play_to_the_end(postal.start_game(choice_game(2, gm=gm).pk, now=now, seed=SEED))
+    finished = play_to_the_end(started_game(now=now, seed=SEED, players=2, gm=gm))
     refused(finished, "only a running or paused game can be rolled back; this one is finished", now)
 
 
@@ -289,7 +289,7 @@ def post(gm: User, game: Game, **data: str) -> list[str]:
 def test_the_panel_offers_the_rollback_only_when_allowed_and_it_works(
     gm: User, now: datetime
 ) -> None:
-    fresh = postal.start_game(choice_game(2, gm=gm).pk, now=now, seed=SEED)
+    fresh = started_game(now=now, seed=SEED, players=2, gm=gm)
     assert 'id="rollback-form"' not in gm_page(gm, fresh)
     game, before = resolved_once(gm, now)
     page = gm_page(gm, game)
@@ -326,8 +326,7 @@ def test_a_rollback_after_a_civil_disorder_takeover_works_and_keeps_the_counters
     gm: User, now: datetime
 ) -> None:
     missed = postal.MissedTurns(civil_disorder_after=1)
-    created = choice_game(3, gm=gm, early_processing=False, missed=missed)
-    game = postal.start_game(created.pk, now=now, seed=SEED)
+    game = started_game(now=now, seed=SEED, players=3, gm=gm, early_processing=False, missed=missed)
     order(game, 0, now + timedelta(hours=1))
     step = game.steps.get(number=1)
     assert postal.resolve_due_step(step.pk, now=step.deadline)

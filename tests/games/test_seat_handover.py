@@ -25,7 +25,7 @@ from games.models import EmailPreference, Game, Message, Order, Player, PressEma
 from games.notify import digests
 from games.postal import access
 from moderator.mail.models import InboundMessage, OutboundEmail
-from tests.factories import GMFactory, choice_game, seat_page
+from tests.factories import GMFactory, seat_page, started_game
 from tests.games.test_replies import (
     auth,
     inbound,  # noqa: F401 - the inbound address and the webhook secret
@@ -36,7 +36,6 @@ from tests.games.test_replies import (
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 ANN, BOB, CY = 0, 1, 2
 
 
@@ -44,7 +43,7 @@ ANN, BOB, CY = 0, 1, 2
 def game(now: datetime) -> Game:
     """A running Choice game of ann, bob and cy."""
     gm = GMFactory.create(is_staff=True)
-    return postal.start_game(choice_game(3, gm=gm, early_processing=False).pk, now=now, seed=SEED)
+    return started_game(now=now, players=3, gm=gm, early_processing=False)
 
 
 def seat(game: Game, position: int) -> Seat:

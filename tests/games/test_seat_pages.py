@@ -13,26 +13,20 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from games import postal
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat
 from games.postal import access
-from tests.factories import choice_game
+from tests.factories import started_game
 
 pytestmark = pytest.mark.django_db
 
 CHOICE = ChoiceEngine()
-SEED = bytes(range(32))
 
 
 @pytest.fixture
 def client() -> Client:
     # A client address of its own: the link rate limit counts per address.
     return Client(REMOTE_ADDR=f"10.{secrets.randbelow(256)}.{secrets.randbelow(256)}.7")
-
-
-def started(now: datetime, players: int = 3) -> Game:
-    return postal.start_game(choice_game(players).pk, now=now, seed=SEED)
 
 
 def open_link(client: Client, game: Game, position: int, now: datetime) -> None:
@@ -70,7 +64,7 @@ def messages_of(client: Client, url: str) -> list[str]:
 def test_two_seats_in_one_browser_each_have_their_page_and_their_orders(
     client: Client, now: datetime
 ) -> None:
-    game = started(now)
+    game = started_game(now=now)
     open_link(client, game, 0, now)
     open_link(client, game, 1, now)
     ann_page = client.get(f"/play/{game.pk}/0/").content.decode()
@@ -98,7 +92,7 @@ def test_two_seats_in_one_browser_each_have_their_page_and_their_orders(
 def test_a_form_of_one_seat_posted_to_another_seats_page_records_nothing(
     client: Client, now: datetime
 ) -> None:
-    game = started(now)
+    game = started_game(now=now)
     open_link(client, game, 0, now)
     open_link(client, game, 1, now)
 
@@ -116,7 +110,7 @@ def test_a_form_of_one_seat_posted_to_another_seats_page_records_nothing(
 def test_a_post_without_the_seat_it_was_written_for_records_nothing(
     client: Client, now: datetime, seat: str | None
 ) -> None:
-    game = started(now)
+    game = started_game(now=now)
     open_link(client, game, 0, now)
 
     response = post(client, game, 0, order_text(game, 0), seat)
@@ -132,7 +126,7 @@ def test_a_post_without_the_seat_it_was_written_for_records_nothing(
 def test_a_seat_the_browser_does_not_hold_is_not_found_for_pages_posts_and_json(
     client: Client, now: datetime
 ) -> None:
-    game = started(now)
+    game = started_game(now=now)
     open_link(client, game, 0, now)
 
     assert client.get(f"/play/{game.pk}/1/").status_code == 404
@@ -144,7 +138,7 @@ def test_a_seat_the_browser_does_not_hold_is_not_found_for_pages_posts_and_json(
 def test_the_games_old_address_goes_to_the_one_seat_or_lets_the_browser_choose(
     client: Client, now: datetime
 ) -> None:
-    game = started(now)
+    game = started_game(now=now)
     open_link(client, game, 2, now)
     one = client.get(f"/play/{game.pk}/")
     assert (one.status_code, one["Location"]) == (302, f"/play/{game.pk}/2/")
@@ -166,8 +160,8 @@ def test_the_games_old_address_goes_to_the_one_seat_or_lets_the_browser_choose(
 
 
 def test_your_games_lists_each_seat_by_name_and_game(client: Client, now: datetime) -> None:
-    first = started(now)
-    second = started(now)
+    first = started_game(now=now)
+    second = started_game(now=now)
     open_link(client, first, 0, now)
     open_link(client, first, 1, now)
     open_link(client, second, 2, now)
@@ -182,7 +176,7 @@ def test_your_games_lists_each_seat_by_name_and_game(client: Client, now: dateti
 
 
 def test_view_json_answers_for_the_seat_in_its_address(client: Client, now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now)
     open_link(client, game, 0, now)
     open_link(client, game, 1, now)
 

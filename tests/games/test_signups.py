@@ -22,12 +22,11 @@ from games.community import signups
 from games.models import Game, Player, Seat, SignUp
 from moderator import links
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import GameFactory, GMFactory, new_game, started_game
 from tests.games.test_hidden import distinct_orders
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 State = SignUp.State
 
 
@@ -52,12 +51,11 @@ def open_game(
     gm: User | None = None,
     title: str = "Open Choice",
 ) -> Game:
-    return postal.create_game(
+    return new_game(
+        engine,
+        players=invited,
         gm=gm or gm_user(),
-        engine_key=engine,
         title=title,
-        players=[postal.Player(name, f"{name}@example.org") for name in invited],
-        schedule_spec={"kind": "interval", "seconds": 48 * 3600},
         signup=mode,
         seats_wanted=seats,
     )
@@ -93,7 +91,7 @@ def told(name: str) -> list[tuple[str, str]]:
     )
 
 
-def started(title: str, at: datetime) -> tuple[str, str]:
+def first_report(title: str, at: datetime) -> tuple[str, str]:
     """The first report of a Choice game started at ``at`` (every seat owes an order)."""
     due = at + timedelta(hours=48)
     return ("report", f"{title} has started, your order is due {due:%a %d %b %Y %H:%M} UTC")
@@ -196,9 +194,9 @@ def test_first_come_takes_the_seats_in_the_order_confirmed_and_the_last_seat_sta
     assert told("cy") == [
         ("signup-confirm", "Open Choice: confirm your sign-up"),
         ("signup", "Open Choice: you have a seat"),
-        started("Open Choice", now + timedelta(minutes=2)),
+        first_report("Open Choice", now + timedelta(minutes=2)),
     ]
-    assert told("ann") == [started("Open Choice", now + timedelta(minutes=2))]
+    assert told("ann") == [first_report("Open Choice", now + timedelta(minutes=2))]
     # Confirming again (a second tap) changes nothing.
     signups.confirm(bob, now=now + timedelta(minutes=3))
     assert len(told("bob")) == 3
@@ -277,7 +275,7 @@ def test_a_full_game_puts_the_next_on_the_waiting_list_and_a_freed_seat_goes_to_
     assert told("dee")[-1] == ("signup", "Open Choice: you withdrew")
     assert told("fay")[-2:] == [
         ("signup", "Open Choice: a seat came free: you have it"),
-        started("Open Choice", now + timedelta(hours=1)),
+        first_report("Open Choice", now + timedelta(hours=1)),
     ]
     assert told("gus")[-1] == ("signup", "Open Choice: the game started without you")
 
@@ -329,7 +327,7 @@ def test_in_an_approved_game_the_gm_gives_the_seats_and_starts_it(now: datetime)
     assert status(game) == "running"
     assert seated(game) == [(0, "ann", "ann@example.org"), (1, "bob", "bob@example.org")]
     assert told("cy")[-1] == ("signup", "Open Choice: the game started without you")
-    assert told("bob")[-1] == started("Open Choice", now + timedelta(hours=1))
+    assert told("bob")[-1] == first_report("Open Choice", now + timedelta(hours=1))
 
 
 def test_the_gm_starts_with_at_least_the_fewest_players_the_rules_allow(now: datetime) -> None:
@@ -439,10 +437,12 @@ def test_a_started_game_takes_no_sign_up_nor_confirmation(now: datetime) -> None
 
 def offering(now: datetime, disorder: tuple[int, ...] = (1,)) -> Game:
     """A running Choice game of ann, bob and cy offering the seats ``disorder``."""
-    game = postal.start_game(
-        choice_game(3, gm=gm_user(), early_processing=False).pk, now=now, seed=SEED
+    game = started_game(
+        now=now,
+        gm=gm_user(),
+        early_processing=False,
+        missed=postal.MissedTurns(offer_seats=True),
     )
-    Game.objects.filter(pk=game.pk).update(offer_seats=True)
     Seat.objects.filter(game=game, position__in=disorder).update(
         civil_disorder_at=now, missed_in_row=3
     )
@@ -541,7 +541,7 @@ def test_the_list_shows_each_open_game_and_each_seat_offered_in_words(now: datet
     confirmed(winter, "bob", now)
     signed(winter, "cy", now)  # not confirmed: holds no seat
     open_game(seats=3, mode="approve", gm=gm, title="Approved Choice")
-    choice_game(2, gm=gm, title="Invitation only")
+    GameFactory.create(seats=2, gm=gm, title="Invitation only")
     started_open = open_game(seats=1, gm=gm, title="Quick one")
     confirmed(started_open, "dee", now)
     offering(now)
@@ -1007,11 +1007,7 @@ def test_the_sign_up_page_of_a_running_game_shows_no_seats_private_data(now: dat
     """The page offering a seat shows the board as everybody sees it: no seat's sealed order
     (the offered seat's own neither), as test_hidden checks each seat's pages."""
     for seed in range(8):
-        game = postal.start_game(
-            choice_game(3, gm=gm_user(), early_processing=False).pk,
-            now=now,
-            seed=bytes([seed]) * 32,
-        )
+        game = started_game(now=now, seed=bytes([seed]) * 32, gm=gm_user(), early_processing=False)
         found = distinct_orders(game)
         if found is not None:
             break
@@ -1063,8 +1059,7 @@ def test_a_sign_up_left_waiting_by_the_start_is_not_declined_after_it(now: datet
 def test_a_gm_choosing_among_sign_ups_sees_how_reliably_each_has_played(
     gm_client: Client, gm: User, now: datetime
 ) -> None:
-    earlier = choice_game(2)
-    earlier = postal.start_game(earlier.pk, now=now, seed=bytes(range(32)))
+    earlier = started_game(now=now, players=2)
     step = earlier.steps.get(number=1)
     postal.resolve_due_step(step.pk, now=step.deadline)  # ann and bob miss a turn
     game = open_game(seats=3, mode="approve", gm=gm)

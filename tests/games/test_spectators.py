@@ -14,9 +14,9 @@ from time_machine import TimeMachineFixture
 
 from games import postal
 from games.engines.dice import face
-from games.models import DiceRoll, Event, Game, Publicity, Seat, Step
+from games.models import DiceRoll, Event, Game, Publicity, Step
 from games.records import spectators
-from tests.factories import GMFactory, choice_game
+from tests.factories import EVERY_HOUR, NAMES, GameFactory, GMFactory, choice_game, started_game
 from tests.games.test_gm import CHOICE_FORM, GOOD
 from tests.games.test_hidden import readable_by
 from tests.games.test_liars_dice_postal import cup_secrets, due, sweep_after, with_distinct_cups
@@ -31,15 +31,14 @@ def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
 
 def finished_match(now: datetime, time_machine: TimeMachineFixture) -> Game:
     """A Liar's Dice Death Match played out on missed deadlines to its end."""
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="liars-dice",
+    game = started_game(
+        "liars-dice",
+        now=now,
+        players=["Ann", "Bob"],
         title="Match",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("Ann", "Bob")],
         options={"profile": "genius_dm", "max_dice": 5},
-        schedule_spec={"kind": "interval", "seconds": 3600},
+        schedule_spec=EVERY_HOUR,
     )
-    game = postal.start_game(game.pk, now=now, seed=bytes(range(32)))
     for _ in range(20):
         game.refresh_from_db()
         if game.status == Game.Status.FINISHED:
@@ -51,7 +50,7 @@ def finished_match(now: datetime, time_machine: TimeMachineFixture) -> Game:
 
 
 def test_who_may_watch_follows_the_gms_choice_and_the_status(now: datetime) -> None:
-    game = postal.start_game(choice_game().pk, now=now, seed=bytes(range(32)))
+    game = started_game(now=now)
     cases = [
         (Publicity.AUTO, Game.Status.RUNNING, False),
         (Publicity.AUTO, Game.Status.FINISHED, True),
@@ -76,7 +75,7 @@ def test_a_new_game_is_public_once_finished_by_default() -> None:
 
 def test_the_gm_sets_who_may_watch_and_a_wrong_choice_changes_nothing(now: datetime) -> None:
     gm = GMFactory.create(is_staff=True)
-    game = choice_game(gm=gm)
+    game = GameFactory.create(gm=gm)
     client = Client()
     client.force_login(gm)
     response = client.post(f"/gm/{game.pk}/public/", {"public": "yes"}, follow=True)
@@ -211,20 +210,19 @@ def test_a_bad_step_number_shows_the_first_or_last_step(
 
 
 def finished(title: str, names: list[str], at: datetime, public: str = Publicity.AUTO) -> Game:
-    game = choice_game(players=len(names), title=title)
-    for seat, name in zip(game.seats.order_by("position"), names, strict=True):
-        Seat.objects.filter(pk=seat.pk).update(name=name)
-    Game.objects.filter(pk=game.pk).update(
-        status=Game.Status.FINISHED, finished_at=at, public=public
+    """A finished Choice game whose seats, played from ann@, bob@, ... example.org, are
+    called ``names``; its row only, written directly."""
+    seats = [postal.Player(name, f"{NAMES[n]}@example.org") for n, name in enumerate(names)]
+    return GameFactory.create(
+        seats=seats, title=title, status=Game.Status.FINISHED, finished_at=at, public=public
     )
-    return game
 
 
 def test_the_archive_lists_finished_public_games_newest_first_by_player(now: datetime) -> None:
     old = finished("Old", ["Ann", "Bob"], now - timedelta(days=2))
     new = finished("New", ["Annette", "Cy"], now - timedelta(days=1))
     finished("Hidden", ["Ann", "Dee"], now, public=Publicity.NO)
-    running = choice_game(title="Running")
+    running = GameFactory.create(title="Running")
     assert running.status != Game.Status.FINISHED
     assert list(spectators.archive("choice")) == [new, old]
     assert list(spectators.archive("choice", "ann")) == [new, old]

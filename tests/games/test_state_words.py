@@ -20,8 +20,8 @@ from games.models import Game, Seat
 from games.postal import access, steps
 from games.records import archive
 from moderator.mail.models import OutboundEmail
-from tests.factories import seat_page, survivor_game
-from tests.games.playing import SeedOnlyDice, started
+from tests.factories import EVERY_HOUR, seat_page, started_game
+from tests.games.playing import SeedOnlyDice
 
 pytestmark = pytest.mark.django_db
 
@@ -58,8 +58,12 @@ def revealed(html: str) -> tuple[str, str]:
 
 def challenged(now: datetime, dice_per_player: int) -> Game:
     """ann and bob: ann bids 1 x 5, bob challenges (the bid holds); bob reads German."""
-    game = started(
-        ["ann", "bob"], now=now, options={"profile": "classic", "dice_per_player": dice_per_player}
+    game = started_game(
+        "liars-dice",
+        now=now,
+        players=["ann", "bob"],
+        options={"profile": "classic", "dice_per_player": dice_per_player},
+        schedule_spec=EVERY_HOUR,
     )
     Seat.objects.filter(game=game, position=1).update(language="de")
     postal.accept_order(game_id=game.pk, position=0, text="bid 1 5", source="web", now=now)
@@ -146,7 +150,7 @@ def recent(html: str) -> list[str]:
 
 
 def test_dice_survivors_recent_actions_are_read_in_each_seats_language(now: datetime) -> None:
-    game = survivor_game(now)
+    game = started_game("dice-survivor", now=now, schedule_spec=EVERY_HOUR)
     active = game.steps.get(number=game.step_number).prompts[0]["seat"]
     names = dict(Seat.objects.filter(game=game).values_list("position", "name"))
     assert (active, names[0]) == (1, "ann")

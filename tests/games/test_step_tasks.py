@@ -16,7 +16,7 @@ from games.models import Game, Step
 from games.postal import resolving
 from moderator import queues
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game
+from tests.factories import started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +27,7 @@ def step_tasks(published: Callable[[Any], list[dict[str, Any]]]) -> list[dict[st
 
 
 def due_games(count: int, now: datetime) -> list[Game]:
-    return [postal.start_game(choice_game(2).pk, now=now - timedelta(days=3)) for _ in range(count)]
+    return [started_game(now=now - timedelta(days=3), players=2) for _ in range(count)]
 
 
 def test_due_steps_get_one_task_per_step_batch_less_those_waiting(
@@ -35,7 +35,7 @@ def test_due_steps_get_one_task_per_step_batch_less_those_waiting(
 ) -> None:
     settings.STEP_BATCH = 2
     due_games(5, now)
-    postal.start_game(choice_game(2).pk, now=now)  # its deadline is two days away
+    started_game(now=now, players=2)  # its deadline is two days away
     assert tasks.top_up_steps(now, waiting=0) == 3
     assert step_tasks == [{"limit": 2}] * 3
     step_tasks.clear()
@@ -46,7 +46,7 @@ def test_due_steps_get_one_task_per_step_batch_less_those_waiting(
 
 
 def test_no_due_step_publishes_nothing(step_tasks: list[dict[str, Any]], now: datetime) -> None:
-    postal.start_game(choice_game(2).pk, now=now)
+    started_game(now=now, players=2)
     assert tasks.top_up_steps(now, waiting=0) == 0
     assert step_tasks == []
 
@@ -111,7 +111,7 @@ def test_the_steps_run_counts_the_steps_queue_on_the_broker(
 def test_a_task_claims_due_steps_up_to_its_limit_and_resolves_each_once(now: datetime) -> None:
     games = due_games(3, now)
     ids = [game.steps.get().pk for game in games]
-    postal.start_game(choice_game(2).pk, now=now)  # not due
+    started_game(now=now, players=2)  # not due
     assert tasks.resolve_due_steps(limit=2) == 2
     assert Step.objects.filter(pk__in=ids, status="done").count() == 2
     assert tasks.resolve_due_steps(limit=2) == 1
@@ -204,7 +204,7 @@ def test_a_claimed_step_that_fails_is_counted_and_not_tried_again_by_the_same_ta
 
 
 def test_a_batch_resolves_each_due_step_once_even_when_delivered_twice(now: datetime) -> None:
-    games = [postal.start_game(choice_game(2).pk, now=now - timedelta(days=3)) for _ in range(3)]
+    games = [started_game(now=now - timedelta(days=3), players=2) for _ in range(3)]
     ids = [game.steps.get().pk for game in games]
     assert tasks.resolve_steps(step_ids=ids) == 3
     assert tasks.resolve_steps(step_ids=ids) == 0  # again, as after a worker died
@@ -215,7 +215,7 @@ def test_a_batch_resolves_each_due_step_once_even_when_delivered_twice(now: date
 def test_a_step_that_fails_does_not_keep_the_others_of_its_batch_from_resolving(
     now: datetime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    games = [postal.start_game(choice_game(2).pk, now=now - timedelta(days=3)) for _ in range(3)]
+    games = [started_game(now=now - timedelta(days=3), players=2) for _ in range(3)]
     ids = [game.steps.get().pk for game in games]
     resolve = resolving.resolve
 
@@ -255,7 +255,7 @@ def reports_of(games: list[Game]) -> list[int]:
 def test_a_batch_hands_the_reports_of_all_its_steps_to_the_mail_workers_at_once(
     now: datetime, mail_published: list[dict[str, Any]]
 ) -> None:
-    games = [postal.start_game(choice_game(2).pk, now=now - timedelta(days=3)) for _ in range(3)]
+    games = [started_game(now=now - timedelta(days=3), players=2) for _ in range(3)]
     mail_published.clear()  # the step-1 reports of start_game
     assert tasks.resolve_steps(step_ids=[game.steps.get().pk for game in games]) == 3
     assert mail_published == [{"outbound_ids": reports_of(games)}]
@@ -266,7 +266,7 @@ def test_a_batch_hands_the_reports_of_all_its_steps_to_the_mail_workers_at_once(
 def test_a_batch_that_breaks_off_still_hands_over_the_reports_of_the_steps_it_resolved(
     now: datetime, mail_published: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    games = [postal.start_game(choice_game(2).pk, now=now - timedelta(days=3)) for _ in range(3)]
+    games = [started_game(now=now - timedelta(days=3), players=2) for _ in range(3)]
     mail_published.clear()
     ids = [game.steps.get().pk for game in games]
     count_failure = resolving._count_failure

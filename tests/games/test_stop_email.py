@@ -24,12 +24,11 @@ from games.notify import digests, reminders, reports
 from games.postal import access
 from moderator.mail import building
 from moderator.mail.models import InboundMessage, OutboundEmail
-from tests.factories import choice_game, seat_page
+from tests.factories import seat_page, started_game
 from tests.games.test_replies import SECRET, auth, post_postmark, postmark_payload
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 ONE_CLICK = "List-Unsubscribe=One-Click"
 
@@ -39,11 +38,6 @@ def site(settings: Settings, time_machine: TimeMachineFixture, now: datetime) ->
     time_machine.move_to(now, tick=False)
     settings.SITE_URL = "https://games.example.org"
     settings.INBOUND_ADDRESS = "orders@in.example.org"
-
-
-def started(now: datetime) -> Game:
-    game = choice_game(3, early_processing=False)
-    return postal.start_game(game.pk, now=now, seed=SEED)
 
 
 def seat(game: Game, position: int) -> Seat:
@@ -89,7 +83,7 @@ def play_step(game: Game, now: datetime) -> None:
 
 
 def test_a_step_report_carries_the_one_click_headers_and_a_receipt_none(now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now, early_processing=False)
     report = OutboundEmail.objects.get(kind="report", to="bob@example.org")
     url, address, post = stop_links(report)
     token = access.stop_token(seat(game, 1), "reports")
@@ -107,7 +101,7 @@ def test_a_step_report_carries_the_one_click_headers_and_a_receipt_none(now: dat
 
 
 def test_one_click_stops_the_seats_reports_and_nothing_else(now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now, early_processing=False)
     url, _, _ = stop_links(OutboundEmail.objects.get(kind="report", to="bob@example.org"))
     before = (Game.objects.get(pk=game.pk).state, Order.objects.count())
     assert one_click(url) == 200
@@ -125,7 +119,7 @@ def test_one_click_stops_the_seats_reports_and_nothing_else(now: datetime) -> No
 
 
 def test_the_seat_page_still_shows_every_report_after_the_stop(now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now, early_processing=False)
     url, _, _ = stop_links(OutboundEmail.objects.get(kind="report", to="bob@example.org"))
     assert one_click(url) == 200
     play_step(game, now + timedelta(hours=1))
@@ -142,7 +136,7 @@ def test_the_seat_page_still_shows_every_report_after_the_stop(now: datetime) ->
 
 
 def test_a_get_asks_first_and_changes_nothing(now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now, early_processing=False)
     url, _, _ = stop_links(OutboundEmail.objects.get(kind="report", to="bob@example.org"))
     response = Client().get(url.removeprefix("https://games.example.org"))
     assert response.status_code == 200
@@ -160,7 +154,7 @@ def test_a_get_asks_first_and_changes_nothing(now: datetime) -> None:
     ],
 )
 def test_a_forged_token_or_stop_is_not_found_and_changes_nothing(now: datetime, path: str) -> None:
-    game = started(now)
+    game = started_game(now=now, early_processing=False)
     response = Client(enforce_csrf_checks=True).post(
         path, ONE_CLICK, content_type="application/x-www-form-urlencoded"
     )
@@ -169,14 +163,14 @@ def test_a_forged_token_or_stop_is_not_found_and_changes_nothing(now: datetime, 
 
 
 def test_a_token_of_one_stop_does_not_do_another(now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now, early_processing=False)
     token = access.stop_token(seat(game, 1), "reports")
     assert one_click(f"https://games.example.org/email/stop/reminders/{token}/") == 404
     assert not EmailPreference.objects.exists()
 
 
 def test_a_replaced_players_old_emails_stop_nothing(now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now, early_processing=False)
     url, _, _ = stop_links(OutboundEmail.objects.get(kind="report", to="bob@example.org"))
     Seat.objects.filter(pk=seat(game, 1).pk).update(link_version=2)
     assert one_click(url) == 404
@@ -184,7 +178,7 @@ def test_a_replaced_players_old_emails_stop_nothing(now: datetime) -> None:
 
 
 def test_a_reminder_stops_every_reminder_of_the_address(now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now, early_processing=False)
     assert reminders.send_reminders(now + timedelta(hours=24)) == 3
     reminder = OutboundEmail.objects.get(kind="reminder", to="bob@example.org")
     url, address, _ = stop_links(reminder)
@@ -213,7 +207,10 @@ def test_a_reminder_stops_every_reminder_of_the_address(now: datetime) -> None:
 
 
 def test_the_daily_digest_stops_the_reports_of_every_seat_of_the_address(now: datetime) -> None:
-    first, second = started(now), started(now)
+    first, second = (
+        started_game(now=now, early_processing=False),
+        started_game(now=now, early_processing=False),
+    )
     postal.choose_reports(first.pk, position=1, choice="digest", everywhere=True)
     play_step(first, now + timedelta(hours=1))
     assert digests.send_daily_digests(now + timedelta(days=1)) == 1
@@ -234,7 +231,7 @@ def test_a_mail_to_the_mailto_stops_the_email_and_gets_no_answer(
     now: datetime, settings: Settings
 ) -> None:
     settings.ANYMAIL = {"WEBHOOK_SECRET": SECRET}
-    game = started(now)
+    game = started_game(now=now, early_processing=False)
     _, address, _ = stop_links(OutboundEmail.objects.get(kind="report", to="bob@example.org"))
     outbox = OutboundEmail.objects.count()
     payload = postmark_payload(address, "This message was automatically generated by Gmail.")

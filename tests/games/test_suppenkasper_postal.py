@@ -23,11 +23,10 @@ from games.engines.choice.rules import (
 )
 from games.models import Event, Game, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game
+from tests.factories import started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 
 
@@ -93,10 +92,12 @@ def tally(lines: list[RoundLine | SkLine]) -> dict[int, int]:
 def test_a_suppen_kasper_round_between_two_rounds_is_played_between_them_by_the_sweep(
     now: datetime,
 ) -> None:
-    game = choice_game(
-        1, options={"variant": "suppenkasper", "rolls_per_turn": 2}, early_processing=False
+    game = started_game(
+        now=now,
+        players=1,
+        options={"variant": "suppenkasper", "rolls_per_turn": 2},
+        early_processing=False,
     )
-    game = postal.start_game(game.pk, now=now, seed=SEED)
     # Rounds 1-4 feed the plate: Half and Double two numbers each, Refusal and Flip one.
     turn1, _ = order_turn(game, ["half", "double"])
     sweep(game)

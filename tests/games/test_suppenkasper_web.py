@@ -30,11 +30,13 @@ from games.engines.choice.rules import (
 from games.models import DiceRoll, Event, Game, Order, Seat, Step
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game, seat_page
+from tests.factories import seat_page, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
+# Suppenkasper with two rolls a turn, or three.
+TWO_ROLLS = {"variant": "suppenkasper", "rolls_per_turn": 2}
+THREE_ROLLS = {"variant": "suppenkasper", "rolls_per_turn": 3}
 CHOICE = ChoiceEngine()
 ALL_CARDS = ["flip", "half", "double", "refuse", "swap", "sk"]
 
@@ -48,12 +50,6 @@ def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
 def client() -> Client:
     # An address of its own: the link rate limit counts per address in the shared cache.
     return Client(REMOTE_ADDR=f"10.{secrets.randbelow(256)}.{secrets.randbelow(256)}.7")
-
-
-def started(players: int, now: datetime, rolls_per_turn: int = 2) -> Game:
-    options = {"variant": "suppenkasper", "rolls_per_turn": rolls_per_turn}
-    game = choice_game(players, options=options)
-    return postal.start_game(game.pk, now=now, seed=SEED)
 
 
 def state_of(game: Game) -> ChoiceState:
@@ -181,7 +177,7 @@ def engine_message(state: ChoiceState, position: int, text: str) -> str:
 def test_page_and_report_show_every_plate_cards_left_and_the_cards_played(
     client: Client, now: datetime
 ) -> None:
-    game = started(2, now)
+    game = started_game(now=now, players=2, options=TWO_ROLLS)
     state = state_of(game)
     ann = plan(state, 0, ["half", "double"])
     bob = plan(state, 1, ["refuse", None])
@@ -228,7 +224,7 @@ def test_page_and_report_show_every_plate_cards_left_and_the_cards_played(
 
 def test_the_sum_track_scrolls_sideways_on_a_narrow_screen(client: Client, now: datetime) -> None:
     """Each table in a box that scrolls, which the keyboard reaches and which is named."""
-    game = started(1, now)
+    game = started_game(now=now, players=1, options=TWO_ROLLS)
     log_in(client, game, 0, now)
     html = client.get(seat_page(game, 0)).content.decode()
     email = OutboundEmail.objects.get(dedupe_key=f"report:{game.pk}:1:0")
@@ -250,7 +246,7 @@ def test_the_sum_track_scrolls_sideways_on_a_narrow_screen(client: Client, now: 
 def test_the_blocks_offer_the_unused_cards_and_no_suppen_kasper_block_without_a_plate(
     client: Client, now: datetime
 ) -> None:
-    game = started(1, now)
+    game = started_game(now=now, players=1, options=TWO_ROLLS)
     log_in(client, game, 0, now)
     html = client.get(seat_page(game, 0)).content.decode()
     for number in (1, 2):
@@ -270,7 +266,7 @@ def test_the_blocks_offer_the_unused_cards_and_no_suppen_kasper_block_without_a_
 
 
 def test_a_card_from_the_blocks_is_taken_in_canonical_form(client: Client, now: datetime) -> None:
-    game = started(1, now)
+    game = started_game(now=now, players=1, options=TWO_ROLLS)
     state = state_of(game)
     lines = plan(state, 0, [None, "double"])
     log_in(client, game, 0, now)
@@ -286,7 +282,7 @@ def test_a_card_from_the_blocks_is_taken_in_canonical_form(client: Client, now: 
 def test_a_suppen_kasper_block_is_taken_and_played_at_its_slot(
     client: Client, now: datetime
 ) -> None:
-    game = started(1, now, rolls_per_turn=3)
+    game = started_game(now=now, players=1, options=THREE_ROLLS)
     state = state_of(game)
     lines = plan(state, 0, ["half", "double", "refuse"])
     plate = sheet_after(state, 0, lines).plate
@@ -318,7 +314,7 @@ def test_a_suppen_kasper_block_is_taken_and_played_at_its_slot(
 def test_an_illegal_card_shows_the_engines_message_at_its_round_and_changes_nothing(
     client: Client, now: datetime
 ) -> None:
-    game = started(1, now)
+    game = started_game(now=now, players=1, options=TWO_ROLLS)
     state = state_of(game)
     lines = plan(state, 0, [None, None])
     absent = min(set(range(1, 7)) - set(state.rounds[1].roll))
@@ -338,7 +334,7 @@ def test_an_illegal_card_shows_the_engines_message_at_its_round_and_changes_noth
 
 
 def test_a_card_already_played_is_refused_at_its_round(client: Client, now: datetime) -> None:
-    game = started(1, now)
+    game = started_game(now=now, players=1, options=TWO_ROLLS)
     state = state_of(game)
     lines = plan(state, 0, ["double", None])
     lines[1] = RoundLine(2, lines[1].choice, Card("double"))
@@ -357,7 +353,7 @@ def test_a_card_already_played_is_refused_at_its_round(client: Client, now: date
 def test_a_suppen_kasper_error_shows_at_the_suppen_kasper_block(
     client: Client, now: datetime
 ) -> None:
-    game = started(1, now, rolls_per_turn=3)
+    game = started_game(now=now, players=1, options=THREE_ROLLS)
     state = state_of(game)
     lines = plan(state, 0, ["half", "double", "refuse"])
     plate = sheet_after(state, 0, lines[:1]).plate
@@ -378,7 +374,7 @@ def test_a_suppen_kasper_error_shows_at_the_suppen_kasper_block(
 def test_an_unfinished_card_or_suppen_kasper_block_is_named_and_nothing_is_sent(
     client: Client, now: datetime
 ) -> None:
-    game = started(1, now, rolls_per_turn=3)
+    game = started_game(now=now, players=1, options=THREE_ROLLS)
     state = state_of(game)
     lines = plan(state, 0, [None, None, None])
     log_in(client, game, 0, now)
@@ -399,7 +395,7 @@ def test_an_unfinished_card_or_suppen_kasper_block_is_named_and_nothing_is_sent(
 def test_the_blocks_start_from_the_sealed_order_with_its_cards(
     client: Client, now: datetime
 ) -> None:
-    game = started(2, now, rolls_per_turn=3)
+    game = started_game(now=now, players=2, options=THREE_ROLLS)
     state = state_of(game)
     lines = plan(state, 0, ["half", "flip", "double"])
     sheet = sheet_after(state, 0, lines)
@@ -450,13 +446,13 @@ def how_to_order(game: Game) -> list[str]:
 
 
 def test_the_report_teaches_the_cards_and_the_suppen_kasper_line(now: datetime) -> None:
-    help_lines = how_to_order(started(2, now))
+    help_lines = how_to_order(started_game(now=now, players=2, options=TWO_ROLLS))
     assert help_lines[5:] == SUPPENKASPER_HELP
 
 
 def test_the_report_teaches_only_the_cards_in_play(now: datetime) -> None:
     options = {"variant": "suppenkasper", "cards": ["half", "sk"]}
-    game = postal.start_game(choice_game(2, options=options).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=2, options=options)
     assert how_to_order(game)[5:] == [
         SUPPENKASPER_HELP[0],
         SUPPENKASPER_HELP[3],
@@ -465,7 +461,7 @@ def test_the_report_teaches_only_the_cards_in_play(now: datetime) -> None:
 
 
 def test_the_standard_game_teaches_no_card(now: datetime) -> None:
-    game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=2)
     assert how_to_order(game) == [
         "  One line per round: W<v> <a>+<b> <c>+<d>, e.g. W5 1+3 3+4",
         "  W<v> is the die you set aside as your Wurfel; <a>+<b> and <c>+<d> pair the other four"
@@ -478,7 +474,7 @@ def test_the_standard_game_teaches_no_card(now: datetime) -> None:
 
 
 def test_the_page_teaches_the_suppen_kasper_line(client: Client, now: datetime) -> None:
-    game = started(1, now)
+    game = started_game(now=now, players=1, options=TWO_ROLLS)
     log_in(client, game, 0, now)
     html = client.get(seat_page(game, 0)).content.decode()
     found = re.search(r'<form method="post" action="" id="text-form">(.*?)</form>', html, re.S)

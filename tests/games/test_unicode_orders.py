@@ -12,10 +12,9 @@ import pytest
 from django.test import Client
 from pytest_django.fixtures import Settings
 
-from games import postal
-from games.models import Game, Order, Seat
+from games.models import Order, Seat
 from moderator.mail.models import InboundMessage
-from tests.factories import GMFactory, seat_page
+from tests.factories import seat_page, started_game
 from tests.games.test_replies import (
     SECRET,
     SIGNING_KEY,
@@ -29,7 +28,6 @@ from tests.games.test_views import fresh_ip, log_in, snapshot, text_errors, type
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 
 # (game, order typed by seat 0, the game's message); seat 0 owes an order at step 1 of each.
 ORDERS = [
@@ -73,21 +71,11 @@ def inbound(settings: Settings, now: datetime) -> None:
     settings.ANYMAIL = {"WEBHOOK_SECRET": [SECRET], "MAILGUN_WEBHOOK_SIGNING_KEY": SIGNING_KEY}
 
 
-def started(engine: str, now: datetime) -> Game:
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key=engine,
-        title="Odd numbers",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
-    )
-    return postal.start_game(game.pk, now=now, seed=SEED)
-
-
 @pytest.mark.parametrize(("engine", "text", "message"), ORDERS)
 def test_the_web_form_answers_with_the_games_message_and_stores_nothing(
     engine: str, text: str, message: str, now: datetime
 ) -> None:
-    game = started(engine, now)
+    game = started_game(engine, now=now)
     assert 0 in game.steps.get().prompted_seats
     client = Client(REMOTE_ADDR=fresh_ip())
     log_in(client, game, 0, now)
@@ -104,7 +92,7 @@ def test_the_web_form_answers_with_the_games_message_and_stores_nothing(
 def test_an_email_reply_is_answered_with_the_games_message_and_stores_nothing(
     engine: str, text: str, message: str, now: datetime
 ) -> None:
-    game = started(engine, now)
+    game = started_game(engine, now=now)
     seat = Seat.objects.get(game=game, position=0)
     state = game.state
 

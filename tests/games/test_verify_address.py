@@ -12,23 +12,16 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from games import postal
 from games.models import Game, Seat, new_public_id
 from games.notify import reports
 from games.postal import access
-from tests.factories import GMFactory, choice_game
+from tests.factories import GameFactory, GMFactory, choice_game, started_game
 
 pytestmark = pytest.mark.django_db
-
-SEED = bytes(range(32))
 
 
 def anyone() -> Client:
     return Client(REMOTE_ADDR=f"10.{secrets.randbelow(256)}.{secrets.randbelow(256)}.3")
-
-
-def started(now: datetime) -> Game:
-    return postal.start_game(choice_game(2).pk, now=now, seed=SEED)
 
 
 def test_every_game_has_its_own_random_public_id(now: datetime) -> None:
@@ -40,7 +33,7 @@ def test_every_game_has_its_own_random_public_id(now: datetime) -> None:
 
 
 def test_the_dice_check_answers_at_the_public_id_and_emails_link_there(now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now, players=2)
     url = f"/games/{game.public_id}/verify/"
 
     page = anyone().get(url)
@@ -51,7 +44,7 @@ def test_the_dice_check_answers_at_the_public_id_and_emails_link_there(now: date
 
 
 def test_counting_game_numbers_finds_nothing(now: datetime) -> None:
-    games = [started(now) for _ in range(3)]
+    games = [started_game(now=now, players=2) for _ in range(3)]
     visitor = anyone()
     for game in games:
         response = visitor.get(f"/games/{game.pk}/verify/")
@@ -63,7 +56,7 @@ def test_counting_game_numbers_finds_nothing(now: datetime) -> None:
 def test_the_numbered_address_opens_for_a_seat_of_the_game_and_its_gm(
     client: Client, now: datetime
 ) -> None:
-    game = started(now)
+    game = started_game(now=now, players=2)
     player = anyone()
     seat = Seat.objects.get(game=game, position=0)
     player.post(f"/p/{access.mint([seat], now=now)[0]}/")
@@ -80,11 +73,10 @@ def test_the_numbered_address_opens_for_a_seat_of_the_game_and_its_gm(
             f"/games/{game.public_id}/verify/",
         )
     assert other_gm.get(f"/games/{game.pk}/verify/").status_code == 404
-    other = started(now)
+    other = started_game(now=now, players=2)
     assert player.get(f"/games/{other.pk}/verify/").status_code == 404
 
 
 def test_a_draft_game_has_no_dice_check(now: datetime) -> None:
-    draft = choice_game(2)
-    Game.objects.filter(pk=draft.pk).update(status=Game.Status.DRAFT)
+    draft = GameFactory.create(status=Game.Status.DRAFT, seats=2)
     assert anyone().get(f"/games/{draft.public_id}/verify/").status_code == 404

@@ -33,11 +33,10 @@ from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
 from games.notify import reports
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game, seat_page
+from tests.factories import GameFactory, seat_page, started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 
 
@@ -58,17 +57,8 @@ def client() -> Client:
     return Client(REMOTE_ADDR=fresh_ip())
 
 
-def started(players: int, now: datetime, **kwargs: Any) -> Game:
-    game = choice_game(players, **kwargs)
-    return postal.start_game(game.pk, now=now, seed=SEED)
-
-
-def seat_of(game: Game, position: int) -> Seat:
-    return Seat.objects.get(game=game, position=position)
-
-
 def token_for(game: Game, position: int, now: datetime) -> str:
-    return access.mint([seat_of(game, position)], now=now)[position]
+    return access.mint([game.seats.get(position=position)], now=now)[position]
 
 
 def held(client: Client) -> Any:
@@ -172,7 +162,7 @@ def not_valid_body(client: Client) -> bytes:
 def test_get_on_a_link_shows_continue_and_writes_nothing(
     client: Client, now: datetime, django_assert_num_queries: DjangoAssertNumQueries
 ) -> None:
-    game = started(3, now)
+    game = started_game(now=now, players=3)
     token = token_for(game, 1, now)
     before = (Session.objects.count(), SeatLink.objects.count(), snapshot(game))
     with django_assert_num_queries(1):  # the one SELECT that looks the token up
@@ -189,11 +179,11 @@ def test_get_on_a_link_shows_continue_and_writes_nothing(
 def test_post_on_a_link_remembers_the_seat_and_redirects_to_the_token_free_page(
     client: Client, now: datetime
 ) -> None:
-    game = started(3, now)
+    game = started_game(now=now, players=3)
     token = token_for(game, 1, now)
     response = client.post(f"/p/{token}/")
     assert (response.status_code, response["Location"]) == (302, seat_page(game, 1))
-    assert held(client) == [[seat_of(game, 1).pk, 0]]
+    assert held(client) == [[game.seats.get(position=1).pk, 0]]
     cookie = response.cookies[access.SEATS_COOKIE]
     assert (cookie["max-age"], cookie["path"], cookie["httponly"], cookie["samesite"]) == (
         settings.SESSION_COOKIE_AGE,
@@ -213,11 +203,14 @@ def test_post_on_a_link_remembers_the_seat_and_redirects_to_the_token_free_page(
 def test_a_second_game_joins_the_first_in_the_session_and_the_list(
     client: Client, now: datetime
 ) -> None:
-    first = started(2, now, title="First")
-    second = started(2, now, title="Second")
+    first = started_game(now=now, players=2, title="First")
+    second = started_game(now=now, players=2, title="Second")
     log_in(client, first, 0, now)
     log_in(client, second, 1, now)
-    assert held(client) == [[seat_of(first, 0).pk, 0], [seat_of(second, 1).pk, 0]]
+    assert held(client) == [
+        [first.seats.get(position=0).pk, 0],
+        [second.seats.get(position=1).pk, 0],
+    ]
     html = client.get("/play/").content.decode()
     assert re.findall(r'<li><a href="(/play/[^"]*)">(.*?)</a>', html) == [
         (seat_page(second, 1), "bob in Second"),
@@ -230,11 +223,11 @@ def test_a_second_game_joins_the_first_in_the_session_and_the_list(
 def test_a_seats_cookie_tampered_with_or_too_old_opens_nothing(
     client: Client, now: datetime, time_machine: TimeMachineFixture
 ) -> None:
-    game = started(2, now)
+    game = started_game(now=now, players=2)
     log_in(client, game, 0, now)
     signed = client.cookies[access.SEATS_COOKIE].value
     expected = not_valid_body(client)
-    theirs = seat_of(game, 1).pk
+    theirs = game.seats.get(position=1).pk
     forged = [
         signed[:-1] + ("A" if signed[-1] != "A" else "B"),  # the signature changed
         signing.dumps([[theirs, 0]], salt="another salt"),
@@ -260,7 +253,7 @@ def test_a_seats_cookie_tampered_with_or_too_old_opens_nothing(
 def test_a_seats_cookie_reads_under_a_new_key_while_the_old_is_a_fallback(
     client: Client, now: datetime, settings: Settings
 ) -> None:
-    game = started(1, now)
+    game = started_game(now=now, players=1)
     settings.SECRET_KEY = "the key of last year " * 3
     log_in(client, game, 0, now)
     settings.SECRET_KEY = "the key of this year " * 3
@@ -274,11 +267,13 @@ def test_a_browser_keeps_its_latest_seats_within_a_cookie(
     client: Client, now: datetime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(access, "SEATS_KEPT", 3)
-    games = [started(1, now) for _ in range(4)]
+    games = [started_game(now=now, players=1) for _ in range(4)]
     for game in games:
         log_in(client, game, 0, now)
     log_in(client, games[1], 0, now)  # again: it moves to the end, not twice
-    assert held(client) == [[seat_of(game, 0).pk, 0] for game in [games[2], games[3], games[1]]]
+    assert held(client) == [
+        [game.seats.get(position=0).pk, 0] for game in [games[2], games[3], games[1]]
+    ]
     assert client.get(seat_page(games[0], 0)).status_code == 404
     assert client.get(seat_page(games[1], 0)).status_code == 200
 
@@ -300,16 +295,19 @@ def test_seats_a_session_held_before_the_cookie_still_open_their_pages(
     client: Client, now: datetime
 ) -> None:
     """Browsers signed in before the seats cookie kept their seats in the session."""
-    first, second = started(2, now), started(2, now)
+    first, second = started_game(now=now, players=2), started_game(now=now, players=2)
     session = SessionStore()
-    session["seats"] = [[seat_of(first, 0).pk, 0]]
+    session["seats"] = [[first.seats.get(position=0).pk, 0]]
     session.create()
     assert session.session_key is not None
     client.cookies[settings.SESSION_COOKIE_NAME] = session.session_key
     assert client.get(seat_page(first, 0)).status_code == 200
     assert client.get(seat_page(second, 1)).status_code == 404
     log_in(client, second, 1, now)
-    assert held(client) == [[seat_of(first, 0).pk, 0], [seat_of(second, 1).pk, 0]]
+    assert held(client) == [
+        [first.seats.get(position=0).pk, 0],
+        [second.seats.get(position=1).pk, 0],
+    ]
     assert "seats" not in SessionStore(session.session_key).load()
     assert client.get(seat_page(first, 0)).status_code == 200
     assert client.get(seat_page(second, 1)).status_code == 200
@@ -318,7 +316,7 @@ def test_seats_a_session_held_before_the_cookie_still_open_their_pages(
 def test_wrong_rotated_and_expired_links_answer_the_same_404_for_get_and_post(
     client: Client, now: datetime
 ) -> None:
-    game = started(3, now)
+    game = started_game(now=now, players=3)
     expected = not_valid_body(client)
     assert b"This link is not valid" in expected
     rotated = token_for(game, 0, now)
@@ -333,7 +331,7 @@ def test_wrong_rotated_and_expired_links_answer_the_same_404_for_get_and_post(
 
 
 def test_a_rotated_link_also_closes_the_pages_it_opened(client: Client, now: datetime) -> None:
-    game = started(2, now)
+    game = started_game(now=now, players=2)
     log_in(client, game, 0, now)
     assert client.get(seat_page(game, 0)).status_code == 200
     new_token = postal.rotate_link(game.pk, position=0, now=now)
@@ -354,7 +352,7 @@ def test_a_rotated_link_also_closes_the_pages_it_opened(client: Client, now: dat
 def test_a_form_without_its_step_for_a_seat_this_browser_does_not_hold_answers_404(
     client: Client, now: datetime
 ) -> None:
-    game = started(2, now)
+    game = started_game(now=now, players=2)
     log_in(client, game, 1, now)
     before = snapshot(game)
     for step in ("", "x"):
@@ -367,7 +365,7 @@ def test_a_form_without_its_step_for_a_seat_this_browser_does_not_hold_answers_4
 
 
 def test_links_are_rate_limited_per_address_for_get_and_post(client: Client, now: datetime) -> None:
-    game = started(1, now)
+    game = started_game(now=now, players=1)
     token = token_for(game, 0, now)
     for _ in range(15):
         assert client.get(f"/p/{token}/").status_code == 200
@@ -382,8 +380,8 @@ def test_links_are_rate_limited_per_address_for_get_and_post(client: Client, now
 
 
 def test_another_seats_game_and_a_missing_game_answer_404(client: Client, now: datetime) -> None:
-    mine = started(2, now)
-    theirs = started(2, now)
+    mine = started_game(now=now, players=2)
+    theirs = started_game(now=now, players=2)
     log_in(client, mine, 0, now)
     expected = not_valid_body(client)
     for url in (
@@ -403,7 +401,7 @@ def test_another_seats_game_and_a_missing_game_answer_404(client: Client, now: d
 
 
 def test_csrf_is_enforced_on_the_link_and_the_order_form(now: datetime) -> None:
-    game = started(2, now)
+    game = started_game(now=now, players=2)
     token = token_for(game, 0, now)
     browser = Client(enforce_csrf_checks=True, REMOTE_ADDR=fresh_ip())
     assert browser.post(f"/p/{token}/").status_code == 403
@@ -426,7 +424,7 @@ def test_csrf_is_enforced_on_the_link_and_the_order_form(now: datetime) -> None:
 def test_the_form_offers_one_block_per_round_with_the_roll_and_only_legal_values(
     client: Client, now: datetime
 ) -> None:
-    game = started(2, now)
+    game = started_game(now=now, players=2)
     log_in(client, game, 0, now)
     html = client.get(seat_page(game, 0)).content.decode()
     state = state_of(game)
@@ -447,7 +445,7 @@ def test_the_form_offers_one_block_per_round_with_the_roll_and_only_legal_values
 def test_a_valid_order_from_the_blocks_is_taken_in_canonical_form(
     client: Client, now: datetime
 ) -> None:
-    game = started(3, now)
+    game = started_game(now=now, players=3)
     log_in(client, game, 0, now)
     picked = choices_for(game, 0)
     response = client.post(seat_page(game, 0), block_data(1, picked, 0))
@@ -469,7 +467,7 @@ def test_a_valid_order_from_the_blocks_is_taken_in_canonical_form(
 def test_a_valid_order_from_the_quick_box_is_taken_in_canonical_form(
     client: Client, now: datetime
 ) -> None:
-    game = started(3, now)
+    game = started_game(now=now, players=3)
     log_in(client, game, 2, now)
     picked = choices_for(game, 2, pick=1)
     typed = "\n".join(
@@ -485,7 +483,7 @@ def test_a_valid_order_from_the_quick_box_is_taken_in_canonical_form(
 def test_an_invalid_order_shows_the_engines_message_at_its_round_and_changes_nothing(
     client: Client, now: datetime
 ) -> None:
-    game = started(3, now)
+    game = started_game(now=now, players=3)
     log_in(client, game, 0, now)
     picked = choices_for(game, 0)
     data = block_data(1, picked, 0)
@@ -515,7 +513,7 @@ def test_an_invalid_order_shows_the_engines_message_at_its_round_and_changes_not
 
 
 def test_an_unfinished_block_is_named_and_nothing_is_sent(client: Client, now: datetime) -> None:
-    game = started(3, now)
+    game = started_game(now=now, players=3)
     log_in(client, game, 0, now)
     picked = choices_for(game, 0)
     data = block_data(1, picked, 0)
@@ -530,7 +528,7 @@ def test_an_unfinished_block_is_named_and_nothing_is_sent(client: Client, now: d
 
 
 def test_a_quick_box_error_is_shown_at_the_box(client: Client, now: datetime) -> None:
-    game = started(3, now)
+    game = started_game(now=now, players=3)
     log_in(client, game, 1, now)
     before = snapshot(game)
     html = client.post(seat_page(game, 1), typed_data(1, "W5 1+3")).content.decode()
@@ -546,7 +544,7 @@ def test_a_quick_box_error_is_shown_at_the_box(client: Client, now: datetime) ->
 def test_an_order_after_the_deadline_is_too_late_and_changes_nothing(
     client: Client, now: datetime, time_machine: TimeMachineFixture
 ) -> None:
-    game = started(3, now)
+    game = started_game(now=now, players=3)
     log_in(client, game, 0, now)
     data = block_data(1, choices_for(game, 0), 0)
     before = snapshot(game)
@@ -577,7 +575,7 @@ def typed_box(html: str) -> str:
 def test_an_order_from_a_page_of_a_resolved_step_says_what_happened_and_keeps_it(
     client: Client, now: datetime
 ) -> None:
-    game = started(2, now)
+    game = started_game(now=now, players=2)
     log_in(client, game, 0, now)
     picked = choices_for(game, 0)
     data = block_data(1, picked, 0)
@@ -605,7 +603,7 @@ def text_errors(html: str) -> list[str]:
 def test_a_typed_order_after_the_deadline_is_too_late_at_the_box(
     client: Client, now: datetime, time_machine: TimeMachineFixture
 ) -> None:
-    game = started(3, now)
+    game = started_game(now=now, players=3)
     log_in(client, game, 0, now)
     data = typed_data(0, canonical(choices_for(game, 0)))
     before = snapshot(game)
@@ -624,7 +622,7 @@ def test_a_typed_order_after_the_deadline_is_too_late_at_the_box(
 def test_a_typed_order_for_a_resolved_step_says_what_happened_and_keeps_it(
     client: Client, now: datetime
 ) -> None:
-    game = started(2, now)
+    game = started_game(now=now, players=2)
     log_in(client, game, 0, now)
     text = canonical(choices_for(game, 0))
     postal.resolve_now(game.pk, now=now)
@@ -641,16 +639,7 @@ def test_a_typed_order_for_a_resolved_step_says_what_happened_and_keeps_it(
 def test_a_typed_order_out_of_turn_is_refused_with_the_engines_message(
     client: Client, now: datetime
 ) -> None:
-    game = postal.start_game(
-        postal.create_game(
-            gm=GMFactory.create(),
-            engine_key="dice-survivor",
-            title="Survivors",
-            players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
-        ).pk,
-        now=now,
-        seed=SEED,
-    )
+    game = started_game("dice-survivor", now=now)
     step = game.steps.get()
     (prompt,) = step.prompts
     idle = (prompt["seat"] + 1) % 3
@@ -668,7 +657,7 @@ def test_a_typed_order_out_of_turn_is_refused_with_the_engines_message(
 def test_a_game_not_started_shows_the_waiting_page_and_takes_no_order(
     client: Client, now: datetime
 ) -> None:
-    game = choice_game(2)
+    game = GameFactory.create(seats=2)
     log_in(client, game, 0, now)
     typed = typed_data(0, "W5 1+3 3+4")
     for response in (
@@ -704,7 +693,7 @@ def test_an_order_post_makes_a_fixed_number_of_queries(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.SESSION_ENGINE = engine
-    game = started(3, now, early_processing=False)
+    game = started_game(now=now, players=3, early_processing=False)
     log_in(client, game, 0, now)
     # A browser that also holds a session (a GM's login, say) has it read by no post.
     client.force_login(game.gm)
@@ -745,7 +734,7 @@ def test_an_order_post_makes_a_fixed_number_of_queries(
 def test_a_revision_replaces_the_counting_order_and_the_page_says_so(
     client: Client, now: datetime, time_machine: TimeMachineFixture
 ) -> None:
-    game = started(2, now, early_processing=False)
+    game = started_game(now=now, players=2, early_processing=False)
     log_in(client, game, 1, now)
     first, second = choices_for(game, 1, pick=0), choices_for(game, 1, pick=1)
     assert canonical(first) != canonical(second)
@@ -777,9 +766,11 @@ def test_a_revision_replaces_the_counting_order_and_the_page_says_so(
 def test_the_page_shows_report_board_deadline_and_history_newest_first(
     client: Client, now: datetime
 ) -> None:
-    game = choice_game(2, time_zone="Europe/Berlin")
-    Seat.objects.filter(game=game, position=1).update(time_zone="America/New_York")
-    game = postal.start_game(game.pk, now=now, seed=SEED)
+    game = started_game(
+        now=now,
+        players=["ann", postal.Player("bob", "bob@example.org", time_zone="America/New_York")],
+        time_zone="Europe/Berlin",
+    )
     for position in (0, 1):
         postal.accept_order(
             game_id=game.pk,
@@ -820,7 +811,7 @@ def test_the_page_shows_report_board_deadline_and_history_newest_first(
 def test_pages_are_made_for_phones_and_work_without_javascript(
     client: Client, now: datetime
 ) -> None:
-    game = started(1, now)
+    game = started_game(now=now, players=1)
     log_in(client, game, 0, now)
     html = client.get(seat_page(game, 0)).content.decode()
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
@@ -851,7 +842,7 @@ def chosen(html: str) -> dict[str, str]:
 def test_a_refused_choice_form_comes_back_with_every_choice_kept(
     client: Client, now: datetime
 ) -> None:
-    game = started(2, now)
+    game = started_game(now=now, players=2)
     log_in(client, game, 0, now)
     data = block_data(1, choices_for(game, 0), 0)
     roll = state_of(game).rounds[1].roll
@@ -877,7 +868,7 @@ def test_a_refused_choice_form_comes_back_with_every_choice_kept(
 def test_a_refused_typed_order_leaves_the_blocks_showing_the_order_that_counts(
     client: Client, now: datetime
 ) -> None:
-    game = started(2, now, early_processing=False)
+    game = started_game(now=now, players=2, early_processing=False)
     log_in(client, game, 0, now)
     data = block_data(1, choices_for(game, 0), 0)
     assert client.post(seat_page(game, 0), data).status_code == 302
@@ -898,7 +889,7 @@ def test_the_history_shows_the_newest_steps_and_links_the_older_ones(
     client: Client, now: datetime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(reports, "HISTORY_STEPS", 3)
-    game = started(2, now, options={"rolls_per_turn": 1})
+    game = started_game(now=now, players=2, options={"rolls_per_turn": 1})
     for _ in range(6):
         postal.resolve_now(game.pk, now=now)
     game.refresh_from_db()
@@ -924,7 +915,7 @@ def test_the_latest_report_is_the_same_on_every_page_of_the_history(
     client: Client, now: datetime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(reports, "HISTORY_STEPS", 3)
-    game = started(2, now, options={"rolls_per_turn": 1})
+    game = started_game(now=now, players=2, options={"rolls_per_turn": 1})
     for _ in range(6):
         postal.resolve_now(game.pk, now=now)
     game.refresh_from_db()

@@ -32,12 +32,11 @@ from games.engines import registry
 from games.engines.liars_dice.rules import LiarsDiceEngine
 from games.models import Event, Game, Webhook, WebhookDelivery
 from games.notify import reminders, webhooks
-from tests.factories import GMFactory, choice_game
+from tests.factories import EVERY_HOUR, SEED, GameFactory, GMFactory, choice_game, new_game
 from tests.games.playing import SHORT_CHOICE, play_out
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 HOUR = timedelta(hours=1)
 State = WebhookDelivery.State
 
@@ -331,7 +330,7 @@ def test_a_bad_address_is_refused_and_nothing_saved(
 ) -> None:
     settings.WEBHOOK_ALLOW_LOCAL_HTTP = False
     gm = GMFactory.create(is_staff=True)
-    game = choice_game(3, gm=gm)
+    game = GameFactory.create(seats=3, gm=gm)
     client = Client()
     client.force_login(gm)
     response = client.post(
@@ -386,7 +385,7 @@ def test_an_address_that_is_not_public_is_refused_when_set(
 ) -> None:
     settings.WEBHOOK_ALLOW_LOCAL_HTTP = False
     gm = GMFactory.create(is_staff=True)
-    game = choice_game(3, gm=gm)
+    game = GameFactory.create(seats=3, gm=gm)
     client = Client()
     client.force_login(gm)
     url = f"https://{literal(address)}/hook"
@@ -458,7 +457,7 @@ def test_a_name_looked_up_as_an_address_not_public_is_sent_nothing(
     forms were refused fails the same way."""
     network.names["hooks.example.org"] = [[PUBLIC], [address]]
     game = hooked_game("https://hooks.example.org/x")
-    other = choice_game(3)
+    other = GameFactory.create(seats=3)
     Webhook.objects.create(game=other, url=f"https://{literal(address)}/x", format="json")
     with commit():
         postal.start_game(game.pk, now=now, seed=SEED)
@@ -477,7 +476,10 @@ def test_a_name_looked_up_as_a_public_and_a_private_address_is_refused(
     network.names["hooks.example.org"] = [[PUBLIC, "10.0.0.7"]]
     with pytest.raises(webhooks.BadURL, match=webhooks.LOCAL_REFUSED):
         webhooks.set_for_game(
-            choice_game(3).pk, url="https://hooks.example.org/x", format="json", active=True
+            GameFactory.create(seats=3).pk,
+            url="https://hooks.example.org/x",
+            format="json",
+            active=True,
         )
     assert Webhook.objects.count() == 0
     # Set before the name changed: the post fails, nothing is sent.
@@ -589,7 +591,7 @@ def test_a_certificate_for_another_name_is_no_connection(
 
 def test_the_gm_sets_and_removes_the_webhook(now: datetime) -> None:
     gm = GMFactory.create(is_staff=True)
-    game = choice_game(3, gm=gm)
+    game = GameFactory.create(seats=3, gm=gm)
     client = Client()
     client.force_login(gm)
     url = "https://discord.com/api/webhooks/1/secret"
@@ -616,14 +618,7 @@ def test_a_liars_dice_webhook_never_holds_a_cup(
     now: datetime, receiver: Receiver, commit: Callable[[], AbstractContextManager[Any]]
 ) -> None:
     engine = LiarsDiceEngine()
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="liars-dice",
-        title="Liars",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob", "cy")],
-        options={},
-        schedule_spec={"kind": "interval", "seconds": 3600},
-    )
+    game = new_game("liars-dice", title="Liars", schedule_spec=EVERY_HOUR)
     webhooks.set_for_game(game.pk, url=receiver.url, format="json", active=True)
     with commit():
         game = postal.start_game(game.pk, now=now, seed=SEED)

@@ -21,11 +21,10 @@ from games.models import Event, Seat
 from games.notify import reports
 from games.postal import access, steps
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, seat_page
-from tests.games.playing import SeedOnlyDice, started
+from tests.factories import EVERY_HOUR, seat_page, started_game
+from tests.games.playing import SeedOnlyDice
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
-SEED = bytes(range(32))
 ENGINE = DropShyEngine()
 
 GERMAN = {
@@ -95,14 +94,7 @@ def test_said_follows_the_language_active_where_the_words_are_shown() -> None:
 
 @pytest.mark.django_db
 def test_a_stored_event_is_said_in_the_readers_language() -> None:
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="drop-shy",
-        title="Shy",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob")],
-        options={"dice_per_player": 1},
-    )
-    game = postal.start_game(game.pk, now=NOW, seed=SEED)
+    game = started_game("drop-shy", now=NOW, players=2, title="Shy", options={"dice_per_player": 1})
     state = ENGINE.state_from_json(game.state)
     winner = state.players[state.current]
     order = next(c[0] for c in ENGINE.candidates(state, state.current) if "place" in c[0])
@@ -135,7 +127,13 @@ def test_one_game_is_read_by_each_seat_in_its_own_language(
     """The events are stored once; bob's German seat reads them, the engine's prompt and
     its menu in German, ann's English seat in English."""
     monkeypatch.setattr(steps, "VerifiableDice", SeedOnlyDice)
-    game = started(["ann", "bob"], now=now, options={"profile": "classic", "dice_per_player": 2})
+    game = started_game(
+        "liars-dice",
+        now=now,
+        players=["ann", "bob"],
+        options={"profile": "classic", "dice_per_player": 2},
+        schedule_spec=EVERY_HOUR,
+    )
     Seat.objects.filter(game=game, position=1).update(language="de")
     assert game.steps.get(number=game.step_number).prompted_seats == [0]
     postal.accept_order(game_id=game.pk, position=0, text="bid 1 5", source="web", now=now)

@@ -23,14 +23,13 @@ from games.records import zine
 from games.records.zine import wrap
 from moderator.mail import building
 from tests import pdf
-from tests.factories import GMFactory, choice_game
+from tests.factories import GMFactory, started_game
 from tests.games.test_liars_dice_postal import with_distinct_cups
 from tests.services import REQUIRE_SERVICES
 
 pytestmark = pytest.mark.django_db
 
 ENGINE = LiarsDiceEngine()
-SEED = bytes(range(32))
 HEADINGS = ("The rules", "What happened", "The dice", "The board", "The players")
 TEXT_HEADINGS = (
     "THE RULES",
@@ -52,7 +51,7 @@ def client_of(user: User) -> Client:
 def resolved_choice(now: datetime) -> Game:
     """A running Choice game whose step 1 was resolved by its GM; step 2 is open."""
     gm = GMFactory.create(is_staff=True)
-    game = postal.start_game(choice_game(3, gm=gm, title="Zine Choice").pk, now=now, seed=SEED)
+    game = started_game(now=now, players=3, gm=gm, title="Zine Choice")
     postal.resolve_now(game.pk, now=now)
     game.refresh_from_db()
     assert game.step_number == 2
@@ -163,7 +162,7 @@ def test_a_step_that_is_not_written_in_digits_answers_400_and_says_so(
 
 def test_a_game_without_a_resolved_step_says_so(now: datetime) -> None:
     gm = GMFactory.create(is_staff=True)
-    game = postal.start_game(choice_game(3, gm=gm, title="Fresh").pk, now=now, seed=SEED)
+    game = started_game(now=now, players=3, gm=gm, title="Fresh")
     client = client_of(gm)
     page = client.get(reverse("gm:zine", args=[game.pk]))
     assert page.status_code == 404
@@ -174,7 +173,7 @@ def test_a_game_without_a_resolved_step_says_so(now: datetime) -> None:
 
 def test_all_zines_shows_every_running_game_of_the_gm(now: datetime) -> None:
     game = resolved_choice(now)
-    second = postal.start_game(choice_game(2, gm=game.gm, title="Second").pk, now=now, seed=SEED)
+    second = started_game(now=now, players=2, gm=game.gm, title="Second")
     postal.resolve_now(second.pk, now=now)
     client = client_of(game.gm)
     page = client.get(reverse("gm:zines")).content.decode()
@@ -351,7 +350,7 @@ def test_a_pdf_of_another_step_is_named_by_it_and_an_open_step_is_refused(
 @pytest.mark.pango
 def test_every_game_s_pdf_starts_each_game_on_a_new_page(now: datetime) -> None:
     game = resolved_choice(now)
-    second = postal.start_game(choice_game(2, gm=game.gm, title="Second").pk, now=now, seed=SEED)
+    second = started_game(now=now, players=2, gm=game.gm, title="Second")
     postal.resolve_now(second.pk, now=now)
     client = client_of(game.gm)
     response = client.get(reverse("gm:zines"), {"format": "pdf"})

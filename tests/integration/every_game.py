@@ -3,15 +3,14 @@ with known dice, and a player's way in (the magic link and its Continue button).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from games import postal
 from games.models import Game, Seat
 from games.postal import access
-from tests.factories import NAMES, seat_page
+from tests.factories import seat_page
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page, ViewportSize
@@ -19,31 +18,39 @@ if TYPE_CHECKING:
 PHONE: ViewportSize = {"width": 390, "height": 844}
 DESKTOP: ViewportSize = {"width": 1280, "height": 900}
 WIDTHS = {"phone": PHONE, "desktop": DESKTOP}
-SEED = bytes(range(32))
 PASSWORD = "secret-pass-1"
-# One game of each engine and profile: (title, engine, players, options).
+
+
+class Spec(TypedDict):
+    """A game for ``started_game(now=..., gm=..., **spec)``."""
+
+    engine_key: str
+    title: str
+    players: int
+    options: dict[str, Any]
+
+
+# One game of each engine and profile.
 GAMES = [
-    ("Choice for three", "choice", 3, {}),
-    ("Suppenkasper night", "choice", 3, {"variant": "suppenkasper"}),
-    ("Liar's Dice at the pub", "liars-dice", 3, {}),
-    ("Death Match", "liars-dice", 2, {"profile": "genius_dm"}),
-    ("Team Liar's Dice", "liars-dice", 4, {"profile": "genius_team"}),
-    ("Drop-Shy", "drop-shy", 3, {}),
-    ("Dice Survivor", "dice-survivor", 3, {}),
-    ("The First Player", "first-player", 3, {}),
+    Spec(engine_key="choice", title="Choice for three", players=3, options={}),
+    Spec(
+        engine_key="choice",
+        title="Suppenkasper night",
+        players=3,
+        options={"variant": "suppenkasper"},
+    ),
+    Spec(engine_key="liars-dice", title="Liar's Dice at the pub", players=3, options={}),
+    Spec(engine_key="liars-dice", title="Death Match", players=2, options={"profile": "genius_dm"}),
+    Spec(
+        engine_key="liars-dice",
+        title="Team Liar's Dice",
+        players=4,
+        options={"profile": "genius_team"},
+    ),
+    Spec(engine_key="drop-shy", title="Drop-Shy", players=3, options={}),
+    Spec(engine_key="dice-survivor", title="Dice Survivor", players=3, options={}),
+    Spec(engine_key="first-player", title="The First Player", players=3, options={}),
 ]
-
-
-def started(gm: User, title: str, engine: str, players: int, options: dict[str, Any]) -> Game:
-    game = postal.create_game(
-        gm=gm,
-        engine_key=engine,
-        title=title,
-        players=[postal.Player(name, f"{name}@example.org") for name in NAMES[:players]],
-        options=options,
-        schedule_spec={"kind": "interval", "seconds": 48 * 3600},
-    )
-    return postal.start_game(game.pk, now=timezone.now(), seed=SEED)
 
 
 def owing(game: Game) -> Seat:

@@ -21,16 +21,14 @@ from games.models import Game, Seat
 from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.browser import axe_violations, duplicate_ids
-from tests.factories import NAMES, seat_page
+from tests.factories import NAMES, SEED, new_game, seat_page, started_game
 from tests.integration.every_game import (
     GAMES,
-    SEED,
     WIDTHS,
     gm_user,
     open_link,
     owing,
     sign_in,
-    started,
 )
 
 if TYPE_CHECKING:
@@ -87,7 +85,7 @@ def test_the_gm_pages_have_no_serious_violations(
 ) -> None:
     settings.SITE_URL = module_server
     gm = gm_user()
-    games = [started(gm, *spec) for spec in GAMES]
+    games = [started_game(now=timezone.now(), gm=gm, **spec) for spec in GAMES]
     night = Campaign.objects.get(
         pk=campaigns_postal.create_campaign(
             host=gm,
@@ -122,12 +120,7 @@ def test_the_gm_pages_have_no_serious_violations(
         now=now,
     )
     campaigns_postal.start_league_game(league.pk, now=now, seed=SEED)
-    draft = postal.create_game(
-        gm=gm,
-        engine_key="choice",
-        title="Not started yet",
-        players=[postal.Player(name, f"{name}@example.org") for name in NAMES[:3]],
-    )
+    draft = new_game(players=3, gm=gm, title="Not started yet")
     # The first game needs the GM, a seat's mail bounces, and its emails can be sent again.
     Game.objects.filter(pk=games[0].pk).update(needs_gm="step 1 failed 5 times: ValueError")
     Seat.objects.filter(game=games[0], position=1).update(email_failing="550 5.1.1 unknown")
@@ -185,7 +178,7 @@ def test_the_players_pages_have_no_serious_violations(
 ) -> None:
     settings.SITE_URL = module_server
     gm = gm_user()
-    games = [started(gm, *spec) for spec in GAMES]
+    games = [started_game(now=timezone.now(), gm=gm, **spec) for spec in GAMES]
     choice = games[0]
     token = access.mint([choice.seats.get(position=0)], now=now)[0]
     found = checked(page, f"{module_server}/p/{token}/")
@@ -193,11 +186,17 @@ def test_the_players_pages_have_no_serious_violations(
     for seat in seats:
         open_link(page, module_server, seat)
     open_link(page, module_server, choice.seats.get(position=1))
-    finished = started(gm, *GAMES[2])
+    finished = started_game(now=timezone.now(), gm=gm, **GAMES[2])
     finish(finished)
     open_link(page, module_server, finished.seats.get(position=0))
     # Three rounds a turn: the plate could hold five numbers, so the Suppen-Kasper block shows.
-    kasper = started(gm, "Kasper", "choice", 3, {"variant": "suppenkasper", "rolls_per_turn": 3})
+    kasper = started_game(
+        "choice",
+        now=timezone.now(),
+        gm=gm,
+        title="Kasper",
+        options={"variant": "suppenkasper", "rolls_per_turn": 3},
+    )
     open_link(page, module_server, kasper.seats.get(position=0))
     assert page.locator("#suppen-kasper").count() == 1
 
@@ -273,7 +272,7 @@ def test_the_mailbox_has_no_serious_violations(
     settings.SITE_URL = module_server
     settings.DEBUG = True
     settings.ROOT_URLCONF = __name__
-    started(gm_user(), *GAMES[0])
+    started_game(now=timezone.now(), gm=gm_user(), **GAMES[0])
 
     found = checked(page, f"{module_server}/mailbox/")
     found += checked(page, f"{module_server}/mailbox/?to=ann")

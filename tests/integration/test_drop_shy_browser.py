@@ -10,31 +10,27 @@ import pytest
 from django.utils import timezone
 from pytest_django.fixtures import Settings
 
-from games import postal
 from games.models import Game, Order, Seat, Step
 from games.postal import access
-from tests.factories import GMFactory, seat_page
+from tests.factories import seat_page, started_game
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
-SEED = bytes(range(32))
-
 
 def test_a_tap_on_a_highlighted_cell_places_the_die_there(
     web_server: str, browser: Browser, settings: Settings
 ) -> None:
     settings.SITE_URL = web_server
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="drop-shy",
+    game = started_game(
+        "drop-shy",
+        now=timezone.now(),
+        players=2,
         title="Shy by post",
-        players=[postal.Player(name, f"{name}@example.org") for name in ("ann", "bob")],
         options={"dice_per_player": 3},
     )
-    game = postal.start_game(game.pk, now=timezone.now(), seed=SEED)
     step = Step.objects.get(game=game, number=game.step_number)
     seat = Seat.objects.get(game=game, position=step.prompts[0]["seat"])
     token = access.mint([seat], now=timezone.now())[seat.position]

@@ -11,11 +11,10 @@ import pytest
 from django.utils import timezone
 from pytest_django.fixtures import Settings
 
-from games import postal
 from games.engines.first_player.rules import FirstPlayerEngine, FirstPlayerState
 from games.models import Game, Order, Seat
 from games.postal import access
-from tests.factories import GMFactory, seat_page
+from tests.factories import seat_page, started_game
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -24,7 +23,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
 ENGINE = FirstPlayerEngine()
 NAMES = ("ann", "bob", "cy")
-SEED = bytes(range(32))
 PHONE = {"width": 390, "height": 844}
 
 
@@ -83,14 +81,13 @@ def test_three_players_roll_and_arrange_by_tapping_on_their_phones(
     web_server: str, browser: Browser, settings: Settings
 ) -> None:
     settings.SITE_URL = web_server
-    game = postal.create_game(
-        gm=GMFactory.create(),
-        engine_key="first-player",
+    game = started_game(
+        "first-player",
+        now=timezone.now(),
+        players=NAMES,
         title="Game night",
-        players=[postal.Player(name, f"{name}@example.org") for name in NAMES],
         options={"order_mode": "free"},
     )
-    game = postal.start_game(game.pk, now=timezone.now(), seed=SEED)
     ann, bob, cy = (Phone(browser, web_server, game, position) for position in range(3))
     for phone in (ann, bob, cy):
         phone.tap("ready")

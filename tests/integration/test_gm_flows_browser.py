@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from django.core.cache import cache
+from django.utils import timezone
 from pytest_django.fixtures import Settings
 
 from games.engines import registry
 from games.models import Game, Seat
 from moderator.mail.models import OutboundEmail
-from tests.factories import NAMES, seat_page
-from tests.integration.every_game import GAMES, WIDTHS, gm_user, sign_in, started
+from tests.factories import NAMES, seat_page, started_game
+from tests.integration.every_game import GAMES, WIDTHS, gm_user, sign_in
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -143,7 +144,8 @@ def test_the_gm_resolves_a_step_now_and_replaces_a_player(
     settings: Settings,
 ) -> None:
     settings.SITE_URL = module_server
-    game = started(gm_user(), *GAMES[2])  # Liar's Dice, classic: ann bids first
+    # Liar's Dice, classic: ann bids first.
+    game = started_game(now=timezone.now(), gm=gm_user(), **GAMES[2])
     sign_in(page, module_server)
     page.get_by_role("link", name=game.title, exact=True).click()
     page.wait_for_url(f"{module_server}/gm/{game.pk}/")

@@ -16,8 +16,8 @@ from pytest_django.fixtures import Settings
 
 from games.models import Game, Order, Seat
 from games.postal import access
-from tests.factories import seat_page
-from tests.integration.every_game import GAMES, WIDTHS, gm_user, started
+from tests.factories import seat_page, started_game
+from tests.integration.every_game import GAMES, WIDTHS, gm_user
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -115,7 +115,7 @@ def test_a_liars_dice_bid_is_made_with_the_keyboard_alone(
     transactional_db: None, now: datetime, module_server: str, page: Page, settings: Settings
 ) -> None:
     settings.SITE_URL = module_server
-    game = started(gm_user(), *GAMES[2])
+    game = started_game(now=timezone.now(), gm=gm_user(), **GAMES[2])
     keys = Keyboard(page)
     url = opened(keys, module_server, game.seats.get(position=0))
     menu = "#menu-form select"
@@ -137,7 +137,7 @@ def test_a_choice_turn_is_filled_in_with_the_keyboard_alone(
     transactional_db: None, now: datetime, module_server: str, page: Page, settings: Settings
 ) -> None:
     settings.SITE_URL = module_server
-    game = started(gm_user(), *GAMES[0])
+    game = started_game(now=timezone.now(), gm=gm_user(), **GAMES[0])
     keys = Keyboard(page)
     url = opened(keys, module_server, game.seats.get(position=0))
     state = game.rules.state_from_json(game.state)

@@ -22,16 +22,14 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from games import postal
 from games.engines.dice import face
 from games.models import DiceRoll, Game, Order, Step
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game
+from tests.factories import SEED, started_game
 from tests.integration.conftest import Services, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.redis]
 
-SEED = bytes(range(32))
 # Where the resolution is stopped: the first and the last table its transaction writes.
 TABLES = {"dice": "games_diceroll", "outbox": "mail_outboundemail"}
 
@@ -100,8 +98,11 @@ def gone(pids: list[int]) -> bool:
 def test_a_step_survives_a_worker_killed_mid_resolution(
     services: Services, where: str, victim: str
 ) -> None:
-    game = choice_game(3, schedule_spec={"kind": "interval", "seconds": 60})
-    game = postal.start_game(game.pk, now=timezone.now() - timedelta(minutes=2), seed=SEED)
+    game = started_game(
+        now=timezone.now() - timedelta(minutes=2),
+        players=3,
+        schedule_spec={"kind": "interval", "seconds": 60},
+    )
     # The start reports are sent before the lock is taken, so that only the step waits.
     OutboundEmail.objects.update(state="sent")
     drawn = DiceRoll.objects.filter(game=game).count()

@@ -18,8 +18,8 @@ from games import postal
 from games.models import Game, Seat
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import NAMES, GMFactory, seat_page
-from tests.integration.every_game import GAMES, PHONE, SEED, open_link, started
+from tests.factories import NAMES, SEED, GMFactory, seat_page, started_game
+from tests.integration.every_game import GAMES, PHONE, open_link
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -55,7 +55,7 @@ def test_the_gm_pages_fit_a_phone_and_name_the_place(
     gm = GMFactory.create(username="host", is_staff=True)
     gm.set_password("secret-pass-1")
     gm.save()
-    games = [started(gm, *spec) for spec in GAMES]
+    games = [started_game(now=timezone.now(), gm=gm, **spec) for spec in GAMES]
     first = games[0]
     Game.objects.filter(pk=first.pk).update(
         needs_gm="step 1 failed 5 times: ValueError: a very long message without spaces " + "x" * 80
@@ -137,7 +137,7 @@ def test_the_players_pages_fit_a_phone_and_name_the_place(
 ) -> None:
     settings.SITE_URL = web_server
     gm = GMFactory.create()
-    games = [started(gm, *spec) for spec in GAMES]
+    games = [started_game(now=timezone.now(), gm=gm, **spec) for spec in GAMES]
     choice = games[0]
     token = access.mint([choice.seats.get(position=0)], now=timezone.now())[0]
     continue_page = layout(phone, f"{web_server}/p/{token}/")
@@ -187,7 +187,7 @@ def test_a_player_orders_from_a_phone_without_javascript(
 ) -> None:
     settings.SITE_URL = web_server
     cache.clear()
-    game = started(GMFactory.create(), *GAMES[2])
+    game = started_game(now=timezone.now(), gm=GMFactory.create(), **GAMES[2])
     page = browser.new_context(viewport=PHONE, java_script_enabled=False).new_page()
     open_link(page, web_server, game.seats.get(position=0))
     value = page.locator("#menu-form select option").nth(1).get_attribute("value")

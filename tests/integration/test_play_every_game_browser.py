@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 from django.core.cache import cache
+from django.utils import timezone
 from pytest_django.fixtures import Settings
 
 from games.models import Game, Order, Seat, Step
-from tests.factories import seat_page
-from tests.integration.every_game import GAMES, WIDTHS, gm_user, open_link, started
+from tests.factories import seat_page, started_game
+from tests.integration.every_game import GAMES, WIDTHS, Spec, gm_user, open_link
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -122,17 +123,17 @@ def order(page: Page, game: Game) -> str:
     return by_menu(page)
 
 
-@pytest.mark.parametrize("spec", GAMES, ids=[spec[0] for spec in GAMES])
+@pytest.mark.parametrize("spec", GAMES, ids=[spec["title"] for spec in GAMES])
 def test_one_step_is_played_through_the_web_form(
     transactional_db: None,
     now: datetime,
     module_server: str,
     phones: Callable[[], Page],
     settings: Settings,
-    spec: tuple[str, str, int, dict[str, object]],
+    spec: Spec,
 ) -> None:
     settings.SITE_URL = module_server
-    game = started(gm_user(), *spec)
+    game = started_game(now=timezone.now(), gm=gm_user(), **spec)
     first = Step.objects.get(game=game, number=1)
     owing = [game.seats.get(position=position) for position in first.prompted_seats]
     pages = {}

@@ -19,6 +19,7 @@ from games import postal
 from games.models import Absence, Game, Order, Seat, Step
 from moderator.mail.models import OutboundEmail
 from tests.browser import axe_violations, duplicate_ids
+from tests.factories import new_game
 from tests.integration.every_game import PHONE, gm_user
 from tests.integration.test_signups_browser import confirm, sign_up
 
@@ -44,12 +45,10 @@ def test_a_new_player_finds_a_game_signs_in_and_sets_their_turns(
     transactional_db: None, now: datetime, module_server: str, page: Page, settings: Settings
 ) -> None:
     settings.SITE_URL = module_server
-    game = postal.create_game(
-        gm=gm_user(),
-        engine_key="choice",
-        title="Open Choice",
+    game = new_game(
         players=[postal.Player("Ann", "ann@example.org")],
-        schedule_spec={"kind": "interval", "seconds": 48 * 3600},
+        gm=gm_user(),
+        title="Open Choice",
         signup="first",
         seats_wanted=2,
     )

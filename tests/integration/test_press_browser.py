@@ -12,19 +12,16 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
-from games import postal
 from games.models import Game, Message, Seat
 from games.postal import access
 from tests.browser import axe_violations, duplicate_ids
-from tests.factories import choice_game
+from tests.factories import started_game
 from tests.integration.every_game import WIDTHS, gm_user, sign_in
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Page
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
-
-SEED = bytes(range(32))
 
 
 @pytest.fixture(params=list(WIDTHS))
@@ -84,7 +81,7 @@ def test_two_players_write_publicly_and_privately_a_third_reads_only_the_public_
 ) -> None:
     server = module_server
     gm = gm_user("host")
-    game = postal.start_game(choice_game(3, gm=gm).pk, now=timezone.now(), seed=SEED)
+    game = started_game(now=timezone.now(), players=3, gm=gm)
     ann_context, bob_context, cy_context, gm_context = contexts
     found: list[str] = []
 

@@ -18,8 +18,8 @@ from games import postal
 from games.models import Game
 from moderator.mail.models import OutboundEmail
 from tests.browser import axe_violations, duplicate_ids
-from tests.factories import GMFactory, seat_page
-from tests.integration.every_game import PHONE, SEED
+from tests.factories import GMFactory, seat_page, started_game
+from tests.integration.every_game import PHONE
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -47,14 +47,8 @@ def two_games() -> tuple[Game, Game]:
         ("Tuesday Choice", [("Ann", "ann@example.org"), ("Bob", "bob@example.org")]),
         ("Friday Choice", [("Cy", "cy@example.org"), ("Annie", "ann@example.org")]),
     ):
-        game = postal.create_game(
-            gm=gm,
-            engine_key="choice",
-            title=title,
-            players=[postal.Player(name, email) for name, email in people],
-            schedule_spec={"kind": "interval", "seconds": 48 * 3600},
-        )
-        games.append(postal.start_game(game.pk, now=timezone.now(), seed=SEED))
+        players = [postal.Player(name, email) for name, email in people]
+        games.append(started_game(now=timezone.now(), players=players, gm=gm, title=title))
     return games[0], games[1]
 
 

@@ -14,11 +14,11 @@ import pytest
 from django.core.cache import cache
 from pytest_django.fixtures import Settings
 
-from games import postal
 from games.community import signups
 from games.models import Game, Seat, SignUp
 from moderator.mail.models import OutboundEmail
 from tests.browser import axe_violations, duplicate_ids
+from tests.factories import new_game
 from tests.integration.every_game import WIDTHS, gm_user, sign_in
 
 if TYPE_CHECKING:
@@ -85,15 +85,7 @@ def test_two_visitors_sign_up_confirm_and_the_last_seat_starts_the_game(
     settings: Settings,
 ) -> None:
     settings.SITE_URL = module_server
-    game = postal.create_game(
-        gm=gm_user(),
-        engine_key="choice",
-        title="Open Choice",
-        players=[],
-        schedule_spec={"kind": "interval", "seconds": 48 * 3600},
-        signup="first",
-        seats_wanted=2,
-    )
+    game = new_game(players=[], gm=gm_user(), title="Open Choice", signup="first", seats_wanted=2)
     ann, bob = visitors
 
     found: list[str] = []
@@ -138,11 +130,11 @@ def test_the_gm_approves_a_player_from_the_game_page(
     settings: Settings,
 ) -> None:
     settings.SITE_URL = module_server
-    game = postal.create_game(
+    game = new_game(
+        "liars-dice",
+        players=["ann"],
         gm=gm_user(),
-        engine_key="liars-dice",
         title="Approved dice",
-        players=[postal.Player("ann", "ann@example.org")],
         signup="approve",
         seats_wanted=3,
     )

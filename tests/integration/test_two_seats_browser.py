@@ -9,18 +9,16 @@ import pytest
 from django.utils import timezone
 from pytest_django.fixtures import Settings
 
-from games import postal
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat
 from games.postal import access
-from tests.factories import choice_game
+from tests.factories import started_game
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 
 
@@ -33,7 +31,7 @@ def test_two_seats_of_one_game_order_each_for_their_own_in_one_browser(
     web_server: str, browser: Browser, settings: Settings
 ) -> None:
     settings.SITE_URL = web_server
-    game = postal.start_game(choice_game(3).pk, now=timezone.now(), seed=SEED)
+    game = started_game(now=timezone.now(), players=3)
     ann, bob = (Seat.objects.get(game=game, position=position) for position in (0, 1))
     context = browser.new_context(viewport={"width": 390, "height": 844})
     page = context.new_page()

@@ -19,13 +19,12 @@ from games import postal
 from games.models import Game
 from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
-from tests.factories import choice_game
+from tests.factories import started_game
 from tests.moderator.mail.test_outbox import BACKEND, ScriptedBackend
 
 pytestmark = pytest.mark.django_db
 
 
-SEED = bytes(range(32))
 FIELDS = ("event", "game", "step", "outcome", "finished")
 
 
@@ -38,7 +37,7 @@ def resolved(
 ) -> tuple[Game, logging.LogRecord]:
     """A game whose step 1 the GM resolved, and the one line that logged it (once its
     transaction committed)."""
-    game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=2)
     caplog.set_level(logging.INFO, logger="games.postal")
     with on_commit(execute=True):
         postal.resolve_now(game.pk, now=now)
@@ -51,7 +50,7 @@ def test_a_resolved_step_is_logged_once_it_is_committed_and_not_before(
     now: datetime,
     django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
-    game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=2)
     caplog.set_level(logging.INFO, logger="games.postal")
     with django_capture_on_commit_callbacks(execute=True):
         postal.resolve_now(game.pk, now=now)
@@ -70,7 +69,7 @@ def test_a_resolution_rolled_back_logs_nothing(
     now: datetime,
     django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
-    game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=2)
     caplog.set_level(logging.INFO, logger="games.postal")
     with (
         django_capture_on_commit_callbacks(execute=True) as callbacks,
@@ -102,7 +101,7 @@ def test_a_resolved_step_is_one_line_with_its_game_step_and_outcome(
 def test_each_email_sent_or_failed_is_one_line_without_its_address(
     caplog: pytest.LogCaptureFixture, now: datetime, settings: Settings
 ) -> None:
-    game = postal.start_game(choice_game(2).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=2)
     first, second = OutboundEmail.objects.filter(kind="report").order_by("id")
     caplog.set_level(logging.INFO, logger="moderator.mail.sending")
     assert sending.send(first.pk, now=now) == "sent"

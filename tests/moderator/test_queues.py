@@ -21,7 +21,7 @@ from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 from games import postal
 from moderator import queues
 from moderator.mail import queueing
-from tests.factories import choice_game
+from tests.factories import started_game
 
 
 def queue_of(task_name: str) -> str:
@@ -94,7 +94,7 @@ def test_receipts_and_links_go_to_the_urgent_queue_and_reports_to_the_mail_queue
             lambda batches=batches, **kw: batches.append(kw["outbound_ids"]),
         )
     with django_capture_on_commit_callbacks(execute=True):
-        game = postal.start_game(choice_game(2).pk, now=now - timedelta(days=3))
+        game = started_game(now=now - timedelta(days=3), players=2)
     with django_capture_on_commit_callbacks(execute=True), queueing.enqueue_after():
         postal.rotate_link(game.pk, position=0, now=now)
         assert postal.resolve_due_steps(now=now, limit=5) == 1

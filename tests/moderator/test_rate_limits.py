@@ -24,11 +24,10 @@ from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from time_machine import TimeMachineFixture
 
-from games import postal
-from games.models import Game, Seat
+from games.models import Seat
 from games.postal import access
 from moderator import ratelimit
-from tests.factories import GMFactory, choice_game
+from tests.factories import GMFactory, started_game
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 PROXY = "10.0.0.1"  # the TLS proxy in front of gunicorn: every request's REMOTE_ADDR
@@ -55,10 +54,6 @@ def behind_proxy(client_address: str) -> Client:
     """A browser at ``client_address``, reaching gunicorn through the proxy, which appends
     the address it was reached from to X-Forwarded-For."""
     return Client(REMOTE_ADDR=PROXY, HTTP_X_FORWARDED_FOR=client_address)
-
-
-def started(now: datetime) -> Game:
-    return postal.start_game(choice_game(2).pk, now=now, seed=bytes(range(32)))
 
 
 # --- the client's address -----------------------------------------------------------------
@@ -156,7 +151,7 @@ def test_without_a_trusted_proxy_x_forwarded_for_is_ignored(settings: Settings) 
 
 @pytest.mark.django_db
 def test_a_calendar_app_polling_a_feed_does_not_block_its_addresss_links(now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now, players=2)
     seat = Seat.objects.get(game=game, position=0)
     feed = access.calendar_url(seat).removeprefix("http://127.0.0.1:8000")
     link = f"/p/{access.mint([seat], now=now)[0]}/"
@@ -168,7 +163,7 @@ def test_a_calendar_app_polling_a_feed_does_not_block_its_addresss_links(now: da
 
 @pytest.mark.django_db
 def test_guessing_feeds_is_limited_in_its_own_scope_and_spends_no_link(now: datetime) -> None:
-    game = started(now)
+    game = started_game(now=now, players=2)
     link = f"/p/{access.mint([Seat.objects.get(game=game, position=0)], now=now)[0]}/"
     guesser = Client(REMOTE_ADDR="198.51.100.21")
     codes = [guesser.get(f"/calendar/{n}-0-{'a' * 26}.ics").status_code for n in range(61)]
@@ -182,7 +177,7 @@ def test_guessing_feeds_is_limited_in_its_own_scope_and_spends_no_link(now: date
 def test_a_feed_is_served_from_the_cache_without_a_query(
     now: datetime, django_assert_num_queries: Any
 ) -> None:
-    game = started(now)
+    game = started_game(now=now, players=2)
     seat = Seat.objects.get(game=game, position=0)
     urls = [
         access.calendar_url(seat).removeprefix("http://127.0.0.1:8000"),
@@ -276,7 +271,7 @@ class DownCache(BaseCache):
 def test_with_the_cache_away_nothing_is_limited_and_feeds_are_built_afresh(
     settings: Settings, now: datetime, caplog: pytest.LogCaptureFixture
 ) -> None:
-    game = started(now)
+    game = started_game(now=now, players=2)
     seat = Seat.objects.get(game=game, position=0)
     settings.CACHES = {"default": {"BACKEND": f"{__name__}.DownCache"}}
     settings.RATES = {name: "1/m" for name in settings.RATES}

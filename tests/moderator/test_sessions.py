@@ -24,12 +24,11 @@ from pytest_django.fixtures import Settings
 from redis import Redis
 from time_machine import TimeMachineFixture
 
-from games import postal
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Order, Seat
 from games.postal import access
 from moderator.sessions import SessionStore
-from tests.factories import GMFactory, choice_game, seat_page
+from tests.factories import GMFactory, seat_page, started_game
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
@@ -134,7 +133,7 @@ def test_without_an_answer_from_the_cache_the_database_does_it_all(
         "session cache: could not delete; the database answers",
     }
     # A player's seats are in their browser's cookie: no session, cached or not.
-    game = postal.start_game(choice_game(2, gm=gm, early_processing=False).pk, now=now)
+    game = started_game(now=now, players=2, gm=gm, early_processing=False)
     player = browser()
     seat = Seat.objects.get(game=game, position=1)
     token = access.mint([seat], now=now)[1]

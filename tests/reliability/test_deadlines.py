@@ -13,11 +13,10 @@ from pytest_django.fixtures import Settings
 from games import postal
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Step
-from tests.factories import choice_game
+from tests.factories import started_game
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -31,7 +30,7 @@ def order_text(game: Game, position: int) -> str:
 def test_an_order_a_second_early_counts_and_a_second_late_does_not_though_the_sweep_is_late(
     now: datetime,
 ) -> None:
-    game = postal.start_game(choice_game(2, early_processing=False).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=2, early_processing=False)
     step = Step.objects.get(game=game, number=1)
     text = order_text(game, 0)
     postal.accept_order(
@@ -72,13 +71,13 @@ def test_a_daily_game_swept_across_a_dst_change_resolves_each_step_once(
     start: datetime, settings: Settings
 ) -> None:
     settings.STEP_FAILURE_LIMIT = 1
-    game = choice_game(
-        2,
+    game = started_game(
+        now=start,
+        players=2,
         options={"rolls_per_turn": 1},
         time_zone="Europe/Berlin",
         schedule_spec={"kind": "daily", "time": "02:30"},
     )
-    game = postal.start_game(game.pk, now=start, seed=SEED)
     moment = start
     resolved: list[int] = []
     while moment < start + timedelta(days=6):

@@ -19,7 +19,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from time_machine import TimeMachineFixture
 
-from games import postal
 from games.admin import GameAdmin
 from games.engines.base import DiceError
 from games.engines.dice import VerifiableDice, commitment, face
@@ -27,9 +26,8 @@ from games.models import Game, Order, Seat
 from games.postal import access
 from games.web.gm.actions import ACTIONS
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game, seat_page
+from tests.factories import SEED, GMFactory, seat_page, started_game
 
-SEED = bytes(range(32))
 GAME_ID = 1
 DRAWS = 100_000
 # Upper-tail critical values of the chi-square distribution at significance 0.001, for
@@ -120,7 +118,7 @@ def browser_of(seat: Seat, now: datetime) -> Client:
 def test_the_commitment_is_in_every_first_report_and_on_the_player_page_before_any_order(
     now: datetime,
 ) -> None:
-    game = postal.start_game(choice_game(3).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=3)
     assert game.commitment == commitment(SEED)
     assert not Order.objects.filter(step__game=game).exists()
     reports = OutboundEmail.objects.filter(game=game, kind="report").order_by("to")
@@ -141,7 +139,7 @@ def test_the_commitment_is_in_every_first_report_and_on_the_player_page_before_a
 @pytest.mark.django_db
 def test_the_admin_cannot_change_the_commitment(now: datetime) -> None:
     gm = GMFactory.create(is_staff=True)
-    game = postal.start_game(choice_game(2, gm=gm).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=2, gm=gm)
     assert Game._meta.get_field("commitment").editable is False
     assert Game._meta.get_field("seed").editable is False
     model_admin = GameAdmin(Game, site)
@@ -162,7 +160,7 @@ FIELD_NAMES = re.compile(r'<(?:input|select|textarea)[^>]*\bname="([^"]+)"')
 @pytest.mark.usefixtures("frozen")
 def test_the_gm_panel_offers_no_way_to_change_the_commitment(now: datetime) -> None:
     gm = GMFactory.create(is_staff=True)
-    game = postal.start_game(choice_game(3, gm=gm).pk, now=now, seed=SEED)
+    game = started_game(now=now, players=3, gm=gm)
     client = Client()
     client.force_login(gm)
     page = client.get(f"/gm/{game.pk}/")

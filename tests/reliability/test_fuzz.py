@@ -38,9 +38,8 @@ from games.models import DiceRoll, EmailPreference, Game, Order, Seat, Step
 from games.postal import access
 from games.web.options import PREFIX
 from moderator.mail.models import DeliveryEvent, InboundMessage, OutboundEmail
-from tests.factories import GMFactory, seat_page
+from tests.factories import SEED, GMFactory, seat_page, started_game
 
-SEED = bytes(range(32))
 NAMES = ["ann", "bob", "cy", "dee"]
 FUZZED: Counter[str] = Counter()
 
@@ -261,18 +260,6 @@ def shown_again(response: Any) -> bool:
     return form is not None and (bool(form.errors) or not form.is_bound)
 
 
-def started(engine: str, now: datetime, options: dict[str, Any], players: int = 3) -> Game:
-    game = postal.create_game(
-        gm=GMFactory.create(is_staff=True),
-        engine_key=engine,
-        title=f"Fuzzed {engine}",
-        players=[postal.Player(name, f"{name}@example.org") for name in NAMES[:players]],
-        options=options,
-        early_processing=False,
-    )
-    return postal.start_game(game.pk, now=now, seed=SEED)
-
-
 def player_browser(game: Game, position: int, now: datetime) -> Client:
     client = Client(REMOTE_ADDR=fresh_ip())
     seat = Seat.objects.get(game=game, position=position)
@@ -320,7 +307,7 @@ def order_fields(data: st.DataObject, game: Game, position: int) -> dict[str, st
 def test_the_order_form_answers_every_post_and_a_refused_one_changes_nothing(
     engine: str, options: dict[str, Any], now: datetime
 ) -> None:
-    game = started(engine, now, options)
+    game = started_game(engine, now=now, options=options, early_processing=False)
     browsers = [player_browser(game, position, now) for position in range(3)]
 
     @ENDPOINT_SETTINGS
@@ -377,7 +364,7 @@ tokens = (
 def test_magic_links_and_calendar_feeds_answer_every_token_and_change_nothing(
     now: datetime,
 ) -> None:
-    game = started("choice", now, {})
+    game = started_game(now=now, early_processing=False)
     seat = Seat.objects.get(game=game, position=0)
     real = access.mint([seat], now=now)[0]
 
@@ -516,7 +503,7 @@ def test_the_create_campaign_form_creates_or_shows_errors_and_writes_nothing(
 
 @pytest.mark.django_db
 def test_the_reminder_form_takes_a_valid_choice_and_nothing_else(now: datetime) -> None:
-    game = started("choice", now, {})
+    game = started_game(now=now, early_processing=False)
     client = player_browser(game, 0, now)
     seat = Seat.objects.get(game=game, position=0)
 
@@ -604,7 +591,7 @@ def mutated(payload: dict[str, Any]) -> st.SearchStrategy[Any]:
 def test_the_webhooks_answer_every_json_body_and_a_refused_one_changes_nothing(
     now: datetime,
 ) -> None:
-    game = started("choice", now, {})
+    game = started_game(now=now, title="Fuzzed choice", early_processing=False)
     seat = Seat.objects.get(game=game, position=0)
     address = access.reply_address(seat)
     assert address is not None
@@ -646,7 +633,7 @@ def test_the_webhooks_answer_every_json_body_and_a_refused_one_changes_nothing(
 def test_an_order_holding_a_nul_is_refused_before_it_reaches_the_record(now: datetime) -> None:
     """Found by the webhook fuzzing: PostgreSQL cannot store a NUL, and a NUL on a quoted
     line gets past every parser. The postal layer refuses it for every route."""
-    game = started("choice", now, {})
+    game = started_game(now=now, early_processing=False)
     engine = ENGINES["choice"]
     state = engine.state_from_json(game.state)
     valid = engine.canonical(state, 0, engine.default(state, 0))
@@ -688,7 +675,7 @@ hostile = (
 
 @pytest.mark.django_db
 def test_every_page_answers_hostile_query_strings_and_forms_without_a_500(now: datetime) -> None:
-    game = started("choice", now, {})
+    game = started_game(now=now, gm=GMFactory.create(is_staff=True), early_processing=False)
     Game.objects.filter(pk=game.pk).update(public="yes")
     gm = Client()
     gm.force_login(game.gm)
@@ -763,7 +750,7 @@ def test_create_game_refuses_a_line_break_in_a_title_name_or_address(brk: str) -
 @pytest.mark.parametrize("brk", BREAKS, ids=repr)
 @pytest.mark.django_db
 def test_replace_player_refuses_a_line_break_in_a_name_or_address(brk: str, now: datetime) -> None:
-    game = started("choice", now, {})
+    game = started_game(now=now, early_processing=False)
     injected = f"{brk}Bcc: x@y.org"
     before = world()
     for name, email, message in [

@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from games.engines.base import Engine, OrderError
 from games.engines.dice import VerifiableDice
 from games.engines.registry import ENGINES
-from tests.reliability.test_fuzz import CONFIGS, NAMES, SEED, STATES, Config, check_message
+from tests.factories import SEED
+from tests.reliability.test_fuzz import CONFIGS, NAMES, STATES, Config, check_message
 
 # The largest number an accepted order may hold: the Liar's Dice quantity cap (999) is
 # the highest any game allows; rounds stop at 500, dice and positions far below.

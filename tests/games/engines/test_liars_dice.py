@@ -27,9 +27,10 @@ from games.engines.liars_dice.rules import (
 engine = LiarsDiceEngine()
 
 
-def started(
+def dealt(
     options: Mapping[str, JSON], players: Sequence[str], values: Sequence[int]
 ) -> tuple[LiarsDiceState, list[Event]]:
+    """The engine's start with the cups rolled from ``values``, every one of them drawn."""
     dice = ScriptedDice(values)
     state, events = engine.start(engine.options(options), players, dice)
     assert dice.position == len(values), "every scripted die is drawn"
@@ -138,7 +139,7 @@ CY = [2, 2, 3, 5, 6]
 
 
 def classic_after_ann_bids() -> LiarsDiceState:
-    state, events = started(CLASSIC_3, ["ann", "bob", "cy"], ANN + BOB + CY)
+    state, events = dealt(CLASSIC_3, ["ann", "bob", "cy"], ANN + BOB + CY)
     assert private(events, 0) == ["round 1: your dice are 4 4 1 2 3"]
     assert private(events, 1) == ["round 1: your dice are 4 1 5 6 6"]
     state, _ = send(state, 0, "bid 3 4")
@@ -239,13 +240,13 @@ def test_a_failed_bid_costs_the_bidder_a_die_and_the_bidder_opens() -> None:
     ],
 )
 def test_classic_messages(bids: tuple[Bid, ...], text: str, message: str) -> None:
-    state, _ = started({}, ["ann", "bob"], FILLER[:10])
+    state, _ = dealt({}, ["ann", "bob"], FILLER[:10])
     state = replace(state, bids=bids, turn=1)
     assert rejected(state, 1, text).startswith(message)
 
 
 def test_raise_rules_without_wild_ones() -> None:
-    state, _ = started({"wild_ones": False}, ["ann", "bob"], FILLER[:10])
+    state, _ = dealt({"wild_ones": False}, ["ann", "bob"], FILLER[:10])
     check_raise(state, 1, 1)
     state = replace(state, bids=(Bid(0, 5, 3),), turn=1)
     assert rejected(state, 1, "bid 5 2") == (
@@ -256,7 +257,7 @@ def test_raise_rules_without_wild_ones() -> None:
 
 
 def test_without_wild_ones_ones_count_only_as_ones() -> None:
-    state, _ = started({"wild_ones": False}, ["ann", "bob"], [1, 1, 1, 4, 4, 1, 4, 2, 2, 2])
+    state, _ = dealt({"wild_ones": False}, ["ann", "bob"], [1, 1, 1, 4, 4, 1, 4, 2, 2, 2])
     state, _ = send(state, 0, "bid 4 4")
     state, events = send(state, 1, "liar", FILLER[:9])
     assert public(events)[0].startswith(
@@ -269,7 +270,7 @@ def test_without_wild_ones_ones_count_only_as_ones() -> None:
 
 
 def test_classic_nmr_defaults() -> None:
-    state, _ = started({}, ["ann", "bob"], [2] * 10)
+    state, _ = dealt({}, ["ann", "bob"], [2] * 10)
     assert engine.prompts(state) == [Prompt(0, "bid", "round 1, move 1: open with a bid")]
     assert engine.default(state, 0) == LiarsDiceOrder("bid", 1, 2)
     assert engine.canonical(state, 0, engine.default(state, 0)) == "bid 1 2"
@@ -284,14 +285,14 @@ def test_classic_nmr_defaults() -> None:
     assert engine.default(state, 1) == LiarsDiceOrder("liar")
     state, _ = deadline(state, FILLER[:9])
     assert state.counts == (5, 4)
-    no_wilds, _ = started({"wild_ones": False}, ["ann", "bob"], [2] * 10)
+    no_wilds, _ = dealt({"wild_ones": False}, ["ann", "bob"], [2] * 10)
     assert engine.default(no_wilds, 0) == LiarsDiceOrder("bid", 1, 1)
 
 
 def palifico_state() -> LiarsDiceState:
     """bob drops from 2 dice to 1: round 2 is a palifico round opened by bob."""
     options = {"dice_per_player": 2}
-    state, _ = started(options, ["ann", "bob", "cy"], [5, 5, 1, 2, 3, 4])
+    state, _ = dealt(options, ["ann", "bob", "cy"], [5, 5, 1, 2, 3, 4])
     state, _ = send(state, 0, "bid 3 5")
     state, events = send(state, 1, "liar", [6, 6, 1, 4, 4])
     assert public(events)[-1] == (
@@ -337,14 +338,14 @@ def test_palifico_may_open_on_ones_and_happens_once_per_player() -> None:
 
 def test_palifico_off_never_starts_one() -> None:
     options = {"dice_per_player": 2, "palifico": False}
-    state, _ = started(options, ["ann", "bob", "cy"], [5, 5, 1, 2, 3, 4])
+    state, _ = dealt(options, ["ann", "bob", "cy"], [5, 5, 1, 2, 3, 4])
     state, _ = send(state, 0, "bid 3 5")
     state, _ = send(state, 1, "liar", [6, 6, 1, 4, 4])
     assert not state.palifico
 
 
 def spot_state(counts: tuple[int, int, int] = (5, 4, 5)) -> LiarsDiceState:
-    state, _ = started({"calza": True}, ["ann", "bob", "cy"], ANN + BOB + CY)
+    state, _ = dealt({"calza": True}, ["ann", "bob", "cy"], ANN + BOB + CY)
     return replace(state, counts=counts, bids=(Bid(0, 5, 4),), turn=1)
 
 
@@ -372,7 +373,7 @@ def test_a_wrong_spot_call_costs_the_caller_a_die() -> None:
 
 
 def test_classic_standings_rank_by_elimination() -> None:
-    state, _ = started({"dice_per_player": 1}, ["ann", "bob", "cy"], [2, 3, 4])
+    state, _ = dealt({"dice_per_player": 1}, ["ann", "bob", "cy"], [2, 3, 4])
     state, _ = send(state, 0, "bid 2 5")
     state, events = send(state, 1, "liar", [5, 4])
     assert public(events)[1:3] == [
@@ -405,7 +406,7 @@ DM = {"profile": "genius_dm"}
 
 def dm_state(options: Mapping[str, JSON], hands: tuple[tuple[int, ...], ...]) -> LiarsDiceState:
     merged = {**DM, **options}
-    state, _ = started(merged, ["ann", "bob"], FILLER[: 2 * engine.options(merged).start_dice])
+    state, _ = dealt(merged, ["ann", "bob"], FILLER[: 2 * engine.options(merged).start_dice])
     counts = tuple(len(hand) for hand in hands)
     return replace(state, hands=hands, counts=counts)
 
@@ -441,7 +442,7 @@ def test_l4_more_than_max_dice_ends_the_match() -> None:
 
 
 def test_l5_six_lost_rounds_each_lead_to_ten_ten_and_round_13_decides() -> None:
-    state, _ = started({**DM, "reserve": False}, ["ann", "bob"], [1] * 8)
+    state, _ = dealt({**DM, "reserve": False}, ["ann", "bob"], [1] * 8)
     for _ in range(12):
         state, _ = send(state, state.turn, "bid 1 1")
         state, _ = deadline(state, [1] * (sum(state.counts) + 1))
@@ -520,7 +521,7 @@ def test_l6_revelation_shows_until_three_dice_are_unshown() -> None:
 
 def test_l7_summation_with_fresh_start_needs_four_opponent_dice() -> None:
     options = {**DM, "fresh_start": True, "summation": True, "mulligan": True}
-    state, _ = started(options, ["ann", "bob"], [1, 1])
+    state, _ = dealt(options, ["ann", "bob"], [1, 1])
     assert state.counts == (1, 1) and state.phase == "mulligan"
     short = replace(state, counts=(4, 3), hands=((3, 3, 3, 3), (2, 5, 6)))
     short, events = deadline(short)
@@ -538,7 +539,7 @@ def test_l8_double_face_maps_d9_values() -> None:
     assert face_table((2, 4, 6)) == (1, 2, 2, 3, 4, 4, 5, 6, 6)
     options = {**DM, "double_face": True}
     # d6 draws 4, 4 (a repeat, discarded), 2, 6; then eight d9 dice.
-    state, events = started(options, ["ann", "bob"], [4, 4, 2, 6, 1, 2, 3, 4, 5, 6, 7, 9])
+    state, events = dealt(options, ["ann", "bob"], [4, 4, 2, 6, 1, 2, 3, 4, 5, 6, 7, 9])
     assert state.faces == (2, 4, 6)
     assert state.hands == ((1, 2, 2, 3), (4, 4, 5, 6))
     assert public(events) == [
@@ -549,7 +550,7 @@ def test_l8_double_face_maps_d9_values() -> None:
 
 def test_double_face_applies_to_mulligan_rerolls() -> None:
     options = {**DM, "double_face": True, "mulligan": True}
-    state, _ = started(options, ["ann", "bob"], [1, 3, 5] + [1] * 8)
+    state, _ = dealt(options, ["ann", "bob"], [1, 3, 5] + [1] * 8)
     state, _ = send(state, 0, "mulligan 2")
     state, _ = send(state, 1, "mulligan none")
     state, _ = deadline(state, [9])
@@ -674,7 +675,7 @@ ADA, BEA, CID, DOT = [1, 2, 3, 4, 5], [3, 3, 6, 2, 5], [6, 6, 6, 6, 6], [2, 2, 2
 
 
 def team_state(options: Mapping[str, JSON] = TEAM) -> tuple[LiarsDiceState, list[Event]]:
-    return started(options, ["ada", "bea", "cid", "dot"], ADA + BEA + CID + DOT)
+    return dealt(options, ["ada", "bea", "cid", "dot"], ADA + BEA + CID + DOT)
 
 
 def test_team_players_watch_the_player_behind_them() -> None:
@@ -895,7 +896,7 @@ def test_state_and_orders_round_trip_through_json() -> None:
 )
 def test_canonical_text_reads_back(options: Mapping[str, JSON], text: str, canonical: str) -> None:
     merged = dict(options)
-    state, _ = started(merged, ["ann", "bob"], FILLER[: 2 * engine.options(merged).start_dice])
+    state, _ = dealt(merged, ["ann", "bob"], FILLER[: 2 * engine.options(merged).start_dice])
     state = replace(state, phase="bidding", bids=(Bid(1, 1, 2),))
     order = engine.parse(state, 0, text)
     assert engine.canonical(state, 0, order) == canonical
@@ -929,13 +930,13 @@ WIDE_5 = "\N{FULLWIDTH DIGIT FIVE}"
     ],
 )
 def test_a_number_in_other_digits_than_0_to_9_is_refused(text: str, message: str) -> None:
-    state, _ = started({}, ["ann", "bob"], FILLER[:10])
+    state, _ = dealt({}, ["ann", "bob"], FILLER[:10])
     state = replace(state, bids=(Bid(0, 2, 3),), turn=1)
     assert rejected(state, 1, text) == message
 
 
 def test_a_quantity_is_capped_at_999_and_the_message_says_so() -> None:
-    state, _ = started({}, ["ann", "bob"], FILLER[:10])
+    state, _ = dealt({}, ["ann", "bob"], FILLER[:10])
     state = replace(state, bids=(Bid(0, 2, 3),), turn=1)
     assert rejected(state, 1, "bid 99999999999999999999999999999 3") == (
         "bid 99999999999999999999999999999 3: the quantity must be at most 999 (10 dice in play)"

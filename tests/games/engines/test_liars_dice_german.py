@@ -36,11 +36,11 @@ from tests.games.engines.test_liars_dice import (
     cheat_state,
     classic_after_ann_bids,
     deadline,
+    dealt,
     dm_state,
     rejected,
     send,
     spot_state,
-    started,
     team_after_bid,
     team_state,
 )
@@ -73,7 +73,7 @@ def refused(state: LiarsDiceState, seat: int, text: str) -> str:
 
 
 def test_a_classic_round_in_german() -> None:
-    state, events = started({"calza": True}, ["ann", "bob", "cy"], ANN + BOB + CY)
+    state, events = dealt({"calza": True}, ["ann", "bob", "cy"], ANN + BOB + CY)
     assert public(events) == ["Durchgang 1: Würfel im Spiel: ann 5, bob 5, cy 5; ann eröffnet"]
     assert private(events, 0) == ["Durchgang 1: deine Würfel sind 4 4 1 2 3"]
     assert owed(state) == [(0, "Gebot", "Durchgang 1, Zug 1: eröffne mit einem Gebot")]
@@ -126,7 +126,7 @@ def test_classic_order_errors_in_german(seat: int, text: str, message: str) -> N
 
 
 def test_a_palifico_round_in_german() -> None:
-    state, _ = started({"dice_per_player": 2}, ["ann", "bob", "cy"], [5, 5, 1, 2, 3, 4])
+    state, _ = dealt({"dice_per_player": 2}, ["ann", "bob", "cy"], [5, 5, 1, 2, 3, 4])
     state, _ = send(state, 0, "bid 3 5")
     state, events = send(state, 1, "liar", [6, 6, 1, 4, 4])
     assert public(events)[1:] == [
@@ -260,7 +260,7 @@ def test_the_anomalies_speak_german() -> None:
     __, events = send(shown, 0, "bid 2 6 show 3")
     assert private(events, 1) == ["ann zeigt dir den Würfel an Position 3: eine 3"]
     summed = {**DM, "summation": True, "mulligan": True}
-    state, _ = started(summed, ["ann", "bob"], FILLER[:8])
+    state, _ = dealt(summed, ["ann", "bob"], FILLER[:8])
     state, events = deadline(replace(state, hands=((3, 3, 3, 3), (2, 5, 6, 1))))
     assert private(events, 1) == ["Durchgang 1: die Würfel von ann ergeben zusammen 12"]
 

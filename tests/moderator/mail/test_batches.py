@@ -23,7 +23,7 @@ from pytest_django.fixtures import DjangoAssertNumQueries, DjangoCaptureOnCommit
 from moderator.mail import building, queueing, sending, tasks
 from moderator.mail.models import OutboundEmail
 from tests.browser import data_of, serving_smtp
-from tests.factories import GMFactory, choice_game
+from tests.factories import GameFactory, GMFactory
 
 if TYPE_CHECKING:
     from aiosmtpd.smtp import SMTP, Envelope, Session
@@ -264,7 +264,7 @@ def test_rows_written_without_a_message_id_get_one_in_one_more_query(
 
 def test_the_builder_mints_the_message_id_so_sending_writes_none(settings: Settings) -> None:
     settings.MAIL_DOMAIN = "games.example.org"
-    game = choice_game(2)
+    game = GameFactory.create(seats=2)
     context = {"game": game, "email": row("ann"), "reason": "r"}
     first = building.build("alert", to="gm@example.org", dedupe_key="a", context=context)
     second = building.build("alert", to="gm@example.org", dedupe_key="b", context=context)
@@ -405,7 +405,7 @@ def test_a_transient_failure_in_the_middle_retries_that_row_and_sends_the_others
 def test_a_permanent_failure_in_the_middle_fails_that_row_alerts_its_gm_and_sends_the_others(
     backend: type[LoggingBackend], now: datetime
 ) -> None:
-    game = choice_game(2, gm=GMFactory.create(username="gina"))
+    game = GameFactory.create(seats=2, gm=GMFactory.create(username="gina"))
     ann, bob, cy = rows("ann", "bob", "cy", game=game)
     backend.failing["bob@example.org"] = smtplib.SMTPRecipientsRefused(
         {"bob@example.org": (550, b"5.1.1 no such mailbox")}
@@ -672,7 +672,7 @@ def test_rows_queued_in_one_transaction_go_to_the_workers_in_batches(
     django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
     settings.MAIL_BATCH = 2
-    game = choice_game(3)
+    game = GameFactory.create(seats=3)
     with django_capture_on_commit_callbacks(execute=True):
         queueing.queue(
             [

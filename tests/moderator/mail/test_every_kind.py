@@ -27,13 +27,12 @@ from games.postal import access
 from moderator.mail import building, sending
 from moderator.mail.models import OutboundEmail
 from tests.campaigns.test_postal import league_of, play_out
-from tests.factories import choice_game
+from tests.factories import SEED, choice_game, started_game
 from tests.games.test_replies import SECRET, auth, post_postmark, postmark_payload
 from tests.moderator.mail.test_outbox import BACKEND, ScriptedBackend, refused
 
 pytestmark = pytest.mark.django_db
 
-SEED = bytes(range(32))
 CHOICE = ChoiceEngine()
 KINDS = sorted(
     path.name
@@ -123,9 +122,8 @@ def send_every_kind(now: datetime, settings: Settings) -> None:
         state="sending", sending_since=stale, handed_over_at=stale
     )
     assert sending.mark_unknown(now) == 1  # unconfirmed
-    unruly = choice_game(3, title="Unruly")
-    Game.objects.filter(pk=unruly.pk).update(civil_disorder_after=1)
-    unruly = postal.start_game(unruly.pk, now=now, seed=SEED)
+    missed = postal.MissedTurns(civil_disorder_after=1)
+    unruly = started_game(now=now, players=3, title="Unruly", missed=missed)
     first = unruly.steps.get(number=1)
     assert postal.resolve_due_step(first.pk, now=first.deadline)  # civil-disorder
     league = league_of(now)

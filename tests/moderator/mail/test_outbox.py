@@ -14,7 +14,7 @@ from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks, Settings
 
 from moderator.mail import building, queueing, sending, tasks
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, choice_game
+from tests.factories import GameFactory, GMFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -144,7 +144,7 @@ def test_after_the_last_attempt_the_row_fails_and_the_gm_is_told(
     scripted: list[Exception], settings: Settings, now: datetime
 ) -> None:
     settings.MAIL_MAX_ATTEMPTS = 3
-    game = choice_game(2, gm=GMFactory.create(username="gina"))
+    game = GameFactory.create(seats=2, gm=GMFactory.create(username="gina"))
     email = row(game=game)
     scripted.extend(ConnectionRefusedError(111, "Connection refused") for _ in range(3))
     states = []
@@ -173,7 +173,7 @@ def test_a_permanent_failure_fails_at_once_and_alerts_the_gm(
     now: datetime,
     django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
-    game = choice_game(2, gm=GMFactory.create(username="gina"), title="Dice at Dawn")
+    game = GameFactory.create(seats=2, gm=GMFactory.create(username="gina"), title="Dice at Dawn")
     email = row(game=game, subject="Dice at Dawn: step 1")
     scripted.append(refused(550))
     with django_capture_on_commit_callbacks(execute=True):
@@ -197,7 +197,7 @@ def test_a_permanent_failure_fails_at_once_and_alerts_the_gm(
 def test_a_failure_without_a_game_or_of_an_alert_alerts_nobody(
     scripted: list[Exception], now: datetime
 ) -> None:
-    game = choice_game(2)
+    game = GameFactory.create(seats=2)
     plain = row(dedupe_key="plain")
     alert = row(dedupe_key="alert", kind="alert", game=game)
     scripted.extend([refused(550), refused(550)])
@@ -206,7 +206,7 @@ def test_a_failure_without_a_game_or_of_an_alert_alerts_nobody(
 
 
 def test_the_gm_is_alerted_once_per_row(scripted: list[Exception], now: datetime) -> None:
-    email = row(game=choice_game(2))
+    email = row(game=GameFactory.create(seats=2))
     scripted.extend([refused(550), refused(550)])
     sending.send(email.pk, now=now)
     assert sending.send_again(email.pk) is True
@@ -219,7 +219,7 @@ def test_the_gm_is_alerted_once_per_row(scripted: list[Exception], now: datetime
 
 def test_headers_thread_a_game_and_name_its_list(settings: Settings, now: datetime) -> None:
     settings.MAIL_DOMAIN = "games.example.org"
-    game = choice_game(2)
+    game = GameFactory.create(seats=2)
     email = building.build(
         "alert",
         to="ann@example.org",
@@ -292,7 +292,7 @@ def test_a_message_with_an_attachment_reads_back_whole(now: datetime) -> None:
 def test_a_stored_header_with_a_line_break_fails_and_nothing_is_sent(
     field: str, value: str | dict[str, str], error: str, now: datetime
 ) -> None:
-    email = row(game=choice_game(2), **{field: value})
+    email = row(game=GameFactory.create(seats=2), **{field: value})
     assert sending.send(email.pk, now=now) == "failed"
     assert mail.outbox == []
     email.refresh_from_db()
@@ -377,7 +377,7 @@ def test_the_builder_refuses_every_line_break_in_an_address_or_header(brk: str) 
 def test_a_title_with_a_line_break_stored_in_the_database_makes_a_one_line_subject(
     brk: str, now: datetime
 ) -> None:
-    game = choice_game(2)
+    game = GameFactory.create(seats=2)
     game.title = f"Friday{brk}Bcc: x@y.org"
     context = {"game": game, "email": row(), "reason": "refused"}
     email = building.build("alert", to="gm@example.org", dedupe_key="k", context=context)
@@ -480,8 +480,8 @@ def test_the_gm_is_told_once_per_game_of_the_rows_a_sweep_found_unknown(
     settings.MAIL_SENDING_TIMEOUT_SECONDS = 300
     settings.SITE_URL = "https://games.example.org"
     since = now - timedelta(seconds=301)
-    dawn = choice_game(2, gm=GMFactory.create(username="gina"), title="Dice at Dawn")
-    dusk = choice_game(2, gm=GMFactory.create(username="hal"), title="Dice at Dusk")
+    dawn = GameFactory.create(seats=2, gm=GMFactory.create(username="gina"), title="Dice at Dawn")
+    dusk = GameFactory.create(seats=2, gm=GMFactory.create(username="hal"), title="Dice at Dusk")
     unknown_rows(dawn, 3, since)
     unknown_rows(dusk, 1, since)
     never = row(dedupe_key="never", game=dawn, state="sending", attempts=1, sending_since=since)
@@ -516,8 +516,8 @@ def test_one_action_sends_every_unknown_email_of_the_game_again(
 ) -> None:
     settings.MAIL_SENDING_TIMEOUT_SECONDS = 300
     since = now - timedelta(seconds=301)
-    dawn = choice_game(2, title="Dice at Dawn")
-    dusk = choice_game(2, title="Dice at Dusk")
+    dawn = GameFactory.create(seats=2, title="Dice at Dawn")
+    dusk = GameFactory.create(seats=2, title="Dice at Dusk")
     mine = unknown_rows(dawn, 3, since)
     theirs = unknown_rows(dusk, 1, since)
     sending.mark_unknown(now)

@@ -23,7 +23,7 @@ from games import tasks as game_tasks
 from moderator.mail import queueing, sending
 from moderator.mail.models import OutboundEmail
 from tests.browser import data_of, free_port, serving_smtp
-from tests.factories import GMFactory, choice_game
+from tests.factories import GameFactory, GMFactory
 
 if TYPE_CHECKING:
     from aiosmtpd.smtp import SMTP, Envelope, Session
@@ -138,7 +138,7 @@ def test_a_connection_lost_after_the_message_leaves_it_unknown_and_the_rest_goes
 def test_connections_lost_after_the_hand_over_tell_the_gm_once_per_game(
     smtp: Server, now: datetime
 ) -> None:
-    game = choice_game(2, gm=GMFactory.create(username="gina"), title="Dice at Dawn")
+    game = GameFactory.create(seats=2, gm=GMFactory.create(username="gina"), title="Dice at Dawn")
     ann, bob, cy = (row(name, game=game) for name in ("ann", "bob", "cy"))
     smtp.faults = ["DATA", "DATA"]
     assert sending.send_batch([ann.pk, bob.pk, cy.pk], now=now) == {
@@ -198,7 +198,7 @@ def test_the_gm_sends_an_unknown_email_again_and_it_arrives_once_more(
     smtp: Server, now: datetime, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks
 ) -> None:
     gm = GMFactory.create(is_staff=True)
-    game = choice_game(3, gm=gm)
+    game = GameFactory.create(seats=3, gm=gm)
     ann = row("ann", game=game)
     smtp.faults = ["DATA"]
     assert sending.send_batch([ann.pk], now=now) == {ann.pk: "unknown"}
