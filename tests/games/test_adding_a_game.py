@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.test import Client
-from pytest_django.fixtures import Settings
 
 from games import postal
 from games.engines import registry
@@ -29,21 +28,15 @@ from tests.games.guess.rules import SETTINGS, GuessEngine
 
 pytestmark = pytest.mark.django_db
 
-HOME = Path(__file__).resolve().parent / "guess"
-
-
 @pytest.fixture(autouse=True)
-def guess_registered(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> Iterator[None]:
-    """The registry line of docs/adding-a-game.md, and the game's template folder where
-    Django finds templates; both gone after the test."""
+def guess_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The registry line of docs/adding-a-game.md, gone after the test: nothing else tells
+    Django or the service about the game (its templates are found in its own folder)."""
     game = registry.Game(GuessEngine(), SETTINGS, form="tests.games.guess.form.GuessOrderForm")
     monkeypatch.setitem(registry.ENGINES, game.engine.key, game.engine)
     monkeypatch.setitem(registry.FORMS, game.engine.key, game.form)
     monkeypatch.setitem(registry.SETTINGS, game.engine.key, game.settings)
     monkeypatch.setitem(registry.STRATEGIES, game.engine.key, game.strategies)
-    settings.TEMPLATES = [
-        {**settings.TEMPLATES[0], "DIRS": [*settings.TEMPLATES[0]["DIRS"], HOME / "templates"]}
-    ]
     yield
 
 
