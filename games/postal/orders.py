@@ -351,7 +351,7 @@ def _linked_seat_locking_its_game(game_id: int, position: int, links: Mapping[in
 
 # What ``_linked_seat_and_step`` reads: every column of the seat and of its game, and the
 # open step's but its states (as ``_current_open_step`` reads it). A column left out here is
-# read when it is first used, a query more (tests/games/test_postal.py compares these with
+# read when it is first used, a query more (tests/games/postal/test_postal.py compares these with
 # the models).
 SEAT_COLUMNS = (
     "id", "game_id", "position", "name", "email", "time_zone", "status", "link_version",

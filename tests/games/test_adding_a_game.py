@@ -28,6 +28,7 @@ from tests.games.guess.rules import SETTINGS, GuessEngine
 
 pytestmark = pytest.mark.django_db
 
+
 @pytest.fixture(autouse=True)
 def guess_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The registry line of docs/adding-a-game.md, gone after the test: nothing else tells

@@ -18,9 +18,9 @@ from games.community import signups
 from games.models import Game, Player, Seat, SignUp
 from moderator import bidi
 from tests.factories import GMFactory
-from tests.games.test_gm import CHOICE_FORM, GOOD
-from tests.games.test_player_pages import signed_in
-from tests.games.test_signups import open_game
+from tests.games.community.test_signups import open_game
+from tests.games.postal.test_gm import CHOICE_FORM, GOOD
+from tests.games.web.test_player_pages import signed_in
 
 pytestmark = pytest.mark.django_db
 

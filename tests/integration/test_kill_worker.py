@@ -7,7 +7,7 @@ exists once with its first value, and every seat has exactly one report of the n
 Wherever it waits (on the first or the last table it writes), the transaction has sent no
 COMMIT: nothing of the killed attempt is kept, and the restarted worker resolves the step
 from the start. (It never waits on the game's lock: a worker claims due steps with SKIP
-LOCKED and passes over a game another transaction holds; tests/games/test_step_tasks.py.)"""
+LOCKED and passes over a game another transaction holds; tests/games/postal/test_step_tasks.py.)"""
 
 from __future__ import annotations
 

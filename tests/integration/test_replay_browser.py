@@ -15,7 +15,7 @@ from time_machine import TimeMachineFixture
 
 from games.models import DiceRoll
 from tests.browser import axe_violations, duplicate_ids
-from tests.games.test_spectators import finished_match
+from tests.games.records.test_spectators import finished_match
 from tests.integration.every_game import WIDTHS
 
 if TYPE_CHECKING:

@@ -537,7 +537,7 @@ def test_the_reminder_form_takes_a_valid_choice_and_nothing_else(now: datetime) 
 
 
 def postmark_inbound(to: str, text: str, message_id: str) -> dict[str, Any]:
-    """An inbound email as Postmark posts it (tests/games/test_replies.py has the shape)."""
+    """An inbound email as Postmark posts it (tests/games/notify/test_replies.py has the shape)."""
     hash_ = to.split("+")[-1].split("@")[0]
     return {
         "FromName": "Ann",

@@ -28,7 +28,7 @@ from moderator.mail import building, sending
 from moderator.mail.models import OutboundEmail
 from tests.campaigns.test_postal import league_of, play_out
 from tests.factories import SEED, choice_game, started_game
-from tests.games.test_replies import SECRET, auth, post_postmark, postmark_payload
+from tests.games.notify.test_replies import SECRET, auth, post_postmark, postmark_payload
 from tests.moderator.mail.test_outbox import BACKEND, ScriptedBackend, refused
 
 pytestmark = pytest.mark.django_db

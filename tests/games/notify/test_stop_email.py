@@ -25,7 +25,7 @@ from games.postal import access
 from moderator.mail import building
 from moderator.mail.models import InboundMessage, OutboundEmail
 from tests.factories import seat_page, started_game
-from tests.games.test_replies import SECRET, auth, post_postmark, postmark_payload
+from tests.games.notify.test_replies import SECRET, auth, post_postmark, postmark_payload
 
 pytestmark = pytest.mark.django_db
 

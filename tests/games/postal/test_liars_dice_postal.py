@@ -17,7 +17,7 @@ from games.engines.liars_dice.rules import LiarsDiceEngine, behind
 from games.models import Event, Game, Order, Seat, Step
 from games.records import archive
 from tests.factories import EVERY_HOUR, started_game
-from tests.games.test_hidden import readable_by
+from tests.games.web.test_hidden import readable_by
 
 pytestmark = pytest.mark.django_db
 

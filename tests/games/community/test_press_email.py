@@ -17,7 +17,7 @@ from games.models import Game, Message, Order, PressEmail, Seat
 from games.postal import access
 from moderator.mail.models import InboundMessage, OutboundEmail
 from tests.factories import started_game
-from tests.games.test_replies import (
+from tests.games.notify.test_replies import (
     auth,
     inbound,  # noqa: F401 - the inbound address and the webhook secret
     order_text,

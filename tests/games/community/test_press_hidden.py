@@ -17,7 +17,7 @@ from games.models import Game, Publicity, Seat, Webhook, WebhookDelivery
 from games.postal import access
 from tests.factories import GMFactory, started_game
 from tests.games.playing import QUICK_CHOICE, play_out
-from tests.games.test_hidden import readable_by
+from tests.games.web.test_hidden import readable_by
 
 pytestmark = pytest.mark.django_db
 

@@ -31,13 +31,13 @@ from games.models import DiceRoll, Event, Game, GMAction, Order, Seat, Step
 from games.records import archive, paper
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory
-from tests.games.test_hidden import assert_secrets_stay_private
-from tests.games.test_liars_dice_postal import cup_secrets
-from tests.games.test_zine import zine_of
+from tests.games.postal.test_liars_dice_postal import cup_secrets
+from tests.games.records.test_zine import zine_of
+from tests.games.web.test_hidden import assert_secrets_stay_private
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = (ROOT / "docs" / "examples" / "choice-from-paper.txt").read_text()
 SEED = bytes(range(32))
 CHOICE = ChoiceEngine()

@@ -25,7 +25,7 @@ from games.models import EmailPreference, Game, Order, Player, Seat, SignIn
 from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, seat_page, started_game
-from tests.games.test_liars_dice_postal import cup_secrets, with_distinct_cups
+from tests.games.postal.test_liars_dice_postal import cup_secrets, with_distinct_cups
 
 pytestmark = pytest.mark.django_db
 

@@ -23,7 +23,7 @@ from games.models import Game, Player, Seat, SignUp
 from moderator import links
 from moderator.mail.models import OutboundEmail
 from tests.factories import GameFactory, GMFactory, new_game, started_game
-from tests.games.test_hidden import distinct_orders
+from tests.games.web.test_hidden import distinct_orders
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 
 from games import records
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def replay(record: object) -> dict[str, Any]:

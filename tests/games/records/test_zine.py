@@ -24,7 +24,7 @@ from games.records.zine import wrap
 from moderator.mail import building
 from tests import pdf
 from tests.factories import GMFactory, started_game
-from tests.games.test_liars_dice_postal import with_distinct_cups
+from tests.games.postal.test_liars_dice_postal import with_distinct_cups
 from tests.services import REQUIRE_SERVICES
 
 pytestmark = pytest.mark.django_db

@@ -23,7 +23,7 @@ from games.records import archive
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, started_game
 from tests.games.playing import SeedOnlyDice
-from tests.games.test_archive import play_to_the_end
+from tests.games.records.test_archive import play_to_the_end
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,7 @@ from pytest_django.fixtures import Settings
 from games.models import Order, Seat
 from moderator.mail.models import InboundMessage
 from tests.factories import seat_page, started_game
-from tests.games.test_replies import (
+from tests.games.notify.test_replies import (
     SECRET,
     SIGNING_KEY,
     auth,
@@ -24,7 +24,7 @@ from tests.games.test_replies import (
     refusals,
     reply_address,
 )
-from tests.games.test_views import fresh_ip, log_in, snapshot, text_errors, typed_data
+from tests.games.web.test_views import fresh_ip, log_in, snapshot, text_errors, typed_data
 
 pytestmark = pytest.mark.django_db
 
@@ -66,7 +66,7 @@ ORDERS = [
 
 @pytest.fixture(autouse=True)
 def inbound(settings: Settings, now: datetime) -> None:
-    """Replies come in through Postmark's webhook, as in tests/games/test_replies.py."""
+    """Replies come in through Postmark's webhook, as in tests/games/notify/test_replies.py."""
     settings.INBOUND_ADDRESS = "orders@in.example.org"
     settings.ANYMAIL = {"WEBHOOK_SECRET": [SECRET], "MAILGUN_WEBHOOK_SIGNING_KEY": SIGNING_KEY}
 

@@ -217,7 +217,7 @@ def test_a_player_removes_only_their_own_absence(client: Client, now: datetime) 
 def test_the_gm_sees_who_is_away_in_disorder_and_on_autopilot(
     now: datetime, strategies: None
 ) -> None:
-    from tests.games.test_gm import staff_user
+    from tests.games.postal.test_gm import staff_user
 
     gm = staff_user()
     game = started_game(

@@ -26,7 +26,7 @@ from games.notify import digests
 from games.postal import access
 from moderator.mail.models import InboundMessage, OutboundEmail
 from tests.factories import GMFactory, seat_page, started_game
-from tests.games.test_replies import (
+from tests.games.notify.test_replies import (
     auth,
     inbound,  # noqa: F401 - the inbound address and the webhook secret
     order_text,

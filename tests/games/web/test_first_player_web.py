@@ -23,8 +23,8 @@ from games.models import Game, Order, Seat
 from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import seat_page, started_game
-from tests.games.test_hidden import assert_secrets_stay_private, readable_by
-from tests.games.test_views import fresh_ip
+from tests.games.web.test_hidden import assert_secrets_stay_private, readable_by
+from tests.games.web.test_views import fresh_ip
 
 pytestmark = pytest.mark.django_db
 

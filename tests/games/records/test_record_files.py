@@ -10,7 +10,7 @@ import pytest
 
 from games import records
 
-RECORDS = sorted((Path(__file__).parent / "records").glob("*.json"))
+RECORDS = sorted(Path(__file__).parent.glob("*.json"))
 
 
 def test_the_records_folder_holds_the_suppenkasper_games() -> None:

@@ -17,9 +17,14 @@ from games.engines.dice import face
 from games.models import DiceRoll, Event, Game, Publicity, Step
 from games.records import spectators
 from tests.factories import EVERY_HOUR, NAMES, GameFactory, GMFactory, choice_game, started_game
-from tests.games.test_gm import CHOICE_FORM, GOOD
-from tests.games.test_hidden import readable_by
-from tests.games.test_liars_dice_postal import cup_secrets, due, sweep_after, with_distinct_cups
+from tests.games.postal.test_gm import CHOICE_FORM, GOOD
+from tests.games.postal.test_liars_dice_postal import (
+    cup_secrets,
+    due,
+    sweep_after,
+    with_distinct_cups,
+)
+from tests.games.web.test_hidden import readable_by
 
 pytestmark = pytest.mark.django_db
 

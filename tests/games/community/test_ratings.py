@@ -27,8 +27,8 @@ from games.models import Game, Player, Rating, Seat
 from games.postal import steps
 from games.web.public import standings as standing_views
 from tests.factories import GMFactory, started_game
+from tests.games.community.test_reliability import found, plain, rows, section
 from tests.games.playing import ONE_DIE, QUICK_CHOICE, QUICK_LIARS, SeedOnlyDice, play_out
-from tests.games.test_reliability import found, plain, rows, section
 
 pytestmark = pytest.mark.django_db
 
@@ -61,7 +61,7 @@ def rated(
 
 
 def test_a_rated_game_rates_its_players_by_their_places_when_it_finishes(now: datetime) -> None:
-    # ann places 1st, cy 2nd, bob 3rd (tests/games/test_reliability.py: "Liars").
+    # ann places 1st, cy 2nd, bob 3rd (tests/games/community/test_reliability.py: "Liars").
     game = play_out(
         started_game(
             "liars-dice", now=now, players=["ann", "bob", "cy"], rated=True, **QUICK_LIARS

@@ -20,7 +20,7 @@ from games.models import Game, Message, Order
 from games.postal import access
 from moderator.mail.models import InboundMessage, OutboundEmail
 from tests.factories import GMFactory, started_game
-from tests.games.test_replies import (
+from tests.games.notify.test_replies import (
     SECRET,
     auth,
     order_text,

@@ -20,7 +20,7 @@ from games.models import Game, Order, Seat
 from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import seat_page, started_game
-from tests.games.test_views import block_data, canonical, choices_for, log_in, typed_data
+from tests.games.web.test_views import block_data, canonical, choices_for, log_in, typed_data
 
 CHOICE = ChoiceEngine()
 

@@ -21,7 +21,7 @@ from games.community import press
 from games.models import Game, GMAction, Message, PressEmail, Seat
 from games.postal import access
 from tests.factories import GMFactory, seat_page, started_game
-from tests.games.test_gm import CHOICE_FORM, GOOD
+from tests.games.postal.test_gm import CHOICE_FORM, GOOD
 from tests.games.test_query_counts import PAGE_QUERIES
 
 pytestmark = pytest.mark.django_db
