@@ -331,17 +331,25 @@ class MyGames:
 
 
 def my_games(player: Player) -> MyGames:
-    """Every seat of the player's address, grouped: waiting for the player's order first
-    (the open step prompts the seat, and it sent no order in it yet), then running games,
-    games not started, and finished ones with the seat's place. Four queries whatever the
-    number of seats: the seats with their games, the open steps, the orders in them, and
-    the final states of the finished games."""
+    """Every seat of the player's address, grouped as ``games_of_seats`` does, deadlines in
+    the player's time zone (each seat's own if they chose none). Four queries whatever the
+    number of seats: the seats with their games, then ``games_of_seats``'s."""
     seats = list(
         seats_of(player.email)
         .select_related("game")
         .defer("game__state", "game__seed")
         .order_by("-game__created_at", "-game_id", "position")
     )
+    return games_of_seats(seats, time_zone=player.time_zone)
+
+
+def games_of_seats(seats: list[Seat], *, time_zone: str = "") -> MyGames:
+    """``seats`` (with their games) grouped: waiting for the player's order first (the open
+    step prompts the seat, and it sent no order in it yet) with its deadline, then running
+    games, games not started, and finished ones with the seat's place. Deadlines are in
+    ``time_zone``, or each seat's own zone. At most three queries whatever the number of
+    seats: the open steps, the orders in them, and the final states of the finished
+    games."""
     live = {
         seat.game_id
         for seat in seats
@@ -371,7 +379,7 @@ def my_games(player: Player) -> MyGames:
     for seat in seats:
         game = seat.game
         line = SeatLine(seat=seat, game=game, profile=registry.title(game.engine, game.options))
-        zone = player.time_zone or seat.zone
+        zone = time_zone or seat.zone
         if game.status in (Game.Status.DRAFT, Game.Status.RECRUITING):
             grouped[WAITING].append(line)
             continue

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import Prefetch, Q, QuerySet
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
@@ -27,7 +27,10 @@ from games.notify import reports
 # A game a GM made public now is watched from its start to its end.
 WATCHED = (Game.Status.RUNNING, Game.Status.PAUSED, Game.Status.FINISHED)
 
-# The archive lists this many games a page.
+# A game in progress, watched as it is played.
+UNDER_WAY = (Game.Status.RUNNING, Game.Status.PAUSED)
+
+# The archive, and the list of games to watch, show this many games a page.
 ARCHIVE_ROWS = 25
 
 
@@ -44,6 +47,17 @@ def is_public(game: Game) -> bool:
     if game.public == Publicity.AUTO:
         return game.status == Game.Status.FINISHED
     return game.public == Publicity.YES and game.status in WATCHED
+
+
+def live_games() -> QuerySet[Game]:
+    """The games anybody may watch now, in progress: the started ones their GM made public
+    now, the latest started first, with their seats (two queries)."""
+    return (
+        Game.objects.filter(public=Publicity.YES, status__in=UNDER_WAY)
+        .defer("state", "seed")
+        .order_by("-started_at", "-pk")
+        .prefetch_related(Prefetch("seats", queryset=Seat.objects.order_by("position")))
+    )
 
 
 def archive(engine: str | None, player: str = "") -> QuerySet[Game]:

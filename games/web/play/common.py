@@ -26,7 +26,7 @@ OUT_OF_DATE = gettext_lazy(
 def not_valid(request: HttpRequest) -> HttpResponse:
     """The one answer for every link or page this browser may not open: no hint of what
     exists."""
-    return render(request, "games/not_valid.html", status=404)
+    return render(request, "games/not_valid.html", {"section": ""}, status=404)
 
 
 def browser_seats(request: HttpRequest, **filters: Any) -> list[Seat]:

@@ -11,6 +11,8 @@ Views stay thin: ``games.postal.access`` and ``games.postal`` do the work.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -19,11 +21,39 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
 from games import postal
+from games.community import players, signups
 from games.notify import languages
 from games.postal import access
+from games.records import spectators
 from games.web.forms import LostLinksForm
 from games.web.play.common import OUT_OF_DATE, browser_seats, not_valid, seat_page
 from moderator import ratelimit
+
+# The home page shows this many open games, and as many games to watch; the rest are a
+# link away.
+HOME_ROWS = 5
+
+
+def _home(
+    request: HttpRequest, form: LostLinksForm, status: int = 200, **more: Any
+) -> HttpResponse:
+    """The front door: the orders this browser's seats owe, a few open games and games in
+    progress to watch, then signing in and lost links. Three queries for a browser that
+    holds no seat, whatever the number of games (the open games counted in one, the games
+    to watch and their seats in two); a browser's seats add theirs (``games_of_seats``)."""
+    mine = players.games_of_seats(browser_seats(request))
+    context = {
+        "form": form,
+        "owed": next((lines for key, _, lines in mine.groups if key == players.OWED), []),
+        "mine": mine.count,
+        "open_games": [
+            {"game": game, "seats": signups.seats(game)}
+            for game in signups.open_games()[:HOME_ROWS]
+        ],
+        "live_games": list(spectators.live_games()[:HOME_ROWS]),
+        **more,
+    }
+    return render(request, "games/home.html", context, status=status)
 
 
 @require_http_methods(["GET", "POST"])
@@ -31,16 +61,15 @@ def home(request: HttpRequest) -> HttpResponse:
     """The home page, where a player who lost their links has them emailed: the answer is
     the same whether or not the address plays here, so nobody learns who does."""
     if request.method == "GET":
-        return render(request, "games/home.html", {"form": LostLinksForm()})
+        return _home(request, LostLinksForm())
     form = LostLinksForm(request.POST)
     if not form.is_valid():
-        return render(request, "games/home.html", {"form": form})
+        return _home(request, form)
     email = form.cleaned_data["email"]
     if ratelimit.lost_links_rate_limited(request, email):
-        context = {"form": form, "limited": True}
-        return render(request, "games/home.html", context, status=429)
+        return _home(request, form, status=429, limited=True)
     postal.ask_lost_links(email)
-    return render(request, "games/home.html", {"form": LostLinksForm(), "sent_to": email})
+    return _home(request, LostLinksForm(), sent_to=email)
 
 
 @require_http_methods(["GET", "POST"])
@@ -61,8 +90,10 @@ def magic_link(request: HttpRequest, token: str) -> HttpResponse:
 
 @require_GET
 def play_index(request: HttpRequest) -> HttpResponse:
+    """The seats this browser holds, grouped as "My games" groups them: those waiting for
+    an order first, each with its deadline."""
     seats = sorted(browser_seats(request), key=lambda seat: (-seat.game.pk, seat.position))
-    return render(request, "games/play_index.html", {"seats": seats})
+    return render(request, "games/play_index.html", {"games": players.games_of_seats(seats)})
 
 
 @require_http_methods(["GET", "POST"])

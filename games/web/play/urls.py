@@ -7,6 +7,7 @@ app_name = "games"
 
 urlpatterns = [
     path("", links.home, name="home"),
+    path("games/live/", spectators.live, name="live"),
     path("games/archive/", spectators.archive_index, name="archive_index"),
     path("games/archive/<slug:engine>/", spectators.archive, name="archive"),
     path("games/<slug:public_id>/", spectators.game_page, name="public"),

@@ -1,7 +1,8 @@
 """The spectators' pages, no sign-in (docs/players.md, "Spectators and the archive"): a
 public game's page ``/games/<public id>/``, the replay of a finished one
 ``/games/<public id>/replay/?step=N``, and the archive of finished public games
-``/games/archive/`` and ``/games/archive/<game>/?player=<name>``. A game that is not public
+``/games/archive/`` and ``/games/archive/<game>/?player=<name>``, and the public games in
+progress ``/games/live/``. A game that is not public
 answers 404, the same as one that does not exist. Read only: ``games.records.spectators`` does the
 work."""
 
@@ -122,3 +123,12 @@ def archive(request: HttpRequest, engine: str) -> HttpResponse:
         "error": error,
     }
     return render(request, "games/spectators/archive.html", context)
+
+
+@require_GET
+def live(request: HttpRequest) -> HttpResponse:
+    """The public games in progress, to watch: the latest started first, a page at a time."""
+    page = Paginator(spectators.live_games(), spectators.ARCHIVE_ROWS).get_page(
+        whole_number(request.GET.get("page"), most=PAGES_MOST)
+    )
+    return render(request, "games/spectators/live.html", {"page": page})

@@ -537,22 +537,26 @@ def header(response: Any) -> str:
     return text[text.index("<header") : text.index("</header>")]
 
 
-def test_the_header_says_sign_in_or_my_games_and_sign_out(now: datetime) -> None:
+def test_the_header_says_sign_in_or_signed_in_and_sign_out(now: datetime) -> None:
     anonymous = header(browser().get("/"))
     assert '<div class="account" id="account"><a href="/signin/">Sign in</a></div>' in anonymous
+    assert '<li><a href="/play/">Your games</a></li>' in anonymous
     client = signed_in("ann@example.org")
     for url in ("/", "/me/", "/play/"):
         mine = header(client.get(url))
-        assert '<a href="/me/">My games</a> ·' in mine
+        assert '<div class="account" id="account"><span>Signed in</span> ·' in mine
         assert '<button type="submit" class="link">Sign out</button>' in mine
         assert "Sign in" not in mine
+        assert '<a href="/me/"' in mine and '<a href="/play/"' not in mine
 
 
-def test_the_gm_panel_keeps_its_own_nav(client: Client) -> None:
-    gm = GMFactory.create(is_staff=True)
+def test_the_gm_panel_keeps_its_own_nav_under_the_sites(client: Client) -> None:
+    gm = GMFactory.create(is_staff=True, username="gwen")
     client.force_login(gm)
     page = header(client.get("/gm/"))
-    assert 'class="gm-nav"' in page and 'id="account"' not in page
+    assert 'class="gm-nav"' in page
+    assert '<div class="account" id="account"><span>Signed in as GM gwen</span> ·' in page
+    assert page.index('class="site-nav"') < page.index('class="gm-nav"')
 
 
 def test_the_home_page_offers_sign_in_next_to_lost_links(client: Client) -> None:
