@@ -90,7 +90,7 @@ def test_a_player_signs_in_by_the_emailed_link_and_opens_a_seat(
         "Tuesday Choice",
         "Friday Choice",
     }
-    assert page.locator("#account").inner_text() == "My games · Sign out"
+    assert page.locator("#account").inner_text() == "Signed in · Sign out"
     with page.expect_navigation(url=f"{module_server}{seat_page(friday, 1)}"):
         page.get_by_role("link", name="Friday Choice").click()
     assert page.locator("#seat-name strong").inner_text() == "Annie"
