@@ -209,7 +209,9 @@ def signin_code(request: HttpRequest) -> HttpResponse:
         )
     except SignInRefused as refused:
         if refused.reason == players.WRONG_CODE:
-            return _sent(request, email, form, wrong=_refusal_text(refused), status=400)
+            # The wrong code is cleared, the address kept: the box is ready for the right one.
+            cleared = CodeForm(initial={"email": form.cleaned_data["email"]})
+            return _sent(request, email, cleared, wrong=_refusal_text(refused), status=400)
         return _refused(request, refused, status=400)
     return _sign_in(request, player, sign_in)
 

@@ -240,6 +240,14 @@ def test_a_wrong_code_says_how_many_tries_are_left_and_the_fifth_voids(now: date
         response = client.post("/signin/code/", {"email": "ann@example.org", "code": wrong})
         assert response.status_code == 400
         said += re.findall(r'<p class="error" id="wrong-code">(.*?)</p>', main_text(response))
+        # The wrong code is cleared from its box, the address kept, the box focused.
+        assert re.findall(r'<input [^>]*name="(email|code)"[^>]*>', main_text(response)) == [
+            "email",
+            "code",
+        ]
+        assert re.findall(r'name="code" [^>]*value="([^"]*)"', main_text(response)) == [""]
+        assert 'value="ann@example.org"' in main_text(response)
+        assert 'aria-describedby="wrong-code" autofocus>' in main_text(response)
     assert said == [
         f"That is not the code of the email: nothing was signed in. {left} more "
         f"{'try' if left == 1 else 'tries'} before the sign-in is void."
