@@ -164,7 +164,10 @@ class Option:
     ``kind``: "int" (``low``-``high``), "choice" (one of ``choices``), "flag", "multi" (any of
     ``choices``), "name" (a player's name or nothing), "names" (players' names) or
     "name_counts" (a number per player). ``choices`` pairs a value with its words.
-    ``profiles``: the profiles it belongs to, () for every profile of the game."""
+    ``profiles``: the profiles it belongs to, () for every profile of the game.
+    ``players_at_least``: the number of players the rule it sets needs to come into play
+    (0: any); a game of fewer players says ``absent`` instead of its value, promising
+    nothing that cannot happen."""
 
     key: str
     label: str
@@ -174,6 +177,8 @@ class Option:
     high: int = 0
     choices: tuple[tuple[JSON, str], ...] = ()
     profiles: tuple[str, ...] = ()
+    players_at_least: int = 0
+    absent: str = ""
 
     def words(self, value: JSON) -> str:
         """``value`` (as the options dataclass holds it) in the GM's and players' words."""
@@ -231,11 +236,19 @@ class Settings:
         """The options a GM sets for ``profile``, in the order the form shows them."""
         return tuple(o for o in self.options if not o.profiles or profile in o.profiles)
 
-    def describe(self, data: Mapping[str, JSON], parsed: Any) -> list[tuple[str, str]]:
+    def describe(
+        self, data: Mapping[str, JSON], parsed: Any, players: int | None = None
+    ) -> list[tuple[str, str]]:
         """(label, words) for each option of the profile ``data`` chose, with the values of
-        ``parsed`` (the engine's options dataclass, defaults filled in)."""
+        ``parsed`` (the engine's options dataclass, defaults filled in); for a game of
+        ``players`` (when known) too few for an option's rule, its ``absent`` words."""
         profile = self.profile_of(data)
-        return [(o.label, o.words(getattr(parsed, o.key))) for o in self.options_of(profile.key)]
+        return [
+            (o.label, o.absent)
+            if players is not None and players < o.players_at_least
+            else (o.label, o.words(getattr(parsed, o.key)))
+            for o in self.options_of(profile.key)
+        ]
 
 
 @dataclass(frozen=True)

@@ -94,12 +94,15 @@ def title(key: str, options: dict[str, Any]) -> str:
     return SETTINGS[key].profile_of(options).title
 
 
-def describe(key: str, options: dict[str, Any]) -> tuple[str, list[tuple[str, str]]]:
+def describe(
+    key: str, options: dict[str, Any], players: int | None = None
+) -> tuple[str, list[tuple[str, str]]]:
     """The title of the profile ``options`` choose and each option in words, defaults filled
-    in: what a game's pages and emails show instead of its options' JSON."""
+    in: what a game's pages and emails show instead of its options' JSON. Given the number
+    of ``players``, a rule that needs more says it is not played."""
     entry = SETTINGS[key]
     parsed = ENGINES[key].options(options)
-    return entry.profile_of(options).title, entry.describe(options, parsed)
+    return entry.profile_of(options).title, entry.describe(options, parsed, players)
 
 
 def strategies(key: str) -> tuple[Strategy, ...]:

@@ -102,8 +102,8 @@ def parse_options(data: Mapping[str, JSON]) -> SurvivorOptions:
 
 SETTINGS = single_profile(
     "Dice Survivor",
-    _("Challenge, knock out and outlast the others with play points; the last three meet in "
-      "the Finals. 3 to 8 players."),
+    _("Challenge, knock out and outlast the others with play points; in a game of 6 players "
+      "or more, the last three meet in the Finals. 3 to 8 players."),
     Option("start_pp", _("Play points at the start"), low=1, high=20),
     Option("rematches", _("Rematches per player"), _("Rematches each player may call per game."),
            low=0, high=10),
@@ -114,7 +114,8 @@ SETTINGS = single_profile(
            choices=(("lower", _("the lower of d12 and d8")),
                     ("higher", _("the higher of d12 and d8")))),
     Option("finals_add_pp", _("Finals add play points"), _("Play points are added to the rolls "
-           "in a Finals challenge."), kind="flag"),
+           "in a Finals challenge."), kind="flag", players_at_least=FINALS_MIN_START,
+           absent=_("no Finals in this game: they need 6 players or more at the start")),
     Option("turn_cap", _("Turn cap"), _("Safety cap on turns: 0 for none, else 20-5000."),
            low=0, high=5000),
 )  # fmt: skip

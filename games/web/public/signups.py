@@ -86,10 +86,11 @@ JOINING = {
 }
 
 
-def game_facts(game: Game) -> dict[str, Any]:
-    """What the list and a game's page say of a game: its game and options in words, its
-    rhythm, its GM, how players join."""
-    title, options = registry.describe(game.engine, game.options)
+def game_facts(game: Game, players: int | None = None) -> dict[str, Any]:
+    """What the list and a game's page say of a game: its game and options in words (for a
+    game of ``players``, when known, no rule it is too small for), its rhythm, its GM, how
+    players join."""
+    title, options = registry.describe(game.engine, game.options, players)
     return {
         "game": game,
         "title": words.Said(title),
@@ -102,7 +103,11 @@ def game_facts(game: Game) -> dict[str, Any]:
 
 @require_GET
 def open_list(request: HttpRequest) -> HttpResponse:
-    games = [{**game_facts(game), "seats": signups.seats(game)} for game in signups.open_games()]
+    games = [
+        {**game_facts(game, seats.wanted), "seats": seats}
+        for game in signups.open_games()
+        for seats in [signups.seats(game)]
+    ]
     offered = [{**game_facts(seat.game), "seat": seat} for seat in signups.offered_seats()]
     return render(request, "games/signups/list.html", {"games": games, "offered": offered})
 
@@ -175,7 +180,7 @@ def game_page(request: HttpRequest, public_id: str) -> HttpResponse:
     elif request.method == "POST":
         status = 400
     context = {
-        **game_facts(game),
+        **game_facts(game, _players(game)),
         "form": form,
         "refusal": None if refusal is None else _sentence(refusal),
         "offered": offered,
@@ -187,6 +192,13 @@ def game_page(request: HttpRequest, public_id: str) -> HttpResponse:
     return render(request, "games/signups/game.html", context, status=status)
 
 
+def _players(game: Game) -> int:
+    """How many play the game: the seats it wants while recruiting, else its seats."""
+    if game.status == Game.Status.RECRUITING:
+        return signups.seats(game).wanted
+    return game.seats.count()
+
+
 def _sentence(message: str) -> str:
     """A domain message ("the game ...") as a sentence of a page."""
     return message[:1].upper() + message[1:] + ("" if message.endswith(".") else ".")
@@ -194,7 +206,7 @@ def _sentence(message: str) -> str:
 
 def _sent(request: HttpRequest, game: Game, email: str, replacing: bool) -> HttpResponse:
     context = {
-        **game_facts(game),
+        **game_facts(game, _players(game)),
         "email": email,
         "replacing": replacing,
         "waits": signups.would_wait(game),
@@ -239,7 +251,7 @@ def _signup_page(
     game = signup.game
     lapsed = signups.lapsed(signup, now)
     context: dict[str, Any] = {
-        **game_facts(game),
+        **game_facts(game, _players(game)),
         "signup": signup,
         "lapsed": lapsed,
         "hours": settings.SIGNUP_CONFIRM_HOURS,

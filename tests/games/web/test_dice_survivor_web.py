@@ -14,7 +14,7 @@ from time_machine import TimeMachineFixture
 
 from games.models import Game, Order, Seat, Step
 from games.postal import access
-from tests.factories import EVERY_HOUR, seat_page, started_game
+from tests.factories import EVERY_HOUR, new_game, seat_page, started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -110,3 +110,22 @@ def test_other_buttons_are_sent_at_once(now: datetime) -> None:
     client = browser(seat, now)
     post(client, game, seat, pick="", pick_button="pass")
     assert [o.canonical for o in Order.objects.all()] == ["pass"]
+
+
+def finals_said(html: str) -> list[str]:
+    """What a sign-up page's rules in play say of the Finals."""
+    return re.findall(r"<dt>Finals add play points</dt><dd>([^<]*)</dd>", unescape(html))
+
+
+def test_the_open_game_card_promises_finals_only_to_a_game_of_six_or_more(
+    client: Client,
+) -> None:
+    four = new_game("dice-survivor", players=["ann"], signup="first", seats_wanted=4)
+    six = new_game("dice-survivor", players=["ann"], signup="first", seats_wanted=6)
+
+    listed = client.get("/open/").content.decode()
+
+    none = "no Finals in this game: they need 6 players or more at the start"
+    assert finals_said(listed) == [none, "yes"]
+    assert finals_said(client.get(f"/open/{four.public_id}/").content.decode()) == [none]
+    assert finals_said(client.get(f"/open/{six.public_id}/").content.decode()) == ["yes"]
