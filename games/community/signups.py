@@ -497,8 +497,8 @@ def start(game_id: int, *, now: datetime, seed: bytes | None = None) -> Game:
     """The GM starts a game not yet started: the accepted sign-ups are seated after the
     invited players, in the order they were confirmed, and the game starts
     (``postal.start_game``: every seat gets its first report and link). It needs its
-    engine's fewest players seated. The sign-ups still waiting are told it started without
-    them."""
+    engine's fewest players seated. The sign-ups still waiting, and those not yet confirmed,
+    are told it started without them."""
     with transaction.atomic():
         game = Game.objects.select_for_update().select_related("gm").get(pk=game_id)
         if game.status not in (Game.Status.DRAFT, Game.Status.RECRUITING):
@@ -536,6 +536,11 @@ def _start(game: Game, now: datetime, seed: bytes | None) -> Game:
         signup.decided_at = now
         signup.save(update_fields=["decided_at"])
         _tell(game, signup, "started", now)
+    # Those who signed up and have not confirmed yet would find out only by confirming.
+    for signup in game.signups.filter(
+        state=State.UNCONFIRMED, position__isnull=True, created_at__gt=now - confirm_window()
+    ):
+        _tell(game, signup, "started-unconfirmed", now)
     return started
 
 
@@ -732,6 +737,12 @@ def message(game: Game, signup: SignUp, reason: str) -> tuple[str, str]:
         return gettext("the game started without you"), gettext(
             "%(title)s has started: no seat came free for you on the waiting list. Thank you "
             "for signing up; other open games are on the list."
+        ) % names
+    if reason == "started-unconfirmed":
+        return gettext("the game started before you confirmed"), gettext(
+            "%(title)s has started: every seat was taken before you confirmed your sign-up, so "
+            "it no longer counts and its link signs you up for nothing. Thank you for signing "
+            "up; other open games are on the list."
         ) % names
     if reason == "closed":
         return gettext("sign-ups are closed"), gettext(

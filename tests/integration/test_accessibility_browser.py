@@ -206,6 +206,7 @@ def test_the_players_pages_have_no_serious_violations(
         [
             "/",
             "/play/",
+            "/games/live/",
             f"/play/{choice.pk}/",
             f"/games/{choice.public_id}/verify/",
             f"/games/{finished.public_id}/verify/",

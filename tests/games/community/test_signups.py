@@ -280,6 +280,32 @@ def test_a_full_game_puts_the_next_on_the_waiting_list_and_a_freed_seat_goes_to_
     assert told("gus")[-1] == ("signup", "Open Choice: the game started without you")
 
 
+def test_sign_ups_not_yet_confirmed_hear_that_the_game_started_lapsed_ones_do_not(
+    now: datetime,
+) -> None:
+    game = open_game(seats=2)
+    signed(game, "old", now - timedelta(hours=49))  # its link lapsed after 48 hours
+    late = signed(game, "late", now)
+    confirmed(game, "ann", now)
+    confirmed(game, "bob", now + timedelta(minutes=1))
+
+    assert status(game) == "running"
+    assert told("late") == [
+        ("signup-confirm", "Open Choice: confirm your sign-up"),
+        ("signup", "Open Choice: the game started before you confirmed"),
+    ]
+    words = OutboundEmail.objects.filter(to="late@example.org").latest("id")
+    assert (
+        "Open Choice has started: every seat was taken before you confirmed your sign-up, so it "
+        "no longer counts" in " ".join(words.text.split())
+    )
+    assert told("old") == [("signup-confirm", "Open Choice: confirm your sign-up")]
+    assert states(game)[:2] == [("old", "unconfirmed"), ("late", "unconfirmed")]
+    with pytest.raises(postal.PostalError) as refused:
+        signups.confirm(late, now=now + timedelta(minutes=2))
+    assert refused.value.message == "Open Choice has started: it takes no more sign-ups"
+
+
 def test_only_a_confirmed_sign_up_of_a_game_not_started_can_be_withdrawn(now: datetime) -> None:
     game = open_game(seats=2)
     ann = signed(game, "ann", now)
