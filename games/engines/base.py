@@ -658,6 +658,15 @@ def same_state(engine: Engine[Any, Any, Any], state: Any, stored: JSON) -> bool:
     return bool(engine.state_to_json(state) == stored or engine.state_from_json(stored) == state)
 
 
+def with_player_name(state: Any, seat: int, name: str) -> Any:
+    """``state`` with ``seat``'s player called ``name`` (a seat handed to a new player):
+    every game's state keeps its players' names in seat order as ``players``, and what the
+    game says from then on (its board, prompts, events, standings) reads them there."""
+    players = list(state.players)
+    players[seat] = name
+    return dataclasses.replace(state, players=tuple(players))
+
+
 class JsonCodec:
     """Mixin for engines whose state and order are dataclasses named by class attributes."""
 

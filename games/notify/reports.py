@@ -150,6 +150,7 @@ def _report(
     rendered_events: dict[tuple[str, ...], dict[str, Rendered]] | None = None,
     since: list[dict[str, Any]] | None = None,
     gm_did: list[str] | None = None,
+    welcome: dict[str, str] | None = None,
 ) -> OutboundEmail:
     with translation.override(seat.speaks):
         return _report_in_language(
@@ -165,6 +166,7 @@ def _report(
             rendered_events,
             since,
             gm_did,
+            welcome,
         )
 
 
@@ -181,17 +183,20 @@ def _report_in_language(
     rendered_events: dict[tuple[str, ...], dict[str, Rendered]] | None,
     since: list[dict[str, Any]] | None,
     gm_did: list[str] | None,
+    welcome: dict[str, str] | None = None,
 ) -> OutboundEmail:
     context = seat_context(game, seat, engine, state, step)
     context.update(link=access.url(token), events=events, **(shared or {}))
     context.update(events_parts(events, {} if rendered_events is None else rendered_events))
     context.update(email_choice(seat, engine), since=since, gm_did=gm_did or [])
+    context["welcome"] = welcome
     attachments = []
     headers = None
     if step is None:
         kind, dedupe = "final", f"final:{game.pk}:{seat.position}"
     else:
-        kind, dedupe = "report", f"report:{game.pk}:{step.number}:{seat.position}"
+        kind = "report" if welcome is None else "welcome"
+        dedupe = f"report:{game.pk}:{step.number}:{seat.position}"
         attachments.append(calendar.step_attachment(game, seat, step, now=step.opened_at))
         # A step report is the mail a player may stop in one click (the seat's page keeps
         # every report); the final standings are not.
@@ -509,6 +514,37 @@ def current_report_email(game: Game, seat: Seat, token: str, now: datetime) -> O
     events = report_events(game, seat.position)
     key = f"resend:{game.pk}:{seat.position}:{now.timestamp():.0f}"
     return _report(game, seat, engine, state, events, step, token, key=key)
+
+
+def welcome_email(
+    game: Game, seat: Seat, token: str, *, left: str, reason: str, now: datetime
+) -> OutboundEmail:
+    """The newcomer to a seat of a game under way (postal.replace_player), who took it
+    over from ``left``: welcomed with the game's rules, the seat's current report (what
+    happened last, the board, their private information, what they owe and until when)
+    and their link. ``reason``: the GM's, if they gave one."""
+    engine = registry.get(game.engine)
+    state = engine.state_from_json(game.state)
+    step = game.steps.filter(number=game.step_number).first()
+    events = report_events(game, seat.position)
+    key = f"welcome:{game.pk}:{seat.position}:{seat.tenure}:{now.timestamp():.0f}"
+    welcome = {"left": left, "reason": reason}
+    return _report(game, seat, engine, state, events, step, token, key=key, welcome=welcome)
+
+
+def replaced_email(game: Game, seat: Seat, new: str, reason: str, now: datetime) -> OutboundEmail:
+    """The player who leaves ``seat`` (postal.replace_player, before the seat changes):
+    told that the GM gave it to ``new``, why if the GM said, and that their links no
+    longer work; in their language, with no link. A reply reaches the GM."""
+    with translation.override(seat.speaks):
+        return building.build(
+            "replaced",
+            to=seat.email,
+            dedupe_key=f"replaced:{game.pk}:{seat.position}:{seat.tenure}:{now.timestamp():.0f}",
+            context={"game": game, "seat": seat, "new": new, "reason": reason},
+            game=game,
+            reply_to=game.gm.email or None,
+        )
 
 
 def invite_email(game: Game, seat: Seat, token: str, now: datetime) -> OutboundEmail:

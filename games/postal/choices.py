@@ -102,7 +102,8 @@ def choose_reports(game_id: int, *, position: int, choice: str, everywhere: bool
 
 def use_extension(game_id: int, *, position: int, now: datetime) -> Step:
     """The seat's player spends one of their automatic extensions before the deadline:
-    the open step's deadline moves on by the game's extension time, and everyone is told.
+    the open step's deadline moves on by the game's extension time, and it is emailed
+    to the seats that owe an order and to those that get every report (``tell_deadline``).
     PostalError says why not (none left, no order owed, the game not running)."""
     with transaction.atomic():
         game = locked(game_id)

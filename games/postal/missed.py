@@ -190,7 +190,8 @@ def held_back(
     resolved, because a seat that owes an order is away and the game waits for absent
     players (up to ``absence_cap_hours`` per seat), or because a seat that owes one has an
     automatic extension left (``extensions`` per seat); a seat in civil disorder waits
-    for nothing. Everyone is told."""
+    for nothing. The game's history says so, and the new deadline is emailed to the seats
+    that owe an order and to those that get every report (``tell_deadline``)."""
     if not missing or (not game.extensions and not away):
         return False
     owing = [seat for seat in seats if seat.position in missing and seat.civil_disorder_at is None]

@@ -20,7 +20,7 @@ from games.postal import access
 from games.postal.errors import PostalError, StepMovedOnForGM
 from games.postal.gm_log import GMNote, gm_reason, log_gm
 from games.postal.locks import locked
-from games.postal.steps import event_row
+from games.postal.steps import event_row, name_seats
 from moderator.mail import queueing
 from moderator.mail.models import OutboundEmail
 
@@ -167,6 +167,8 @@ def _roll_back(game: Game, done: Step, after: Step, note: GMNote, now: datetime)
     done.last_error = ""
     game.state = start["state"]
     game.step_number = done.number
+    # A seat handed to a new player since keeps its new name in the state restored.
+    name_seats(game, done)
     game.save(update_fields=["state", "step_number"])
     rolled_back = engine_text._(
         "The GM rolled back step %(number)d: %(reason)s", number=done.number, reason=note.reason

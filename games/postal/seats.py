@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils.translation import gettext
 
 from games.engines import text as engine_text
-from games.models import Game, GMAction, Handover, PressEmail, Seat
+from games.models import Game, GMAction, Handover, PressEmail, Seat, Step
 from games.models import Player as PlayerRow
 from games.notify import calendar, email_choices, languages, reports
 from games.postal import access
@@ -22,8 +22,9 @@ from games.postal.errors import PostalError
 from games.postal.games import single_line
 from games.postal.gm_log import GMNote, check_shown_step, gm_reason, log_gm
 from games.postal.locks import locked, seat_at
-from games.postal.steps import latest_event
+from games.postal.steps import latest_event, name_seats
 from moderator.mail import queueing
+from moderator.mail.models import OutboundEmail
 
 # The package's logger: its lines keep the name whichever module writes them.
 log = logging.getLogger("games.postal")
@@ -102,12 +103,20 @@ def replace_player(
     page showed (``check_shown_step``). The name and address that already hold the seat
     are refused (a double click): nothing changes ("Send a new link" gives a new link).
 
+    From now on the game names the seat's player by the new name (``steps.name_seats``:
+    the board, the prompts, what the game says); what was said before keeps the name it
+    was said under.
+
     A person at another address starts a new tenure of the seat (``Seat.tenure``): the
     private messages of the one who leaves stay theirs, and the choices of their own (time
     zone, language, how often reports and messages are emailed, what plays a missed turn)
-    become the newcomer's own, or the game's defaults. Every token of the seat (links,
-    the browsers they opened, the reply, press, stop and calendar addresses) holds the
-    link version, which moves on."""
+    become the newcomer's own, or the game's defaults; so do the missed turns, the
+    extensions and away time used, and civil disorder: the newcomer starts with a clean
+    record. The newcomer is welcomed with the game's rules, the seat's current report and
+    their link (``welcome_email``); the one who leaves is told, without a link. The same
+    person renamed, or at the same address written otherwise, keeps their record and gets
+    a new link. Every token of the seat (links, the browsers they opened, the reply, press,
+    stop and calendar addresses) holds the link version, which moves on."""
     note = GMNote(gm_reason(reason), by)
     name = single_line(name, "the name")
     email = single_line(email, "the email")
@@ -128,59 +137,100 @@ def replace_player(
         if game.seats.exclude(pk=seat.pk).filter(name__iexact=name).exists():
             raise PostalError(f"another player is already called {name!r}")
         log_gm(game, GMAction.Kind.REPLACE, _replaced(seat, name, email), note, now)
-        if seat.email.lower() != email.lower():
-            # The player who leaves keeps the seat in their record, abandoned.
-            Handover.objects.create(
-                seat=seat, name=seat.name, email=seat.email, held_since=seat.held_since, left_at=now
-            )
-            seat.held_since = now
-            seat.tenure += 1
-            seat.email_failing, seat.email_failing_at = "", None
-            # The new person's own default, else the game's; told from now on.
-            address = email_choices.normalise(email)
-            seat.reports = email_choices.defaults([email]).get(address, "")
-            seat.language = languages.of_addresses([email]).get(address, "")
-            seat.time_zone = (
-                PlayerRow.objects.filter(email=address).values_list("time_zone", flat=True).first()
-                or ""
-            )
-            seat.reported_through = latest_event(game)
-            seat.press_email = PressEmail.EACH
-            seat.press_told = _latest_message(game)
+        newcomer = seat.email.lower() != email.lower()
+        mail: list[OutboundEmail] = []
+        if newcomer:
+            # Told in their own language, before the seat is the newcomer's.
+            mail.append(reports.replaced_email(game, seat, name, note.reason, now))
+            _new_tenure(game, seat, email, now)
+        left, renamed = seat.name, seat.name != name
         seat.name, seat.email = name, email
         calendar.forget_seat_feed(seat)
         seat.link_version += 1
-        seat.nmr_count = 0
-        # A new player: their own autopilot choice, extensions and missed turns.
-        seat.autopilot = ""
-        seat.extensions_used = seat.missed_in_row = seat.away_hours_used = 0
-        seat.civil_disorder_at = None
-        seat.save(
-            update_fields=[
-                "name",
-                "email",
-                "link_version",
-                "nmr_count",
-                "autopilot",
-                "extensions_used",
-                "missed_in_row",
-                "away_hours_used",
-                "civil_disorder_at",
-                "held_since",
-                "email_failing",
-                "email_failing_at",
-                "reports",
-                "language",
-                "reported_through",
-                "tenure",
-                "time_zone",
-                "press_email",
-                "press_told",
-            ]
-        )
+        seat.save(update_fields=SEAT_FIELDS)
+        if renamed:
+            _say_new_name(game)
         token = access.mint([seat], now=now)[position]
-        queueing.queue([reports.link_email(game, seat, token)], urgent=True)
+        if newcomer:
+            mail.append(_welcome(game, seat, token, left, note.reason, now))
+        else:
+            mail.append(reports.link_email(game, seat, token))
+        queueing.queue(mail, urgent=True)
     return seat
+
+
+# What replace_player changes on the seat (it is saved with exactly these).
+SEAT_FIELDS = [
+    "name",
+    "email",
+    "link_version",
+    "nmr_count",
+    "autopilot",
+    "extensions_used",
+    "missed_in_row",
+    "away_hours_used",
+    "civil_disorder_at",
+    "held_since",
+    "email_failing",
+    "email_failing_at",
+    "reports",
+    "language",
+    "reported_through",
+    "tenure",
+    "time_zone",
+    "press_email",
+    "press_told",
+]
+
+
+def _new_tenure(game: Game, seat: Seat, email: str, now: datetime) -> None:
+    """The seat's new tenure for the person at ``email``: the one who leaves keeps the
+    seat in their record, abandoned; the newcomer's choices are their own (their
+    address's defaults, else the game's), told from now on, with a clean record."""
+    Handover.objects.create(
+        seat=seat, name=seat.name, email=seat.email, held_since=seat.held_since, left_at=now
+    )
+    seat.held_since = now
+    seat.tenure += 1
+    seat.email_failing, seat.email_failing_at = "", None
+    address = email_choices.normalise(email)
+    seat.reports = email_choices.defaults([email]).get(address, "")
+    seat.language = languages.of_addresses([email]).get(address, "")
+    seat.time_zone = (
+        PlayerRow.objects.filter(email=address).values_list("time_zone", flat=True).first() or ""
+    )
+    seat.reported_through = latest_event(game)
+    seat.press_email = PressEmail.EACH
+    seat.press_told = _latest_message(game)
+    # The missed turns and the civil disorder were the one who left's: a newcomer does not
+    # start a deadline away from civil disorder, nor with the extensions and away time
+    # spent. Their own autopilot choice, too.
+    seat.autopilot = ""
+    seat.nmr_count = seat.missed_in_row = 0
+    seat.extensions_used = seat.away_hours_used = 0
+    seat.civil_disorder_at = None
+
+
+def _say_new_name(game: Game) -> None:
+    """The game's state and its open step's with the seat's new name (``name_seats``)."""
+    step = game.steps.filter(number=game.step_number, status=Step.Status.OPEN).first()
+    name_seats(game, step)
+    game.save(update_fields=["state"])
+    if step is not None:
+        step.save(update_fields=["state_before", "prompts"])
+
+
+def _welcome(
+    game: Game, seat: Seat, token: str, left: str, reason: str, now: datetime
+) -> OutboundEmail:
+    """The newcomer's first email: the invitation of a game not started yet (its rules and
+    their link; the first report comes at the start), the welcome with the seat's current
+    report of a game under way, the new link alone of a game that is over."""
+    if game.state is None:
+        return reports.invite_email(game, seat, token, now)
+    if game.status in (Game.Status.FINISHED, Game.Status.ABANDONED):
+        return reports.link_email(game, seat, token)
+    return reports.welcome_email(game, seat, token, left=left, reason=reason, now=now)
 
 
 def _latest_message(game: Game) -> int:
@@ -191,7 +241,12 @@ def _latest_message(game: Game) -> int:
 def _replaced(seat: Seat, name: str, email: str) -> engine_text.Text:
     """A replacement in the players' words: names only, never an address."""
     if seat.email.lower() != email.lower():
-        return engine_text._("The GM gave %(old)s's seat to %(new)s", old=seat.name, new=name)
+        return engine_text._(
+            "The GM handed seat %(number)d from %(old)s to %(new)s",
+            number=seat.position + 1,
+            old=seat.name,
+            new=name,
+        )
     if seat.name != name:
         return engine_text._("The GM renamed %(old)s to %(new)s", old=seat.name, new=name)
     return engine_text._("The GM gave %(name)s a new link", name=seat.name)

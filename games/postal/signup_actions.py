@@ -51,8 +51,9 @@ def could_not_start(game: Game, why: str) -> None:
 def take_over_seat(game: Game, position: int, *, name: str, email: str, now: datetime) -> None:
     """The GM approved a sign-up for the seat at ``position``, in civil disorder: ``name``
     and ``email`` replace the seat's player (``postal.replace_player``: the seat's state
-    stays, its new player gets a link, logged for the players) and the seat is out of
-    civil disorder."""
+    stays, its new player is welcomed with its report and a link and starts out of civil
+    disorder, the one who leaves is told, logged for the players). A sign-up's address
+    never plays in the game already (``signups.sign_up``), so the player is always new."""
     postal.replace_player(
         game.pk,
         position=position,
@@ -60,9 +61,6 @@ def take_over_seat(game: Game, position: int, *, name: str, email: str, now: dat
         email=email,
         now=now,
         reason="a new player took over the seat from the open games",
-    )
-    Seat.objects.filter(game=game, position=position).update(
-        civil_disorder_at=None, missed_in_row=0
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from django.db import transaction
 
 from games.engines import registry
-from games.engines.base import Engine, Event
+from games.engines.base import Engine, Event, with_player_name
 from games.engines.dice import VerifiableDice
 from games.lib import schedule, signals, words
 from games.models import DiceRoll, Game, Seat, Step
@@ -62,6 +62,34 @@ def open_next_step(
     )
     step.save()
     return step
+
+
+def name_seats(game: Game, step: Step | None) -> None:
+    """Each seat's name as it is now in the game's state and in ``step``'s, the open step
+    (its state before and its prompts), so that the board, the prompts and what the game
+    says from now on name the seat's player: after a seat was handed to a new player
+    (``seats.replace_player``), or a rollback to a state from before that. Past steps keep
+    the names they were played under. Saves neither row."""
+    if game.state is None:
+        return
+    engine = registry.get(game.engine)
+    names = list(game.seats.order_by("position").values_list("name", flat=True))
+    game.state = _named(engine, game.state, names)
+    if step is not None:
+        before = _named(engine, step.state_before, names)
+        if before is not step.state_before:
+            step.state_before = before
+            step.prompts = words.prompt_list(engine.prompts(engine.state_from_json(before)))
+
+
+def _named(engine: Engine[Any, Any, Any], state_json: Any, names: list[str]) -> Any:
+    """``state_json`` with the players called ``names``; the same object when they are."""
+    state = engine.state_from_json(state_json)
+    if list(state.players) == names:
+        return state_json
+    for position, name in enumerate(names):
+        state = with_player_name(state, position, name)
+    return engine.state_to_json(state)
 
 
 def close_step(

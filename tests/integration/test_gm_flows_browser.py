@@ -1,7 +1,7 @@
 """The GM's flows in Chromium at phone (390 px) and desktop (1280 px) widths, as a GM who
 knows no JSON runs them: every game and profile created from the new-game page's labelled
-fields and started; a step resolved now; a player replaced, who opens the link the
-service mailed them."""
+fields and started; a step resolved now; a player replaced, who opens the link of the
+welcome the service mailed them and finds their name on the board."""
 
 from __future__ import annotations
 
@@ -163,7 +163,10 @@ def test_the_gm_resolves_a_step_now_and_replaces_a_player(
     replace.get_by_label("New email").fill("dee@example.org")
     replace.get_by_role("button", name="Replace").click()
     page.wait_for_url(f"{module_server}/gm/{game.pk}/")
-    assert messages(page) == ["Seat 3 is now played by dee <dee@example.org>; a link is sent."]
+    assert messages(page) == [
+        "Seat 3 is now played by dee <dee@example.org>, welcomed with the rules, the current "
+        "report and a link; cy is told."
+    ]
     assert page.locator("#seat-table tbody tr").nth(2).locator("td").all_inner_texts()[:3] == [
         "3",
         "dee",
@@ -172,11 +175,28 @@ def test_the_gm_resolves_a_step_now_and_replaces_a_player(
     seat = Seat.objects.get(game=game, position=2)
     assert (seat.name, seat.email) == ("dee", "dee@example.org")
 
+    (told,) = OutboundEmail.objects.filter(to="cy@example.org", kind="replaced")
+    assert f"{module_server}/p/" not in told.text
     (mailed,) = OutboundEmail.objects.filter(to="dee@example.org")
-    (link,) = re.findall(rf"{re.escape(module_server)}/p/[^/\s]+/", mailed.text)
+    assert mailed.kind == "welcome"
+    # The welcome names the link where it offers the order form and where it says how
+    # often the player is emailed: one link.
+    (link,) = set(re.findall(rf"{re.escape(module_server)}/p/[^/\s]+/", mailed.text))
     phone = module_browser.new_context(viewport=WIDTHS["phone"]).new_page()
     phone.goto(link)
     with phone.expect_navigation(url=f"{module_server}{seat_page(game, 2)}"):
         phone.click("main button[type=submit]")
     assert phone.locator("#seat-name strong").inner_text() == "dee"
+    # The board names the new player; what happened before keeps the old name.
+    assert phone.locator("#board tr th:first-child").all_inner_texts() == [
+        "Player",
+        "ann",
+        "bob",
+        "dee",
+    ]
+    assert (
+        phone.locator("#gm-log li")
+        .first.inner_text()
+        .endswith("The GM handed seat 3 from cy to dee")
+    )
     phone.context.close()

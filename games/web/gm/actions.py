@@ -97,7 +97,10 @@ def _extend(form: ExtendForm, now: datetime) -> str:
         **_logged(form),
     )
     when = schedule.local_time(step.deadline, form.game.time_zone)
-    return f"The deadline of step {step.number} is now {when}; every player is told."
+    return (
+        f"The deadline of step {step.number} is now {when}; the players who owe an order, and "
+        "those who get every report, are emailed."
+    )
 
 
 def _pause(form: ReasonForm, now: datetime) -> str:
@@ -145,6 +148,7 @@ def _order(form: OrderForm, now: datetime) -> str:
 
 
 def _replace(form: ReplaceForm, now: datetime) -> str:
+    left = form.game.seats.get(position=form.cleaned_data["seat"])
     seat = postal.replace_player(
         form.game.pk,
         position=form.cleaned_data["seat"],
@@ -154,7 +158,12 @@ def _replace(form: ReplaceForm, now: datetime) -> str:
         shown_step=form.shown_step(),
         **_logged(form),
     )
-    return f"Seat {seat.position + 1} is now played by {seat.name} <{seat.email}>; a link is sent."
+    if left.email.lower() == seat.email.lower():
+        return f"Seat {seat.position + 1} is now {seat.name} <{seat.email}>, sent a new link."
+    return (
+        f"Seat {seat.position + 1} is now played by {seat.name} <{seat.email}>, welcomed with "
+        f"the rules, the current report and a link; {left.name} is told."
+    )
 
 
 def _rotate(form: SeatForm, now: datetime) -> str:

@@ -238,7 +238,10 @@ def extension(request: HttpRequest, game_id: int, position: int) -> HttpResponse
         deadline = schedule.local_time(step.deadline, seat.zone)
         messages.success(
             request,
-            gettext("Done: the deadline is now %(deadline)s; everyone is told.")
+            gettext(
+                "Done: the deadline is now %(deadline)s; it is emailed to the players who owe "
+                "an order and to those who get every report."
+            )
             % {"deadline": deadline},
         )
     return redirect(seat_page(seat))

@@ -499,7 +499,10 @@ def test_a_sign_up_for_a_seat_in_civil_disorder_approved_replaces_its_player(
     assert seat.link_version == before.link_version + 1
     assert states(game) == [("zed", "accepted"), ("yan", "declined")]
     assert told("zed")[-2:] == [
-        ("link", "Test Choice: your new link"),
+        (
+            "welcome",
+            "Test Choice: welcome, seat 2 is yours, your order is due Wed 25 Nov 2026 18:00 UTC",
+        ),
         ("signup", "Test Choice: you take over seat 2"),
     ]
     assert told("yan")[-1] == ("signup", "Test Choice: seat 2 went to another player")

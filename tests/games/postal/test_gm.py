@@ -1065,7 +1065,8 @@ def test_extend_moves_the_deadline_typed_in_the_games_zone(
     game = started_game(now=now, gm=gm, time_zone="Europe/Berlin")
     messages = act(client, game, "extend", deadline="2026-11-27T20:00")
     assert messages == [
-        "The deadline of step 1 is now Fri 27 Nov 2026 20:00 CET (19:00 UTC); every player is told."
+        "The deadline of step 1 is now Fri 27 Nov 2026 20:00 CET (19:00 UTC); the players who "
+        "owe an order, and those who get every report, are emailed."
     ]
     assert game.steps.get().deadline == datetime(2026, 11, 27, 19, 0, tzinfo=UTC)
 
@@ -1168,7 +1169,8 @@ def test_replace_a_player(client: Client, gm: User, now: datetime) -> None:
     game = started_game(now=now, gm=gm)
     Seat.objects.filter(game=game, position=1).update(nmr_count=2)
     assert act(client, game, "replace", seat="1", name="bea", email="bea@example.org") == [
-        "Seat 2 is now played by bea <bea@example.org>; a link is sent."
+        "Seat 2 is now played by bea <bea@example.org>, welcomed with the rules, the current "
+        "report and a link; bob is told."
     ]
     seat = game.seats.get(position=1)
     assert (seat.name, seat.email, seat.link_version, seat.nmr_count) == (
@@ -1177,7 +1179,15 @@ def test_replace_a_player(client: Client, gm: User, now: datetime) -> None:
         1,
         0,
     )
-    assert OutboundEmail.objects.filter(to="bea@example.org", kind="link").count() == 1
+    assert list(
+        OutboundEmail.objects.filter(to__in=["bea@example.org", "bob@example.org"])
+        .filter(kind__in=["welcome", "replaced"])
+        .order_by("to")
+        .values_list("to", "kind")
+    ) == [("bea@example.org", "welcome"), ("bob@example.org", "replaced")]
+    assert act(client, game, "replace", seat="1", name="Bea", email="BEA@example.org") == [
+        "Seat 2 is now Bea <BEA@example.org>, sent a new link."
+    ]
 
 
 @pytest.mark.parametrize(

@@ -86,7 +86,7 @@ ACTIONS: dict[str, tuple[Callable[[Game, datetime, str], Any], str, str]] = {
             game.pk, position=2, name="dee", email="dee@example.org", now=now, reason=reason
         ),
         "replace",
-        "The GM gave cy's seat to dee",
+        "The GM handed seat 3 from cy to dee",
     ),
     "resolve": (
         lambda game, now, reason: postal.resolve_now(game.pk, now=now, reason=reason),
@@ -151,7 +151,7 @@ def test_a_replacement_from_the_open_games_is_logged_without_addresses(
         (
             "replace",
             1,
-            "The GM gave bob's seat to zed",
+            "The GM handed seat 2 from bob to zed",
             "a new player took over the seat from the open games",
             gm.pk,
         )
@@ -218,7 +218,8 @@ def test_the_gm_forms_log_the_reason_and_the_gm_page_shows_it(gm: User, now: dat
     game = started_game(now=now, gm=gm, early_processing=False)
     client = gm_client(gm)
     assert act(client, game, "extend", deadline="2026-11-27T19:00", reason="ann is ill") == [
-        "The deadline of step 1 is now Fri 27 Nov 2026 19:00 UTC; every player is told."
+        "The deadline of step 1 is now Fri 27 Nov 2026 19:00 UTC; the players who "
+        "owe an order, and those who get every report, are emailed."
     ]
     assert act(client, game, "pause", reason="") == ["The game is paused."]
     assert logged(game) == [
@@ -310,7 +311,7 @@ def test_the_seat_page_shows_the_log_newest_first_without_the_orders_text_or_add
     )
     page = seat_client(game, 0, now).get(seat_page(game, 0)).content.decode()
     assert log_items(page) == [
-        "23 Nov 18:00 UTC, step 1: The GM gave cy's seat to dee (cy moved)",
+        "23 Nov 18:00 UTC, step 1: The GM handed seat 3 from cy to dee (cy moved)",
         "23 Nov 18:00 UTC, step 1: The GM entered an order for bob (bob phoned it in)",
     ]
     section = re.search(r'<section id="gm-log">(.*?)</section>', page, re.S)
@@ -416,7 +417,7 @@ GERMAN_ACTIONS = {
     "deadline": "Der Spielleiter hat den Abgabetermin auf Fr., 27. November 2026, 19:00 UTC "
     "verschoben",
     "order": "Der Spielleiter hat einen Zug für bob eingetragen",
-    "replace": "Der Spielleiter hat den Platz von cy an dee gegeben",
+    "replace": "Der Spielleiter hat Platz 3 von cy an dee übergeben",
     "resolve": "Der Spielleiter hat Runde 1 vorzeitig ausgewertet",
     "pause": "Der Spielleiter hat das Spiel pausiert",
 }

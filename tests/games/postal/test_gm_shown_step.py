@@ -121,7 +121,8 @@ def test_extend_twice_to_the_same_deadline_tells_the_players_once(gm: User, now:
     game = started_game(now=now, gm=gm, time_zone="Europe/Berlin")
     client = gm_client(gm)
     assert act(client, game, "extend", step="1", deadline="2026-11-27T20:00") == [
-        "The deadline of step 1 is now Fri 27 Nov 2026 20:00 CET (19:00 UTC); every player is told."
+        "The deadline of step 1 is now Fri 27 Nov 2026 20:00 CET (19:00 UTC); the players who "
+        "owe an order, and those who get every report, are emailed."
     ]
     after = counts(game)
     assert after["gm_log"] == [("deadline",)]
@@ -233,7 +234,8 @@ def test_replace_twice_with_the_same_player_replaces_once(gm: User, now: datetim
     client = gm_client(gm)
     data = {"step": "1", "seat": "1", "name": "bea", "email": "bea@example.org"}
     assert act(client, game, "replace", **data) == [
-        "Seat 2 is now played by bea <bea@example.org>; a link is sent."
+        "Seat 2 is now played by bea <bea@example.org>, welcomed with the rules, the current "
+        "report and a link; bob is told."
     ]
     after = counts(game)
     seat = game.seats.get(position=1)
@@ -245,7 +247,7 @@ def test_replace_twice_with_the_same_player_replaces_once(gm: User, now: datetim
     seat.refresh_from_db()
     assert (seat.name, seat.email, seat.link_version) == ("bea", "bea@example.org", 1)
     assert list(Handover.objects.filter(seat=seat).values_list("name", flat=True)) == ["bob"]
-    assert OutboundEmail.objects.filter(to="bea@example.org", kind="link").count() == 1
+    assert OutboundEmail.objects.filter(to="bea@example.org", kind="welcome").count() == 1
 
 
 @pytest.mark.django_db

@@ -256,7 +256,8 @@ def test_the_player_uses_an_extension_from_the_seat_page(client: Client, now: da
     assert 'id="extension-form"' in html
     response = client.post(f"/play/{game.pk}/0/extension/", follow=True)
     assert messages_of(response.content.decode()) == [
-        "Done: the deadline is now Thu 26 Nov 2026 00:00 UTC; everyone is told."
+        "Done: the deadline is now Thu 26 Nov 2026 00:00 UTC; it is emailed to the players "
+        "who owe an order and to those who get every report."
     ]
     assert 'id="extension-form"' not in response.content.decode()
     response = client.post(f"/play/{game.pk}/0/extension/", follow=True)
