@@ -11,7 +11,6 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -46,6 +45,7 @@ from games.web.gm.forms import (
     TemplateForm,
     WebhookForm,
 )
+from games.web.gm.signin import gm_required
 
 
 def _invite(form: Any, now: datetime) -> str:
@@ -268,7 +268,7 @@ ACTIONS: dict[str, tuple[type[GameForm], Callable[[Any, datetime], str]]] = {
 }
 
 
-@staff_member_required
+@gm_required
 @require_POST
 def act(request: HttpRequest, game_id: int, action: str) -> HttpResponse:
     """Run one GM action on one game; its message, success or PostalError, shows on the

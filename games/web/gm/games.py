@@ -10,7 +10,6 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -26,9 +25,10 @@ from games.models import Game, GameTemplate, Publicity
 from games.postal import access, game_templates
 from games.web.gm.common import overview, with_overview
 from games.web.gm.forms import OFF, CreateGameForm, ImportGameForm
+from games.web.gm.signin import gm_required
 
 
-@staff_member_required
+@gm_required
 def dashboard(request: HttpRequest) -> HttpResponse:
     games = with_overview(Game.objects.filter(gm_id=request.user.pk).defer("state", "seed"))
     rows = [overview(game) for game in games.order_by("-created_at", "-id")]
@@ -54,7 +54,7 @@ def _form_url(game: str, profile: str) -> str:
     return reverse("gm:create_game", args=[game])
 
 
-@staff_member_required
+@gm_required
 def create(request: HttpRequest) -> HttpResponse:
     """Pick what to play: every game and profile by name, and the GM's saved templates."""
     ways = [
@@ -73,7 +73,7 @@ def create(request: HttpRequest) -> HttpResponse:
     return render(request, "games/gm/choose.html", {"ways": ways, "templates": templates})
 
 
-@staff_member_required
+@gm_required
 def create_game(request: HttpRequest, game: str, profile: str = "") -> HttpResponse:
     """The new-game form of one game and profile."""
     try:
@@ -83,7 +83,7 @@ def create_game(request: HttpRequest, game: str, profile: str = "") -> HttpRespo
     return _create(request, game, chosen, None)
 
 
-@staff_member_required
+@gm_required
 def create_from(request: HttpRequest, template_id: int) -> HttpResponse:
     """The new-game form filled in from one of the GM's templates."""
     template = get_object_or_404(GameTemplate, gm_id=request.user.pk, pk=template_id)
@@ -154,7 +154,7 @@ def _created(game: Game) -> str:
     return f"{game.title} is created and open for sign-up at {where}."
 
 
-@staff_member_required
+@gm_required
 def create_from_paper(request: HttpRequest) -> HttpResponse:
     """Continue a game that was running on paper: its history so far, its players and its
     rhythm (``ImportGameForm``); ``postal.import_game`` replays the record first and
@@ -199,7 +199,7 @@ def _continued(game: Game) -> str:
     return words
 
 
-@staff_member_required
+@gm_required
 @require_POST
 def delete_template(request: HttpRequest, template_id: int) -> HttpResponse:
     name = game_templates.delete(request.user, template_id)

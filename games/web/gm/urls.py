@@ -1,11 +1,13 @@
 from django.urls import path
 
-from games.web.gm import actions, game, games, inbound, mail, press, zines
+from games.web.gm import actions, game, games, inbound, mail, press, signin, zines
 
 app_name = "gm"
 
 urlpatterns = [
     path("", games.dashboard, name="dashboard"),
+    path("sign-in/", signin.SignIn.as_view(), name="sign_in"),
+    path("sign-out/", signin.SignOut.as_view(), name="sign_out"),
     path("new/", games.create, name="create"),
     path("import/", games.create_from_paper, name="create_from_paper"),
     path("new/from/<int:template_id>/", games.create_from, name="create_from"),
