@@ -136,20 +136,8 @@ def create_game(
     missed.check()
     engine = check_options(engine_key, options)
     title = single_line(title, "the title")
-    _check_seats(registry.players(engine.key, options), len(players), signup, seats_wanted)
-    seen: set[str] = set()
-    for number, player in enumerate(players, start=1):
-        name = single_line(player.name, f"the name of player {number}")
-        if name.lower() in seen:
-            raise PostalError(f"two players are called {name!r}; names must differ")
-        seen.add(name.lower())
-        email = single_line(player.email, f"the email of {name}")
-        try:
-            validate_email(email)
-        except ValidationError:
-            raise PostalError(f"{email!r} is not one email address") from None
-        if player.time_zone:
-            _zone(player.time_zone)
+    check_seats(registry.players(engine.key, options), len(players), signup, seats_wanted)
+    check_players(players)
     _zone(time_zone)
     if language not in languages.NAMES:
         raise PostalError(f"{language!r} is not a language of this service")
@@ -192,7 +180,25 @@ def create_game(
     return game
 
 
-def _check_seats(
+def check_players(players: Sequence[Player]) -> None:
+    """PostalError unless each player has a single-line name of their own and one email
+    address (and a known time zone, if any)."""
+    seen: set[str] = set()
+    for number, player in enumerate(players, start=1):
+        name = single_line(player.name, f"the name of player {number}")
+        if name.lower() in seen:
+            raise PostalError(f"two players are called {name!r}; names must differ")
+        seen.add(name.lower())
+        email = single_line(player.email, f"the email of {name}")
+        try:
+            validate_email(email)
+        except ValidationError:
+            raise PostalError(f"{email!r} is not one email address") from None
+        if player.time_zone:
+            _zone(player.time_zone)
+
+
+def check_seats(
     counts: registry.Players, invited: int, signup: str, seats_wanted: int | None
 ) -> None:
     """PostalError unless the seats fit the way to play's player counts (``counts``): the

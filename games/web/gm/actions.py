@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -281,6 +282,10 @@ def act(request: HttpRequest, game_id: int, action: str) -> HttpResponse:
     form.by = request.user.pk
     if not form.is_valid():
         messages.error(request, first_error(form))
+    elif isinstance(form, ResolveForm) and not form.is_confirmed():
+        # Not from the confirmation page: it shows who has not ordered, and what it costs.
+        query = urlencode({"step": form.shown_step(), "reason": form.cleaned_data["reason"]})
+        return redirect(f"{reverse('gm:resolve', args=[game.pk])}?{query}")
     else:
         try:
             messages.success(request, run(form, timezone.now()))

@@ -387,6 +387,46 @@ def check_seats(form: forms.Form, counts: registry.Players, data: dict[str, Any]
         )
 
 
+class EditGameForm(forms.Form):
+    """A game not yet started, changed by its GM (``postal.change_recruiting``): its
+    title, its invited players and, for an open game, its number of seats, checked in the
+    words of its way to play."""
+
+    title = NewGameForm.base_fields["title"]
+    seats_wanted = forms.IntegerField(required=False, label="Seats")
+    players = forms.CharField(
+        required=False,
+        widget=forms.Textarea(
+            attrs={"rows": 6, "placeholder": "Ann <ann@example.org>\nBob, bob@example.org"}
+        ),
+        help_text=format_html(
+            "{} A player you keep keeps their seat and link; a player you take out is not "
+            "told, and their link stops working; a new player gets their link when you "
+            "invite the players.",
+            PLAYERS_HELP,
+        ),
+    )
+
+    clean_title = NewGameForm.clean_title
+    clean_players = NewGameForm.clean_players
+
+    def __init__(self, *args: Any, game: Game, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.game = game
+        self.counts = registry.players(game.engine, game.options)
+        seats = self.fields["seats_wanted"]
+        seats.widget.attrs.update(min=self.counts.low, max=self.counts.high)
+        seats.help_text = f"How many players the open game takes ({self.counts.words()})."
+        if game.signup == SignUpMode.CLOSED:
+            del self.fields["seats_wanted"]
+
+    def clean(self) -> dict[str, Any] | None:
+        data = super().clean()
+        if data is not None:
+            check_seats(self, self.counts, {**data, "signup": self.game.signup})
+        return data
+
+
 # The largest record file a GM may upload: a long game's record is a few hundred kB.
 RECORD_BYTES = 2 * 1024 * 1024
 
@@ -584,7 +624,14 @@ class LanguageForm(GameForm):
 
 
 class ResolveForm(ShownStep, ReasonForm):
-    """Resolve the step the GM was shown now (``postal.resolve_now``)."""
+    """Resolve the step the GM was shown now (``postal.resolve_now``), once confirmed on
+    the page that names who has not ordered (``games.web.gm.resolve``): a post without
+    ``confirmed`` resolves nothing and opens that page."""
+
+    confirmed = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    def is_confirmed(self) -> bool:
+        return self.cleaned_data.get("confirmed") == "yes"
 
 
 class RollbackForm(ShownStep, ReasonForm):

@@ -21,10 +21,10 @@ from games.community import signups
 from games.engines import registry
 from games.engines.base import Engine, Profile, counted
 from games.lib import schedule
-from games.models import Game, GameTemplate, Publicity
+from games.models import Game, GameTemplate, Publicity, SignUp
 from games.postal import access, game_templates
-from games.web.gm.common import overview, with_overview
-from games.web.gm.forms import OFF, CreateGameForm, ImportGameForm
+from games.web.gm.common import overview, own_game, with_overview
+from games.web.gm.forms import OFF, CreateGameForm, EditGameForm, ImportGameForm
 from games.web.gm.signin import gm_required
 
 
@@ -207,3 +207,63 @@ def delete_template(request: HttpRequest, template_id: int) -> HttpResponse:
         raise Http404("no such template")
     messages.success(request, f"The template {name!r} is deleted.")
     return redirect("gm:create")
+
+
+def _players_box(game: Game) -> str:
+    return "\n".join(f"{seat.name} <{seat.email}>" for seat in game.seats.order_by("position"))
+
+
+@gm_required
+def edit_game(request: HttpRequest, game_id: int) -> HttpResponse:
+    """A game not yet started: its title, its invited players and its seats changed, or
+    the game deleted (``delete_game``). Once it has started, its page."""
+    game = own_game(request, game_id)
+    if game.status not in (Game.Status.DRAFT, Game.Status.RECRUITING):
+        messages.error(request, "The game has started: its seats stay; replace a player instead.")
+        return redirect("gm:game", game.pk)
+    initial = {
+        "title": game.title,
+        "players": _players_box(game),
+        "seats_wanted": game.seats_wanted,
+    }
+    form = EditGameForm(request.POST or None, game=game, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            postal.change_recruiting(
+                game.pk,
+                title=data["title"],
+                players=data["players"],
+                seats_wanted=data.get("seats_wanted"),
+            )
+        except postal.PostalError as error:
+            form.add_error(None, error.message)
+        else:
+            messages.success(request, f"{data['title']} is changed.")
+            return redirect("gm:game", game.pk)
+    context = {
+        "game": game,
+        "form": form,
+        "variant": registry.title(game.engine, game.options),
+        "signed_up": game.signups.filter(
+            state__in=[SignUp.State.ACCEPTED, SignUp.State.WAITING]
+        ).count(),
+    }
+    return render(request, "games/gm/edit.html", context)
+
+
+@gm_required
+@require_POST
+def delete_game(request: HttpRequest, game_id: int) -> HttpResponse:
+    """Delete a game not yet started; the box "delete it" must be ticked."""
+    game = own_game(request, game_id)
+    if request.POST.get("confirm") != "yes":
+        messages.error(request, "Nothing was deleted: tick “Yes, delete this game” first.")
+        return redirect("gm:edit", game.pk)
+    try:
+        title = postal.delete_recruiting(game.pk)
+    except postal.PostalError as error:
+        messages.error(request, error.message)
+        return redirect("gm:game", game.pk)
+    messages.success(request, f"{title} is deleted.")
+    return redirect("gm:dashboard")

@@ -91,6 +91,8 @@ def act(client: Client, game: Game, action: str, **data: Any) -> list[str]:
     if action in SHOWN_STEP_ACTIONS:
         data.setdefault("step", str(Game.objects.get(pk=game.pk).step_number))
     page = reverse("gm:game", args=[game.pk])
+    if action == "resolve":
+        data.setdefault("confirmed", "yes")  # as the confirmation page posts it
     response = client.post(reverse("gm:act", args=[game.pk, action]), data, follow=True)
     assert response.redirect_chain == [(page, 302)]
     return [str(message) for message in response.context["messages"]]
