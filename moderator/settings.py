@@ -425,6 +425,8 @@ CALENDAR_CACHE_SECONDS = 300
 # Admin (and so GM panel) logins: 10 failures for one username from one address lock that
 # pair for 15 minutes. Nobody else is locked: not the same GM from elsewhere, not another
 # GM behind the same address.
+# The GM's sign-in page (games.web.gm.signin); the admin keeps its own at /admin/login/.
+LOGIN_URL = "gm:sign_in"
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",

@@ -14,7 +14,13 @@ from campaigns.postal import DEFAULT_NIGHT_SCHEDULE, DEFAULT_POINTS, FIRST_PLAYE
 from games.engines.base import counted
 from games.engines.first_player.rules import FirstPlayerEngine
 from games.lib import schedule
-from games.web.gm.forms import PLAYERS_HELP, DeadlinesForm, parse_player
+from games.web.gm.forms import (
+    EMAIL_LENGTH,
+    NAME_LENGTH,
+    PLAYERS_HELP,
+    DeadlinesForm,
+    parse_player,
+)
 from games.web.options import OptionsFields
 
 FIRST_PLAYER_KEY = FirstPlayerEngine.key
@@ -104,10 +110,40 @@ class CampaignForm(DeadlinesForm):
 
 
 class MemberForm(forms.Form):
-    member = forms.CharField(max_length=320, label="New member", help_text="name <email>")
+    """A new member: their name and their email address, each in a field of its own (the
+    address one a phone offers its @ keyboard for)."""
 
-    def clean_member(self) -> Any:
-        return parse_player(self.cleaned_data["member"], 1)
+    name = forms.CharField(
+        max_length=NAME_LENGTH,
+        label="New member's name",
+        widget=forms.TextInput(attrs={"autocomplete": "off", "placeholder": "Dee"}),
+    )
+    email = forms.CharField(
+        max_length=EMAIL_LENGTH,
+        label="Their email address",
+        help_text="Their link to each game of the campaign is sent there.",
+        widget=forms.EmailInput(attrs={"autocomplete": "off", "placeholder": "dee@example.org"}),
+    )
+
+    def clean(self) -> dict[str, Any] | None:
+        data = super().clean()
+        if data is not None and "name" in data and "email" in data:
+            try:
+                data["member"] = parse_member(data["name"], data["email"])
+            except ValidationError as error:
+                self.add_error(None, error)
+        return data
+
+
+def parse_member(name: str, email: str) -> Any:
+    """The new member's name and address as a player; ValidationError says what is wrong
+    (in the words ``parse_player`` uses, without its line number)."""
+    if any(char in name for char in "<>"):
+        raise ValidationError("the name must not hold < or >")
+    try:
+        return parse_player(f"{name.strip()} <{email.strip()}>", 1)
+    except ValidationError as error:
+        raise ValidationError(error.messages[0].removeprefix("line 1: ")) from None
 
 
 class NightForm(forms.Form):

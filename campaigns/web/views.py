@@ -5,7 +5,6 @@ only (any other answers 404). Thin: each action validates a form and calls one
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -23,6 +22,7 @@ from games.models import Webhook
 from games.notify import webhooks
 from games.web.common import first_error
 from games.web.gm.forms import WebhookFields
+from games.web.gm.signin import gm_required
 
 
 def campaigns_of(request: HttpRequest) -> QuerySet[Campaign]:
@@ -36,7 +36,7 @@ def _campaign(request: HttpRequest, campaign_id: int) -> Campaign:
     return get_object_or_404(campaigns_of(request), pk=campaign_id)
 
 
-@staff_member_required
+@gm_required
 def campaign_list(request: HttpRequest) -> HttpResponse:
     """The host's campaigns, and the kinds of campaign to start: a First Player campaign or
     a league of any other game and profile."""
@@ -72,7 +72,7 @@ def _league_url(game: str, profile: str) -> str:
     return reverse("campaigns:new_league", args=[game])
 
 
-@staff_member_required
+@gm_required
 def new_campaign(request: HttpRequest, game: str | None = None, profile: str = "") -> HttpResponse:
     """The form of a new First Player campaign (``game`` None) or league of ``game``."""
     title = "A First Player campaign"
@@ -105,7 +105,7 @@ def new_campaign(request: HttpRequest, game: str | None = None, profile: str = "
     return render(request, "campaigns/new.html", {"form": form, "title": title})
 
 
-@staff_member_required
+@gm_required
 def campaign_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _campaign(request, campaign_id)
     members = list(campaign.members.order_by("joined_at", "id"))
@@ -154,7 +154,7 @@ def _webhook_context(campaign: Campaign) -> dict[str, object]:
     }
 
 
-@staff_member_required
+@gm_required
 @require_POST
 def campaign_webhook(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Set, change or (with ``remove``) take away the campaign's webhook."""
@@ -187,7 +187,7 @@ def campaign_webhook(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return redirect("campaigns:campaign", campaign.pk)
 
 
-@staff_member_required
+@gm_required
 @require_POST
 def add_member(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _campaign(request, campaign_id)
@@ -204,7 +204,7 @@ def add_member(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return redirect("campaigns:campaign", campaign.pk)
 
 
-@staff_member_required
+@gm_required
 @require_POST
 def open_night(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _campaign(request, campaign_id)
@@ -232,7 +232,7 @@ def open_night(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return redirect("campaigns:campaign", campaign.pk)
 
 
-@staff_member_required
+@gm_required
 @require_POST
 def league_game(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _campaign(request, campaign_id)
@@ -245,7 +245,7 @@ def league_game(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return redirect("campaigns:campaign", campaign.pk)
 
 
-@staff_member_required
+@gm_required
 def tracker_csv(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _campaign(request, campaign_id)
     response = HttpResponse(postal.tracker_csv(campaign), content_type="text/csv; charset=utf-8")
@@ -253,7 +253,7 @@ def tracker_csv(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return response
 
 
-@staff_member_required
+@gm_required
 def tracker_svg(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _campaign(request, campaign_id)
     svg = _chart(campaign, postal.tracker(campaign))

@@ -505,11 +505,11 @@ def start(game_id: int, *, now: datetime, seed: bytes | None = None) -> Game:
             raise postal.PostalError(
                 f"the game is {game.status}; only a game not yet started can start"
             )
-        engine = registry.get(game.engine)
+        counts = registry.players(game.engine, game.options)
         counted = seats(game)
-        if counted.taken < engine.min_players:
+        if counted.taken < counts.low:
             raise postal.PostalError(
-                f"{engine.title} needs at least {engine.min_players} players; "
+                f"{counts.title} needs at least {counts.low} players; "
                 f"{counted.taken} {'has' if counted.taken == 1 else 'have'} a seat"
             )
         return _start(game, now, seed)
@@ -613,15 +613,15 @@ def gm_view(game: Game, game_seats: list[Seat], now: datetime) -> GMView:
             confirmed = schedule.local_time(signup.confirmed_at, game.time_zone)
         record = records.get(normalise(signup.email))
         rows.append(Row(signup, confirmed, approvable, declinable, record))
-    engine = registry.get(game.engine)
+    fewest = registry.players(game.engine, game.options).low
     return GMView(
         shown=bool(game.signup or every or offered),
         is_open=is_open(game),
         seats=counted,
         rows=rows,
         waiting=[s for s in every if s.state == State.WAITING and s.position is None],
-        min_players=engine.min_players,
-        startable=counted is not None and counted.taken >= engine.min_players,
+        min_players=fewest,
+        startable=counted is not None and counted.taken >= fewest,
         offered=offered,
     )
 

@@ -201,11 +201,14 @@ class Option:
 @dataclass(frozen=True)
 class Profile:
     """A way to play the game that GMs pick by name (Choice: Suppenkasper). ``key`` is the
-    value of the game's profile option, "" for a game with one way to play."""
+    value of the game's profile option, "" for a game with one way to play. ``players``:
+    how many players it takes (fewest, most) when not the game's own counts (Death Match:
+    exactly two)."""
 
     key: str
     title: str
     summary: str
+    players: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ Its templates are found by key: ``templates/games/<key>/``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,6 +93,36 @@ def profiles() -> list[tuple[str, Profile]]:
 def title(key: str, options: dict[str, Any]) -> str:
     """The name of the way ``options`` play game ``key``: "Liar's Dice: Death Match"."""
     return SETTINGS[key].profile_of(options).title
+
+
+@dataclass(frozen=True)
+class Players:
+    """How many players a way to play takes: ``title`` names it as GMs pick it ("Liar's
+    Dice: Death Match"), ``low`` and ``high`` the fewest and the most."""
+
+    title: str
+    low: int
+    high: int
+
+    def words(self) -> str:
+        """ "Liar's Dice: Death Match takes exactly 2 players", "Drop-Shy takes 2 to 20
+        players": what the new-game form and postal say."""
+        if self.low == self.high:
+            return f"{self.title} takes exactly {self.low} players"
+        return f"{self.title} takes {self.low} to {self.high} players"
+
+    def allows(self, count: int) -> bool:
+        return self.low <= count <= self.high
+
+
+def players(key: str, options: Mapping[str, Any]) -> Players:
+    """How many players the profile ``options`` choose of game ``key`` takes: the
+    profile's own counts, else the game's. KeyError if no game has that key or the
+    options name no profile of it."""
+    engine = ENGINES[key]
+    profile = SETTINGS[key].profile_of(options)
+    low, high = profile.players or (engine.min_players, engine.max_players)
+    return Players(str(profile.title), low, high)
 
 
 def describe(

@@ -9,7 +9,7 @@ One module per family of actions, and this package's face names what callers use
 (``from games import postal``; ``postal.accept_order(...)``):
 
 - ``games``: a game created, started, its players invited, played again; who may watch it
-  and its language.
+  and its language; ``recruiting``: a game not yet started changed or deleted.
 - ``orders``: an order taken in (``receipts``: the receipts it is owed, written by the
   workers).
 - ``resolving``: the due steps claimed and resolved, or one resolved now by the GM;
@@ -79,6 +79,7 @@ from games.postal.orders import (
 )
 from games.postal.paper import import_game
 from games.postal.receipts import write_receipts
+from games.postal.recruiting import change_recruiting, delete_recruiting
 from games.postal.resolving import (
     count_due_steps,
     due_step_ids,
@@ -116,6 +117,7 @@ __all__ = [
     "accept_linked_order",
     "accept_order",
     "ask_lost_links",
+    "change_recruiting",
     "check_options",
     "check_shown_step",
     "choose_autopilot",
@@ -124,6 +126,7 @@ __all__ = [
     "clear_needs_gm",
     "count_due_steps",
     "create_game",
+    "delete_recruiting",
     "due_step_ids",
     "due_steps",
     "extend_deadline",

@@ -136,20 +136,8 @@ def create_game(
     missed.check()
     engine = check_options(engine_key, options)
     title = single_line(title, "the title")
-    _check_seats(engine, len(players), signup, seats_wanted)
-    seen: set[str] = set()
-    for number, player in enumerate(players, start=1):
-        name = single_line(player.name, f"the name of player {number}")
-        if name.lower() in seen:
-            raise PostalError(f"two players are called {name!r}; names must differ")
-        seen.add(name.lower())
-        email = single_line(player.email, f"the email of {name}")
-        try:
-            validate_email(email)
-        except ValidationError:
-            raise PostalError(f"{email!r} is not one email address") from None
-        if player.time_zone:
-            _zone(player.time_zone)
+    check_seats(registry.players(engine.key, options), len(players), signup, seats_wanted)
+    check_players(players)
     _zone(time_zone)
     if language not in languages.NAMES:
         raise PostalError(f"{language!r} is not a language of this service")
@@ -192,18 +180,37 @@ def create_game(
     return game
 
 
-def _check_seats(
-    engine: Engine[Any, Any, Any], invited: int, signup: str, seats_wanted: int | None
+def check_players(players: Sequence[Player]) -> None:
+    """PostalError unless each player has a single-line name of their own and one email
+    address (and a known time zone, if any)."""
+    seen: set[str] = set()
+    for number, player in enumerate(players, start=1):
+        name = single_line(player.name, f"the name of player {number}")
+        if name.lower() in seen:
+            raise PostalError(f"two players are called {name!r}; names must differ")
+        seen.add(name.lower())
+        email = single_line(player.email, f"the email of {name}")
+        try:
+            validate_email(email)
+        except ValidationError:
+            raise PostalError(f"{email!r} is not one email address") from None
+        if player.time_zone:
+            _zone(player.time_zone)
+
+
+def check_seats(
+    counts: registry.Players, invited: int, signup: str, seats_wanted: int | None
 ) -> None:
-    counts = f"{engine.title} takes {engine.min_players} to {engine.max_players} players"
+    """PostalError unless the seats fit the way to play's player counts (``counts``): the
+    players of an invitation-only game, the seats of an open one."""
     if signup not in SignUpMode.values:
         raise PostalError(f"{signup!r} is not a way for players to join")
     if signup == SignUpMode.CLOSED:
-        if not engine.min_players <= invited <= engine.max_players:
-            raise PostalError(f"{counts}, not {invited}")
+        if not counts.allows(invited):
+            raise PostalError(f"{counts.words()}, not {invited}")
         return
-    if seats_wanted is None or not engine.min_players <= seats_wanted <= engine.max_players:
-        raise PostalError(f"{counts}: choose the number of seats between them")
+    if seats_wanted is None or not counts.allows(seats_wanted):
+        raise PostalError(f"{counts.words()}: choose the number of seats between them")
     if invited >= seats_wanted:
         raise PostalError(
             f"the {invited} players you invite fill all {seats_wanted} seats: leave a seat "

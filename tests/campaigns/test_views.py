@@ -171,7 +171,9 @@ def test_a_night_is_opened_from_the_seating_form_and_the_tracker_follows(
     create(client_of)
     campaign = Campaign.objects.get()
     added = client_of.post(
-        f"/gm/campaigns/{campaign.pk}/members/", {"member": "dee <dee@example.org>"}, follow=True
+        f"/gm/campaigns/{campaign.pk}/members/",
+        {"name": "dee", "email": "dee@example.org"},
+        follow=True,
     )
     assert messages_of(added) == ["dee joins the campaign."]
     members = {m.name: m.pk for m in campaign.members.all()}
@@ -354,3 +356,18 @@ def test_a_name_that_would_be_a_formula_is_text_in_the_tracker_csv(
     response = client_of.get(f"/gm/campaigns/{campaign.pk}/tracker.csv")
     rows = list(csv.reader(io.StringIO(response.content.decode())))
     assert rows == [[""], [f"'{name}"], ["bob"], ["Reserved dice"], ["Total"]]
+
+
+def test_the_member_field_asks_for_an_email_address_and_says_what_is_wrong(
+    client_of: Client,
+) -> None:
+    create(client_of)
+    campaign = Campaign.objects.get()
+    page = client_of.get(f"/gm/campaigns/{campaign.pk}/").content.decode()
+    assert '<label for="id_email">Their email address:</label>' in page
+    assert re.search(r'<input type="email" name="email"[^>]*placeholder="dee@example.org"', page)
+    refused = client_of.post(
+        f"/gm/campaigns/{campaign.pk}/members/", {"name": "dee", "email": "dee"}, follow=True
+    )
+    assert messages_of(refused) == ["'dee' is not one email address"]
+    assert sorted(campaign.members.values_list("name", flat=True)) == ["ann", "bob", "cy"]

@@ -76,9 +76,11 @@ def gm_user(username: str = "host") -> User:
 
 
 def sign_in(page: Page, web_server: str, username: str = "host") -> None:
-    """The GM signs in through the admin's login form, which sends them to the GM panel."""
-    page.goto(f"{web_server}/admin/login/?next=/gm/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
+    """The GM opens the panel, which sends them to its sign-in page; signed in, they are
+    back at the panel."""
+    page.goto(f"{web_server}/gm/")
+    page.wait_for_url(f"{web_server}/gm/sign-in/?next=/gm/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
     with page.expect_navigation(url=f"{web_server}/gm/"):
-        page.click("input[type=submit]")
+        page.get_by_role("button", name="Sign in", exact=True).click()

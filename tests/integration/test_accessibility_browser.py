@@ -151,6 +151,8 @@ def test_the_gm_pages_have_no_serious_violations(
             f"/gm/campaigns/{league.pk}/",
             f"/gm/{table_game.pk}/",
             f"/gm/{draft.pk}/",
+            f"/gm/{draft.pk}/edit/",
+            f"/gm/{games[1].pk}/resolve/confirm/?step=1",
             *(f"/gm/{game.pk}/" for game in games),
         ],
     )
@@ -250,6 +252,14 @@ def test_the_refusal_pages_have_no_serious_violations(
 ) -> None:
     gm_user()
     found = checked(page, f"{module_server}/p/not-a-link/")
+    # The GM's sign-in page, and with its error.
+    found += checked(page, f"{module_server}/gm/sign-in/")
+    page.fill("#id_username", "host")
+    page.fill("#id_password", "not it")
+    with page.expect_navigation():
+        page.click("#sign-in button[type=submit]")
+    assert page.locator("#sign-in-errors li").count() == 1
+    found += problems(page)
     settings.AXES_FAILURE_LIMIT = 1
     page.goto(f"{module_server}/admin/login/")
     page.fill("#id_username", "host")

@@ -17,7 +17,7 @@ from django.utils import timezone
 from pytest_django.fixtures import Settings
 
 from games.engines import registry
-from games.models import Game, Seat
+from games.models import Game, GMAction, Seat
 from moderator.mail.models import OutboundEmail
 from tests.factories import NAMES, seat_page, started_game
 from tests.integration.every_game import GAMES, WIDTHS, gm_user, sign_in
@@ -152,11 +152,27 @@ def test_the_gm_resolves_a_step_now_and_replaces_a_player(
     assert page.locator("#owing").inner_text() == "Still owes an order: ann"
 
     page.get_by_role("button", name="Resolve the step now").click()
+    page.wait_for_url(f"{module_server}/gm/{game.pk}/resolve/confirm/?step=1&reason=")
+    assert page.locator("h1").inner_text() == "Resolve step 1 now?"
+    assert page.locator("#costs li").all_inner_texts() == [
+        "ann: the NMR default is played for them: bid 1 2; it is their 1st missed turn "
+        "(1 in a row)."
+    ]
+    # A double click on the confirmation resolves the step once.
+    page.get_by_role("button", name="Yes, resolve step 1 now").dblclick()
     page.wait_for_url(f"{module_server}/gm/{game.pk}/")
-    assert messages(page) == ["The step is resolved; missing orders got their NMR defaults."]
+    page.wait_for_load_state()
     assert Game.objects.get(pk=game.pk).step_number == 2
+    assert list(game.steps.order_by("number").values_list("number", "status")) == [
+        (1, "done"),
+        (2, "open"),
+    ]
+    assert GMAction.objects.filter(game=game, kind=GMAction.Kind.RESOLVE).count() == 1
+    page.goto(f"{module_server}/gm/{game.pk}/")
     assert page.locator("#owing").inner_text() == "Still owes an order: bob"
 
+    # Replacing a player is among the actions folded below the common ones.
+    page.locator("#more-actions > summary").click()
     replace = page.locator("form", has=page.get_by_role("button", name="Replace"))
     replace.get_by_label("Seat").select_option(label="cy")
     replace.get_by_label("New name").fill("dee")
@@ -200,3 +216,56 @@ def test_the_gm_resolves_a_step_now_and_replaces_a_player(
         .endswith("The GM handed seat 3 from cy to dee")
     )
     phone.context.close()
+
+
+def test_the_gm_at_390_px_signs_in_fixes_the_seats_changes_and_runs_a_game(
+    transactional_db: None, now: datetime, module_server: str, module_browser: Browser
+) -> None:
+    """A phone: the GM's own sign-in page; a Death Match of three refused on the form in
+    its words, then created with two; the recruiting game changed; the list names its
+    variant; the running game's page puts its common actions on the first screen."""
+    page = module_browser.new_context(viewport=WIDTHS["phone"]).new_page()
+    gm = gm_user()
+    sign_in(page, module_server)
+    assert page.title() == "Your games · GM panel"
+
+    page.goto(f"{module_server}/gm/new/liars-dice/genius_dm/")
+    page.get_by_label("Title", exact=True).fill("Duel")
+    page.get_by_label("Players", exact=True).fill(
+        "ann <ann@example.org>\nbob <bob@example.org>\ncy <cy@example.org>"
+    )
+    page.get_by_role("button", name="Create the game").click()
+    assert page.locator("#field-players .errors li").all_inner_texts() == [
+        "Liar's Dice: Death Match takes exactly 2 players, not 3"
+    ]
+    assert Game.objects.count() == 0
+    page.get_by_label("Players", exact=True).fill("ann <ann@example.org>\nbob <bob@example.org>")
+    page.get_by_role("button", name="Create the game").click()
+    game = Game.objects.get(title="Duel")
+    page.wait_for_url(f"{module_server}/gm/{game.pk}/")
+
+    page.get_by_role("link", name="Change the title or the seats, or delete the game").click()
+    page.get_by_label("Title", exact=True).fill("Duel at dawn")
+    page.get_by_label("Players", exact=True).fill("ann <ann@example.org>\ndee <dee@example.org>")
+    page.get_by_role("button", name="Save the changes").click()
+    page.wait_for_url(f"{module_server}/gm/{game.pk}/")
+    assert messages(page) == ["Duel at dawn is changed."]
+    assert list(game.seats.order_by("position").values_list("name", flat=True)) == ["ann", "dee"]
+
+    page.get_by_role("link", name="Your games", exact=True).first.click()
+    assert page.locator("#games .variant").all_inner_texts() == ["Liar's Dice: Death Match"]
+
+    running = started_game(now=timezone.now(), gm=gm, **GAMES[2])
+    page.goto(f"{module_server}/gm/{running.pk}/")
+    resolve = page.get_by_role("button", name="Resolve the step now")
+    box = resolve.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= WIDTHS["phone"]["height"]
+    headings = page.locator("main h2").all_inner_texts()
+    assert headings[:3] == ["Actions", "Seats", "More actions"]
+    assert page.locator("#actions h3").all_inner_texts() == [
+        "Resolve the step now",
+        "Extend the deadline",
+        "Message the players",
+        "Pause the game",
+    ]
+    page.context.close()

@@ -162,9 +162,9 @@ SETTINGS = Settings(
         Profile(CLASSIC, _("Liar's Dice: classic"), _("The pub game (Perudo): bid on all the "
                 "dice under the cups, call liar, wild ones and palifico. 2 to 6 players.")),
         Profile(DEATH_MATCH, _("Liar's Dice: Death Match"), _("The Genius's duel: the loser of "
-                "a round gains a die, with optional anomalies. 2 players.")),
+                "a round gains a die, with optional anomalies. 2 players."), PLAYERS[DEATH_MATCH]),
         Profile(TEAM, _("Liar's Dice: team"), _("Two teams of two; nobody sees their own dice, "
-                "only the hand of the player behind them. 4 players.")),
+                "only the hand of the player behind them. 4 players."), PLAYERS[TEAM]),
     ),
     options=(
         Option("dice_per_player", _("Dice per player"), _("Dice each player starts with."),
@@ -788,19 +788,15 @@ class LiarsDiceEngine(JsonCodec):
     ) -> tuple[LiarsDiceState, list[Event]]:
         low, high = PLAYERS[options.profile]
         if not low <= len(players) <= high:
-            words = {"profile": options.profile, "low": low, "high": high, "count": len(players)}
+            # The profile by the name GMs pick it by, never its key ("genius_dm").
+            title = SETTINGS.profile(options.profile).title
+            words = {"profile": title, "low": low, "high": high, "count": len(players)}
             if low == high:
                 raise OptionsError(
-                    _(
-                        "Liar's Dice (%(profile)s) takes exactly %(low)d players, not %(count)d",
-                        **words,
-                    )
+                    _("%(profile)s takes exactly %(low)d players, not %(count)d", **words)
                 )
             raise OptionsError(
-                _(
-                    "Liar's Dice (%(profile)s) takes %(low)d to %(high)d players, not %(count)d",
-                    **words,
-                )
+                _("%(profile)s takes %(low)d to %(high)d players, not %(count)d", **words)
             )
         seats = len(players)
         state = LiarsDiceState(

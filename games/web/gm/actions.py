@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -46,6 +46,7 @@ from games.web.gm.forms import (
     TemplateForm,
     WebhookForm,
 )
+from games.web.gm.signin import gm_required
 
 
 def _invite(form: Any, now: datetime) -> str:
@@ -277,7 +278,7 @@ ACTIONS: dict[str, tuple[type[GameForm], Callable[[Any, datetime], str]]] = {
 }
 
 
-@staff_member_required
+@gm_required
 @require_POST
 def act(request: HttpRequest, game_id: int, action: str) -> HttpResponse:
     """Run one GM action on one game; its message, success or PostalError, shows on the
@@ -290,6 +291,10 @@ def act(request: HttpRequest, game_id: int, action: str) -> HttpResponse:
     form.by = request.user.pk
     if not form.is_valid():
         messages.error(request, first_error(form))
+    elif isinstance(form, ResolveForm) and not form.is_confirmed():
+        # Not from the confirmation page: it shows who has not ordered, and what it costs.
+        query = urlencode({"step": form.shown_step(), "reason": form.cleaned_data["reason"]})
+        return redirect(f"{reverse('gm:resolve', args=[game.pk])}?{query}")
     else:
         try:
             messages.success(request, run(form, timezone.now()))

@@ -11,6 +11,7 @@ from django.db.models import Prefetch, QuerySet
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 
+from games.engines import registry
 from games.lib import schedule
 from games.models import Game, Order, Seat, Step
 
@@ -45,6 +46,8 @@ def with_overview(games: QuerySet[Game]) -> QuerySet[Game]:
 @dataclass(frozen=True)
 class Overview:
     game: Game
+    # The way it is played, as GMs pick it: "Liar's Dice: Death Match".
+    variant: str
     step: Step | None
     deadline: str
     owing: list[str]
@@ -66,6 +69,7 @@ def overview(game: Game) -> Overview:
         deadline = schedule.local_time(step.deadline, game.time_zone)
     return Overview(
         game,
+        str(registry.title(game.engine, game.options)),
         step,
         deadline,
         owing,

@@ -289,13 +289,12 @@ class CreateGameForm(NewGameForm):
     ) -> None:
         super().__init__(*args, **kwargs)
         self.game = game
-        engine = registry.get(game)
+        self.counts = profile_players(game, profile)
         seats = self.fields["seats_wanted"]
-        seats.widget.attrs.update(min=engine.min_players, max=engine.max_players)
+        seats.widget.attrs.update(min=self.counts.low, max=self.counts.high)
         seats.help_text = (
-            f"For an open game: how many players it takes, {engine.min_players} to "
-            f"{engine.max_players}. It starts when the last seat is taken (first come, first "
-            "seated) or when you start it."
+            f"For an open game: how many players it takes ({self.counts.words()}). It starts "
+            "when the last seat is taken (first come, first seated) or when you start it."
         )
         self.option_fields = OptionsFields(game, profile)
         self.option_fields.add_to(self, chosen)
@@ -350,26 +349,82 @@ class CreateGameForm(NewGameForm):
     def _check_seats(self, data: dict[str, Any]) -> None:
         """An invitation-only game names its players; an open game has its seats, within
         the game's player counts and more than the players invited."""
-        players = data.get("players")
-        if players is None or "signup" not in data:
-            return
-        if not data.get("signup"):
-            if not players:
-                self.add_error("players", "name at least one player, or open the game for sign-up")
-            return
-        wanted = data.get("seats_wanted")
-        engine = registry.get(self.game)
-        counts = f"{engine.title} takes {engine.min_players} to {engine.max_players} players"
-        if wanted is None:
-            self.add_error("seats_wanted", f"say how many seats the game has: {counts}")
-        elif not engine.min_players <= wanted <= engine.max_players:
-            self.add_error("seats_wanted", f"{counts}, not {wanted}")
-        elif len(players) >= wanted:
-            self.add_error(
-                "players",
-                f"the {len(players)} players you invite fill all {wanted} seats: leave a seat "
-                "to sign up for, or let only the players you invite join",
+        check_seats(self, self.counts, data)
+
+
+def profile_players(game: str, profile: str) -> registry.Players:
+    """How many players the profile ``profile`` ("" the game's first) of ``game`` takes."""
+    chosen = registry.settings(game)
+    return registry.players(game, {chosen.profile_key: profile} if chosen.profile_key else {})
+
+
+def check_seats(form: forms.Form, counts: registry.Players, data: dict[str, Any]) -> None:
+    """The seats of a game not yet started, in the words of its way to play (``counts``):
+    an invitation-only game names as many players as it takes; an open game has its
+    number of seats within them, more than the players invited. Each error goes to its
+    field, so that nothing is created or changed."""
+    players = data.get("players")
+    if players is None or "signup" not in data:
+        return
+    if not data.get("signup"):
+        if not players:
+            form.add_error(
+                "players", f"name the players: {counts.words()}; or open the game for sign-up"
             )
+        elif not counts.allows(len(players)):
+            form.add_error("players", f"{counts.words()}, not {len(players)}")
+        return
+    wanted = data.get("seats_wanted")
+    if wanted is None:
+        form.add_error("seats_wanted", f"say how many seats the game has: {counts.words()}")
+    elif not counts.allows(wanted):
+        form.add_error("seats_wanted", f"{counts.words()}, not {wanted}")
+    elif len(players) >= wanted:
+        form.add_error(
+            "players",
+            f"the {len(players)} players you invite fill all {wanted} seats: leave a seat "
+            "to sign up for, or let only the players you invite join",
+        )
+
+
+class EditGameForm(forms.Form):
+    """A game not yet started, changed by its GM (``postal.change_recruiting``): its
+    title, its invited players and, for an open game, its number of seats, checked in the
+    words of its way to play."""
+
+    title = NewGameForm.base_fields["title"]
+    seats_wanted = forms.IntegerField(required=False, label="Seats")
+    players = forms.CharField(
+        required=False,
+        widget=forms.Textarea(
+            attrs={"rows": 6, "placeholder": "Ann <ann@example.org>\nBob, bob@example.org"}
+        ),
+        help_text=format_html(
+            "{} A player you keep keeps their seat and link; a player you take out is not "
+            "told, and their link stops working; a new player gets their link when you "
+            "invite the players.",
+            PLAYERS_HELP,
+        ),
+    )
+
+    clean_title = NewGameForm.clean_title
+    clean_players = NewGameForm.clean_players
+
+    def __init__(self, *args: Any, game: Game, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.game = game
+        self.counts = registry.players(game.engine, game.options)
+        seats = self.fields["seats_wanted"]
+        seats.widget.attrs.update(min=self.counts.low, max=self.counts.high)
+        seats.help_text = f"How many players the open game takes ({self.counts.words()})."
+        if game.signup == SignUpMode.CLOSED:
+            del self.fields["seats_wanted"]
+
+    def clean(self) -> dict[str, Any] | None:
+        data = super().clean()
+        if data is not None:
+            check_seats(self, self.counts, {**data, "signup": self.game.signup})
+        return data
 
 
 # The largest record file a GM may upload: a long game's record is a few hundred kB.
@@ -569,7 +624,14 @@ class LanguageForm(GameForm):
 
 
 class ResolveForm(ShownStep, ReasonForm):
-    """Resolve the step the GM was shown now (``postal.resolve_now``)."""
+    """Resolve the step the GM was shown now (``postal.resolve_now``), once confirmed on
+    the page that names who has not ordered (``games.web.gm.resolve``): a post without
+    ``confirmed`` resolves nothing and opens that page."""
+
+    confirmed = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    def is_confirmed(self) -> bool:
+        return self.cleaned_data.get("confirmed") == "yes"
 
 
 class RollbackForm(ShownStep, ReasonForm):

@@ -13,7 +13,6 @@ from typing import Any, cast
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
-from django.contrib.admin.views.decorators import staff_member_required
 from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -49,6 +48,7 @@ from games.web.gm.forms import (
     TemplateForm,
     WebhookForm,
 )
+from games.web.gm.signin import gm_required
 from moderator.mail.models import InboundMessage, OutboundEmail
 
 # The game page lists this many of the game's emails, newest first; the admin has them all.
@@ -165,7 +165,7 @@ def game_emails(game: Game) -> tuple[list[OutboundEmail], bool]:
     return rows[:MAIL_ROWS], len(rows) > MAIL_ROWS
 
 
-@staff_member_required
+@gm_required
 def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
     # The page links the previous and the next game by title: their ids and titles only.
     linked = Game.objects.only("id", "title", "previous_id")

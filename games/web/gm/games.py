@@ -10,7 +10,6 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -22,13 +21,14 @@ from games.community import signups
 from games.engines import registry
 from games.engines.base import Engine, Profile, counted
 from games.lib import schedule
-from games.models import Game, GameTemplate, Publicity
+from games.models import Game, GameTemplate, Publicity, SignUp
 from games.postal import access, game_templates
-from games.web.gm.common import overview, with_overview
-from games.web.gm.forms import OFF, CreateGameForm, ImportGameForm
+from games.web.gm.common import overview, own_game, with_overview
+from games.web.gm.forms import OFF, CreateGameForm, EditGameForm, ImportGameForm
+from games.web.gm.signin import gm_required
 
 
-@staff_member_required
+@gm_required
 def dashboard(request: HttpRequest) -> HttpResponse:
     games = with_overview(Game.objects.filter(gm_id=request.user.pk).defer("state", "seed"))
     rows = [overview(game) for game in games.order_by("-created_at", "-id")]
@@ -54,7 +54,7 @@ def _form_url(game: str, profile: str) -> str:
     return reverse("gm:create_game", args=[game])
 
 
-@staff_member_required
+@gm_required
 def create(request: HttpRequest) -> HttpResponse:
     """Pick what to play: every game and profile by name, and the GM's saved templates."""
     ways = [
@@ -73,7 +73,7 @@ def create(request: HttpRequest) -> HttpResponse:
     return render(request, "games/gm/choose.html", {"ways": ways, "templates": templates})
 
 
-@staff_member_required
+@gm_required
 def create_game(request: HttpRequest, game: str, profile: str = "") -> HttpResponse:
     """The new-game form of one game and profile."""
     try:
@@ -83,7 +83,7 @@ def create_game(request: HttpRequest, game: str, profile: str = "") -> HttpRespo
     return _create(request, game, chosen, None)
 
 
-@staff_member_required
+@gm_required
 def create_from(request: HttpRequest, template_id: int) -> HttpResponse:
     """The new-game form filled in from one of the GM's templates."""
     template = get_object_or_404(GameTemplate, gm_id=request.user.pk, pk=template_id)
@@ -154,7 +154,7 @@ def _created(game: Game) -> str:
     return f"{game.title} is created and open for sign-up at {where}."
 
 
-@staff_member_required
+@gm_required
 def create_from_paper(request: HttpRequest) -> HttpResponse:
     """Continue a game that was running on paper: its history so far, its players and its
     rhythm (``ImportGameForm``); ``postal.import_game`` replays the record first and
@@ -199,7 +199,7 @@ def _continued(game: Game) -> str:
     return words
 
 
-@staff_member_required
+@gm_required
 @require_POST
 def delete_template(request: HttpRequest, template_id: int) -> HttpResponse:
     name = game_templates.delete(request.user, template_id)
@@ -207,3 +207,63 @@ def delete_template(request: HttpRequest, template_id: int) -> HttpResponse:
         raise Http404("no such template")
     messages.success(request, f"The template {name!r} is deleted.")
     return redirect("gm:create")
+
+
+def _players_box(game: Game) -> str:
+    return "\n".join(f"{seat.name} <{seat.email}>" for seat in game.seats.order_by("position"))
+
+
+@gm_required
+def edit_game(request: HttpRequest, game_id: int) -> HttpResponse:
+    """A game not yet started: its title, its invited players and its seats changed, or
+    the game deleted (``delete_game``). Once it has started, its page."""
+    game = own_game(request, game_id)
+    if game.status not in (Game.Status.DRAFT, Game.Status.RECRUITING):
+        messages.error(request, "The game has started: its seats stay; replace a player instead.")
+        return redirect("gm:game", game.pk)
+    initial = {
+        "title": game.title,
+        "players": _players_box(game),
+        "seats_wanted": game.seats_wanted,
+    }
+    form = EditGameForm(request.POST or None, game=game, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            postal.change_recruiting(
+                game.pk,
+                title=data["title"],
+                players=data["players"],
+                seats_wanted=data.get("seats_wanted"),
+            )
+        except postal.PostalError as error:
+            form.add_error(None, error.message)
+        else:
+            messages.success(request, f"{data['title']} is changed.")
+            return redirect("gm:game", game.pk)
+    context = {
+        "game": game,
+        "form": form,
+        "variant": registry.title(game.engine, game.options),
+        "signed_up": game.signups.filter(
+            state__in=[SignUp.State.ACCEPTED, SignUp.State.WAITING]
+        ).count(),
+    }
+    return render(request, "games/gm/edit.html", context)
+
+
+@gm_required
+@require_POST
+def delete_game(request: HttpRequest, game_id: int) -> HttpResponse:
+    """Delete a game not yet started; the box "delete it" must be ticked."""
+    game = own_game(request, game_id)
+    if request.POST.get("confirm") != "yes":
+        messages.error(request, "Nothing was deleted: tick “Yes, delete this game” first.")
+        return redirect("gm:edit", game.pk)
+    try:
+        title = postal.delete_recruiting(game.pk)
+    except postal.PostalError as error:
+        messages.error(request, error.message)
+        return redirect("gm:game", game.pk)
+    messages.success(request, f"{title} is deleted.")
+    return redirect("gm:dashboard")

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -20,6 +19,7 @@ from games import postal
 from games.community import press
 from games.notify import replies
 from games.web.gm.common import own_game
+from games.web.gm.signin import gm_required
 from moderator.mail.models import InboundMessage
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ REASONS: dict[str, StrOrPromise] = {
 }
 
 
-@staff_member_required
+@gm_required
 @require_GET
 def gm_inbound(request: HttpRequest, game_id: int) -> HttpResponse:
     """The game's emails not taken as they came, newest first (100), held ones with
@@ -79,7 +79,7 @@ def explain(row: InboundMessage) -> str:
     return _("Refused; the player was told why: %(reason)s") % {"reason": row.note}
 
 
-@staff_member_required
+@gm_required
 @require_POST
 def gm_inbound_act(
     request: HttpRequest, game_id: int, inbound_id: int, action: str

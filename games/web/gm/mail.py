@@ -6,18 +6,18 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from games.web.gm.common import own_game
+from games.web.gm.signin import gm_required
 from moderator.mail import sending
 from moderator.mail.models import OutboundEmail
 
 
-@staff_member_required
+@gm_required
 @require_POST
 def send_again(request: HttpRequest, game_id: int, email_id: int) -> HttpResponse:
     """Send one failed or unknown email of the game again (``sending.send_again``); an email
@@ -47,7 +47,7 @@ def send_again(request: HttpRequest, game_id: int, email_id: int) -> HttpRespons
     return redirect(f"{reverse('gm:game', args=[game.pk])}#emails")
 
 
-@staff_member_required
+@gm_required
 @require_POST
 def send_unknown_again(request: HttpRequest, game_id: int) -> HttpResponse:
     """Send every email of the game whose delivery is unknown again, in one action (the

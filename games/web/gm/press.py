@@ -5,7 +5,6 @@ Thin: a form, then one ``games.community.press`` function. Only the game's GM op
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -17,10 +16,11 @@ from games.community import press
 from games.models import Message
 from games.web.common import first_error, messages_before
 from games.web.gm.common import own_game
+from games.web.gm.signin import gm_required
 from games.web.play.press_forms import AnnounceForm, HideForm
 
 
-@staff_member_required
+@gm_required
 @require_http_methods(["GET", "POST"])
 def gm_messages(request: HttpRequest, game_id: int) -> HttpResponse:
     """Every message of the game, private and hidden ones too, 100 at a time, each with a
@@ -58,7 +58,7 @@ def gm_messages(request: HttpRequest, game_id: int) -> HttpResponse:
     return render(request, "games/press/gm_messages.html", context)
 
 
-@staff_member_required
+@gm_required
 @require_POST
 def gm_hide(request: HttpRequest, game_id: int, message_id: int) -> HttpResponse:
     """The GM hides one message of the game from the players, with a reason."""

@@ -1,11 +1,13 @@
 from django.urls import path
 
-from games.web.gm import actions, game, games, inbound, mail, press, zines
+from games.web.gm import actions, game, games, inbound, mail, press, resolve, signin, zines
 
 app_name = "gm"
 
 urlpatterns = [
     path("", games.dashboard, name="dashboard"),
+    path("sign-in/", signin.SignIn.as_view(), name="sign_in"),
+    path("sign-out/", signin.SignOut.as_view(), name="sign_out"),
     path("new/", games.create, name="create"),
     path("import/", games.create_from_paper, name="create_from_paper"),
     path("new/from/<int:template_id>/", games.create_from, name="create_from"),
@@ -15,6 +17,9 @@ urlpatterns = [
     path("zine/", zines.all_zines, name="zines"),
     path("<int:game_id>/", game.game_page, name="game"),
     path("<int:game_id>/zine/", zines.game_zine, name="zine"),
+    path("<int:game_id>/edit/", games.edit_game, name="edit"),
+    path("<int:game_id>/resolve/confirm/", resolve.confirm_resolve, name="resolve"),
+    path("<int:game_id>/delete/", games.delete_game, name="delete"),
     path("<int:game_id>/messages/", press.gm_messages, name="messages"),
     path(
         "<int:game_id>/messages/<int:message_id>/hide/",

@@ -3,7 +3,6 @@ page, a PDF or plain text. ``games.records.zine`` writes them."""
 
 from __future__ import annotations
 
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
@@ -14,6 +13,7 @@ from django.utils.text import slugify
 from games.models import Game
 from games.records import zine
 from games.web.gm.common import own_game
+from games.web.gm.signin import gm_required
 from moderator.numbers import STEPS_MOST, whole_number
 
 
@@ -65,7 +65,7 @@ def _pdf_name(zines: list[zine.Zine], one: Game | None) -> str:
     return f"zine-{timezone.now():%Y-%m-%d}.pdf"
 
 
-@staff_member_required
+@gm_required
 def game_zine(request: HttpRequest, game_id: int) -> HttpResponse:
     """One step of one game as a printable page, a PDF (``?format=pdf``) or plain text
     (``?format=text``): the latest resolved step, or ``?step=N``."""
@@ -84,7 +84,7 @@ def game_zine(request: HttpRequest, game_id: int) -> HttpResponse:
     return _zine_response(request, [made], one=game)
 
 
-@staff_member_required
+@gm_required
 def all_zines(request: HttpRequest) -> HttpResponse:
     """Every running game of the GM at its latest resolved step, one after the other."""
     games = Game.objects.filter(gm_id=request.user.pk, status=Game.Status.RUNNING).defer("seed")

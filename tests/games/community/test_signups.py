@@ -135,9 +135,21 @@ def test_an_open_game_is_created_recruiting_with_its_invited_players_in_the_firs
 @pytest.mark.parametrize(
     ("seats", "invited", "message"),
     [
-        (None, (), "Liar's Dice takes 2 to 6 players: choose the number of seats between them"),
-        (7, (), "Liar's Dice takes 2 to 6 players: choose the number of seats between them"),
-        (1, (), "Liar's Dice takes 2 to 6 players: choose the number of seats between them"),
+        (
+            None,
+            (),
+            "Liar's Dice: classic takes 2 to 6 players: choose the number of seats between them",
+        ),
+        (
+            7,
+            (),
+            "Liar's Dice: classic takes 2 to 6 players: choose the number of seats between them",
+        ),
+        (
+            1,
+            (),
+            "Liar's Dice: classic takes 2 to 6 players: choose the number of seats between them",
+        ),
         (
             2,
             ("ann", "bob"),
@@ -165,7 +177,7 @@ def test_an_open_game_needs_seats_within_the_rules_and_one_left_to_sign_up_for(
 def test_an_invitation_only_game_still_needs_its_players() -> None:
     with pytest.raises(postal.PostalError) as refused:
         postal.create_game(gm=gm_user(), engine_key="liars-dice", title="Bad", players=[])
-    assert refused.value.message == "Liar's Dice takes 2 to 6 players, not 0"
+    assert refused.value.message == "Liar's Dice: classic takes 2 to 6 players, not 0"
 
 
 # --- first come, first seated ------------------------------------------------------------------
@@ -361,7 +373,7 @@ def test_the_gm_starts_with_at_least_the_fewest_players_the_rules_allow(now: dat
     confirmed(game, "ann", now)
     with pytest.raises(postal.PostalError) as refused:
         signups.start(game.pk, now=now)
-    assert refused.value.message == "Liar's Dice needs at least 2 players; 1 has a seat"
+    assert refused.value.message == "Liar's Dice: classic needs at least 2 players; 1 has a seat"
     assert (status(game), seated(game)) == ("recruiting", [])
     confirmed(game, "bob", now + timedelta(minutes=5))
     signups.start(game.pk, now=now + timedelta(hours=1))
@@ -902,7 +914,7 @@ def test_the_gm_opens_a_game_with_no_player_invited(gm_client: Client, gm: User)
         (
             {"signup": "", "seats_wanted": "3"},
             "players",
-            "name at least one player, or open the game for sign-up",
+            "name the players: Choice takes 1 to 20 players; or open the game for sign-up",
         ),
         (
             {"signup": "later"},

@@ -115,10 +115,10 @@ def test_bad_options_are_rejected(data: dict[str, JSON], message: str) -> None:
 @pytest.mark.parametrize(
     ("profile", "players", "message"),
     [
-        ("classic", 1, "Liar's Dice (classic) takes 2 to 6 players, not 1"),
-        ("classic", 7, "Liar's Dice (classic) takes 2 to 6 players, not 7"),
-        ("genius_dm", 3, "Liar's Dice (genius_dm) takes exactly 2 players, not 3"),
-        ("genius_team", 2, "Liar's Dice (genius_team) takes exactly 4 players, not 2"),
+        ("classic", 1, "Liar's Dice: classic takes 2 to 6 players, not 1"),
+        ("classic", 7, "Liar's Dice: classic takes 2 to 6 players, not 7"),
+        ("genius_dm", 3, "Liar's Dice: Death Match takes exactly 2 players, not 3"),
+        ("genius_team", 2, "Liar's Dice: team takes exactly 4 players, not 2"),
     ],
 )
 def test_player_counts_the_profile_does_not_allow_are_rejected(

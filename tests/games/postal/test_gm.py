@@ -91,6 +91,8 @@ def act(client: Client, game: Game, action: str, **data: Any) -> list[str]:
     if action in SHOWN_STEP_ACTIONS:
         data.setdefault("step", str(Game.objects.get(pk=game.pk).step_number))
     page = reverse("gm:game", args=[game.pk])
+    if action == "resolve":
+        data.setdefault("confirmed", "yes")  # as the confirmation page posts it
     response = client.post(reverse("gm:act", args=[game.pk, action]), data, follow=True)
     assert response.redirect_chain == [(page, 302)]
     return [str(message) for message in response.context["messages"]]
@@ -99,7 +101,7 @@ def act(client: Client, game: Game, action: str, **data: Any) -> list[str]:
 # --- access -------------------------------------------------------------------------------
 
 
-def test_anonymous_users_are_sent_to_the_admin_login(gm: User, now: datetime) -> None:
+def test_anonymous_users_are_sent_to_the_gms_sign_in_page(gm: User, now: datetime) -> None:
     game = GameFactory.create(seats=2, gm=gm)
     anonymous = Client()
     for url in (
@@ -110,12 +112,12 @@ def test_anonymous_users_are_sent_to_the_admin_login(gm: User, now: datetime) ->
         response = anonymous.get(url)
         assert (response.status_code, response["Location"]) == (
             302,
-            f"{reverse('admin:login')}?next={url}",
+            f"{reverse('gm:sign_in')}?next={url}",
         )
     before = snapshot(game)
     response = anonymous.post(reverse("gm:act", args=[game.pk, "start"]))
     assert response.status_code == 302
-    assert response["Location"].startswith(reverse("admin:login"))
+    assert response["Location"].startswith(reverse("gm:sign_in"))
     assert snapshot(game) == before
 
 
@@ -124,7 +126,7 @@ def test_a_user_who_is_not_staff_is_sent_to_the_login(now: datetime) -> None:
     player.force_login(GMFactory.create(is_staff=False))
     response = player.get(reverse("gm:dashboard"))
     assert response.status_code == 302
-    assert response["Location"] == f"{reverse('admin:login')}?next={reverse('gm:dashboard')}"
+    assert response["Location"] == f"{reverse('gm:sign_in')}?next={reverse('gm:dashboard')}"
 
 
 @pytest.mark.parametrize("action", sorted(ACTIONS))
@@ -408,7 +410,10 @@ def test_suppenkasper_cards_and_first_player_lists_are_read_from_their_fields(
         ),
         (
             "/gm/new/dice-survivor/",
-            {"option_turn_cap": "7"},
+            {
+                "option_turn_cap": "7",
+                "players": "ann, ann@example.org\nbob, bob@example.org\ncy, cy@example.org",
+            },
             {"option_turn_cap": ["“Turn cap” must be 0 (off) or a whole number 20-5000, not 7"]},
         ),
         (
@@ -493,7 +498,11 @@ def test_a_bad_option_is_shown_on_its_field_in_words_and_writes_nothing(
         ),
         ("players", " <ann@example.org>", "line 1: the name is missing"),
         ("players", f"{'a' * 61} <ann@example.org>", "line 1: a name has at most 60 characters"),
-        ("players", "\n \n", "name at least one player, or open the game for sign-up"),
+        (
+            "players",
+            "\n \n",
+            "name the players: Choice takes 1 to 20 players; or open the game for sign-up",
+        ),
     ],
 )
 def test_create_game_shows_the_message_next_to_the_field_and_writes_nothing(
@@ -505,11 +514,11 @@ def test_create_game_shows_the_message_next_to_the_field_and_writes_nothing(
     assert (Game.objects.count(), Seat.objects.count()) == (0, 0)
 
 
-def test_create_game_shows_postal_errors_above_the_form(client: Client) -> None:
+def test_too_many_players_are_refused_on_their_field(client: Client) -> None:
     players = "\n".join(f"p{n} <p{n}@example.org>" for n in range(21))
     response = client.post(CHOICE_FORM, GOOD | {"players": players})
     assert response.status_code == 200
-    assert response.context["form"].errors == {"__all__": ["Choice takes 1 to 20 players, not 21"]}
+    assert response.context["form"].errors == {"players": ["Choice takes 1 to 20 players, not 21"]}
     assert b"Choice takes 1 to 20 players, not 21" in response.content
     assert Game.objects.count() == 0
 

@@ -203,6 +203,8 @@ def act(client: Client, game: Game, action: str, **data: Any) -> list[str]:
     if action in SHOWN_STEP_ACTIONS:
         # The step the page shows, as its form does (gm_forms.ShownStep).
         data.setdefault("step", str(Game.objects.get(pk=game.pk).step_number))
+    if action == "resolve":
+        data.setdefault("confirmed", "yes")  # as the confirmation page posts it
     response = client.post(reverse("gm:act", args=[game.pk, action]), data, follow=True)
     assert response.redirect_chain == [(reverse("gm:game", args=[game.pk]), 302)]
     return [str(message) for message in response.context["messages"]]
@@ -279,7 +281,7 @@ def test_a_bad_reason_in_a_gm_form_is_its_error_and_changes_nothing(
 
 def log_items(page: str) -> list[str]:
     """The GM's log section of a page, one string per entry, tags dropped."""
-    section = re.search(r'<section id="gm-log">(.*?)</section>', page, re.S)
+    section = re.search(r'<section id="gm-log"[^>]*>(.*?)</section>', page, re.S)
     assert section is not None
     items = re.findall(r"<li>(.*?)</li>", section[1], re.S)
     return [html.unescape(re.sub(r"<[^>]+>|\s+(?=\s)", "", item)).strip() for item in items]
@@ -314,7 +316,7 @@ def test_the_seat_page_shows_the_log_newest_first_without_the_orders_text_or_add
         "23 Nov 18:00 UTC, step 1: The GM handed seat 3 from cy to dee (cy moved)",
         "23 Nov 18:00 UTC, step 1: The GM entered an order for bob (bob phoned it in)",
     ]
-    section = re.search(r'<section id="gm-log">(.*?)</section>', page, re.S)
+    section = re.search(r'<section id="gm-log"[^>]*>(.*?)</section>', page, re.S)
     assert section is not None
     assert (text in section[1], "cy@example.org" in page, "dee@example.org" in page) == (
         False,

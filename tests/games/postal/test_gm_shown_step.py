@@ -40,6 +40,8 @@ def nmr_text(game: Game, position: int) -> str:
 
 def act(client: Client, game: Game, action: str, **data: str) -> list[str]:
     """POST one action as the game page's form does; the messages shown after it."""
+    if action == "resolve":
+        data.setdefault("confirmed", "yes")  # as the confirmation page posts it
     response = client.post(reverse("gm:act", args=[game.pk, action]), data, follow=True)
     assert response.redirect_chain == [(reverse("gm:game", args=[game.pk]), 302)]
     return [str(message) for message in response.context["messages"]]
@@ -90,7 +92,8 @@ def test_the_game_page_names_the_step_shown_in_each_form_on_the_step(
     game = started_game(now=now, gm=gm, early_processing=False)
     postal.resolve_now(game.pk, now=now)
     page = gm_client(gm).get(reverse("gm:game", args=[game.pk])).content.decode()
-    assert [hidden_step(page, a) for a in ("resolve", "extend", "order", "replace")] == ["2"] * 4
+    shown = ("resolve/confirm", "extend", "order", "replace")
+    assert [hidden_step(page, a) for a in shown] == ["2"] * 4
     # Roll back names the step it offers to roll back.
     assert "Roll back step 1" in page
     assert hidden_step(page, "rollback") == "1"
@@ -342,7 +345,8 @@ def test_two_gms_resolving_at_once_resolve_one_step(gm: User, now: datetime) -> 
         try:
             start.wait()
             url = reverse("gm:act", args=[game.pk, "resolve"])
-            page = client.post(url, {"step": "1"}, follow=True).content.decode()
+            data = {"step": "1", "confirmed": "yes"}
+            page = client.post(url, data, follow=True).content.decode()
             # Read from the page: the test client's captured context is shared by threads.
             said.append([(tag, html.unescape(text)) for tag, text in MESSAGES.findall(page)])
         finally:
