@@ -102,6 +102,8 @@ INSTALLED_APPS = [
     # Django's own form widget templates, for FORM_RENDERER below.
     "django.forms",
     "axes",
+    # htmx's script, served as a static file (games/templatetags/live.py)
+    "django_htmx",
     "moderator.mail",
     "games",
     "campaigns",
@@ -477,6 +479,10 @@ LOGGING = {
 # Sent in every mode, so that a page the policy breaks is seen in development first. Only
 # our own scripts, styles, images and forms; "{nonce}" is a fresh nonce per response, for
 # the few inline scripts (moderator/middleware.py); inline styles run no code.
+# How often an open seat's page, and the GM's page of a game, ask whether something changed
+# (games/web/live.py): an answer with nothing new is one small query and no page.
+LIVE_POLL_SECONDS = envint("LIVE_POLL_SECONDS", 20, minimum=1)
+
 CONTENT_SECURITY_POLICY = envstr(
     "CONTENT_SECURITY_POLICY",
     "default-src 'self'; script-src 'self' 'nonce-{nonce}'; style-src 'self' 'unsafe-inline'; "

@@ -26,9 +26,11 @@ from games.engines import registry
 from games.engines.base import Engine
 from games.lib import schedule
 from games.models import Event, Game, Seat, Step, Webhook, WebhookDelivery
+from games.notify import live as pulse
 from games.notify import reports, webhooks
 from games.records import spectators
 from games.records.spectators import own_ids
+from games.web import live
 from games.web.gm.common import Overview, games_of, overview, own_game, with_overview
 from games.web.gm.forms import (
     ALLOWED,
@@ -167,6 +169,11 @@ def game_emails(game: Game) -> tuple[list[OutboundEmail], bool]:
 
 @gm_required
 def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
+    if live.polling(request):
+        polled = own_game(request, game_id, games_of(request).only("id"))
+        answer = live.answer(request, lambda: pulse.gm_pulse(polled))
+        if answer is not None:
+            return answer
     # The page links the previous and the next game by title: their ids and titles only.
     linked = Game.objects.only("id", "title", "previous_id")
     games = with_overview(games_of(request)).prefetch_related(

@@ -23,7 +23,9 @@ from games.engines import registry
 from games.lib import schedule, words
 from games.models import AbsencePolicy, Game, Order, PressEmail, Seat, Step
 from games.notify import email_choices, reminders, reports
+from games.notify import live as pulse
 from games.postal import access
+from games.web import live
 from games.web.common import history_before
 from games.web.forms import (
     TEXT,
@@ -91,7 +93,10 @@ def play(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
     held = browser_seats(request, game_id=game_id)
     seat = next((seat for seat in held if seat.position == position), None)
     if seat is None:
-        return not_valid(request)
+        return live.refresh() if live.polling(request) else not_valid(request)
+    polled = live.answer(request, lambda: pulse.seat_pulse(seat))
+    if polled is not None:
+        return polled
     speak(request, seat)
     if (
         posted is not None

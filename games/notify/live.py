@@ -1,0 +1,144 @@
+"""What an open page needs to know to move by itself (docs/players.md, "Pages that move"):
+a pulse of its game, a short token that changes whenever something the page shows may
+have changed, read in one statement.
+
+A page polls with the token it was drawn with; the answer is "nothing new", "a new page"
+(the game started, paused, resumed, finished or needs its GM: the page is loaded again) or
+"news" (a step resolved, an order, a message, a deadline moved: the page's sections are
+drawn again, any the reader is busy in left as they are). The token is opaque: a seat's
+pulse counts only what that seat may see (its own orders, the messages it may read), so a
+private message between two other players or another seat's order never moves it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+
+from games.community import press
+from games.models import Game, GMAction, Message, Order, Seat, Step
+
+
+@dataclass(frozen=True)
+class Pulse:
+    """``page``: what makes it another page (the game's status); ``news``: the rest of
+    what the page shows."""
+
+    page: str
+    news: str
+
+    @property
+    def token(self) -> str:
+        return f"{self.page}.{self.news}"
+
+    def answer_to(self, token: str) -> str:
+        """What changed since the page drawn with ``token``: "none", "page" or "news"."""
+        if token == self.token:
+            return "none"
+        if token.split(".", 1)[0] != self.page:
+            return "page"
+        return "news"
+
+
+def _latest(queryset: QuerySet[Step], field: str) -> Subquery:
+    return Subquery(queryset.order_by("-number").values(field)[:1])
+
+
+def _highest(queryset: QuerySet[Message] | QuerySet[GMAction] | QuerySet[Order]) -> Subquery:
+    """The newest row of ``queryset``, by its id."""
+    return Subquery(queryset.order_by("-pk").values("pk")[:1])
+
+
+def _digest(*parts: object) -> str:
+    return hashlib.blake2s(repr(parts).encode(), digest_size=6).hexdigest()
+
+
+def seat_pulse(seat: Seat) -> Pulse:
+    """The pulse of ``seat``'s page: its game's status and latest step, that step's
+    deadline, the seat's own latest order (sent from another device), the messages it may
+    read (newest, and how many are hidden) and the GM's log."""
+    steps = Step.objects.filter(game_id=OuterRef("pk"))
+    seen = Message.objects.filter(press.seen_by(seat), game_id=OuterRef("pk"))
+    row = (
+        Game.objects.filter(pk=seat.game_id)
+        .annotate(
+            step_id=_latest(steps, "pk"),
+            step_status=_latest(steps, "status"),
+            deadline=_latest(steps, "deadline"),
+            own_order=_highest(Order.objects.filter(seat_id=seat.pk)),
+            message=_highest(seen),
+            hidden=Subquery(
+                seen.order_by()
+                .values("game_id")
+                .annotate(n=Count("id", filter=Q(hidden_at__isnull=False)))
+                .values("n")[:1]
+            ),
+            logged=_highest(GMAction.objects.filter(game_id=OuterRef("pk"))),
+        )
+        .values_list(
+            "status",
+            "paused_at",
+            "step_id",
+            "step_status",
+            "deadline",
+            "own_order",
+            "message",
+            "hidden",
+            "logged",
+            "state",
+        )
+        .first()
+    )
+    if row is None:
+        return Pulse("gone", "")
+    status, paused, step_id, step_status, deadline, own, message, hidden, logged, state = row
+    return Pulse(
+        _digest(status, state is None),
+        _digest(step_id, step_status, seat.name, paused, deadline, own, message, hidden, logged),
+    )
+
+
+def gm_pulse(game: Game) -> Pulse:
+    """The pulse of the GM's page of ``game``: as a seat's, with every order of the open
+    step (who has ordered) and every message."""
+    steps = Step.objects.filter(game_id=OuterRef("pk"))
+    row = (
+        Game.objects.filter(pk=game.pk)
+        .annotate(
+            step_id=_latest(steps, "pk"),
+            step_status=_latest(steps, "status"),
+            deadline=_latest(steps, "deadline"),
+            orders=_highest(Order.objects.filter(step__game_id=OuterRef("pk"))),
+            message=_highest(Message.objects.filter(game_id=OuterRef("pk"))),
+            hidden=Subquery(
+                Message.objects.filter(game_id=OuterRef("pk"))
+                .order_by()
+                .values("game_id")
+                .annotate(n=Count("id", filter=Q(hidden_at__isnull=False)))
+                .values("n")[:1]
+            ),
+            logged=_highest(GMAction.objects.filter(game_id=OuterRef("pk"))),
+        )
+        .values_list(
+            "status",
+            "paused_at",
+            "step_id",
+            "step_status",
+            "deadline",
+            "orders",
+            "message",
+            "hidden",
+            "logged",
+            "needs_gm",
+        )
+        .first()
+    )
+    if row is None:
+        return Pulse("gone", "")
+    status, paused, step_id, step_status, deadline, orders, message, hidden, logged, needs = row
+    return Pulse(
+        _digest(status, needs),
+        _digest(step_id, step_status, paused, deadline, orders, message, hidden, logged),
+    )

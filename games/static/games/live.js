@@ -1,0 +1,56 @@
+// Pages that move by themselves (games/templatetags/live.py, docs/players.md): a poll
+// brings the page again and htmx swaps in the parts it names. A part the reader is busy
+// in (the focused field is in it, or a form in it was changed) is left alone, and so is
+// the poll's token: the next poll brings the news again, until the part is free.
+(function () {
+  "use strict";
+  var skipped = false;
+
+  function changed(form) {
+    for (var i = 0; i < form.elements.length; i++) {
+      var field = form.elements[i];
+      if (field.type === "checkbox" || field.type === "radio") {
+        if (field.checked !== field.defaultChecked) return true;
+      } else if (field.tagName === "SELECT") {
+        for (var j = 0; j < field.options.length; j++) {
+          if (field.options[j].selected !== field.options[j].defaultSelected) return true;
+        }
+      } else if ("defaultValue" in field && field.type !== "hidden") {
+        if (field.value !== field.defaultValue) return true;
+      }
+    }
+    return false;
+  }
+
+  function busy(part) {
+    var active = document.activeElement;
+    if (active && active !== document.body && part.contains(active)) return true;
+    var forms = part.querySelectorAll("form");
+    for (var i = 0; i < forms.length; i++) {
+      if (changed(forms[i])) return true;
+    }
+    return false;
+  }
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    if (event.detail.elt.id === "live") skipped = false;
+  });
+
+  document.addEventListener("htmx:oobBeforeSwap", function (event) {
+    var part = event.detail.target;
+    if (part.id === "live") {
+      if (skipped) event.preventDefault();
+      return;
+    }
+    if (busy(part)) {
+      skipped = true;
+      event.preventDefault();
+    }
+  });
+
+  document.addEventListener("htmx:afterSettle", function (event) {
+    if (event.detail.elt.id !== "live") return;
+    var note = document.getElementById("live-note");
+    if (note) note.textContent = note.getAttribute("data-news");
+  });
+})();
