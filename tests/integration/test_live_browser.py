@@ -1,7 +1,7 @@
 """Pages that move by themselves, in Chromium at 390 px: a seat's page open in a tab shows
 a message to everyone and a resolved step without a reload, keeps what its reader is
 typing, and its title says when it is their turn; the GM's page shows a player's order
-come in. The poll runs every second here (LIVE_POLL_SECONDS)."""
+come in and keeps the fold the GM opened. The poll runs every second here (LIVE_POLL_SECONDS)."""
 
 from __future__ import annotations
 
@@ -95,8 +95,11 @@ def test_the_gm_page_shows_an_order_come_in(
     page = context.new_page()
     page.goto(f"{module_server}/gm/{game.pk}/")
     page.evaluate("window.stayed = true")
+    page.locator("#gm-log summary").click()
     assert "bob" in page.locator("#owing").inner_text()
     postal.accept_order(game_id=game.pk, position=1, text=order_of(game, 1), source="web", now=now)
     expect(page.locator("#owing")).not_to_contain_text("bob", timeout=WAIT_MS)
     assert page.evaluate("window.stayed") is True
+    # The fold the GM opened is open still.
+    assert page.locator("#gm-log details").get_attribute("open") == ""
     context.close()

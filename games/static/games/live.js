@@ -1,7 +1,8 @@
 // Pages that move by themselves (games/templatetags/live.py, docs/players.md): a poll
 // brings the page again and htmx swaps in the parts it names. A part the reader is busy
 // in (the focused field is in it, or a form in it was changed) is left alone, and so is
-// the poll's token: the next poll brings the news again, until the part is free.
+// the poll's token: the next poll brings the news again, until the part is free. Folds
+// (<details>) keep the state the reader left them in.
 (function () {
   "use strict";
   var skipped = false;
@@ -45,6 +46,16 @@
     if (busy(part)) {
       skipped = true;
       event.preventDefault();
+      return;
+    }
+    // A fold the reader opened (or closed) stays so.
+    var was = part.querySelectorAll("details");
+    var coming = event.detail.fragment.querySelectorAll("details");
+    if (was.length === coming.length) {
+      for (var i = 0; i < was.length; i++) {
+        if (was[i].open) coming[i].setAttribute("open", "");
+        else coming[i].removeAttribute("open");
+      }
     }
   });
 
