@@ -58,7 +58,7 @@ run: $(RUNTIME)
 # The 25 slowest tests are listed at the end, so that they stay in sight.
 TEST_WORKERS ?= 2
 test: venv browser
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --durations=25 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 $(PYTEST_ARGS)
 
 # The whole suite with the clock 400 days ahead (libfaketime, for this process and every
 # worker, server and browser it starts): no test may depend on the real date. (Timed

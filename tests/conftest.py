@@ -26,6 +26,24 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             missing("Pango (WeasyPrint's PDF)")
 
 
+SHARED_PER_MODULE = {"module_server", "module_browser"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The order and grouping that keep ``make test``'s workers busy to the end.
+
+    The tests that start servers, workers and browsers (``integration``) go first, so the
+    quick ones fill the gaps between them instead of one worker finishing a long tail
+    alone. The tests of a module that share a live server and a browser
+    (``module_server``, ``module_browser``) form one ``xdist_group``: under
+    ``--dist loadgroup`` one worker runs them all, and starts that server and browser
+    once. The order is the same in every worker, as pytest-xdist requires."""
+    for item in items:
+        if SHARED_PER_MODULE & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    items.sort(key=lambda item: item.get_closest_marker("integration") is None)
+
+
 NOW = datetime(2026, 11, 23, 18, 0, tzinfo=UTC)
 
 
