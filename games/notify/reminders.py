@@ -174,6 +174,17 @@ def _reminder_in_language(step: Step, seat: Seat, hours: int | float, token: str
     )
 
 
+# The emails of one game that say a deadline: taken back, unsent, when the game ends.
+DEADLINE_KINDS = ("reminder", "deadline")
+
+
+def withdraw_deadlines(game: Game) -> int:
+    """The game is over (its finishing transaction): its reminders and deadline changes
+    not yet sent are taken back, so that none quotes a deadline after it; a reminder task
+    finds nothing to send. Returns how many."""
+    return queueing.withdraw(game.pk, DEADLINE_KINDS)
+
+
 # --- the daily digest ------------------------------------------------------------------------
 
 

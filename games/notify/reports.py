@@ -594,7 +594,12 @@ def receipt_email(
     game: Game, seat: Seat, order: Order, token: str, results: list[str] | None = None
 ) -> OutboundEmail:
     """The order echoed in canonical form. ``results``: what an order that took effect at
-    once did, as this seat may see it (a roll's dice); a sealed order has none."""
+    once did, as this seat may see it (a roll's dice); a sealed order has none.
+
+    Written after the order's transaction: when its step has resolved since (the order was
+    the last one owed) or the game is over, the receipt says so and quotes no deadline."""
+    over = game.status in (Game.Status.FINISHED, Game.Status.ABANDONED)
+    resolved = over or order.step.status != Step.Status.OPEN
     with translation.override(seat.speaks):
         return _build(
             "receipt",
@@ -608,7 +613,8 @@ def receipt_email(
                 order=order,
                 step=order.step,
                 received=local_time(order.received_at, seat.zone),
-                deadline=local_time(order.step.deadline, seat.zone),
+                deadline=None if resolved else local_time(order.step.deadline, seat.zone),
+                over=over,
                 results=results or [],
             ),
         )

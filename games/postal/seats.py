@@ -15,7 +15,6 @@ from django.utils.translation import gettext
 
 from games.engines import text as engine_text
 from games.models import Game, GMAction, Handover, PressEmail, Seat
-from games.models import Player as PlayerRow
 from games.notify import calendar, email_choices, languages, reports
 from games.postal import access
 from games.postal.errors import PostalError
@@ -140,10 +139,8 @@ def replace_player(
             address = email_choices.normalise(email)
             seat.reports = email_choices.defaults([email]).get(address, "")
             seat.language = languages.of_addresses([email]).get(address, "")
-            seat.time_zone = (
-                PlayerRow.objects.filter(email=address).values_list("time_zone", flat=True).first()
-                or ""
-            )
+            seat.time_zone = email_choices.zones([email]).get(address, "")
+            seat.web_receipts = address in email_choices.web_receipt_addresses([email])
             seat.reported_through = latest_event(game)
             seat.press_email = PressEmail.EACH
             seat.press_told = _latest_message(game)
@@ -176,6 +173,7 @@ def replace_player(
                 "time_zone",
                 "press_email",
                 "press_told",
+                "web_receipts",
             ]
         )
         token = access.mint([seat], now=now)[position]

@@ -226,7 +226,9 @@ def _email_choice_context(seat: Seat, engine: Any) -> dict[str, Any]:
     preference = email_choices.saved_preference(seat)
     return {
         "reminder_form": ReminderChoiceForm(initial=reminders.choice_of(preference)),
-        "email_form": EmailChoiceForm(initial={"reports": choice}),
+        "email_form": EmailChoiceForm(
+            initial={"reports": choice, "web_receipts": seat.web_receipts}
+        ),
         "email_choice": email_choices.YOU_GET[choice],
         "email_default": not seat.reports,
         "game_default": email_choices.YOU_GET[email_choices.game_default(engine)],
