@@ -292,6 +292,22 @@ def seat_client(game: Game, position: int, now: datetime) -> Client:
     return client
 
 
+def test_each_reader_sees_the_log_in_their_own_time_zone(gm: User, now: datetime) -> None:
+    bob = postal.Player("bob", "bob@example.org", time_zone="Asia/Tokyo")
+    game = started_game(
+        now=now, gm=gm, players=["ann", bob], time_zone="Europe/Berlin", early_processing=False
+    )
+    postal.pause(game.pk, now=now, reason="a holiday")
+
+    line = "step 1: The GM paused the game (a holiday)"
+    bobs = seat_client(game, 1, now).get(seat_page(game, 1)).content.decode()
+    anns = seat_client(game, 0, now).get(seat_page(game, 0)).content.decode()
+    gms = gm_client(gm).get(reverse("gm:game", args=[game.pk])).content.decode()
+    assert log_items(bobs) == [f"24 Nov 03:00 JST, {line}"]
+    assert log_items(anns) == [f"23 Nov 19:00 CET, {line}"]
+    assert log_items(gms) == [f"23 Nov 19:00 CET, {line}"]
+
+
 def test_the_seat_page_shows_the_log_newest_first_without_the_orders_text_or_addresses(
     gm: User, now: datetime
 ) -> None:
