@@ -200,7 +200,7 @@ def _page(
             initial={"language": seat.language}, game_language=game.language
         ),
         other_seats=[other for other in held if other.pk != seat.pk],
-        gm_log=reports.gm_log(game),
+        gm_log=reports.gm_log(game, seat.zone),
     )
     return render(request, "games/play.html", context)
 
