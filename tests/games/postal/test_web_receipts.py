@@ -5,6 +5,7 @@ that quotes a deadline is sent once the game is over."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 from django.core import mail
@@ -148,3 +149,20 @@ def test_a_reminder_queued_before_the_game_ended_is_never_sent(now: datetime) ->
     assert sending.send_batch(queued, now=now + 25 * HOUR) == {}
     assert mail.outbox == []
     assert reminders.send_reminders(now + 46 * HOUR) == 0
+
+
+def test_a_game_that_ends_while_its_reminders_are_read_gets_none(
+    now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    game = started_game("liars-dice", now=now, players=["ann", "bob"], options=ONE_DIE)
+    owed = reminders._owed
+
+    def ended_meanwhile(due: Any) -> Any:
+        # The game's last order commits after the sweep read the open steps.
+        Game.objects.filter(pk=game.pk).update(status=Game.Status.FINISHED)
+        return owed(due)
+
+    monkeypatch.setattr(reminders, "_owed", ended_meanwhile)
+
+    assert reminders.send_reminders(now + 24 * HOUR) == 0
+    assert OutboundEmail.objects.filter(kind="reminder").count() == 0
