@@ -67,6 +67,16 @@ def seats_of(email: str) -> QuerySet[Seat]:
     return Seat.objects.filter(email__iexact=email_choices.normalise(email))
 
 
+def zone_of(player: Player, seats: list[Seat]) -> str:
+    """The time zone a player's own pages count days and write times in: the one they
+    chose in their settings, else the one their ``seats`` (in games not over) write times
+    in when they all agree (chosen for them, or their game's), else UTC."""
+    if player.time_zone:
+        return player.time_zone
+    zones = {seat.zone for seat in seats}
+    return zones.pop() if len(zones) == 1 else "UTC"
+
+
 def player_of(user: Any) -> Player | None:
     """The player a signed-in user is; None for a GM without seats or nobody."""
     if not getattr(user, "is_authenticated", False):

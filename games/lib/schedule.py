@@ -20,6 +20,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 from django.utils import dateformat
 from django.utils.translation import gettext, ngettext, pgettext, pgettext_lazy
 
+from games.engines import text as engine_text
+
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _DAY_WORDS = {
     "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3,
@@ -221,3 +223,64 @@ def local_time(moment: datetime, time_zone: str) -> str:
 def zone_names() -> list[str]:
     """Every IANA time zone name this machine knows, sorted: what a zone may be."""
     return sorted(_zone_names())
+
+
+# A moment's weekday and month as schedule.local_time writes them, in the reader's language.
+# The weekdays are Django's own words for its "D" date format: their German is Django's.
+WEEKDAYS_SHORT = (
+    engine_text._("Mon"),
+    engine_text._("Tue"),
+    engine_text._("Wed"),
+    engine_text._("Thu"),
+    engine_text._("Fri"),
+    engine_text._("Sat"),
+    engine_text._("Sun"),
+)
+MONTHS_SHORT = (
+    engine_text._("Jan"),
+    engine_text._("Feb"),
+    engine_text._("Mar"),
+    engine_text._("Apr"),
+    engine_text._("May"),
+    engine_text._("Jun"),
+    engine_text._("Jul"),
+    engine_text._("Aug"),
+    engine_text._("Sep"),
+    engine_text._("Oct"),
+    engine_text._("Nov"),
+    engine_text._("Dec"),
+)
+
+
+def moment_words(moment: datetime, time_zone: str) -> engine_text.Text:
+    """``moment`` as ``schedule.local_time`` writes it ('Fri 27 Nov 2026 19:00 CET (18:00
+    UTC)'), to be said in each reader's language ('Fr., 27. November 2026, 19:00 CET')."""
+    local, utc = moment.astimezone(zone(time_zone)), moment.astimezone(UTC)
+    when = engine_text._(
+        "%(weekday)s %(day)02d %(month)s %(year)d %(time)s",
+        weekday=WEEKDAYS_SHORT[local.weekday()],
+        day=local.day,
+        month=MONTHS_SHORT[local.month - 1],
+        year=local.year,
+        time=f"{local:%H:%M}",
+    )
+    if local.utcoffset() == utc.utcoffset():
+        return engine_text._("%(when)s UTC", when=when)
+    return engine_text._(
+        "%(when)s %(zone)s (%(utc)s UTC)", when=when, zone=local.tzname(), utc=f"{utc:%H:%M}"
+    )
+
+
+def in_zone(message: Any, time_zone: str) -> engine_text.Text | None:
+    """Words stored with the instant they name (an ``at`` argument beside their ``when``,
+    as ``moment_words`` wrote it) said again with that instant in ``time_zone``: a GM's log
+    line in its reader's zone. None for words that name no instant."""
+    if not isinstance(message, dict) or "t" not in message:
+        return None
+    args = message.get("a") or {}
+    at = args.get("at")
+    if not isinstance(at, str) or "when" not in args:
+        return None
+    loaded = {key: engine_text.load(value) for key, value in args.items()}
+    loaded["when"] = moment_words(datetime.fromisoformat(at), time_zone)
+    return engine_text._(message["t"], **loaded)

@@ -16,7 +16,8 @@ class EmailPreference(models.Model):
     """How a player (an email address, normalised: ``email_choices.normalise``, across
     all their games) wants email: reminders one per game and deadline, or in one daily
     digest at ``hour`` in ``time_zone``, or none (``no_reminders``); and ``reports``, the
-    choice new seats of the address start with ("": each game's own default). A later
+    choice new seats of the address start with ("": each game's own default), and
+    ``web_receipts``, whether they get receipts of orders made on their pages. A later
     account owns this row.
 
     ``digest_day``: the local day of the latest daily digest of reports, claimed by the
@@ -28,6 +29,9 @@ class EmailPreference(models.Model):
     hour = models.PositiveSmallIntegerField(default=8)
     time_zone = models.CharField(max_length=64, default="UTC")
     reports = models.CharField(max_length=10, choices=Reports.choices, blank=True)
+    # Whether the new seats of the address get receipts of the orders made on their pages
+    # (``Seat.web_receipts``), as a seat page's "all my seats" chose.
+    web_receipts = models.BooleanField(default=False, db_default=False)
     digest_day = models.DateField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -13,7 +13,8 @@ from games.models.games import LANGUAGES, Game
 class Reports(models.TextChoices):
     """How often a seat is emailed its step reports (games.notify.email_choices). Whatever the
     choice, the first report, the final standings and every email that is not a step
-    report (invitations, links, receipts, refusals, reminders) are sent."""
+    report (invitations, links, receipts of orders sent by email, refusals, reminders) are
+    sent; a receipt of an order made on the seat's page only when ``Seat.web_receipts``."""
 
     EVERY = "every", _("every step")
     OWED = "owed", _("only when I owe an order, with what happened since")
@@ -83,6 +84,10 @@ class Seat(models.Model):
     # (postal.replace_player). A private message belongs to the tenures that wrote and
     # received it (``Message.sender_tenure``), never to a later player of the seat.
     tenure = models.PositiveIntegerField(default=0, db_default=0)
+    # Whether an order made on the seat's page is answered by a receipt by email too (the
+    # page shows it at once): off unless the player turns it on. An order by email always
+    # gets one (games.postal.orders).
+    web_receipts = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["game", "position"]

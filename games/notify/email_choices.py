@@ -11,8 +11,16 @@ choosing "all my seats" sets it together with every seat of the address
 
 Always sent, whatever the choice, because they are not step reports or because a player
 must not miss them: the first report (the game has started), the final standings,
-invitations, new links, order receipts and refusals, reminders before a deadline the seat
-owes, and the GM's messages. The seat's page always shows every report.
+invitations, new links, receipts of orders sent by email and refusals, reminders before a
+deadline the seat owes, and the GM's messages. The seat's page always shows every report.
+A receipt of an order made on the seat's page comes only when its player turned them on
+(``Seat.web_receipts``, and ``EmailPreference.web_receipts`` for the address's later
+seats). Nothing that quotes a deadline comes once the game is over.
+
+A new seat of an address starts with its player's choices: how often it gets reports
+(``defaults``), receipts of its page's orders (``web_receipt_addresses``) and, of a
+signed-in player, their time zone (``zones``), as it starts with their language
+(``languages.of_addresses``).
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from typing import Any
 
 from django.utils.translation import gettext_lazy
 
-from games.models import EmailPreference, Reports, Seat, Step
+from games.models import EmailPreference, Player, Reports, Seat, Step
 
 EVERY, OWED, DIGEST, NONE = (
     Reports.EVERY.value,
@@ -79,6 +87,29 @@ def defaults(addresses: Iterable[str]) -> dict[str, str]:
         EmailPreference.objects.filter(email__in=wanted)
         .exclude(reports="")
         .values_list("email", "reports")
+    )
+
+
+def web_receipt_addresses(addresses: Iterable[str]) -> set[str]:
+    """Of ``addresses``, the normalised ones whose new seats get receipts of the orders
+    made on their pages (one query)."""
+    wanted = {normalise(address) for address in addresses}
+    return set(
+        EmailPreference.objects.filter(email__in=wanted, web_receipts=True).values_list(
+            "email", flat=True
+        )
+    )
+
+
+def zones(addresses: Iterable[str]) -> dict[str, str]:
+    """The time zones signed-in players of ``addresses`` chose: normalised address ->
+    zone, one query; an address without a choice is left out (its seats write times in
+    their game's zone)."""
+    wanted = {normalise(address) for address in addresses}
+    return dict(
+        Player.objects.filter(email__in=wanted)
+        .exclude(time_zone="")
+        .values_list("email", "time_zone")
     )
 
 

@@ -63,8 +63,8 @@ def send_reminders(now: datetime) -> int:
     """Queue every reminder due at ``now``; returns how many are waiting to be sent.
 
     The queries do not grow with the number of seats: one each for the open steps, the
-    orders in, the reminders already written and the seats, then one per game reminded
-    for its links, and two for the outbox."""
+    orders in, the reminders already written and the seats, one locking the games still
+    running, then one per game reminded for its links, and two for the outbox."""
     steps = (
         Step.objects.filter(
             status=Step.Status.OPEN, deadline__gt=now, game__status=Game.Status.RUNNING
@@ -130,9 +130,20 @@ def _queue(todo: list[tuple[Step, int | float, int]], now: datetime) -> int:
             seat.game = games[seat.game_id]
             seats[seat.game_id][seat.position] = seat
     with transaction.atomic():
+        # The games still running, locked to the end of the transaction: a game that ended
+        # since the steps were read gets no reminder, and one cannot end before the
+        # reminders are written (its end takes back those not sent: withdraw_deadlines).
+        running = set(
+            Game.objects.select_for_update()
+            .filter(pk__in=sorted(games), status=Game.Status.RUNNING)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+        todo = [item for item in todo if item[0].game_id in running]
         tokens = {
             game_id: access.mint(by_position.values(), now=now)
             for game_id, by_position in seats.items()
+            if game_id in running
         }
         rows = [
             _reminder(step, seats[step.game_id][position], window, tokens[step.game_id][position])
@@ -172,6 +183,17 @@ def _reminder_in_language(step: Step, seat: Seat, hours: int | float, token: str
         thread=f"game-{game.pk}-seat-{seat.position}",
         reply_to=access.reply_address(seat) or game.gm.email or None,
     )
+
+
+# The emails of one game that say a deadline: taken back, unsent, when the game ends.
+DEADLINE_KINDS = ("reminder", "deadline")
+
+
+def withdraw_deadlines(game: Game) -> int:
+    """The game is over (its finishing transaction): its reminders and deadline changes
+    not yet sent are taken back, so that none quotes a deadline after it; a reminder task
+    finds nothing to send. Returns how many."""
+    return queueing.withdraw(game.pk, DEADLINE_KINDS)
 
 
 # --- the daily digest ------------------------------------------------------------------------

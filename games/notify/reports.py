@@ -12,6 +12,7 @@ adds templates, not code.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from django.utils.translation import gettext_lazy, pgettext_lazy
 from games.engines import registry
 from games.engines import text as engine_text
 from games.engines.base import Engine, Event, to_json
-from games.lib import words
+from games.lib import schedule, words
 from games.lib.schedule import local_time
 from games.models import Event as EventRow
 from games.models import Game, GMAction, Order, Seat, Step
@@ -149,7 +150,7 @@ def _report(
     shared: dict[str, Rendered] | None = None,
     rendered_events: dict[tuple[str, ...], dict[str, Rendered]] | None = None,
     since: list[dict[str, Any]] | None = None,
-    gm_did: list[str] | None = None,
+    gm_did: list[GMAction] | None = None,
     welcome: dict[str, str] | None = None,
 ) -> OutboundEmail:
     with translation.override(seat.speaks):
@@ -182,13 +183,14 @@ def _report_in_language(
     shared: dict[str, Rendered] | None,
     rendered_events: dict[tuple[str, ...], dict[str, Rendered]] | None,
     since: list[dict[str, Any]] | None,
-    gm_did: list[str] | None,
+    gm_did: list[GMAction] | None,
     welcome: dict[str, str] | None = None,
 ) -> OutboundEmail:
     context = seat_context(game, seat, engine, state, step)
     context.update(link=access.url(token), events=events, **(shared or {}))
     context.update(events_parts(events, {} if rendered_events is None else rendered_events))
-    context.update(email_choice(seat, engine), since=since, gm_did=gm_did or [])
+    did = [gm_said(in_zone(action, seat.zone)) for action in gm_did or []]
+    context.update(email_choice(seat, engine), since=since, gm_did=did)
     context["welcome"] = welcome
     attachments = []
     headers = None
@@ -303,7 +305,7 @@ def step_emails(
     step: Step | None,
     tokens: dict[int, str],
     since: dict[int, list[dict[str, Any]]] | None = None,
-    gm_did: list[str] | None = None,
+    gm_did: list[GMAction] | None = None,
 ) -> list[OutboundEmail]:
     """The report of a newly opened step, or the game-over email, to each seat that has a
     token (``games.notify.email_choices.sends_report``); ``seats``: all of the game's. The public
@@ -311,8 +313,8 @@ def step_emails(
 
     ``since``: position -> what happened since the seat's last email (``events_since``),
     for the seats that do not get every step's report; they are told that instead of the
-    step's events. ``gm_did``: what the GM did during the step that closed, in words
-    (``gm_actions_of``), the same for every seat."""
+    step's events. ``gm_did``: what the GM did during the step that closed
+    (``gm_actions_of``), said to each seat in its zone."""
     game.seat_names = {seat.position: seat.name for seat in seats}
     # The public parts once per language the seats read (docs/languages.md).
     shared: dict[str, dict[str, Rendered]] = {}
@@ -353,13 +355,25 @@ def gm_said(action: GMAction) -> str:
     return words.Said(engine_text._("%(done)s (%(reason)s)", done=done, reason=action.reason))
 
 
-def gm_actions_of(game: Game, step: Step) -> list[str]:
-    """What the GM did while ``step`` was open, oldest first, in words for its report; no
-    query when the GM did nothing then (``Step.gm_acted``)."""
+def gm_actions_of(game: Game, step: Step) -> list[GMAction]:
+    """What the GM did while ``step`` was open, oldest first, for its report (each seat's
+    says it in its own zone: ``in_zone``); no query when the GM did nothing then
+    (``Step.gm_acted``)."""
     if not step.gm_acted:
         return []
     actions = GMAction.objects.filter(game=game, step_number=step.number).order_by("id")
-    return [gm_said(action) for action in actions.only("words", "message", "reason")]
+    return list(actions.only("words", "message", "reason"))
+
+
+def in_zone(action: GMAction, time_zone: str) -> GMAction:
+    """``action`` as a reader in ``time_zone`` reads it: the instant its words name (a
+    new deadline) in that zone (``schedule.in_zone``). The row is not changed."""
+    said = schedule.in_zone(action.message, time_zone)
+    if said is None:
+        return action
+    zoned = copy.copy(action)
+    zoned.words, zoned.message = str(said), said.data()
+    return zoned
 
 
 # The seat page and the GM's page list this many of the game's latest GM actions.
@@ -378,16 +392,16 @@ class GMLog:
         return self.total - len(self.actions)
 
 
-def gm_log(game: Game) -> GMLog:
-    """The game's GM log for its pages, in one query (the count is a window over the
-    game's rows, taken before the limit)."""
+def gm_log(game: Game, time_zone: str) -> GMLog:
+    """The game's GM log for its pages, its instants in the reader's ``time_zone``, in one
+    query (the count is a window over the game's rows, taken before the limit)."""
     rows = list(
         GMAction.objects.filter(game=game)
         .only("step_number", "words", "message", "reason", "at")
         .annotate(total=Window(Count("id")))
         .order_by("-id")[:GM_LOG_ROWS]
     )
-    return GMLog(rows, rows[0].total if rows else 0)
+    return GMLog([in_zone(row, time_zone) for row in rows], rows[0].total if rows else 0)
 
 
 def events_since(game: Game, seats: list[Seat]) -> tuple[dict[int, list[dict[str, Any]]], int]:
@@ -630,7 +644,12 @@ def receipt_email(
     game: Game, seat: Seat, order: Order, token: str, results: list[str] | None = None
 ) -> OutboundEmail:
     """The order echoed in canonical form. ``results``: what an order that took effect at
-    once did, as this seat may see it (a roll's dice); a sealed order has none."""
+    once did, as this seat may see it (a roll's dice); a sealed order has none.
+
+    Written after the order's transaction: when its step has resolved since (the order was
+    the last one owed) or the game is over, the receipt says so and quotes no deadline."""
+    over = game.status in (Game.Status.FINISHED, Game.Status.ABANDONED)
+    resolved = over or order.step.status != Step.Status.OPEN
     with translation.override(seat.speaks):
         return _build(
             "receipt",
@@ -644,7 +663,8 @@ def receipt_email(
                 order=order,
                 step=order.step,
                 received=local_time(order.received_at, seat.zone),
-                deadline=local_time(order.step.deadline, seat.zone),
+                deadline=None if resolved else local_time(order.step.deadline, seat.zone),
+                over=over,
                 results=results or [],
             ),
         )

@@ -60,10 +60,19 @@ def stop_email(seat: Seat, what: str) -> str:
     }
 
 
-def choose_reports(game_id: int, *, position: int, choice: str, everywhere: bool) -> list[Seat]:
+def choose_reports(
+    game_id: int,
+    *,
+    position: int,
+    choice: str,
+    everywhere: bool,
+    web_receipts: bool | None = None,
+) -> list[Seat]:
     """How often the seat gets its step reports (``games.notify.email_choices``): for this seat,
     or (``everywhere``) for every seat of its address in every game, and as its player's
     default for the seats the address gets later. Returns the seats chosen for.
+    ``web_receipts`` (None: unchanged): whether those seats get a receipt by email of the
+    orders made on their pages (``Seat.web_receipts``), chosen alike.
 
     A seat that got every step's report until now is marked told of every event so far:
     from now on its emails tell what happens from now. PostalError for a choice that does
@@ -77,7 +86,10 @@ def choose_reports(game_id: int, *, position: int, choice: str, everywhere: bool
         except Seat.DoesNotExist:
             raise SeatNotFound("there is no such seat in this game") from None
         if everywhere:
-            email_choices.set_default(seat.email, choice, time_zone=seat.zone)
+            preference = email_choices.set_default(seat.email, choice, time_zone=seat.zone)
+            if web_receipts is not None and preference.web_receipts != web_receipts:
+                preference.web_receipts = web_receipts
+                preference.save(update_fields=["web_receipts", "updated_at"])
             chosen = Seat.objects.filter(email__iexact=seat.email)
         else:
             if choice == email_choices.DIGEST:
@@ -96,7 +108,9 @@ def choose_reports(game_id: int, *, position: int, choice: str, everywhere: bool
             if not email_choices.tells_since(seat, engine):
                 seat.reported_through = latest.get(seat.game_id, 0)
             seat.reports = choice
-        Seat.objects.bulk_update(seats, ["reports", "reported_through"])
+            if web_receipts is not None:
+                seat.web_receipts = web_receipts
+        Seat.objects.bulk_update(seats, ["reports", "reported_through", "web_receipts"])
     return seats
 
 

@@ -147,6 +147,8 @@ def create_game(
         raise PostalError(f"schedule: {error}") from None
     chosen = email_choices.defaults(player.email for player in players)
     spoken = languages.of_addresses(player.email for player in players)
+    zones = email_choices.zones(player.email for player in players)
+    receipts = email_choices.web_receipt_addresses(player.email for player in players)
     with transaction.atomic():
         game = Game.objects.create(
             engine=engine.key,
@@ -171,9 +173,10 @@ def create_game(
                 position=position,
                 name=player.name.strip(),
                 email=player.email.strip(),
-                time_zone=player.time_zone,
+                time_zone=player.time_zone or zones.get(email_choices.normalise(player.email), ""),
                 reports=chosen.get(email_choices.normalise(player.email), ""),
                 language=player.language or spoken.get(email_choices.normalise(player.email), ""),
+                web_receipts=email_choices.normalise(player.email) in receipts,
             )
             for position, player in enumerate(players)
         )

@@ -7,7 +7,7 @@ early). What changes the game is logged for the players with the GM's reason
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -57,8 +57,12 @@ def extend_deadline(
                 }
             )
         step.deadline = deadline
+        # ``at``: the instant itself, so that each reader is told it in their own zone
+        # (``schedule.in_zone``).
         moved = engine_text._(
-            "The GM moved the deadline to %(when)s", when=_moment(deadline, game.time_zone)
+            "The GM moved the deadline to %(when)s",
+            when=schedule.moment_words(deadline, game.time_zone),
+            at=deadline.isoformat(),
         )
         log_gm(game, GMAction.Kind.DEADLINE, moved, note, now, step)
         step.save(update_fields=["deadline"])
@@ -68,52 +72,6 @@ def extend_deadline(
 
 def _to_the_minute(moment: datetime) -> datetime:
     return moment.replace(second=0, microsecond=0)
-
-
-# A moment's weekday and month as schedule.local_time writes them, in the reader's language.
-# The weekdays are Django's own words for its "D" date format: their German is Django's.
-WEEKDAYS_SHORT = (
-    engine_text._("Mon"),
-    engine_text._("Tue"),
-    engine_text._("Wed"),
-    engine_text._("Thu"),
-    engine_text._("Fri"),
-    engine_text._("Sat"),
-    engine_text._("Sun"),
-)
-MONTHS_SHORT = (
-    engine_text._("Jan"),
-    engine_text._("Feb"),
-    engine_text._("Mar"),
-    engine_text._("Apr"),
-    engine_text._("May"),
-    engine_text._("Jun"),
-    engine_text._("Jul"),
-    engine_text._("Aug"),
-    engine_text._("Sep"),
-    engine_text._("Oct"),
-    engine_text._("Nov"),
-    engine_text._("Dec"),
-)
-
-
-def _moment(moment: datetime, time_zone: str) -> engine_text.Text:
-    """``moment`` as ``schedule.local_time`` writes it ('Fri 27 Nov 2026 19:00 CET (18:00
-    UTC)'), to be said in each reader's language ('Fr., 27. November 2026, 19:00 CET')."""
-    local, utc = moment.astimezone(schedule.zone(time_zone)), moment.astimezone(UTC)
-    when = engine_text._(
-        "%(weekday)s %(day)02d %(month)s %(year)d %(time)s",
-        weekday=WEEKDAYS_SHORT[local.weekday()],
-        day=local.day,
-        month=MONTHS_SHORT[local.month - 1],
-        year=local.year,
-        time=f"{local:%H:%M}",
-    )
-    if local.utcoffset() == utc.utcoffset():
-        return engine_text._("%(when)s UTC", when=when)
-    return engine_text._(
-        "%(when)s %(zone)s (%(utc)s UTC)", when=when, zone=local.tzname(), utc=f"{utc:%H:%M}"
-    )
 
 
 def pause(game_id: int, *, now: datetime, reason: str = "", by: int | None = None) -> None:

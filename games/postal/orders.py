@@ -60,8 +60,9 @@ def accept_order(
     and the game moves on as they say; then OrderRejected (``partly_played``) says what was
     refused, in the engine's words, which say what stands.
 
-    An accepted order is marked as owed its receipt, which ``write_receipts`` writes (the
-    workers' task, every RECEIPT_SECONDS).
+    An accepted order is marked as owed its receipt (``owes_receipt``: an order made on
+    the seat's page only when its player asked for them), which ``write_receipts`` writes
+    (the workers' task, every RECEIPT_SECONDS).
 
     An order the GM enters for a seat (``Order.Source.GM``) is logged for the players
     (``GMAction``) with the GM's ``reason`` and user id ``by``: which seat, never its text.
@@ -194,7 +195,7 @@ def _accept(
             ),
             source=source,
             received_at=now,
-            receipt_due=played.refused is None,
+            receipt_due=played.refused is None and owes_receipt(seat, source),
             results=results,
             ignored=ignored,
             dropped=dropped,
@@ -212,6 +213,13 @@ def _accept(
         rejected.partly_played = True
         raise rejected
     return row
+
+
+def owes_receipt(seat: Seat, source: str) -> bool:
+    """Whether an order from ``source`` is answered by a receipt by email: always, but an
+    order made on the seat's page, which shows it at once, only when the seat's player
+    turned them on (``Seat.web_receipts``)."""
+    return source != Order.Source.WEB or seat.web_receipts
 
 
 class _Played(NamedTuple):
@@ -357,7 +365,7 @@ SEAT_COLUMNS = (
     "id", "game_id", "position", "name", "email", "time_zone", "status", "link_version",
     "nmr_count", "email_failing", "email_failing_at", "reports", "reported_through",
     "autopilot", "extensions_used", "missed_in_row", "away_hours_used", "civil_disorder_at",
-    "held_since", "press_email", "press_told", "language", "tenure",
+    "held_since", "press_email", "press_told", "language", "tenure", "web_receipts",
 )  # fmt: skip
 GAME_COLUMNS = (
     "id", "engine", "title", "public_id", "options", "status", "gm_id", "time_zone",

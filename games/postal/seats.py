@@ -15,7 +15,6 @@ from django.utils.translation import gettext
 
 from games.engines import text as engine_text
 from games.models import Game, GMAction, Handover, PressEmail, Seat, Step
-from games.models import Player as PlayerRow
 from games.notify import calendar, email_choices, languages, reports
 from games.postal import access
 from games.postal.errors import PostalError
@@ -180,6 +179,7 @@ SEAT_FIELDS = [
     "time_zone",
     "press_email",
     "press_told",
+    "web_receipts",
 ]
 
 
@@ -196,9 +196,8 @@ def _new_tenure(game: Game, seat: Seat, email: str, now: datetime) -> None:
     address = email_choices.normalise(email)
     seat.reports = email_choices.defaults([email]).get(address, "")
     seat.language = languages.of_addresses([email]).get(address, "")
-    seat.time_zone = (
-        PlayerRow.objects.filter(email=address).values_list("time_zone", flat=True).first() or ""
-    )
+    seat.time_zone = email_choices.zones([email]).get(address, "")
+    seat.web_receipts = address in email_choices.web_receipt_addresses([email])
     seat.reported_through = latest_event(game)
     seat.press_email = PressEmail.EACH
     seat.press_told = _latest_message(game)

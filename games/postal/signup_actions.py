@@ -20,20 +20,24 @@ def seat_and_start(
     game: Game, accepted: Sequence[SignUp], *, now: datetime, seed: bytes | None
 ) -> Game:
     """Seat the ``accepted`` sign-ups after the invited players, in that order, each with
-    its address's default reports and language, and start the game (``postal.start_game``:
-    every seat gets its first report and link). PostalError from the start rolls the seats
-    back with the caller's transaction."""
+    its address's default reports, receipts, language and time zone, and start the game
+    (``postal.start_game``: every seat gets its first report and link). PostalError from
+    the start rolls the seats back with the caller's transaction."""
     first = game.seats.count()
     chosen = email_choices.defaults(signup.email for signup in accepted)
     spoken = languages.of_addresses(signup.email for signup in accepted)
+    zones = email_choices.zones(signup.email for signup in accepted)
+    receipts = email_choices.web_receipt_addresses(signup.email for signup in accepted)
     Seat.objects.bulk_create(
         Seat(
             game=game,
             position=first + number,
             name=signup.name,
             email=signup.email,
+            time_zone=zones.get(email_choices.normalise(signup.email), ""),
             reports=chosen.get(email_choices.normalise(signup.email), ""),
             language=spoken.get(email_choices.normalise(signup.email), ""),
+            web_receipts=email_choices.normalise(signup.email) in receipts,
         )
         for number, signup in enumerate(accepted)
     )

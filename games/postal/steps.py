@@ -18,7 +18,7 @@ from games.engines.dice import VerifiableDice
 from games.lib import schedule, signals, words
 from games.models import DiceRoll, Game, Seat, Step
 from games.models import Event as EventRow
-from games.notify import email_choices, reports, webhooks
+from games.notify import email_choices, reminders, reports, webhooks
 from games.postal import access
 from moderator.mail import queueing
 
@@ -151,6 +151,7 @@ def advance(
     queue_reports(game, seats, engine, state, events, step, now, closed)
     if step is None:
         game.save()
+        reminders.withdraw_deadlines(game)
         signals.game_finished.send(sender=Game, game=game, state=state, now=now)
 
 

@@ -338,8 +338,9 @@ class ReminderChoiceForm(forms.Form):
 
 
 class EmailChoiceForm(forms.Form):
-    """How often a seat gets its step reports (``games.notify.email_choices``), for this seat or
-    for every seat of the player's address."""
+    """How often a seat gets its step reports (``games.notify.email_choices``) and whether
+    the orders made on its page are answered by a receipt by email, for this seat or for
+    every seat of the player's address."""
 
     reports = forms.ChoiceField(
         label=gettext_lazy("Email me this game's reports"),
@@ -349,6 +350,10 @@ class EmailChoiceForm(forms.Form):
             "required": gettext_lazy("Choose how often you want email about this game."),
             "invalid_choice": gettext_lazy("Choose one of the ways to get email about this game."),
         },
+    )
+    web_receipts = forms.BooleanField(
+        label=gettext_lazy("Email me a receipt of each order I make on this page too"),
+        required=False,
     )
     scope = forms.ChoiceField(
         label=pgettext_lazy("for whom", "For"),

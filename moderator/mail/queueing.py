@@ -14,7 +14,7 @@ would to a direct import.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime
@@ -133,3 +133,16 @@ def pending_ids(limit: int, *, older_than: datetime, now: datetime | None = None
         .order_by("id")
         .values_list("id", flat=True)[:limit]
     )
+
+
+def withdraw(game_id: int, kinds: Sequence[str]) -> int:
+    """Take back the rows of ``kinds`` about game ``game_id`` not yet handed to a sender
+    (pending: never sent, or waiting to be tried again): what they say is no longer true
+    (a reminder of a deadline in a game now over). Their tasks find nothing to send.
+    Returns how many."""
+    withdrawn, _ = OutboundEmail.objects.filter(
+        game_id=game_id, kind__in=list(kinds), state=State.PENDING
+    ).delete()
+    if withdrawn:
+        log.info("withdrew %d unsent %s emails of game %d", withdrawn, "/".join(kinds), game_id)
+    return withdrawn

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection
+from datetime import timedelta
 from typing import Any, TypedDict
 
 from games import postal
@@ -39,10 +40,17 @@ class SeedOnlyDice(VerifiableDice):
         super().__init__(seed, 1, start=start)
 
 
-def play_out(game: Game, *, sending: Collection[str]) -> Game:
+def play_out(
+    game: Game,
+    *,
+    sending: Collection[str],
+    source: str = Order.Source.WEB,
+    receipts: bool = False,
+) -> Game:
     """Play ``game`` to its end: the seats named in ``sending`` send their order in time
-    (the order the rules would default to, sent as their own), the others miss every
-    deadline. Returns the game, finished."""
+    (the order the rules would default to, sent as their own, from ``source``), the others
+    miss every deadline. ``receipts``: the workers write the receipts owed after each
+    order, as their task does a few seconds later. Returns the game, finished."""
     engine = registry.get(game.engine)
     names = dict(game.seats.values_list("position", "name"))
     while True:
@@ -65,7 +73,9 @@ def play_out(game: Game, *, sending: Collection[str]) -> Game:
             game_id=game.pk,
             position=owing[0],
             text=engine.canonical(state, owing[0], engine.default(state, owing[0])),
-            source=Order.Source.WEB,
+            source=source,
             now=step.opened_at,
             step_number=step.number,
         )
+        if receipts:
+            postal.write_receipts(now=step.opened_at + timedelta(seconds=5))

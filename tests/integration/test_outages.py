@@ -238,6 +238,8 @@ def test_redis_stopped_and_flushed_loses_no_order_and_does_everything_once_when_
 
     # A player sends an order through the web while Redis is away: it is kept.
     ann = Seat.objects.get(game=player_game, position=0)
+    # She asked for receipts of the orders she makes on the page.
+    Seat.objects.filter(pk=ann.pk).update(web_receipts=True)
     token = access.mint([ann], now=timezone.now())[0]
     browser = Browser(web)
     page = seat_page(player_game, 0)

@@ -31,8 +31,9 @@ def test_a_three_player_game_runs_to_final_standings_through_worker_and_beat(
     state = CHOICE.state_from_json(game.state)
     for position in range(3):
         text = CHOICE.canonical(state, position, CHOICE.default(state, position))
+        # By email: each gets its receipt (an order made on the page only when asked for).
         postal.accept_order(
-            game_id=game.pk, position=position, text=text, source="web", now=timezone.now()
+            game_id=game.pk, position=position, text=text, source="email", now=timezone.now()
         )
     services.worker()
     services.beat()

@@ -201,7 +201,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         for event in log
     ]
     emails, older_emails = game_emails(game)
-    gm_log = reports.gm_log(game)
+    gm_log = reports.gm_log(game, game.time_zone)
     # Each action on the current step names the step shown (``gm.forms.ShownStep``).
     shown = {"step": game.step_number}
     rollback_step = postal.rollback_offered(game)

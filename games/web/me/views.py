@@ -307,19 +307,18 @@ def me_away(request: HttpRequest) -> HttpResponse:
     if player is None:
         return render(request, "games/players/me.html", {"not_a_player": True})
     _speak(request, player)
-    live = [
-        seat.game
-        for seat in players.seats_of(player.email)
+    live = list(
+        players.seats_of(player.email)
         .select_related("game")
         .defer("game__state", "game__seed")
         .filter(game__status__in=absences.LIVE)
         .order_by("game__title", "game_id")
-    ]
-    games = {str(game.pk): game for game in live}
+    )
+    games = {str(seat.game.pk): seat.game for seat in live}
     return away_page(
         request,
         email=player.email,
-        zone=player.time_zone or "UTC",
+        zone=players.zone_of(player, live),
         games=games,
         context={
             "policies": [

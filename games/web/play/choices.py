@@ -104,9 +104,10 @@ def stop_email(request: HttpRequest, what: str, token: str) -> HttpResponse:
 
 @require_POST
 def email_choice(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
-    """The player chooses how often they get this game's reports by email: for this seat,
-    or for all the seats of their address and as their default. A choice that is not one
-    of the form's changes nothing and says why."""
+    """The player chooses how often they get this game's reports by email, and whether
+    the orders they make on the page get a receipt by email: for this seat, or for all the
+    seats of their address and as their default. A choice that is not one of the form's
+    changes nothing and says why."""
     seat = held_seat(request, game_id, position)
     if seat is None:
         return not_valid(request)
@@ -117,10 +118,23 @@ def email_choice(request: HttpRequest, game_id: int, position: int) -> HttpRespo
         messages.error(request, nothing_changed(first))
         return redirect(seat_page(seat))
     everywhere = form.cleaned_data["scope"] == email_choices.ALL_SEATS
+    web_receipts = form.cleaned_data["web_receipts"]
     chosen = postal.choose_reports(
-        game_id, position=position, choice=form.cleaned_data["reports"], everywhere=everywhere
+        game_id,
+        position=position,
+        choice=form.cleaned_data["reports"],
+        everywhere=everywhere,
+        web_receipts=web_receipts,
     )
     you_get = email_choices.YOU_GET[form.cleaned_data["reports"]]
+    receipts = (
+        gettext("Orders you make on the page are answered by a receipt by email too.")
+        if web_receipts
+        else gettext(
+            "Orders you make on the page get no receipt by email: the page shows them; "
+            "orders by email always do."
+        )
+    )
     if everywhere:
         games = len({other.game_id for other in chosen})
         messages.success(
@@ -132,12 +146,16 @@ def email_choice(request: HttpRequest, game_id: int, position: int) -> HttpRespo
                 "it joins later, %(you_get)s.",
                 games,
             )
-            % {"email": seat.email, "count": games, "you_get": you_get},
+            % {"email": seat.email, "count": games, "you_get": you_get}
+            + " "
+            + receipts,
         )
     else:
         messages.success(
             request,
-            gettext("Done: you now get this game's reports %(you_get)s.") % {"you_get": you_get},
+            gettext("Done: you now get this game's reports %(you_get)s.") % {"you_get": you_get}
+            + " "
+            + receipts,
         )
     return redirect(seat_page(seat))
 

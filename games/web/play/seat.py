@@ -205,7 +205,7 @@ def _page(
             initial={"language": seat.language}, game_language=game.language
         ),
         other_seats=[other for other in held if other.pk != seat.pk],
-        gm_log=reports.gm_log(game),
+        gm_log=reports.gm_log(game, seat.zone),
     )
     return render(request, "games/play.html", context)
 
@@ -231,7 +231,9 @@ def _email_choice_context(seat: Seat, engine: Any) -> dict[str, Any]:
     preference = email_choices.saved_preference(seat)
     return {
         "reminder_form": ReminderChoiceForm(initial=reminders.choice_of(preference)),
-        "email_form": EmailChoiceForm(initial={"reports": choice}),
+        "email_form": EmailChoiceForm(
+            initial={"reports": choice, "web_receipts": seat.web_receipts}
+        ),
         "email_choice": email_choices.YOU_GET[choice],
         "email_default": not seat.reports,
         "game_default": email_choices.YOU_GET[email_choices.game_default(engine)],

@@ -111,9 +111,9 @@ def test_the_digest_lists_each_game_with_what_happened_since_and_what_is_owed(
         "HOW OFTEN YOU GET EMAIL\n"
         "  You chose one daily digest for these games, at 08:00 (UTC).\n"
         "  Each game's page lets you change that, and always shows every report. Whatever\n"
-        "  you choose, the first report, the final standings, order receipts and reminders\n"
-        "  before a deadline you owe (unless you stopped them) still come by email. If nothing\n"
-        "  arrives by a deadline, the game's default order is played for you.\n"
+        "  you choose, the first report, the final standings, receipts of orders sent by email\n"
+        "  and reminders before a deadline you owe (unless you stopped them) still come by\n"
+        "  email. If nothing arrives by a deadline, the game's default order is played for you.\n"
         "  To get no more reports by email, in any game: "
         "http://127.0.0.1:8000/email/stop/all-reports/TOKEN/\n"
     )

@@ -119,7 +119,7 @@ def test_the_games_language_is_its_seats_unless_a_seat_chose_its_own(now: dateti
 def test_a_receipt_comes_in_the_seats_language(now: datetime) -> None:
     game = german_and_english(now)
     order = postal.accept_order(
-        game_id=game.pk, position=0, text=_first_order(game), source="web", now=now
+        game_id=game.pk, position=0, text=_first_order(game), source="email", now=now
     )
     postal.write_receipts(now=now + timedelta(seconds=1))
     receipt = OutboundEmail.objects.get(dedupe_key=f"receipt:{order.pk}")

@@ -45,7 +45,11 @@ def second_step(now: datetime) -> Game:
     game = started_game(now=now, players=["ann", bob], time_zone="Europe/Berlin")
     for position in (0, 1):
         postal.accept_order(
-            game_id=game.pk, position=position, text=nmr_text(game, position), source="web", now=now
+            game_id=game.pk,
+            position=position,
+            text=nmr_text(game, position),
+            source="email",
+            now=now,
         )
     assert tasks.write_receipts() == 2  # the workers' run that writes the receipts
     game.refresh_from_db()
@@ -208,7 +212,8 @@ def test_no_email_before_the_end_carries_the_seed(now: datetime) -> None:
 
 
 def test_the_receipt_echoes_the_canonical_order_and_its_time(now: datetime) -> None:
-    game = started_game(now=now, players=1, time_zone="Europe/Berlin")
+    # Resolved only at its deadline: the receipt finds the step still open.
+    game = started_game(now=now, players=1, time_zone="Europe/Berlin", early_processing=False)
     canonical = nmr_text(game, 0)
     later = now + timedelta(minutes=1)
     postal.accept_order(

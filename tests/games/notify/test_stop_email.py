@@ -78,7 +78,7 @@ def play_step(game: Game, now: datetime) -> None:
     state = CHOICE.state_from_json(game.state)
     for position in range(3):
         text = CHOICE.canonical(state, position, CHOICE.default(state, position))
-        postal.accept_order(game_id=game.pk, position=position, text=text, source="web", now=now)
+        postal.accept_order(game_id=game.pk, position=position, text=text, source="email", now=now)
     postal.resolve_now(game.pk, now=now)
 
 

@@ -295,6 +295,22 @@ def seat_client(game: Game, position: int, now: datetime) -> Client:
     return client
 
 
+def test_each_reader_sees_the_log_in_their_own_time_zone(gm: User, now: datetime) -> None:
+    bob = postal.Player("bob", "bob@example.org", time_zone="Asia/Tokyo")
+    game = started_game(
+        now=now, gm=gm, players=["ann", bob], time_zone="Europe/Berlin", early_processing=False
+    )
+    postal.pause(game.pk, now=now, reason="a holiday")
+
+    line = "step 1: The GM paused the game (a holiday)"
+    bobs = seat_client(game, 1, now).get(seat_page(game, 1)).content.decode()
+    anns = seat_client(game, 0, now).get(seat_page(game, 0)).content.decode()
+    gms = gm_client(gm).get(reverse("gm:game", args=[game.pk])).content.decode()
+    assert log_items(bobs) == [f"24 Nov 03:00 JST, {line}"]
+    assert log_items(anns) == [f"23 Nov 19:00 CET, {line}"]
+    assert log_items(gms) == [f"23 Nov 19:00 CET, {line}"]
+
+
 def test_the_seat_page_shows_the_log_newest_first_without_the_orders_text_or_addresses(
     gm: User, now: datetime
 ) -> None:
@@ -364,6 +380,38 @@ def reports_of(game: Game, step: int) -> list[OutboundEmail]:
             game=game, kind="report", subject__contains=f"step {step}"
         ).order_by("to")
     )
+
+
+def test_a_new_deadline_in_the_log_is_told_in_each_readers_time_zone(
+    gm: User, now: datetime
+) -> None:
+    bob = postal.Player("bob", "bob@example.org", time_zone="Asia/Tokyo")
+    game = started_game(
+        now=now, gm=gm, players=["ann", bob], time_zone="Europe/Berlin", early_processing=False
+    )
+    postal.extend_deadline(game.pk, deadline=LATER, now=now, reason="ann is ill")
+
+    bobs = seat_client(game, 1, now).get(seat_page(game, 1)).content.decode()
+    gms = gm_client(gm).get(reverse("gm:game", args=[game.pk])).content.decode()
+    assert log_items(bobs) == [
+        "24 Nov 03:00 JST, step 1: The GM moved the deadline to Sat 28 Nov 2026 04:00 JST "
+        "(19:00 UTC) (ann is ill)"
+    ]
+    assert log_items(gms) == [
+        "23 Nov 19:00 CET, step 1: The GM moved the deadline to Fri 27 Nov 2026 20:00 CET "
+        "(19:00 UTC) (ann is ill)"
+    ]
+    postal.resolve_now(game.pk, now=now + timedelta(hours=1))
+    said = {
+        email.to: email.text.split("WHAT THE GM DID\n")[1].split("\n")[0]
+        for email in reports_of(game, 2)
+    }
+    assert said == {
+        "ann@example.org": "  The GM moved the deadline to Fri 27 Nov 2026 20:00 CET (19:00 UTC) "
+        "(ann is ill)",
+        "bob@example.org": "  The GM moved the deadline to Sat 28 Nov 2026 04:00 JST (19:00 UTC) "
+        "(ann is ill)",
+    }
 
 
 def test_the_next_report_names_what_the_gm_did_during_the_step(gm: User, now: datetime) -> None:

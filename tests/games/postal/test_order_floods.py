@@ -48,6 +48,12 @@ def receipts() -> list[tuple[str, str]]:
     return found
 
 
+def receipts_asked(game: Game) -> Game:
+    """Every seat of ``game`` asked for receipts of the orders made on its page."""
+    Seat.objects.filter(game=game).update(web_receipts=True)
+    return game
+
+
 def accept(game: Game, text: str, now: datetime) -> Order:
     return postal.accept_order(game_id=game.pk, position=0, text=text, source="web", now=now)
 
@@ -56,7 +62,7 @@ def accept(game: Game, text: str, now: datetime) -> Order:
 def test_the_order_that_counts_sent_again_records_nothing_and_owes_no_receipt(
     now: datetime,
 ) -> None:
-    game = started_game(now=now, players=2)
+    game = receipts_asked(started_game(now=now, players=2))
     text = texts(game, 0)[0]
     first = accept(game, text, now)
     postal.write_receipts(now=now)
@@ -91,7 +97,7 @@ def test_receipts_are_coalesced_to_one_per_seat_and_step_in_the_window(
     now: datetime, settings: Settings
 ) -> None:
     settings.RECEIPT_WINDOW_SECONDS = 600
-    game = started_game(now=now, players=2)
+    game = receipts_asked(started_game(now=now, players=2))
     first, second = texts(game, 0)
     accept(game, first, now)
     assert postal.write_receipts(now=now + timedelta(seconds=5)) == 1
@@ -140,7 +146,7 @@ def test_the_page_says_a_repeated_order_is_already_the_one_that_counts(now: date
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_twenty_identical_posts_at_once_store_one_revision_and_one_receipt(now: datetime) -> None:
-    game = started_game(now=now, players=2)
+    game = receipts_asked(started_game(now=now, players=2))
     text = texts(game, 0)[0]
     browser = Client(REMOTE_ADDR="10.20.20.20")
     seat = Seat.objects.get(game=game, position=0)

@@ -40,7 +40,9 @@ def nmr_text(game: Game, position: int) -> str:
 def accept(game: Game, position: int, now: datetime, **kwargs: Any) -> Order:
     if "text" not in kwargs:
         kwargs["text"] = nmr_text(game, position)
-    kwargs.setdefault("source", "web")
+    # An order by email always gets its receipt (one made on the page only when its
+    # player asked for them: test_web_receipts.py).
+    kwargs.setdefault("source", "email")
     return postal.accept_order(game_id=game.pk, position=position, now=now, **kwargs)
 
 
@@ -169,9 +171,12 @@ def test_the_receipt_of_an_order_that_took_effect_at_once_says_what_it_did(now: 
     assert (order.receipt_due, order.results) == (True, done)
     assert tasks.write_receipts() == 1
     (email,) = receipts()
-    said = email.text.split("It took effect at once:\n\n")[1].split("The step's deadline")[0]
+    said = email.text.split("It took effect at once:\n\n")[1].split("The game has moved on")[0]
     assert said == "".join(f"  {text}\n" for text in done) + "\n"
-    assert "The step's deadline: Mon 23 Nov 2026 19:00 UTC.\n" in email.text
+    # The order moved the game on: the receipt quotes no deadline of the step it closed.
+    moved_on = "The game has moved on since: your page shows what happened and what you owe now."
+    assert email.text.split("\n\n")[-3] == moved_on
+    assert "deadline" not in email.text
     assert "".join(f"<li>{text}</li>" for text in done) in email.html
 
 

@@ -72,7 +72,8 @@ def test_a_choice_for_this_seat_is_saved_and_said(client: Client, now: datetime)
     )
     assert response.redirect_chain == [(seat_page(game, 0), 302)]
     assert messages_of(response.content.decode()) == [
-        "Done: you now get this game&#x27;s reports every step."
+        "Done: you now get this game&#x27;s reports every step. Orders you make on the page "
+        "get no receipt by email: the page shows them; orders by email always do."
     ]
     assert choices() == [("Liars", 0, "every"), ("Liars", 1, ""), ("Liars", 2, "")]
     assert EmailPreference.objects.count() == 0
@@ -89,7 +90,8 @@ def test_a_choice_for_all_my_seats_sets_them_all_and_the_default(
     )
     assert messages_of(response.content.decode()) == [
         "Done: ann@example.org now gets the reports of its 2 games, and of the games it "
-        "joins later, in one daily digest."
+        "joins later, in one daily digest. Orders you make on the page get no receipt by "
+        "email: the page shows them; orders by email always do."
     ]
     assert choices() == [
         ("Liars", 0, "digest"),

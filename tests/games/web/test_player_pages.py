@@ -728,3 +728,65 @@ def test_my_games_shows_my_record_and_links_my_public_page(now: datetime) -> Non
 def test_away_needs_signing_in(client: Client) -> None:
     response = client.get("/me/away/")
     assert (response.status_code, response["Location"]) == (302, "/signin/?next=/me/away/")
+
+
+# --- the time zone the player chose --------------------------------------------------------
+
+
+def test_away_counts_days_in_the_zone_the_players_games_write_times_in(now: datetime) -> None:
+    from games.models import Absence
+
+    started_game(now=now, players=[ANN, BOB], title="Friday", time_zone="Europe/Berlin")
+    client = signed_in("ann@example.org")
+    page = client.get("/me/away/").content.decode()
+    assert '<p class="muted">Days in your time zone (Europe/Berlin).</p>' in page
+    client.post("/me/away/", {"first_day": "2026-12-01", "last_day": "2026-12-01", "scope": "all"})
+    absence = Absence.objects.get()
+    assert (absence.zone, absence.starts_at.isoformat(), absence.ends_at.isoformat()) == (
+        "Europe/Berlin",
+        "2026-11-30T23:00:00+00:00",
+        "2026-12-01T23:00:00+00:00",
+    )
+
+
+def test_away_counts_days_in_the_zone_the_player_chose(now: datetime) -> None:
+    started_game(now=now, players=[ANN, BOB], title="Friday", time_zone="Europe/Berlin")
+    player = players.player_for("ann@example.org", now=now)
+    players.save_settings(
+        player,
+        players.Chosen(name="", time_zone="Asia/Tokyo", reports="", reminders="", hour=None),
+    )
+    page = signed_in("ann@example.org").get("/me/away/").content.decode()
+    assert '<p class="muted">Days in your time zone (Asia/Tokyo).</p>' in page
+
+
+def test_the_games_a_player_joins_later_write_times_in_the_zone_they_chose(
+    now: datetime,
+) -> None:
+    from games.models import SignUp
+    from games.postal import signup_actions
+
+    player = players.player_for("ann@example.org", now=now)
+    players.save_settings(
+        player,
+        players.Chosen(name="", time_zone="Asia/Tokyo", reports="", reminders="", hour=None),
+    )
+    invited = started_game(now=now, players=[ANN, BOB], title="Invited")
+    recruiting = postal.create_game(
+        gm=GMFactory.create(),
+        engine_key="choice",
+        title="Open",
+        players=[postal.Player("bob", "bob@example.org")],
+    )
+    signup_actions.seat_and_start(
+        recruiting,
+        [SignUp(game=recruiting, name="ann", email="ann@example.org")],
+        now=now,
+        seed=b"s",
+    )
+    zones = dict(
+        Seat.objects.filter(email="ann@example.org").values_list("game__title", "time_zone")
+    )
+    assert zones == {"Invited": "Asia/Tokyo", "Open": "Asia/Tokyo"}
+    page = signed_in("ann@example.org").get(seat_page(invited, 0)).content.decode()
+    assert "(Asia/Tokyo)" in page

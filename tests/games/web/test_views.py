@@ -695,6 +695,8 @@ def test_an_order_post_makes_a_fixed_number_of_queries(
 ) -> None:
     settings.SESSION_ENGINE = engine
     game = started_game(now=now, players=3, early_processing=False)
+    # A player who asked for receipts of the orders made on the page.
+    Seat.objects.filter(game=game, position=0).update(web_receipts=True)
     log_in(client, game, 0, now)
     # A browser that also holds a session (a GM's login, say) has it read by no post.
     client.force_login(game.gm)

@@ -81,7 +81,9 @@ def send_every_kind(now: datetime, settings: Settings) -> None:
     zed = signups.sign_up(open_game.pk, name="zed", email="zed@example.org", now=now)
     signups.confirm(zed.token, now=now)  # signup-confirm, signup
     players.ask("bob@example.org", browser="a-browser", now=now)  # signin
-    postal.accept_order(game_id=game.pk, position=0, text=owed_text(game, 0), source="web", now=now)
+    postal.accept_order(
+        game_id=game.pk, position=0, text=owed_text(game, 0), source="email", now=now
+    )
     tasks.write_receipts()  # receipt
     bob = Seat.objects.get(game=game, position=1)
     reply = postmark_payload(access.reply_address(bob) or "", "W9 1+1 1+1")
