@@ -150,7 +150,6 @@ def _sheet(
     if not finished:
         return Sheet(seat.name)
     context = reports.seat_context(game, seat, engine, state, None)
-    context["onlooker"] = True
     text = building.render(context["private_txt"], context, autoescape=False)
     # Indented under the seat's name; the reports' "only you" line says nothing here.
     lines = [f"  {line}" for line in text.strip("\n").splitlines() if line.strip() not in ONLY_YOU]
