@@ -113,6 +113,11 @@ def drawn(html: str, block: str) -> str:
     return " ".join(re.findall(r'<svg class="die" [^>]*aria-label="(\d)"', found[1]))
 
 
+def labels(markup: str) -> str:
+    """The values of the dice drawn in ``markup``, by their names."""
+    return " ".join(re.findall(r'<svg class="die" [^>]*aria-label="(\d)"', markup))
+
+
 def numbers(values: Any) -> str:
     return " ".join(str(value) for value in values)
 
@@ -196,14 +201,17 @@ def test_a_night_on_the_web_offers_the_legal_buttons_and_ends_with_the_reveal(
         html = page(client, game)
         assert buttons_of(html) == []
         assert 'id="fp-waiting"' not in html
-        assert statuses(html) == [
-            f'<span style="font-family:Menlo,Consolas,monospace;font-size:17px;'
-            f'font-weight:bold">{row_of(state, seat)}</span>'
-            for seat in range(3)
+        # Each row drawn as dice in its seat's colour.
+        assert [labels(status) for status in statuses(html)] == [
+            row_of(state, seat) for seat in range(3)
         ]
+        assert [
+            re.findall(r'<rect [^>]*fill="(#[0-9A-F]{6})"', status)[0] for status in statuses(html)
+        ] == ["#0072B2", "#E69F00", "#009E73"]
         ranked = re.search(r'<ol id="fp-ranking"[^>]*>(.*?)</ol>', html, re.S)
         assert ranked is not None
-        assert re.findall(r"<li>(\w+): <span[^>]*>([\d ]+)</span></li>", ranked[1]) == [
+        items = re.findall(r"<li>(\w+): (.*?)</li>", ranked[1])
+        assert [(name, labels(dice)) for name, dice in items] == [
             (NAMES[seat], row_of(state, seat)) for seat in ranking
         ]
         order = ", ".join(NAMES[seat] for seat in ranking)
