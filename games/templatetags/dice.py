@@ -124,14 +124,16 @@ def boxed_die(value: Any, fill: str = PLAIN) -> SafeString:
 
 def _draw(context: template.Context, value: Any, seat: Any, sides: int = 6) -> SafeString:
     fill = colours.seat_colour(seat)
+    # In an email each die starts a line of its own: a row of boxes on one line would pass
+    # the 998 characters a line of mail may hold.
     if context.get("html_email"):
         if sides != 6:
             return format_html(
-                '<span style="color:#555;font-size:12px">d{}</span>{}',
+                '\n<span style="color:#555;font-size:12px">d{}</span>{}',
                 sides,
                 boxed_die(value, fill),
             )
-        return boxed_die(value, fill)
+        return format_html("\n{}", boxed_die(value, fill))
     if sides == 6 and _is_face(value):
         return svg_die(value, fill)
     return svg_numbered_die(value, sides, fill)

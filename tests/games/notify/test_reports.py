@@ -104,7 +104,7 @@ def test_a_step_report_shows_every_players_board_exactly_in_text_and_html(now: d
         [
             f"Round {r.number}",
             '<span class="dice" style="white-space:nowrap">'
-            + " ".join(boxed_die(value) for value in r.roll)
+            + " ".join(f"\n{boxed_die(value)}" for value in r.roll)
             + "</span>",
         ]
         for r in state.rounds

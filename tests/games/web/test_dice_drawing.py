@@ -69,7 +69,7 @@ def test_a_die_of_more_sides_shows_its_number_in_its_shape() -> None:
     assert drawn.endswith(">17</text></svg>")
     assert "<circle" not in drawn
     mailed = render("{% die 7 sides=8 %}", html_email=True)
-    assert mailed.startswith('<span style="color:#555;font-size:12px">d8</span><span class="die"')
+    assert mailed.startswith('\n<span style="color:#555;font-size:12px">d8</span><span class="die"')
     assert mailed.endswith(">7</span>")
 
 
