@@ -31,8 +31,8 @@ from games.engines.choice.rules import (
 from games.engines.dice import NoDice
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
 from games.notify import reports
-from games.templatetags.dice import swatch
 from games.postal import access
+from games.templatetags.dice import swatch
 from moderator.mail.models import OutboundEmail
 from tests.factories import GameFactory, seat_page, started_game
 
