@@ -75,7 +75,7 @@ SHAPES = {
 }
 
 
-def svg_numbered_die(value: Any, sides: int, fill: str = PLAIN, size: int = 26) -> SafeString:
+def svg_numbered_die(value: Any, sides: int, fill: str = PLAIN, size: int = 30) -> SafeString:
     """A die that shows a number, not pips (a d8, d12, d20), named by its value and sides."""
     shape = SHAPES.get(sides)
     outline = (
