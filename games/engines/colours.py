@@ -7,6 +7,7 @@ blind readers too, each with the ink (pips, digits) that reads best on it. Pure:
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 # Blue, orange, bluish green, vermillion, sky blue, reddish purple, yellow, black; the ninth
@@ -38,6 +39,7 @@ def contrast(one: str, other: str) -> float:
     return (high + 0.05) / (low + 0.05)
 
 
+@cache
 def ink(colour: str) -> str:
     """Black or white, whichever reads better on ``colour``."""
     return "#000000" if contrast(colour, "#000000") >= contrast(colour, "#FFFFFF") else "#FFFFFF"
