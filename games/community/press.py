@@ -327,6 +327,7 @@ class Shown:
     source: str
     mine: bool  # written by the reader's seat
     to_me: bool  # written privately to the reader's seat
+    sender_position: int | None = None  # the writing seat's position: its colour
 
     @property
     def private(self) -> bool:
@@ -403,7 +404,7 @@ _PAGE = (
     " m.hidden_at IS NOT NULL, m.hidden_reason, m.source,"
     " CASE WHEN s.tenure = m.sender_tenure THEN NULL ELSE m.sender_name END,"
     " CASE WHEN r.tenure = m.recipient_tenure THEN NULL ELSE m.recipient_name END,"
-    " m.sender_tenure, m.recipient_tenure, COUNT(*) OVER () FROM games_message m"
+    " m.sender_tenure, m.recipient_tenure, s.position, COUNT(*) OVER () FROM games_message m"
     " LEFT JOIN games_seat s ON s.id = m.sender_id"
     " LEFT JOIN games_seat r ON r.id = m.recipient_id"
     " WHERE m.game_id = %s{seen}{before} ORDER BY m.id DESC LIMIT %s"
@@ -446,6 +447,7 @@ def _page(
             source=row[8],
             mine=viewer is not None and (row[3], row[11]) == (viewer.pk, viewer.tenure),
             to_me=viewer is not None and (row[4], row[12]) == (viewer.pk, viewer.tenure),
+            sender_position=row[13],
         )
         for row in reversed(found)
     ]
@@ -482,6 +484,7 @@ def _shown(message: Message, *, viewer: Seat, text: str, hidden: bool) -> Shown:
         source=message.source,
         mine=(message.sender_id, message.sender_tenure) == (viewer.pk, viewer.tenure),
         to_me=(message.recipient_id, message.recipient_tenure) == (viewer.pk, viewer.tenure),
+        sender_position=message.sender.position if message.sender else None,
     )
 
 

@@ -115,7 +115,12 @@ def seat_context(
     context["board_page_html"] = [f"games/{game.engine}/board.page.html", *context["boards_html"]]
     if step is None:
         context["standings"] = [
-            {"name": game_seat_name(game, s.seat), "place": s.place, "score": s.score}
+            {
+                "name": game_seat_name(game, s.seat),
+                "seat": s.seat,
+                "place": s.place,
+                "score": s.score,
+            }
             for s in engine.standings(state) or []
         ]
         if game.seed_revealed:

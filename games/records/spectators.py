@@ -198,6 +198,8 @@ def _hidden_during(game: Game, seats: list[Seat], step: Step) -> list[Hidden]:
     hidden = []
     for seat in seats:
         context = reports.seat_context(game, seat, engine, state, step)
+        # Read by anyone: the block says what the seat saw, never "you" (the onlooker's words).
+        context["onlooker"] = True
         private = render_to_string(context["private_html"], context)
         # Every seat's block on one page: each id prefixed, so it names one element.
         hidden.append(Hidden(seat.name, own_ids(private, f"seat-{seat.position}-")))

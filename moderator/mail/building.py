@@ -120,12 +120,14 @@ def render(names: str | list[str], context: Mapping[str, Any], *, autoescape: bo
     docs/languages.md), but in English numbers written as they are: Django's per-number
     localization (a language lookup and three format lookups for every ``{{ number }}``)
     would be most of the work of rendering a board, and changes nothing in English.
-    ``autoescape`` off for a part of a plain-text email rendered on its own."""
+    ``autoescape`` off for a part of a plain-text email rendered on its own. An HTML part is
+    rendered with ``html_email`` set: what a page draws in SVG (a die), an email draws with
+    what every mail client shows."""
     template = select_template([names] if isinstance(names, str) else names)
     localized = translation.get_language() != settings.LANGUAGE_CODE
     # The backend's template (``.template``) is untyped in the stubs; it renders a string.
     rendered: str = template.template.render(
-        Context(dict(context), autoescape=autoescape, use_l10n=localized)
+        Context({**context, "html_email": autoescape}, autoescape=autoescape, use_l10n=localized)
     )
     return rendered
 

@@ -139,7 +139,9 @@ def test_three_players_roll_and_arrange_by_tapping_on_their_phones(
         page = phone.fresh()
         assert page.locator("#fp-waiting").count() == 0
         assert page.locator("#menu-form").count() == 0
-        assert page.locator("#fp-ranking li").all_inner_texts() == [
-            f"{NAMES[seat]}: {' '.join(map(str, rows[seat]))}" for seat in ranking
-        ]
+        # Each row drawn as dice, each named by its value.
+        assert page.locator("#fp-ranking li").evaluate_all(
+            "items => items.map(item => item.firstChild.textContent + Array.from("
+            "item.querySelectorAll('svg.die'), die => die.getAttribute('aria-label')).join(' '))"
+        ) == [f"{NAMES[seat]}: {' '.join(map(str, rows[seat]))}" for seat in ranking]
         assert page.inner_text("#fp-order").startswith(f"Actual order: {order} (")

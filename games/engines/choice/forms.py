@@ -38,10 +38,6 @@ class RoundBlock:
     card_plate: forms.BoundField | None = None
 
     @property
-    def faces(self) -> str:
-        return " ".join("⚀⚁⚂⚃⚄⚅"[value - 1] for value in self.roll)
-
-    @property
     def dice(self) -> str:
         return " ".join(map(str, self.roll))
 

@@ -1235,9 +1235,17 @@ class DiceSurvivorEngine(JsonCodec):
                 {
                     "rolls": [
                         {
+                            "seat": roll.seat,
                             "player": state.players[roll.seat],
                             "dice": roll.dice,
                             "values": list(roll.values),
+                            # Each die with its sides ("d12/d8": 12, then 8), to draw it.
+                            "faces": [
+                                {"value": value, "sides": int(die.removeprefix("d"))}
+                                for value, die in zip(
+                                    roll.values, roll.dice.split("/"), strict=True
+                                )
+                            ],
                             "kept": roll.kept,
                             "pp": roll.pp,
                             "total": roll.total,

@@ -12,6 +12,7 @@ from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy
 
+from games.engines import colours
 from games.web.forms import MenuOrderForm
 
 CELL = 44
@@ -28,12 +29,13 @@ PIPS = {
 _PLACE = re.compile(r"(?:take (\w+) )?place (-?\d+) (-?\d+)$")
 
 
-def _die(left: float, top: float, face: int, instigator: bool) -> str:
+def _die(left: float, top: float, face: int, instigator: bool, seat: int | None) -> str:
+    """A placed die in its player's colour (the instigator, nobody's, shaded)."""
     size = CELL - 6
-    fill = "#fff4d6" if instigator else "#ffffff"
+    fill = "#fff4d6" if instigator else colours.seat_colour(seat)
     pips = "".join(
         f'<circle cx="{left + 3 + px * size:.1f}" cy="{top + 3 + py * size:.1f}" r="3.6" '
-        'fill="#222"/>'
+        f'fill="{colours.ink(fill)}"/>'
         for px, py in PIPS[face]
     )
     return (
@@ -83,7 +85,7 @@ def board_drawing(view: dict[str, Any], menu: list[tuple[str, str]] | None = Non
         for column, cell in enumerate(row["cells"]):
             left = AXIS + column * CELL
             if cell["face"] is not None:
-                parts.append(_die(left, top, cell["face"], cell["instigator"]))
+                parts.append(_die(left, top, cell["face"], cell["instigator"], cell.get("seat")))
             elif cell["legal_for"]:
                 parts.append(
                     f'<rect class="legal" data-x="{cell["x"]}" data-y="{cell["y"]}" '

@@ -445,6 +445,7 @@ def grid_rows(state: DropShyState, margin: int = 1) -> list[dict[str, JSON]]:
     candidate may go, "." elsewhere."""
     box = bounds(state, margin)
     grid = cells(state.board)
+    owners = {(placed.x, placed.y): placed.seat for placed in state.board}
     legal_for: dict[Cell, list[str]] = {}
     options = legal_by_candidate(state)
     for name, __, found in options:
@@ -469,6 +470,7 @@ def grid_rows(state: DropShyState, margin: int = 1) -> list[dict[str, JSON]]:
                     "x": x,
                     "y": y,
                     "face": face,
+                    "seat": owners.get((x, y)),
                     "instigator": (x, y) == ORIGIN,
                     "legal_for": names,
                     "mark": mark,

@@ -58,7 +58,12 @@ def game_page(request: HttpRequest, public_id: str) -> HttpResponse:
         "board": "" if state is None else spectators.public_board(game, game.state, step),
         "history": reports.history(game, None, before=history_before(request)),
         "standings": [
-            {"name": game.seat_names[s.seat], "place": s.place, "score": s.score}
+            {
+                "name": game.seat_names[s.seat],
+                "seat": s.seat,
+                "place": s.place,
+                "score": s.score,
+            }
             for s in engine.standings(state) or []
         ]
         if finished and state is not None

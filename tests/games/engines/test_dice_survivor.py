@@ -890,17 +890,21 @@ def test_view_shows_everything_public_and_what_you_owe() -> None:
                 {
                     "rolls": [
                         {
+                            "seat": 0,
                             "player": "ann",
                             "dice": "d20",
                             "values": [12],
+                            "faces": [{"value": 12, "sides": 20}],
                             "kept": 12,
                             "pp": 5,
                             "total": 17,
                         },
                         {
+                            "seat": 1,
                             "player": "bob",
                             "dice": "d12/d8",
                             "values": [9, 3],
+                            "faces": [{"value": 9, "sides": 12}, {"value": 3, "sides": 8}],
                             "kept": 3,
                             "pp": 4,
                             "total": 7,

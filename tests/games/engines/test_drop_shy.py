@@ -903,6 +903,8 @@ def test_the_text_board_is_a_grid_with_coordinates() -> None:
         "   -1  .  +  .  .",
         "",
     ]
-    html = render_to_string("games/drop-shy/board.html", {"view": engine.view(bob_with_a_5(), 1)})
+    html = render_to_string(
+        "games/drop-shy/board.html", {"view": engine.view(bob_with_a_5(), 1), "html_email": True}
+    )
     assert html.count("<tr>") == 4 + 2
     assert html.count("<svg") == 0

@@ -16,6 +16,7 @@ ENGINES = Path(__file__).resolve().parents[3] / "games" / "engines"
 # Every pure module of the engines, by path under games/engines/.
 PURE = [
     "base.py",
+    "colours.py",
     "dice.py",
     "registry.py",
     "text.py",

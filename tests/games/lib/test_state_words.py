@@ -142,10 +142,13 @@ def test_a_state_stored_with_english_words_loads_exports_and_verifies(now: datet
 
 
 def recent(html: str) -> list[str]:
-    """The lines of the board's recent actions, tags dropped."""
+    """The lines of the board's recent actions, tags dropped, each die drawn read as its
+    name and each seat's swatch left out."""
     found = re.search(r'border-left:3px solid #bbb">(.*?)</div>\n</div>', html, re.S)
     assert found is not None, "no recent actions on the page"
-    lines = (re.sub(r"<[^>]+>", "", line).strip() for line in found[1].splitlines())
+    named = re.sub(r'<svg class="die" [^>]*aria-label="([^"]+)">.*?</svg>', r"\1", found[1])
+    unswatched = re.sub(r'<span class="swatch" [^>]*>\xa0</span>', "", named)
+    lines = (re.sub(r"<[^>]+>", "", line).strip() for line in unswatched.splitlines())
     return [line for line in lines if line]
 
 
@@ -159,11 +162,11 @@ def test_dice_survivors_recent_actions_are_read_in_each_seats_language(now: date
 
     assert recent(page(game, 1, now)) == [
         "Turn 1, bob: challenge ann",
-        "bob d20 20 + 5 PP = 25; ann d12/d8 5/1 (keeps 1) + 5 PP = 6: natural 20",
+        "bob 20 (d20) + 5 PP = 25; ann 5 (d12) 1 (d8) (keeps 1) + 5 PP = 6: natural 20",
         "Result: natural 20: ann gives bob 1 PP: bob 6, ann 4",
     ]
     assert recent(page(game, 0, now)) == [
         "Zug 1, bob: challenge ann",
-        "bob d20 20 + 5 SP = 25; ann d12/d8 5/1 (behält 1) + 5 SP = 6: natürliche 20",
+        "bob 20 (d20) + 5 SP = 25; ann 5 (d12) 1 (d8) (behält 1) + 5 SP = 6: natürliche 20",
         "Ergebnis: natürliche 20: ann gibt bob 1 SP: bob 6, ann 4",
     ]

@@ -12,6 +12,7 @@ from games.engines.choice.rules import ChoiceEngine, ChoiceState
 from games.models import Game, Seat
 from games.notify import reports
 from games.postal import access
+from games.templatetags.dice import boxed_die, swatch
 from moderator.mail.models import OutboundEmail
 from tests.factories import (
     SEED,
@@ -97,14 +98,22 @@ def test_a_step_report_shows_every_players_board_exactly_in_text_and_html(now: d
     view = CHOICE.view(state, None)
     for position, sheet in enumerate(state.sheets):
         assert cells[position + 1] == [
-            state.players[position],
+            f"{swatch(position)}{state.players[position]}",
             *map(str, sheet.counts),
             " ".join(f"{value}\N{MULTIPLICATION SIGN}{count}" for value, count in sheet.stored),
             str(view["players"][position]["running_score"]),
         ]
+    # Each roll as boxed numbers, which every mail client shows; no die glyphs, no SVG.
     assert table(email.html, "rolls") == [
-        [f"Round {r.number}", " ".join(map(str, r.roll)), faces(r.roll)] for r in state.rounds
+        [
+            f"Round {r.number}",
+            '<span class="dice" style="white-space:nowrap">'
+            + " ".join(f"\n{boxed_die(value)}" for value in r.roll)
+            + "</span>",
+        ]
+        for r in state.rounds
     ]
+    assert re.search("[\u2680-\u2685]|<svg", email.html) is None
 
 
 def test_a_step_report_says_what_happened_what_is_owed_until_when_and_where(now: datetime) -> None:

@@ -719,13 +719,14 @@ def test_game_page_shows_each_seats_private_block_and_board_as_the_player_page_d
         view = CHOICE.view(state, seat.position)
         assert text(markup).startswith(f"Seat {seat.position + 1}: {seat.name} ")
         assert table_rows(markup, f"seat-{seat.position}-board") == board_rows(view)
+        # Each roll drawn as dice, whose names read as its numbers.
         assert table_rows(markup, f"seat-{seat.position}-rolls") == [
-            [
-                f"Round {r['round']}",
-                " ".join(map(str, r["roll"])),
-                " ".join("⚀⚁⚂⚃⚄⚅"[n - 1] for n in r["roll"]),
-            ]
-            for r in view["rounds"]
+            [f"Round {r['round']}", " ".join(map(str, r["roll"]))] for r in view["rounds"]
+        ]
+        rolls = re.search(rf'<table id="seat-{seat.position}-rolls".*?</table>', markup, re.S)
+        assert rolls is not None
+        assert re.findall(r'<svg class="die" [^>]*aria-label="(\d)"', rolls[0]) == [
+            str(n) for r in view["rounds"] for n in r["roll"]
         ]
         # The very blocks the player's page renders, through the engine's templates, with
         # ids of the seat's own (the page shows every seat's).

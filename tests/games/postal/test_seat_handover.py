@@ -87,7 +87,8 @@ def read_by(game: Game, position: int) -> list[tuple[str, str]]:
 
 def listed(html: str) -> list[tuple[str, str]]:
     """(heading, text) of every message a page lists."""
-    heads = re.findall(r'<p class="press-head"><strong>(.*?)</strong>', html)
+    swatch = r'(?:<span class="swatch" [^>]*>&nbsp;</span>)?'
+    heads = re.findall(rf'<p class="press-head">{swatch}<strong>(.*?)</strong>', html)
     texts = re.findall(r'<div class="press-text">(.*?)</div>', html, re.S)
     return [(unescape(head), unescape(text)) for head, text in zip(heads, texts, strict=True)]
 

@@ -25,6 +25,7 @@ from tests.games.postal.test_liars_dice_postal import (
     with_distinct_cups,
 )
 from tests.games.web.test_hidden import readable_by
+from tests.games.web.test_views import section
 
 pytestmark = pytest.mark.django_db
 
@@ -161,9 +162,15 @@ def test_the_replay_checks_every_roll_and_reveals_every_cup(
         assert f"Every player's hidden information during step {step.number}" in page
         state = game.rules.state_from_json(step.state_before)
         for position in (0, 1):
-            # Each cup held during the step, as its seat saw it on its own page.
-            dice = " ".join(map(str, state.hands[position]))
-            assert f"{dice}</span>" in page, (step.number, position)
+            # Each cup held during the step, drawn as its seat saw it on its own page, but
+            # in the words of an onlooker: nothing here is "yours".
+            cup = re.search(rf'<p id="seat-{position}-your-cup"[^>]*>Cup: (.*?)</p>', page)
+            assert cup is not None, (step.number, position)
+            assert re.findall(r'aria-label="(\d)"', cup[1]) == [
+                str(value) for value in state.hands[position]
+            ]
+        hidden = section(page, "section", "hidden")
+        assert ("Only you see this" in hidden, "Your " in hidden) == (False, False)
         assert ('rel="next"' in page) is (step.number < last)
         assert ('rel="prev"' in page) is (step.number > 1)
     # Every cup was told to its seat only; the replay shows them all.

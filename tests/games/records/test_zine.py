@@ -271,7 +271,10 @@ def test_a_finished_liars_dice_zine_shows_every_seat_s_private_part(
         # The PDF's text shows a cup when there is one to show: its absence from a running
         # game's PDF means something.
         if printed_text is not None:
-            assert f"Your cup: {dice}" in printed_text.splitlines(), seat
+            # Each die a box with its number (as in an HTML email): the PDF's text runs the
+            # boxes' numbers together.
+            boxed = "".join(map(str, state.hands[seat]))
+            assert f"Your cup: {boxed}" in printed_text.splitlines(), seat
     rolls = DiceRoll.objects.filter(step__game=game, step__number=1).order_by("index")
     for roll in rolls:
         assert f"{roll.label}: d{roll.sides} rolled {roll.value}" in zine

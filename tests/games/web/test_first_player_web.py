@@ -105,6 +105,19 @@ def statuses(html: str) -> list[str]:
     return re.findall(r'<td class="fp-status"[^>]*>(.*?)</td>', html, re.S)
 
 
+def drawn(html: str, block: str) -> str:
+    """The dice drawn in the paragraph ``block`` of the private part: each die's name."""
+    found = re.search(rf'<p id="{block}"[^>]*>(.*?)</p>', html, re.S)
+    assert found is not None
+    assert "<svg" in found[1]
+    return " ".join(re.findall(r'<svg class="die" [^>]*aria-label="(\d)"', found[1]))
+
+
+def labels(markup: str) -> str:
+    """The values of the dice drawn in ``markup``, by their names."""
+    return " ".join(re.findall(r'<svg class="die" [^>]*aria-label="(\d)"', markup))
+
+
 def numbers(values: Any) -> str:
     return " ".join(str(value) for value in values)
 
@@ -134,7 +147,7 @@ def test_a_night_on_the_web_offers_the_legal_buttons_and_ends_with_the_reveal(
     hand = state_of(game).cups[0].hand
     html = page(ann, game)
     assert hand_on(html) == list(hand)
-    assert f"Your dice: {numbers(hand)}" in html
+    assert drawn(html, "your-hand") == numbers(hand)
     assert buttons_of(html) == [
         *(f"reroll set-aside {value}" for value in sorted(set(hand), reverse=True)),
         "arrange desc",
@@ -146,7 +159,7 @@ def test_a_night_on_the_web_offers_the_legal_buttons_and_ends_with_the_reveal(
     assert (cup.set_aside, len(cup.hand)) == ((hand[0],), 2)
     html = page(ann, game)
     assert hand_on(html) == list(cup.hand)
-    assert f"Set aside this round (back next round): {hand[0]}" in html
+    assert drawn(html, "your-set-aside") == str(hand[0])
     assert buttons_of(html) == [
         *(f"reroll set-aside {value}" for value in sorted(set(cup.hand), reverse=True)),
         "arrange desc",
@@ -159,7 +172,7 @@ def test_a_night_on_the_web_offers_the_legal_buttons_and_ends_with_the_reveal(
     html = page(ann, game)
     assert 'id="menu-form"' not in html
     assert "You owe no order this step." in html
-    assert f"Your arrangement: {numbers(low_first)}" in html
+    assert drawn(html, "your-row") == numbers(low_first)
     assert waiting(html) == ("Still deciding:", ["bob", "cy"])
     assert statuses(html) == ["arranged ✓", "still deciding", "still deciding"]
 
@@ -173,7 +186,7 @@ def test_a_night_on_the_web_offers_the_legal_buttons_and_ends_with_the_reveal(
     html = page(bob, game)
     assert waiting(html) == ("Still deciding:", ["cy"])
     assert statuses(html) == ["arranged ✓", "arranged ✓", "rolled"]
-    assert f"Your dice: {numbers(cy_hand)}" in page(cy, game)
+    assert drawn(page(cy, game), "your-hand") == numbers(cy_hand)
 
     # The last arrangement reveals every row, ranks them and ends the one-round night.
     assert typed(cy, game, f"arrange {numbers(reversed(cy_hand))}").status_code == 302
@@ -188,14 +201,17 @@ def test_a_night_on_the_web_offers_the_legal_buttons_and_ends_with_the_reveal(
         html = page(client, game)
         assert buttons_of(html) == []
         assert 'id="fp-waiting"' not in html
-        assert statuses(html) == [
-            f'<span style="font-family:Menlo,Consolas,monospace;font-size:17px;'
-            f'font-weight:bold">{row_of(state, seat)}</span>'
-            for seat in range(3)
+        # Each row drawn as dice in its seat's colour.
+        assert [labels(status) for status in statuses(html)] == [
+            row_of(state, seat) for seat in range(3)
         ]
+        assert [
+            re.findall(r'<rect [^>]*fill="(#[0-9A-F]{6})"', status)[0] for status in statuses(html)
+        ] == ["#0072B2", "#E69F00", "#009E73"]
         ranked = re.search(r'<ol id="fp-ranking"[^>]*>(.*?)</ol>', html, re.S)
         assert ranked is not None
-        assert re.findall(r"<li>(\w+): <span[^>]*>([\d ]+)</span></li>", ranked[1]) == [
+        items = re.findall(r"<li>(\w+): (.*?)</li>", ranked[1])
+        assert [(name, labels(dice)) for name, dice in items] == [
             (NAMES[seat], row_of(state, seat)) for seat in ranking
         ]
         order = ", ".join(NAMES[seat] for seat in ranking)
@@ -363,7 +379,7 @@ def test_a_token_holder_is_offered_each_die_that_can_take_a_token(now: datetime)
     # for the window after the reveal.
     html = page(client, game)
     assert buttons_of(html) == [f"token {position}" for position in open_dice]
-    assert f"Your arrangement: {numbers(row)}" in html
+    assert drawn(html, "your-row") == numbers(row)
     for position in range(4):
         if position != holder:
             order(game, position, "roll all\narrange desc", now)

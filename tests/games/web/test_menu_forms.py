@@ -136,7 +136,10 @@ def test_drop_shy_draws_the_board_with_a_button_over_each_legal_cell(now: dateti
     # The form's drawing and the board section's drawing both highlight exactly those cells.
     highlighted = re.findall(r'<rect class="legal" data-x="(-?\d+)" data-y="(-?\d+)"', page)
     assert sorted(highlighted) == sorted([(str(x), str(y)) for x, y in legal] * 2)
-    assert page.count("<svg ") == 2
+    # Two board drawings; the lines draw every die not yet placed, one SVG each.
+    left = sum(len(line) for line in state.lines)
+    assert page.count("<svg ") == 2 + left
+    assert page.count('<svg class="die" ') == left
     x, y = legal[0]
     response = client.post(
         seat_page(game, seat.position),

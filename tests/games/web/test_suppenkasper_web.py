@@ -143,8 +143,13 @@ def section(html: str, tag: str, element_id: str) -> str:
 
 
 def table(html: str, element_id: str) -> list[list[str]]:
+    """The cells of a table, each seat's colour swatch left out (its name says who)."""
     rows = re.findall(r"<tr>(.*?)</tr>", section(html, "table", element_id), re.S)
-    return [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S) for row in rows]
+    cells = [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S) for row in rows]
+    return [[SWATCH.sub("", cell) for cell in row] for row in cells]
+
+
+SWATCH = re.compile(r'<span class="swatch" [^>]*>&nbsp;</span>')
 
 
 def errors_in(markup: str) -> list[str]:

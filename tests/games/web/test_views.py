@@ -32,6 +32,7 @@ from games.engines.dice import NoDice
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
 from games.notify import reports
 from games.postal import access
+from games.templatetags.dice import swatch
 from moderator.mail.models import OutboundEmail
 from tests.factories import GameFactory, seat_page, started_game
 from tests.games.web.test_seat_pages import SEAT_LINE
@@ -432,9 +433,11 @@ def test_the_form_offers_one_block_per_round_with_the_roll_and_only_legal_values
     for round_ in state.rounds:
         block = section(html, "fieldset", f"round-{round_.number}")
         dice = " ".join(map(str, round_.roll))
-        faces = " ".join("⚀⚁⚂⚃⚄⚅"[v - 1] for v in round_.roll)
         assert f"<legend>Round {round_.number}: roll {dice} " in block
-        assert faces in block
+        legend = block[: block.index("</legend>")]
+        assert re.findall(r'<svg class="die" [^>]*aria-label="(\d)"', legend) == [
+            str(value) for value in round_.roll
+        ]
         # An empty sheet stores fewer than three values: any die may be the Wurfel (W1).
         assert re.findall(rf'name="r{round_.number}_kind" value="(\w)"', block) == ["W"]
         values = re.search(rf'<select name="r{round_.number}_value".*?</select>', block, re.S)
@@ -794,7 +797,7 @@ def test_the_page_shows_report_board_deadline_and_history_newest_first(
     for position, sheet in enumerate(state.sheets):
         stored = " ".join(f"{value}\N{MULTIPLICATION SIGN}{count}" for value, count in sheet.stored)
         assert cells[position + 1] == [
-            state.players[position],
+            f"{swatch(position)}{state.players[position]}",
             *map(str, sheet.counts),
             stored,
             str(CHOICE.view(state, None)["players"][position]["running_score"]),
