@@ -371,7 +371,9 @@ def test_the_options_menus_and_autopilot_in_german() -> None:
     )
     with pytest.raises(OptionsError) as error:
         engine.start(engine.options(DM), ["ann", "bob", "cy"], NoDice())
-    assert german(error.value.message) == "Liar's Dice (genius_dm) braucht genau 2 Spieler, nicht 3"
+    assert (
+        german(error.value.message) == "Liar's Dice: Death Match braucht genau 2 Spieler, nicht 3"
+    )
 
 
 # --- every word of whole games -------------------------------------------------------------

@@ -28,5 +28,7 @@ def test_no_email_body_lets_a_table_cut_its_words() -> None:
         path.parent.name
         for path in sorted(EMAILS.glob("*/body.html"))
         if "overflow-wrap:break-word" not in path.read_text()
+        # (a body that is another's, included whole, wraps as that one does)
+        and not path.read_text().startswith('{% include "emails/')
     ]
     assert wrapped == []

@@ -9,6 +9,7 @@ person renamed keeps theirs."""
 from __future__ import annotations
 
 import re
+from html import unescape
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -66,7 +67,8 @@ def board_rows(page: str) -> list[str]:
     """The names the Liar's Dice board lists, in seat order."""
     table = re.search(r'<table id="board".*?</table>', page, re.S)
     assert table is not None
-    return re.findall(r"<tr[^>]*><th[^>]*>([^<]*)</th>\s*<td", table.group(0))
+    cells = re.findall(r"<tr[^>]*><th[^>]*>((?:(?!</th>|<tr).)*)</th>\s*<td", table.group(0), re.S)
+    return [unescape(re.sub(r"<[^>]+>", "", cell)).strip() for cell in cells]
 
 
 def section(text: str, heading: str, end: str) -> list[str]:

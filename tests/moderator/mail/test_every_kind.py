@@ -40,7 +40,8 @@ KINDS = sorted(
     if (path / "subject.txt").exists()
 )
 # The mail a player may stop in one click (games.postal.access.stop_headers).
-STOPPABLE = {"report", "reminder", "digest", "daily", "press"}
+# (A handover's welcome holds the seat's current report, with that report's way to stop.)
+STOPPABLE = {"report", "reminder", "digest", "daily", "press", "welcome"}
 # Sent to a seat of a game, in the seat's thread.
 THREADED = {
     "invite",
@@ -76,6 +77,9 @@ def send_every_kind(now: datetime, settings: Settings) -> None:
     postal.invite(game.pk, now=now)  # invite
     game = postal.start_game(game.pk, now=now, seed=SEED)  # report
     postal.rotate_link(game.pk, position=0, now=now)  # link
+    postal.replace_player(
+        game.pk, position=2, name="Dee", email="dee@example.org", now=now
+    )  # replaced, welcome
     postal.send_lost_links("bob@example.org", now=now)  # lost-links
     open_game = choice_game(1, title="Open Choice", signup="first", seats_wanted=3)
     zed = signups.sign_up(open_game.pk, name="zed", email="zed@example.org", now=now)
