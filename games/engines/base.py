@@ -100,6 +100,9 @@ class Engine(Protocol[OptionsT, StateT, OrderT]):
     # True when one seat at a time owes an order (the players take turns): a seat's step
     # reports then come by default only when it owes one (games.notify.email_choices).
     sequential: bool
+    # What the players call a step of this game, "turn" or "round": the pages say "turn 5",
+    # not "step 5" (a Choice step is a postal turn, a Liar's Dice step a player's turn).
+    step_word: str
 
     def options(self, data: Mapping[str, JSON]) -> OptionsT:
         """Options from a dict: defaults filled in; OptionsError on unknown keys or values."""
