@@ -163,3 +163,9 @@ def seat_page(game: Game, position: int) -> str:
     """The address of a seat's page (``games:seat``): every seat of a game has its own,
     and a magic link's POST redirects to it."""
     return f"/play/{game.pk}/{position}/"
+
+
+def settings_page(game: Game, position: int) -> str:
+    """The address of a seat's settings page (``games:seat_settings``): email, reminders,
+    language, calendar, missed turns; each form there goes back to it."""
+    return f"/play/{game.pk}/{position}/settings/"

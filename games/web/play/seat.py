@@ -178,11 +178,13 @@ def _page(
             return response
     history = reports.history(game, seat.position, before=history_before(request))
     seats = absences.seats_of_game(game.pk, now=timezone.now())
+    report_events = reports.report_events(game, seat.position, history)
     context.update(
         form=form,
         form_templates=form_templates(game.engine),
-        report_events=reports.report_events(game, seat.position, history),
+        report_events=report_events,
         history=history,
+        terms=_terms([*report_events, *(t for g in history.groups for t in g["events"])]),
         counting=_counting_order(step, seat),
         step_word=engine.step_word,
         **_away_context(game, seat, seats),
@@ -191,6 +193,22 @@ def _page(
         gm_log=reports.gm_log(game),
     )
     return render(request, "games/play.html", context)
+
+
+# The words of play by post the page explains where its reports say them: the English word
+# an event's stored text holds, and the anchor of its entry on the glossary page.
+TERMS = (
+    ("NMR", "nmr"),
+    ("civil disorder", "civil-disorder"),
+    ("autopilot", "autopilot"),
+    ("extension", "extension"),
+)
+
+
+def _terms(texts: list[str]) -> list[str]:
+    """The glossary anchors of the TERMS the ``texts`` (events as stored, in English) say,
+    in the order of TERMS."""
+    return [anchor for word, anchor in TERMS if any(word in text for text in texts)]
 
 
 def _press_section(game: Game, seat: Seat, seats: list[absences.GameSeat]) -> dict[str, Any]:
