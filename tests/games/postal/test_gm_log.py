@@ -345,9 +345,7 @@ def test_a_long_log_shows_the_latest_20_with_the_count_within_the_query_budget(
     assert "The latest 20 of 25 actions." in page
 
 
-def test_a_game_without_gm_actions_shows_no_log_on_the_seat_page(
-    gm: User, now: datetime
-) -> None:
+def test_a_game_without_gm_actions_shows_no_log_on_the_seat_page(gm: User, now: datetime) -> None:
     game = started_game(now=now, gm=gm, early_processing=False)
     page = seat_client(game, 0, now).get(seat_page(game, 0)).content.decode()
     assert ('id="gm-log"' in page, "The GM&#x27;s log" in page) == (False, False)
