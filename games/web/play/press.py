@@ -95,7 +95,9 @@ def press_email(request: HttpRequest, game_id: int, position: int) -> HttpRespon
     done = {
         PressEmail.EACH: _("Done: each message of the other players comes to you by email."),
         PressEmail.DIGEST: _("Done: the other players' messages come in your daily digest."),
-        PressEmail.NONE: _("Done: no messages of the other players by email; read them here."),
+        PressEmail.NONE: _(
+            "Done: no messages of the other players by email; read them on the game's page."
+        ),
     }
     messages.success(request, done[PressEmail(seat.press_email)])
     return redirect(f"{settings_page(seat)}#press-email-form")
