@@ -255,7 +255,7 @@ def test_the_player_uses_an_extension_from_the_seat_page(client: Client, now: da
     game = started_game(now=now, missed=postal.MissedTurns(extensions=1, extension_hours=6))
     open_seat(client, game, 0, now)
     html = client.get(seat_page(game, 0)).content.decode()
-    assert re.findall(r'<p id="more-time">.*?<button[^>]*>(.*?)</button>', html) == [
+    assert re.findall(r'<div id="more-time">.*?<button[^>]*>(.*?)</button>', html) == [
         "More time: use an extension (+6 hours)"
     ]
     response = client.post(f"/play/{game.pk}/0/extension/", follow=True)
