@@ -205,9 +205,13 @@ def test_an_nmr_in_the_report_is_explained_where_it_appears(client: Client, now:
     open_seat(client, game, 0, now)
     html = client.get(seat_page(game, 0)).content.decode()
     report = html.split('<section id="report">')[1].split("</section>")[0]
+    history = html.split('<section id="history"')[1].split("</section>")[0]
     assert "NMR default" in report
+    assert re.findall(r'id="history-terms"><li>NMR: .*?<a href="([^"]+)">', history) == [
+        "/glossary/#nmr"
+    ]
     assert re.findall(
-        r'<ul class="muted terms" id="terms"><li>(.*?) <a href="([^"]+)">', report
+        r'<ul class="muted terms" id="report-terms"><li>(.*?) <a href="([^"]+)">', report
     ) == [
         (
             "NMR: no moves received, a missed turn; the game's default (or the player's "
