@@ -121,13 +121,14 @@ def _shown(value: Any) -> Any:
 
 
 # What a step is called on the players' pages, by the word its game uses for it
-# (``Engine.step_word``): "turn 5", not "step 5".
+# (``Engine.step_word``): "postal turn 5", not "step 5".
 STEP_NAMES = {
+    "postal turn": gettext_lazy("postal turn %(number)d"),
     "turn": gettext_lazy("turn %(number)d"),
     "round": gettext_lazy("round %(number)d"),
 }
 
 
 def step_name(word: str, number: int) -> str:
-    """Step ``number`` as its game calls it (``word``: "turn" or "round")."""
-    return str(STEP_NAMES.get(word, STEP_NAMES["turn"])) % {"number": number}
+    """Step ``number`` as its game calls it (``word``: "postal turn", "turn" or "round")."""
+    return str(STEP_NAMES.get(word, STEP_NAMES["postal turn"])) % {"number": number}

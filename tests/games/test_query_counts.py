@@ -80,7 +80,7 @@ def test_a_seat_page_makes_as_many_queries_at_step_100_as_at_step_10(
         with django_assert_num_queries(PAGE_QUERIES):
             page = client.get(seat_page(game, on_turn)).content.decode()
         assert 'id="menu-form"' in page
-        older = f"Older reports, before turn {steps - 19}" if steps > 20 else None
+        older = f"Older reports, before postal turn {steps - 19}" if steps > 20 else None
         assert (older is None or older in page, "Older reports" in page) == (True, steps > 20)
 
 

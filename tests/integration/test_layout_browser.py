@@ -234,7 +234,10 @@ def test_the_game_comes_first_on_a_phone(web_server: str, phone: Page, settings:
     assert phone.locator("#history details").get_attribute("open") is None
     phone.locator("#history summary").click()
     headings = phone.locator("#history h3").all_inner_texts()
-    assert (len(headings), headings[:2]) == (20, ["Turn 1000, open", "Turn 999, resolved"])
+    assert (len(headings), headings[:2]) == (
+        20,
+        ["Postal turn 1000, open", "Postal turn 999, resolved"],
+    )
 
     fits = {
         title: (where["submit"] <= PHONE["height"], where["private"] <= PHONE["height"])

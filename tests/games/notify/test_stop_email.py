@@ -129,7 +129,7 @@ def test_the_seat_page_still_shows_every_report_after_the_stop(now: datetime) ->
     html = client.get(seat_page(game, 1)).content.decode()
     # Step 1's report, which bob got by email no more, is on the page.
     history = html.split('id="history"')[1].split("</section>")[0]
-    assert re.findall(r"<h3>(.*?)</h3>", history) == ["Turn 1, resolved"]
+    assert re.findall(r"<h3>(.*?)</h3>", history) == ["Postal turn 1, resolved"]
     told = reports.report_events(Game.objects.get(pk=game.pk), 1)
     latest = html.split('id="report"')[1].split("</section>")[0]
     assert told and re.findall(r"<li>(.*?)</li>", latest, re.S) == [escape(t) for t in told]

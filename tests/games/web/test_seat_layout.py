@@ -243,10 +243,10 @@ def test_each_game_names_its_steps_in_its_own_word(
         html = client.get(seat_page(game, on_turn)).content.decode()
         history = html.split('id="history"')[1].split("</section>")[0]
         said[engine] = (
-            re.findall(r"; this is (\w+ \d)\.</p>", html),
+            re.findall(r"; this is ([\w ]+ \d)\.</p>", html),
             re.findall(r"<h3>(.*?)</h3>", history),
         )
-    turns = (["turn 2"], ["Turn 1, resolved"])
+    turns = (["postal turn 2"], ["Postal turn 1, resolved"])
     assert said == {
         "choice": turns,
         "liars-dice": turns,

@@ -797,11 +797,11 @@ def test_the_page_shows_report_board_deadline_and_history_newest_first(
             str(CHOICE.view(state, None)["players"][position]["running_score"]),
         ]
     history = section(html, "section", "history")
-    assert re.findall(r"<h3>(.*?)</h3>", history) == ["Turn 1, resolved"]
+    assert re.findall(r"<h3>(.*?)</h3>", history) == ["Postal turn 1, resolved"]
     events = Event.objects.filter(step__number=1).order_by("id")
     visible = [e.text for e in events if e.visible_to(1)]
     assert any(text.startswith("order received") for text in visible)
-    step1 = history.split("<h3>Turn 1, resolved</h3>")[1]
+    step1 = history.split("<h3>Postal turn 1, resolved</h3>")[1]
     assert re.findall(r"<li>(.*?)</li>", step1, re.S) == [escape(text) for text in visible]
     report = section(html, "section", "report")
     assert "bob, round 1: " in report
@@ -906,12 +906,18 @@ def test_the_history_shows_the_newest_steps_and_links_the_older_ones(
         ]
 
     # Steps 7 (open, nothing reported yet) to 5, then three at a time.
-    assert steps_and_links("") == (["Turn 6, resolved", "Turn 5, resolved"], ["?before=5#history"])
+    assert steps_and_links("") == (
+        ["Postal turn 6, resolved", "Postal turn 5, resolved"],
+        ["?before=5#history"],
+    )
     assert steps_and_links("?before=5") == (
-        ["Turn 4, resolved", "Turn 3, resolved", "Turn 2, resolved"],
+        ["Postal turn 4, resolved", "Postal turn 3, resolved", "Postal turn 2, resolved"],
         [f"{seat_page(game, 0)}#history", "?before=2#history"],
     )
-    assert steps_and_links("?before=2") == (["Turn 1, resolved"], [f"{seat_page(game, 0)}#history"])
+    assert steps_and_links("?before=2") == (
+        ["Postal turn 1, resolved"],
+        [f"{seat_page(game, 0)}#history"],
+    )
     assert steps_and_links("?before=x") == steps_and_links("")
 
 
