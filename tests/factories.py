@@ -23,7 +23,7 @@ from django.contrib.auth.models import User
 
 from games import postal
 from games.engines import registry
-from games.models import Game, Seat
+from games.models import Event, Game, Seat, Step
 
 NAMES = ["ann", "bob", "cy", "dee", "eve", "fay", "gus", "hal"]
 # The dice seed of every game a test starts, unless it asks for another.
@@ -163,3 +163,39 @@ def seat_page(game: Game, position: int) -> str:
     """The address of a seat's page (``games:seat``): every seat of a game has its own,
     and a magic link's POST redirects to it."""
     return f"/play/{game.pk}/{position}/"
+
+
+def settings_page(game: Game, position: int) -> str:
+    """The address of a seat's settings page (``games:seat_settings``): email, reminders,
+    language, calendar, missed turns; each form there goes back to it."""
+    return f"/play/{game.pk}/{position}/settings/"
+
+
+def long_game(game: Game, steps: int) -> Game:
+    """A started ``game`` at step 1 made a game at step ``steps``: the steps before it
+    written in bulk as resolved (the open step's prompts and state, one public event each),
+    the open step renumbered. Cheap (three statements), for the pages whose length must
+    not grow with the game's; the steps' states are not a game that was played."""
+    opened = game.steps.get(number=1)
+    Step.objects.filter(pk=opened.pk).update(number=steps)
+    done = Step.objects.bulk_create(
+        Step(
+            game=game,
+            number=number,
+            status=Step.Status.DONE,
+            opened_at=opened.opened_at,
+            deadline=opened.deadline,
+            prompts=opened.prompts,
+            state_before=opened.state_before,
+            state_after=opened.state_before,
+            closed_at=opened.opened_at,
+            closed_by=Step.Closed.DEADLINE,
+        )
+        for number in range(1, steps)
+    )
+    Event.objects.bulk_create(
+        Event(game=game, step=step, text=f"step {step.number}: everyone played") for step in done
+    )
+    Game.objects.filter(pk=game.pk).update(step_number=steps)
+    game.refresh_from_db()
+    return game

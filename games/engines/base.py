@@ -100,6 +100,12 @@ class Engine(Protocol[OptionsT, StateT, OrderT]):
     # True when one seat at a time owes an order (the players take turns): a seat's step
     # reports then come by default only when it owes one (games.notify.email_choices).
     sequential: bool
+    # What the players call a step of this game, "postal turn", "turn" or "round": the pages
+    # say "postal turn 5", not "step 5". "turn" or "round" only where a step is always one
+    # of the game's own turns or rounds, numbered alike: a Choice step is a postal turn (of
+    # rounds), a Liar's Dice step one move of a round, a Drop-Shy step may play several
+    # turns, a First Player round takes several steps; each prompt names the game's own.
+    step_word: str
 
     def options(self, data: Mapping[str, JSON]) -> OptionsT:
         """Options from a dict: defaults filled in; OptionsError on unknown keys or values."""

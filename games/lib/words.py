@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils import translation
+from django.utils.translation import gettext_lazy
 
 from games.engines import text as engine_text
 from games.engines.base import Prompt, encoder
@@ -117,3 +118,17 @@ def _shown(value: Any) -> Any:
     if isinstance(value, tuple) and not hasattr(value, "_fields"):
         return tuple(_shown(item) for item in value)
     return value
+
+
+# What a step is called on the players' pages, by the word its game uses for it
+# (``Engine.step_word``): "postal turn 5", not "step 5".
+STEP_NAMES = {
+    "postal turn": gettext_lazy("postal turn %(number)d"),
+    "turn": gettext_lazy("turn %(number)d"),
+    "round": gettext_lazy("round %(number)d"),
+}
+
+
+def step_name(word: str, number: int) -> str:
+    """Step ``number`` as its game calls it (``word``: "postal turn", "turn" or "round")."""
+    return str(STEP_NAMES.get(word, STEP_NAMES["postal turn"])) % {"number": number}

@@ -21,12 +21,12 @@ pytestmark = pytest.mark.django_db
 
 CHOICE = ChoiceEngine()
 # A seat page: the seats of the browser with their games, the open step, a page of history
-# (which holds the latest report's events), the order that counts, the address's
-# preferences (read once for the reminders and the digest's hour), the game's seats with
+# (which holds the latest report's events), the order that counts, the game's seats with
 # their players' absences now, the GM's log (its latest actions with their count), the
 # latest messages the seat may read (with their count), and the page's pulse, the token its
-# poll asks with (games.notify.live).
-PAGE_QUERIES = 9
+# poll asks with (games.notify.live). The address's preferences are read by the seat's
+# settings page, not here.
+PAGE_QUERIES = 8
 # The last order of a step with early processing on: the seat with its game locked and the
 # open step (one statement), whether every seat answered, and the resolution (the seats
 # with whether each answered, dice, events, the step closed, the next step, links, the
@@ -81,7 +81,7 @@ def test_a_seat_page_makes_as_many_queries_at_step_100_as_at_step_10(
         with django_assert_num_queries(PAGE_QUERIES):
             page = client.get(seat_page(game, on_turn)).content.decode()
         assert 'id="menu-form"' in page
-        older = f"Older reports, before step {steps - 19}" if steps > 20 else None
+        older = f"Older reports, before postal turn {steps - 19}" if steps > 20 else None
         assert (older is None or older in page, "Older reports" in page) == (True, steps > 20)
 
 

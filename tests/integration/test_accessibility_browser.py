@@ -215,6 +215,9 @@ def test_the_players_pages_have_no_serious_violations(
             seat_page(finished, 0),
             seat_page(kasper, 0),
             *(seat_page(seat.game, seat.position) for seat in seats),
+            f"/play/{choice.pk}/0/settings/",
+            f"/play/{finished.pk}/0/settings/",
+            "/glossary/",
         ],
     )
     # The home page's lost-link form, refused and then sent.
@@ -236,12 +239,15 @@ def test_the_players_pages_have_no_serious_violations(
         page.click('#menu-form button[name=pick_button][value^="ko "] >> nth=0')
     assert page.locator("#confirm-form").count() == 1
     found += problems(page)
-    # An order refused: the page comes back with the message by the field.
+    # An order refused: the page comes back with the message at the top, focused, and by
+    # the field, with what was typed kept.
     page.goto(f"{module_server}{seat_page(choice, 0)}")
     page.fill("#text-form textarea", "not an order")
     with page.expect_navigation():
         page.click("#text-form button[type=submit]")
     assert page.locator("#text-errors").count() == 1
+    assert page.evaluate("document.activeElement.id") == "error-summary"
+    assert page.input_value("#text-form textarea") == "not an order"
     found += problems(page)
 
     assert found == [], report(found)

@@ -18,7 +18,7 @@ from games import postal
 from games.models import Game, Seat
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import NAMES, SEED, GMFactory, seat_page, started_game
+from tests.factories import NAMES, SEED, GMFactory, long_game, seat_page, started_game
 from tests.integration.every_game import GAMES, PHONE, open_link
 
 if TYPE_CHECKING:
@@ -150,6 +150,8 @@ def test_the_players_pages_fit_a_phone_and_name_the_place(
         "/play/": ["Your games"],
         f"/play/{choice.pk}/": ["Your games", choice.title],
         f"/play/{choice.pk}/1/": ["Your games", choice.title, "bob's seat"],
+        f"/play/{choice.pk}/1/settings/": ["Your games", choice.title, "Settings"],
+        "/glossary/": ["Words of the game"],
         **{seat_page(game, 0): ["Your games", game.title, "ann's seat"] for game in games},
         f"/games/{choice.public_id}/verify/": ["Check the dice", choice.title],
         "/p/not-a-link/": ["Link not valid"],
@@ -199,3 +201,47 @@ def test_a_player_orders_from_a_phone_without_javascript(
 
     assert page.locator(".messages li").all_inner_texts() == [f"Your order is accepted: {value}."]
     assert game.steps.get(number=1).orders.get().canonical == value
+
+
+def first_screen(page: Page) -> dict[str, int]:
+    """Where the order form's first button and the private block end, and how tall the
+    page is, in CSS pixels from the top of the page."""
+    bottom = "e => Math.round(e.getBoundingClientRect().bottom + window.scrollY)"
+    return {
+        "submit": page.locator("#order button[type=submit]").first.evaluate(bottom),
+        "private": page.locator("#private").evaluate(bottom),
+        "height": page.evaluate("document.documentElement.scrollHeight"),
+    }
+
+
+def test_the_game_comes_first_on_a_phone(web_server: str, phone: Page, settings: Settings) -> None:
+    """At 390 x 844 the order's controls and the private block are on the first screen,
+    the board below them; a game of 1,000 steps is no taller than 3,000 px."""
+    settings.SITE_URL = web_server
+    gm = GMFactory.create()
+    liars = started_game(now=timezone.now(), gm=gm, **GAMES[2])
+    choice = started_game(now=timezone.now(), gm=gm, **GAMES[0])
+    long = long_game(
+        started_game(now=timezone.now(), gm=gm, engine_key="choice", title="Long Choice"), 1000
+    )
+    seen = {}
+    for game in (liars, choice, long):
+        open_link(phone, web_server, game.seats.get(position=0))
+        seen[game.title] = first_screen(phone)
+        board = phone.locator("#board-section").evaluate("e => e.getBoundingClientRect().top")
+        assert board > seen[game.title]["submit"]
+    # The history is folded, a click away, and a page of it holds 20 steps.
+    assert phone.locator("#history details").get_attribute("open") is None
+    phone.locator("#history summary").click()
+    headings = phone.locator("#history h3").all_inner_texts()
+    assert (len(headings), headings[:2]) == (
+        20,
+        ["Postal turn 1000, open", "Postal turn 999, resolved"],
+    )
+
+    fits = {
+        title: (where["submit"] <= PHONE["height"], where["private"] <= PHONE["height"])
+        for title, where in seen.items()
+    }
+    assert fits == {title: (True, True) for title in seen}, seen
+    assert seen["Long Choice"]["height"] <= 3000, seen

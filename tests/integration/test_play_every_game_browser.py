@@ -161,7 +161,7 @@ def test_one_step_is_played_through_the_web_form(
         page = pages[seat.position]
         page.goto(f"{module_server}{seat_page(game, seat.position)}")
         assert page.locator("#seat-name").inner_text() == (
-            f"{title} by post. You play as {seat.name}; this is step 2."
+            f"{title} by post. You play as {seat.name}; this is postal turn 2."
         )
     next_seat = game.seats.get(position=second.prompts[0]["seat"])
     page = pages.get(next_seat.position) or phones()

@@ -71,8 +71,10 @@ def test_a_new_player_finds_a_game_signs_in_and_sets_their_turns(
     found += problems(page)
     assert "Open Choice" in page.locator("main").inner_text()
 
-    # The seat opens without its magic link; an autopilot is chosen.
+    # The seat opens without its magic link; an autopilot is chosen on its settings page.
     page.get_by_role("link", name="Open Choice").click()
+    found += problems(page)
+    page.get_by_role("link", name="Settings of this seat").click()
     found += problems(page)
     page.get_by_label(re.compile("Autopilot: Best score")).check()
     page.locator("#autopilot-form").get_by_role("button", name="Save").click()

@@ -1006,6 +1006,7 @@ class ChoiceEngine(JsonCodec):
     # Every player orders in the same step: every step owes something of every
     # seat, so a seat's reports come by default every step.
     sequential = False
+    step_word = "postal turn"
 
     State = ChoiceState
     Order = ChoiceOrder

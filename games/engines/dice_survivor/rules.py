@@ -463,6 +463,7 @@ class DiceSurvivorEngine(JsonCodec):
     # One player acts at a time: most steps owe nothing of most seats, so a seat's
     # reports come by default only when it owes an order.
     sequential = True
+    step_word = "postal turn"
 
     State = SurvivorState
     Order = SurvivorOrder

@@ -587,6 +587,7 @@ class DropShyEngine(JsonCodec):
     # One player places at a time: most steps owe nothing of most seats, so a seat's
     # reports come by default only when it owes an order.
     sequential = True
+    step_word = "postal turn"
 
     State = DropShyState
     Order = DropShyOrder

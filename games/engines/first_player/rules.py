@@ -608,6 +608,7 @@ class FirstPlayerEngine(JsonCodec):
     # Every player gifts, rolls and plays tokens in the same windows: every step owes
     # something of every seat, so a seat's reports come by default every step.
     sequential = False
+    step_word = "postal turn"
 
     State = FirstPlayerState
     Order = FirstPlayerOrder

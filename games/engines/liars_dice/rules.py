@@ -776,6 +776,7 @@ class LiarsDiceEngine(JsonCodec):
     # One player bids at a time: most steps owe nothing of most seats, so a seat's
     # reports come by default only when it owes an order.
     sequential = True
+    step_word = "postal turn"
 
     State = LiarsDiceState
     Order = LiarsDiceOrder

@@ -1,8 +1,9 @@
-"""The settings a seat's player chooses, each a small form posted from the seat's page
-that changes one thing and goes back to the page with what it did: how often the reports
-come by email, the reminders of their address, the language, the autopilot, an absence,
-an extension; and the one-click stop of an email (``/email/stop/<what>/<token>/``). Thin:
-each calls one ``games.postal`` (or ``reminders``, ``absences``) function."""
+"""The settings a seat's player chooses, each a small form posted from the seat's
+settings page (``settings``) that changes one thing and goes back to that page with what
+it did: how often the reports come by email, the reminders of their address, the
+language, the autopilot, an absence; an extension, offered on the seat's page and back to
+it; and the one-click stop of an email (``/email/stop/<what>/<token>/``). Thin: each
+calls one ``games.postal`` (or ``reminders``, ``absences``) function."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from games.web.away import away_page
 from games.web.common import first_error, nothing_changed, refused
 from games.web.forms import AutopilotForm, EmailChoiceForm, LanguageForm, ReminderChoiceForm
 from games.web.play.common import browser_seats, held_seat, not_valid, seat_page, speak
+from games.web.play.settings import settings_page
 
 
 @require_POST
@@ -66,7 +68,7 @@ def reminder_choice(request: HttpRequest) -> HttpResponse:
             messages.success(
                 request, gettext("Reminders for %(email)s come one email at a time.") % said
             )
-    return redirect(seat_page(seat))
+    return redirect(settings_page(seat))
 
 
 # What each one-click unsubscribe stops, as its page says it before the click.
@@ -116,7 +118,7 @@ def email_choice(request: HttpRequest, game_id: int, position: int) -> HttpRespo
     if not form.is_valid():
         first = next(iter(form.errors.values()))[0]
         messages.error(request, nothing_changed(first))
-        return redirect(seat_page(seat))
+        return redirect(settings_page(seat))
     everywhere = form.cleaned_data["scope"] == email_choices.ALL_SEATS
     web_receipts = form.cleaned_data["web_receipts"]
     chosen = postal.choose_reports(
@@ -157,7 +159,7 @@ def email_choice(request: HttpRequest, game_id: int, position: int) -> HttpRespo
             + " "
             + receipts,
         )
-    return redirect(seat_page(seat))
+    return redirect(settings_page(seat))
 
 
 @require_POST
@@ -171,7 +173,7 @@ def language_choice(request: HttpRequest, game_id: int, position: int) -> HttpRe
     if not form.is_valid():
         speak(request, seat)
         messages.error(request, nothing_changed(first_error(form)))
-        return redirect(seat_page(seat))
+        return redirect(settings_page(seat))
     seat = postal.choose_language(
         game_id, position=position, language=form.cleaned_data["language"]
     )
@@ -182,7 +184,7 @@ def language_choice(request: HttpRequest, game_id: int, position: int) -> HttpRe
         gettext("Done: this seat's page and emails are in %(language)s.")
         % {"language": languages.NAMES[seat.speaks]},
     )
-    return redirect(seat_page(seat))
+    return redirect(settings_page(seat))
 
 
 @require_POST
@@ -195,14 +197,14 @@ def autopilot_choice(request: HttpRequest, game_id: int, position: int) -> HttpR
     form = AutopilotForm(request.POST, engine_key=seat.game.engine)
     if not form.is_valid():
         messages.error(request, nothing_changed(first_error(form)))
-        return redirect(seat_page(seat))
+        return redirect(settings_page(seat))
     try:
         seat = postal.choose_autopilot(
             game_id, position=position, key=form.cleaned_data["autopilot"]
         )
     except postal.PostalError as error:
         messages.error(request, refused(error.message))
-        return redirect(seat_page(seat))
+        return redirect(settings_page(seat))
     strategy = registry.strategy(seat.game.engine, seat.autopilot)
     if strategy is None:
         messages.success(
@@ -214,7 +216,7 @@ def autopilot_choice(request: HttpRequest, game_id: int, position: int) -> HttpR
             gettext("Done: when you miss a deadline, your autopilot (%(title)s) plays.")
             % {"title": words.said(strategy.title)},
         )
-    return redirect(seat_page(seat))
+    return redirect(settings_page(seat))
 
 
 @require_http_methods(["GET", "POST"])

@@ -57,4 +57,5 @@ def seat_page(seat: Seat) -> str:
 
 def speak(request: HttpRequest, seat: Seat) -> None:
     """The rest of the request in the seat's language; the footer names its setting."""
-    languages.speak(request, seat.speaks, setting=f"{seat_page(seat)}#language-form")
+    setting = reverse("games:seat_settings", args=[seat.game_id, seat.position])
+    languages.speak(request, seat.speaks, setting=f"{setting}#language-form")

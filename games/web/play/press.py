@@ -20,6 +20,7 @@ from games.models import Message, PressEmail, Seat
 from games.web.common import first_error, messages_before
 from games.web.play.common import held_seat, not_valid, seat_page, speak
 from games.web.play.press_forms import PressEmailForm, message_form
+from games.web.play.settings import settings_page
 
 
 def _messages_url(seat: Seat) -> str:
@@ -89,12 +90,14 @@ def press_email(request: HttpRequest, game_id: int, position: int) -> HttpRespon
     form = PressEmailForm(request.POST)
     if not form.is_valid():
         messages.error(request, _("%(error)s Nothing was changed.") % {"error": first_error(form)})
-        return redirect(f"{seat_page(seat)}#messages")
+        return redirect(f"{settings_page(seat)}#press-email-form")
     seat = press.choose_email(game_id, position=position, choice=form.cleaned_data["press_email"])
     done = {
         PressEmail.EACH: _("Done: each message of the other players comes to you by email."),
         PressEmail.DIGEST: _("Done: the other players' messages come in your daily digest."),
-        PressEmail.NONE: _("Done: no messages of the other players by email; read them here."),
+        PressEmail.NONE: _(
+            "Done: no messages of the other players by email; read them on the game's page."
+        ),
     }
     messages.success(request, done[PressEmail(seat.press_email)])
-    return redirect(f"{seat_page(seat)}#messages")
+    return redirect(f"{settings_page(seat)}#press-email-form")

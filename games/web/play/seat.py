@@ -1,6 +1,7 @@
 """A seat's page, ``/play/<game>/<position>/``, and the orders posted to it: what the seat
-may see of its game (the board, its private block, the history, its settings and the
-game's messages), the order form while the seat owes an order, and the same page as JSON.
+owes and by when, its private block and the order form first, then the board, the history
+and the game's messages (its settings have a page of their own, ``settings``), and the same
+page as JSON.
 Open only to a browser that holds the seat (``common.browser_seats``). An order goes to
 the postal layer, which checks it under the game's lock; an accepted order answers with a
 redirect (PRG), a refused one with the page and why."""
@@ -19,23 +20,14 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from games import postal
 from games.community import absences, press
-from games.engines import registry
 from games.lib import schedule, words
-from games.models import AbsencePolicy, Game, Order, PressEmail, Seat, Step
-from games.notify import email_choices, reminders, reports
+from games.models import Game, Order, Seat, Step
 from games.notify import live as pulse
+from games.notify import reports
 from games.postal import access
 from games.web import live
 from games.web.common import history_before
-from games.web.forms import (
-    TEXT,
-    EmailChoiceForm,
-    LanguageForm,
-    ReminderChoiceForm,
-    form_class,
-    form_templates,
-    typed_order,
-)
+from games.web.forms import TEXT, form_class, form_templates, typed_order
 from games.web.play.common import OUT_OF_DATE, browser_seats, held_seat, not_valid, seat_page, speak
 from games.web.play.press_forms import message_form
 from moderator import ratelimit
@@ -191,23 +183,38 @@ def _page(
             return response
     history = reports.history(game, seat.position, before=history_before(request))
     seats = absences.seats_of_game(game.pk, now=timezone.now())
+    report_events = reports.report_events(game, seat.position, history)
     context.update(
         form=form,
         form_templates=form_templates(game.engine),
-        report_events=reports.report_events(game, seat.position, history),
+        report_events=report_events,
         history=history,
+        report_terms=_terms(report_events),
+        history_terms=_terms([text for group in history.groups for text in group["events"]]),
         counting=_counting_order(step, seat),
-        calendar_url=access.calendar_url(seat),
-        **_email_choice_context(seat, engine),
-        **_missed_context(game, seat, seats),
+        step_word=engine.step_word,
+        **_away_context(game, seat, seats),
         **_press_section(game, seat, seats),
-        language_form=LanguageForm(
-            initial={"language": seat.language}, game_language=game.language
-        ),
         other_seats=[other for other in held if other.pk != seat.pk],
         gm_log=reports.gm_log(game, seat.zone),
     )
     return render(request, "games/play.html", context)
+
+
+# The words of play by post the page explains where its reports say them: the English word
+# an event's stored text holds, and the anchor of its entry on the glossary page.
+TERMS = (
+    ("NMR", "nmr"),
+    ("civil disorder", "civil-disorder"),
+    ("autopilot", "autopilot"),
+    ("extension", "extension"),
+)
+
+
+def _terms(texts: list[str]) -> list[str]:
+    """The glossary anchors of the TERMS the ``texts`` (events as stored, in English) say,
+    in the order of TERMS."""
+    return [anchor for word, anchor in TERMS if any(word in text for text in texts)]
 
 
 def _press_section(game: Game, seat: Seat, seats: list[absences.GameSeat]) -> dict[str, Any]:
@@ -220,43 +227,18 @@ def _press_section(game: Game, seat: Seat, seats: list[absences.GameSeat]) -> di
         "press": page,
         "press_open": open_,
         "press_form": message_form(game, seat, rows) if open_ else None,
-        "press_email_choices": PressEmail.choices,
     }
 
 
-def _email_choice_context(seat: Seat, engine: Any) -> dict[str, Any]:
-    """The seat's choice of how often it gets email and its address's reminders, and the
-    forms to change them."""
-    choice = email_choices.effective(seat, engine)
-    preference = email_choices.saved_preference(seat)
-    return {
-        "reminder_form": ReminderChoiceForm(initial=reminders.choice_of(preference)),
-        "email_form": EmailChoiceForm(
-            initial={"reports": choice, "web_receipts": seat.web_receipts}
-        ),
-        "email_choice": email_choices.YOU_GET[choice],
-        "email_default": not seat.reports,
-        "game_default": email_choices.YOU_GET[email_choices.game_default(engine)],
-        "digest_time": email_choices.digest_time(seat, preference),
-    }
-
-
-def _missed_context(game: Game, seat: Seat, seats: list[absences.GameSeat]) -> dict[str, Any]:
-    """What plays the seat's missed turns (the choices, written by the template), its
-    extensions left, and who of the game's ``seats`` is away now."""
+def _away_context(game: Game, seat: Seat, seats: list[absences.GameSeat]) -> dict[str, Any]:
+    """Who of the game's ``seats`` is away now, and the seat's extensions left (the page
+    offers one while the seat owes an order)."""
     away = [
         {"name": other.name, "until": other.away_until, "you": other.position == seat.position}
         for other in seats
         if other.away_until is not None
     ]
-    strategies = registry.strategies(game.engine)
-    return {
-        "autopilots": [(s.key, words.Said(s.title), words.Said(s.summary)) for s in strategies],
-        "autopilot": registry.strategy(game.engine, seat.autopilot) if seat.autopilot else None,
-        "extensions_left": max(game.extensions - seat.extensions_used, 0),
-        "away": away,
-        "absence_policy": absences.WHAT_IT_DOES[AbsencePolicy(game.absence_policy)],
-    }
+    return {"away": away, "extensions_left": max(game.extensions - seat.extensions_used, 0)}
 
 
 @require_GET

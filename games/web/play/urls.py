@@ -1,6 +1,6 @@
 from django.urls import path
 
-from games.web.play import calendar, choices, links, press, seat
+from games.web.play import calendar, choices, glossary, links, press, seat, settings
 from games.web.public import spectators, verify
 
 app_name = "games"
@@ -20,6 +20,12 @@ urlpatterns = [
     path("play/<int:game_id>/view.json", links.play_game_json, name="play_json"),
     path("play/<int:game_id>/<int:position>/", seat.play, name="seat"),
     path("play/<int:game_id>/<int:position>/view.json", seat.play_json, name="seat_json"),
+    path(
+        "play/<int:game_id>/<int:position>/settings/",
+        settings.seat_settings,
+        name="seat_settings",
+    ),
+    path("glossary/", glossary.glossary, name="glossary"),
     path("play/<int:game_id>/<int:position>/email/", choices.email_choice, name="email_choice"),
     path(
         "play/<int:game_id>/<int:position>/autopilot/",

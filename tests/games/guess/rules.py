@@ -70,6 +70,7 @@ class GuessEngine(JsonCodec):
     min_players = 2
     max_players = 6
     sequential = False
+    step_word = "round"
     State = GuessState
     Order = Guess
 

@@ -19,7 +19,7 @@ from games.models import Game, Seat
 from games.notify import calendar, email_choices, reminders
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, seat_page, started_game
+from tests.factories import GMFactory, settings_page, started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -168,17 +168,17 @@ def owing_games(now: datetime) -> tuple[Game, Game]:
     return first, second
 
 
-def test_a_player_chooses_the_digest_on_their_page(
+def test_a_player_chooses_the_digest_on_their_seats_settings_page(
     client: Client, now: datetime, time_machine: TimeMachineFixture
 ) -> None:
     time_machine.move_to(now, tick=False)
     first, _ = owing_games(now)
     ann = Seat.objects.get(game=first, position=0)
     client.post(f"/p/{access.mint([ann], now=now)[0]}/")
-    page = client.get(seat_page(first, 0)).content.decode()
+    page = client.get(settings_page(first, 0)).content.decode()
     assert access.calendar_url(ann) in page
     response = client.post("/play/reminders/", {"seat": ann.pk, "digest": "1", "hour": "7"})
-    assert (response.status_code, response["Location"]) == (302, seat_page(first, 0))
+    assert (response.status_code, response["Location"]) == (302, settings_page(first, 0))
     assert reminders.choice_of(email_choices.saved_preference(ann)) == {"digest": "1", "hour": "7"}
     # Another seat's id, or no seat in the session, changes nothing.
     bob = Seat.objects.get(game=first, position=1)
@@ -191,7 +191,7 @@ def test_a_player_chooses_the_digest_on_their_page(
         == 404
     )
     bad = client.post("/play/reminders/", {"seat": ann.pk, "digest": "1", "hour": "25"})
-    assert (bad.status_code, bad["Location"]) == (302, seat_page(first, 0))
+    assert (bad.status_code, bad["Location"]) == (302, settings_page(first, 0))
     assert reminders.choice_of(email_choices.saved_preference(ann)) == {"digest": "1", "hour": "7"}
     # None at all: the page says what that means, and shows the choice.
     off = client.post(

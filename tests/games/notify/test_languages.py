@@ -23,7 +23,14 @@ from games.models import Game, Seat
 from games.postal import access
 from moderator import catalogue
 from moderator.mail.models import OutboundEmail
-from tests.factories import GameFactory, GMFactory, choice_game, seat_page, started_game
+from tests.factories import (
+    GameFactory,
+    GMFactory,
+    choice_game,
+    seat_page,
+    settings_page,
+    started_game,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -166,23 +173,23 @@ def test_a_seat_page_speaks_its_seats_language_whatever_the_browser(now: datetim
     assert page_headings(german_html)[:4] == [
         "Was von dir fällig ist",
         "Dein Zug",
+        "Das Spielfeld",
         "Letzte Auswertung",
-        "Logbuch des Spielleiters",
     ]
     assert page_headings(english_html)[:4] == [
         "What you owe",
         "Your order",
+        "The board",
         "Latest report",
-        "The GM's log",
     ]
     assert f"<strong>Abgabetermin: {DEADLINE_DE}</strong>" in german_html
     # The footer names the setting that chose the language, not the browser's switcher.
     assert re.findall(
         r'<footer class="site-footer" id="languages">(.*?)</footer>', german_html
-    ) == [f'<a href="{seat_page(game, 0)}#language-form">Sprache: Deutsch</a>']
+    ) == [f'<a href="{settings_page(game, 0)}#language-form">Sprache: Deutsch</a>']
 
 
-def test_the_seat_page_chooses_its_language_and_bad_input_changes_nothing(
+def test_the_settings_page_chooses_its_language_and_bad_input_changes_nothing(
     now: datetime,
 ) -> None:
     game = german_and_english(now)
@@ -196,6 +203,8 @@ def test_the_seat_page_chooses_its_language_and_bad_input_changes_nothing(
     ]
     assert Seat.objects.get(game=game, position=1).language == ""
     response = client.post(url, {"language": "de"}, follow=True)
+    assert response.redirect_chain == [(settings_page(game, 1), 302)]
+    assert 'id="language-form"' in response.content.decode()
     assert messages_of(response.content.decode()) == [
         "Erledigt: die Seite und die E-Mails dieses Platzes sind jetzt auf Deutsch."
     ]

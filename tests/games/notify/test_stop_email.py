@@ -24,7 +24,7 @@ from games.notify import digests, reminders, reports
 from games.postal import access
 from moderator.mail import building
 from moderator.mail.models import InboundMessage, OutboundEmail
-from tests.factories import seat_page, started_game
+from tests.factories import seat_page, settings_page, started_game
 from tests.games.notify.test_replies import SECRET, auth, post_postmark, postmark_payload
 
 pytestmark = pytest.mark.django_db
@@ -128,11 +128,13 @@ def test_the_seat_page_still_shows_every_report_after_the_stop(now: datetime) ->
     assert client.post(f"/p/{token}/").status_code == 302
     html = client.get(seat_page(game, 1)).content.decode()
     # Step 1's report, which bob got by email no more, is on the page.
-    assert re.findall(r"<h3>(.*?)</h3>", html.split('id="history"')[1]) == ["Step 1, resolved"]
+    history = html.split('id="history"')[1].split("</section>")[0]
+    assert re.findall(r"<h3>(.*?)</h3>", history) == ["Postal turn 1, resolved"]
     told = reports.report_events(Game.objects.get(pk=game.pk), 1)
     latest = html.split('id="report"')[1].split("</section>")[0]
     assert told and re.findall(r"<li>(.*?)</li>", latest, re.S) == [escape(t) for t in told]
-    assert re.search(r'<input type="radio" name="reports" value="none"[^>]* checked', html)
+    settings = client.get(settings_page(game, 1)).content.decode()
+    assert re.search(r'<input type="radio" name="reports" value="none"[^>]* checked', settings)
 
 
 def test_a_get_asks_first_and_changes_nothing(now: datetime) -> None:

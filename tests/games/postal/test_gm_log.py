@@ -364,11 +364,13 @@ def test_a_long_log_shows_the_latest_20_with_the_count_within_the_query_budget(
     assert "The latest 20 of 25 actions." in page
 
 
-def test_a_game_without_gm_actions_says_so(gm: User, now: datetime) -> None:
+def test_a_game_without_gm_actions_shows_no_log_on_the_seat_page(gm: User, now: datetime) -> None:
     game = started_game(now=now, gm=gm, early_processing=False)
     page = seat_client(game, 0, now).get(seat_page(game, 0)).content.decode()
-    assert "The GM has not changed anything in this game." in page
-    assert log_items(page) == []
+    assert ('id="gm-log"' in page, "The GM&#x27;s log" in page) == (False, False)
+    postal.extend_deadline(game.pk, deadline=LATER, now=now, reason="ann is ill")
+    page = seat_client(game, 0, now).get(seat_page(game, 0)).content.decode()
+    assert ('id="gm-log"' in page, len(log_items(page))) == (True, 1)
 
 
 # --- the next report -------------------------------------------------------------------------

@@ -9,8 +9,8 @@ person renamed keeps theirs."""
 from __future__ import annotations
 
 import re
-from html import unescape
 from datetime import UTC, datetime, timedelta
+from html import unescape
 
 import pytest
 from django.test import Client

@@ -19,7 +19,7 @@ from games.engines.base import Strategy
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Absence, Game, Seat
 from games.postal import access
-from tests.factories import seat_page, started_game
+from tests.factories import seat_page, settings_page, started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -54,7 +54,7 @@ def away_page(game: Game, position: int) -> str:
     return f"/play/{game.pk}/{position}/away/"
 
 
-def test_the_seat_page_says_what_plays_a_missed_turn(
+def test_the_settings_page_says_what_plays_a_missed_turn(
     client: Client, now: datetime, strategies: None
 ) -> None:
     game = started_game(
@@ -62,7 +62,8 @@ def test_the_seat_page_says_what_plays_a_missed_turn(
         missed=postal.MissedTurns(extensions=2, extension_hours=12, civil_disorder_after=3),
     )
     open_seat(client, game, 0, now)
-    html = client.get(seat_page(game, 0)).content.decode()
+    assert 'id="missed"' not in client.get(seat_page(game, 0)).content.decode()
+    html = client.get(settings_page(game, 0)).content.decode()
     section = html.split('<section id="missed">')[1].split("</section>")[0]
     assert (
         '<input type="radio" name="autopilot" value="" id="autopilot-default" checked> '
@@ -86,6 +87,7 @@ def test_a_player_chooses_an_autopilot_and_back(
     game = started_game(now=now)
     open_seat(client, game, 1, now)
     response = client.post(f"/play/{game.pk}/1/autopilot/", {"autopilot": "test"}, follow=True)
+    assert response.redirect_chain == [(settings_page(game, 1), 302)]
     assert messages_of(response.content.decode()) == [
         "Done: when you miss a deadline, your autopilot (the test pilot) plays."
     ]
@@ -253,8 +255,11 @@ def test_the_player_uses_an_extension_from_the_seat_page(client: Client, now: da
     game = started_game(now=now, missed=postal.MissedTurns(extensions=1, extension_hours=6))
     open_seat(client, game, 0, now)
     html = client.get(seat_page(game, 0)).content.decode()
-    assert 'id="extension-form"' in html
+    assert re.findall(r'<div id="more-time">.*?<button[^>]*>(.*?)</button>', html) == [
+        "More time: use an extension (+6 hours)"
+    ]
     response = client.post(f"/play/{game.pk}/0/extension/", follow=True)
+    assert response.redirect_chain == [(seat_page(game, 0), 302)]
     assert messages_of(response.content.decode()) == [
         "Done: the deadline is now Thu 26 Nov 2026 00:00 UTC; it is emailed to the players "
         "who owe an order and to those who get every report."

@@ -1,4 +1,4 @@
-"""The seat's page shows how often the player gets the game's reports and takes a new
+"""The seat's settings page shows how often the player gets the game's reports and takes a new
 choice, for this seat or for all the seats of the player's address, in a plain form (no
 JavaScript, POST with CSRF); bad input says what is wrong and changes nothing."""
 
@@ -13,7 +13,7 @@ from django.test import Client
 
 from games.models import EmailPreference, Game, Seat
 from games.postal import access
-from tests.factories import GameFactory, seat_page, started_game
+from tests.factories import GameFactory, settings_page, started_game
 
 pytestmark = pytest.mark.django_db
 
@@ -46,7 +46,7 @@ def test_the_page_shows_the_choice_and_a_form_that_works_without_javascript(
 ) -> None:
     game = started_game("liars-dice", now=now, title="Liars")
     open_seat(client, game, 0, now)
-    html = client.get(seat_page(game, 0)).content.decode()
+    html = client.get(settings_page(game, 0)).content.decode()
     (shown,) = re.findall(r'<p id="email-choice">(.*?)</p>', html)
     assert shown == (
         "You get this game's reports <strong>only when you owe an order, with what happened "
@@ -70,7 +70,7 @@ def test_a_choice_for_this_seat_is_saved_and_said(client: Client, now: datetime)
     response = client.post(
         f"/play/{game.pk}/0/email/", {"reports": "every", "scope": "seat"}, follow=True
     )
-    assert response.redirect_chain == [(seat_page(game, 0), 302)]
+    assert response.redirect_chain == [(settings_page(game, 0), 302)]
     assert messages_of(response.content.decode()) == [
         "Done: you now get this game&#x27;s reports every step. Orders you make on the page "
         "get no receipt by email: the page shows them; orders by email always do."
@@ -127,7 +127,7 @@ def test_bad_input_says_what_is_wrong_and_changes_nothing(
     game = started_game("liars-dice", now=now, title="Liars")
     open_seat(client, game, 0, now)
     response = client.post(f"/play/{game.pk}/0/email/", fields, follow=True)
-    assert response.redirect_chain == [(seat_page(game, 0), 302)]
+    assert response.redirect_chain == [(settings_page(game, 0), 302)]
     assert messages_of(response.content.decode()) == [message]
     assert choices() == [("Liars", 0, ""), ("Liars", 1, ""), ("Liars", 2, "")]
     assert EmailPreference.objects.count() == 0

@@ -171,7 +171,7 @@ def test_a_night_on_the_web_offers_the_legal_buttons_and_ends_with_the_reveal(
     assert [die.value for die in state_of(game).cups[0].row] == low_first
     html = page(ann, game)
     assert 'id="menu-form"' not in html
-    assert "You owe no order this step." in html
+    assert "You owe no order now." in html
     assert drawn(html, "your-row") == numbers(low_first)
     assert waiting(html) == ("Still deciding:", ["bob", "cy"])
     assert statuses(html) == ["arranged ✓", "still deciding", "still deciding"]

@@ -251,6 +251,7 @@ def test_the_seat_chooses_how_it_is_emailed_messages(game: Game, now: datetime) 
     client = holding(game, BOB, now)
     url = f"/play/{game.pk}/{BOB}/messages/email/"
     response = client.post(url, {"press_email": "digest"}, follow=True)
+    assert response.redirect_chain == [(f"/play/{game.pk}/{BOB}/settings/#press-email-form", 302)]
     assert flashes(response) == ["Done: the other players' messages come in your daily digest."]
     assert Seat.objects.get(game=game, position=BOB).press_email == PressEmail.DIGEST
     response = client.post(url, {"press_email": "weekly"}, follow=True)
@@ -284,7 +285,8 @@ def test_a_german_seat_reads_and_writes_its_messages_in_german(game: Game, now: 
     url = f"/play/{game.pk}/{BOB}/messages/email/"
     response = client.post(url, {"press_email": "none"}, follow=True)
     assert flashes(response) == [
-        "Erledigt: keine Nachrichten der anderen Spieler mehr per E-Mail; lies sie hier."
+        "Erledigt: keine Nachrichten der anderen Spieler mehr per E-Mail; lies sie auf der "
+        "Seite des Spiels."
     ]
     assert Message.objects.count() == 2
 

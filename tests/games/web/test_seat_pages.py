@@ -73,11 +73,11 @@ def test_two_seats_in_one_browser_each_have_their_page_and_their_orders(
     assert "You play as <strong>bob</strong>" in bob_page
     bob = Seat.objects.get(game=game, position=1)
     # The two order forms (choices and typed) carry the seat's position; the reminders'
-    # form names the seat by id.
-    assert re.findall(r'<input type="hidden" name="seat" value="(\d+)">', bob_page) == [
-        "1",
-        "1",
-        str(bob.pk),
+    # form, on the seat's settings page, names the seat by id.
+    assert re.findall(r'<input type="hidden" name="seat" value="(\d+)">', bob_page) == ["1", "1"]
+    bob_settings = client.get(f"/play/{game.pk}/1/settings/").content.decode()
+    assert re.findall(r'<input type="hidden" name="seat" value="(\d+)">', bob_settings) == [
+        str(bob.pk)
     ]
     ann_text, bob_text = order_text(game, 0), order_text(game, 1)
 

@@ -1,0 +1,81 @@
+"""A seat's settings, ``/play/<game>/<position>/settings/``: how often its reports come by
+email, its address's reminders and digest hour, its language, its calendar feed, what
+plays a missed turn, and where to declare an absence. Each form posts to its own view in
+``choices`` (the URLs they always had), which goes back to this page with what it did; the
+seat's page keeps the game, and links here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from games.community import absences, press
+from games.engines import registry
+from games.lib import words
+from games.models import AbsencePolicy, Game, PressEmail, Seat
+from games.notify import email_choices, reminders
+from games.postal import access
+from games.web.forms import EmailChoiceForm, LanguageForm, ReminderChoiceForm
+from games.web.play.common import held_seat, not_valid, speak
+
+
+def settings_page(seat: Seat) -> str:
+    """The address of a seat's settings page."""
+    return reverse("games:seat_settings", args=[seat.game_id, seat.position])
+
+
+@require_GET
+def seat_settings(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
+    """The seat's settings, each a small form, and what each setting does now."""
+    seat = held_seat(request, game_id, position)
+    if seat is None:
+        return not_valid(request)
+    speak(request, seat)
+    game = seat.game
+    context: dict[str, Any] = {
+        "game": game,
+        "seat": seat,
+        "finished": game.status == Game.Status.FINISHED,
+        "calendar_url": access.calendar_url(seat),
+        "language_form": LanguageForm(
+            initial={"language": seat.language}, game_language=game.language
+        ),
+        "press_open": game.status in press.OPEN,
+        "press_email_choices": PressEmail.choices,
+        **email_choice_context(seat, game.rules),
+        **missed_context(game, seat),
+    }
+    return render(request, "games/seat_settings.html", context)
+
+
+def email_choice_context(seat: Seat, engine: Any) -> dict[str, Any]:
+    """The seat's choice of how often it gets email and its address's reminders, and the
+    forms to change them."""
+    choice = email_choices.effective(seat, engine)
+    preference = email_choices.saved_preference(seat)
+    return {
+        "reminder_form": ReminderChoiceForm(initial=reminders.choice_of(preference)),
+        "email_form": EmailChoiceForm(
+            initial={"reports": choice, "web_receipts": seat.web_receipts}
+        ),
+        "email_choice": email_choices.YOU_GET[choice],
+        "email_default": not seat.reports,
+        "game_default": email_choices.YOU_GET[email_choices.game_default(engine)],
+        "digest_time": email_choices.digest_time(seat, preference),
+    }
+
+
+def missed_context(game: Game, seat: Seat) -> dict[str, Any]:
+    """What plays the seat's missed turns (the choices, written by the template), its
+    extensions left, and what an absence does in this game."""
+    strategies = registry.strategies(game.engine)
+    return {
+        "autopilots": [(s.key, words.Said(s.title), words.Said(s.summary)) for s in strategies],
+        "autopilot": registry.strategy(game.engine, seat.autopilot) if seat.autopilot else None,
+        "extensions_left": max(game.extensions - seat.extensions_used, 0),
+        "absence_policy": absences.WHAT_IT_DOES[AbsencePolicy(game.absence_policy)],
+    }
