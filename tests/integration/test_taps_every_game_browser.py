@@ -62,8 +62,6 @@ GAMES = [
 ]
 
 MOST_MOVES = 300
-# What each test found: game title -> kind of move -> taps of each move of that kind.
-TAPS: dict[str, dict[str, list[int]]] = {}
 
 
 class Taps:
@@ -142,9 +140,15 @@ def choice(taps: Taps, game: Game) -> None:
     taps.send("#blocks-form button[type=submit]")
 
 
-def first_player(taps: Taps) -> None:
-    """Ready at once in the gift window, roll every die, arrange by tapping the dice (in the
-    order dealt), no token."""
+def first_player(taps: Taps, moves: int) -> None:
+    """The first player to move gives the last player a die; then ready in the gift window,
+    roll every die, arrange by tapping the dice (in the order dealt), no token."""
+    if moves == 0 and taps.has("#fp-gift"):
+        last = taps.page.locator("#fp-gift select[name=to] option").last.get_attribute("value")
+        assert last is not None
+        taps.choose("#fp-gift select[name=to]", last)
+        taps.send(button(taps, "give"))
+        return
     if taps.has("#fp-arrange:not([hidden])"):
         for index in range(taps.page.locator("#fp-hand .fp-die").count()):
             taps.tap(f"#fp-hand .fp-die >> nth={index}")
@@ -189,7 +193,7 @@ def move(taps: Taps, game: Game, moves: int) -> None:
     elif game.engine == "drop-shy":
         taps.send("#menu-form button.cell-button")
     elif game.engine == "first-player":
-        first_player(taps)
+        first_player(taps, moves)
     elif game.engine == "dice-survivor":
         dice_survivor(taps)
     else:
@@ -211,12 +215,25 @@ def phone(module_browser: Browser) -> Iterator[Any]:
         context.close()
 
 
-def next_owed(game: Game) -> tuple[Step, int] | None:
-    """The open step and the first seat it asks for an order that has not given one."""
-    step = Step.objects.get(game=game, number=Game.objects.get(pk=game.pk).step_number)
+# The First Player's rolling takes several orders of a seat in one step: roll, then reroll
+# or arrange, each applied at once.
+MORE_IN_A_STEP = ("roll", "reroll or arrange")
+
+
+def next_owed(game: Game) -> tuple[Step, int, str] | None:
+    """The open step, the first seat it asks for an order that has not given one (or, in
+    the First Player's rolling, still owes its arrangement), and the kind of move owed."""
+    game = Game.objects.get(pk=game.pk)
+    step = Step.objects.get(game=game, number=game.step_number)
+    live = {
+        prompt.seat: str(prompt.kind)
+        for prompt in game.rules.prompts(game.rules.state_from_json(game.state))
+    }
     ordered = set(Order.objects.filter(step=step).values_list("seat__position", flat=True))
-    waiting = [position for position in step.prompted_seats if position not in ordered]
-    return (step, waiting[0]) if waiting else None
+    for position in step.prompted_seats:
+        if position not in ordered or live.get(position) in MORE_IN_A_STEP:
+            return step, position, live.get(position, "")
+    return None
 
 
 @pytest.mark.parametrize("spec", GAMES, ids=[spec["title"] for spec in GAMES])
@@ -232,8 +249,7 @@ def test_a_whole_game_is_played_by_tapping_only(
         assert moves < MOST_MOVES, f"{spec['title']} not over after {moves} moves"
         owed = next_owed(game)
         assert owed is not None, "every seat asked has ordered, and the step is still open"
-        step, position = owed
-        (kind,) = {str(p["kind"]) for p in step.prompts if p["seat"] == position}
+        step, position, kind = owed
         if position not in pages:
             pages[position] = Taps(phone())
             open_link(pages[position].page, module_server, game.seats.get(position=position))
@@ -252,7 +268,6 @@ def test_a_whole_game_is_played_by_tapping_only(
         assert Order.objects.filter(step=step, seat__position=position).exists()
         taps[kind].append(player.count - before)
         moves += 1
-    TAPS[spec["title"]] = dict(taps)
     summary = "; ".join(
         f"{kind}: {len(counts)} moves, {min(counts)}-{max(counts)} taps "
         f"(mean {sum(counts) / len(counts):.1f})"
