@@ -247,15 +247,15 @@ class LiarsDiceOrderForm(MenuOrderForm):
             error_messages={"invalid_choice": gettext_lazy("You cannot reveal that die now.")},
         )
         thens = []
+        self.learn_names: dict[int, str] = {}
         for value in dict.fromkeys(then for _, then, _ in self.actions):
             if value == "reroll":
-                label = gettext("then reroll %(name)s's other dice") % {"name": name}
+                label = gettext("reroll %(name)s's other dice") % {"name": name}
             else:
                 target, slot = (int(part) for part in value.split(":"))
-                label = gettext("then learn %(name)s's die %(slot)d in secret") % {
-                    "name": state.players[target],
-                    "slot": slot,
-                }
+                # Shown in a group "learn <player>'s die in secret:" (then_groups).
+                label = str(slot)
+                self.learn_names[target] = state.players[target]
             thens.append((value, label))
         self.fields["then"] = forms.ChoiceField(
             label=gettext_lazy("And then"),
@@ -264,6 +264,25 @@ class LiarsDiceOrderForm(MenuOrderForm):
             choices=thens,
             error_messages={"invalid_choice": gettext_lazy("You cannot do that now.")},
         )
+
+    @property
+    def then_groups(self) -> list[tuple[str, list[Any]]]:
+        """The ``then`` radio buttons grouped for the page: the reroll alone, then one
+        group per player whose die may be learnt, each die by its position."""
+        radios = list(self["then"])
+        groups: list[tuple[str, list[Any]]] = []
+        reroll = [radio for radio in radios if radio.data["value"] == "reroll"]
+        if reroll:
+            groups.append(("", reroll))
+        for target, whose in self.learn_names.items():
+            prefix = f"{target}:"
+            groups.append(
+                (
+                    gettext("or learn %(name)s's die, in secret:") % {"name": whose},
+                    [radio for radio in radios if str(radio.data["value"]).startswith(prefix)],
+                )
+            )
+        return groups
 
     # --- the menu --------------------------------------------------------------------------
 

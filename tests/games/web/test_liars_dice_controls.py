@@ -246,10 +246,12 @@ def test_the_team_action_offers_the_legal_reveals_and_what_follows(now: datetime
     assert radios(html, "reveal") == (["1", "2", "3", "4", "5"], [])
     assert labels(html, "reveal") == [f"die {n}: a {hand[n - 1]}" for n in range(1, 6)]
     assert radios(html, "then")[0] == ["reroll", *(f"{t}:{n}" for t in others for n in range(1, 6))]
-    assert labels(html, "then")[:2] == [
-        f"then reroll {state.players[watched]}'s other dice",
-        f"then learn {state.players[others[0]]}'s die 1 in secret",
+    assert labels(html, "then") == [
+        f"reroll {state.players[watched]}'s other dice",
+        *(str(n) for _ in others for n in range(1, 6)),
     ]
+    for other in others:
+        assert f'aria-label="or learn {state.players[other]}&#x27;s die, in secret:"' in html
     assert buttons(html) == ["action", "bid"]
 
     missing = client.post(
