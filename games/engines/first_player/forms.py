@@ -16,6 +16,7 @@ from games.engines.first_player.rules import GIFTS, FirstPlayerState
 from games.web.forms import MENU, MenuOrderForm
 
 GIVE = "give"
+TOKENS = "tokens"
 
 
 class FirstPlayerOrderForm(MenuOrderForm):
@@ -41,6 +42,34 @@ class FirstPlayerOrderForm(MenuOrderForm):
         self.sent_ready = state.phase == GIFTS and state.ready[position]
         if state.phase == GIFTS and not self.sent_ready:
             self._gift_fields(state, position)
+        self._token_field(state, position)
+
+    def _token_field(self, state: FirstPlayerState, position: int) -> None:
+        """Tokens on several dice at once (one message: a new one replaces the last in a
+        token window), when the player holds more than one: a box per die that can take one."""
+        cup = state.cups[position] if position < len(state.cups) else None
+        left = state.tokens[position] - (cup.secret_tokens if cup is not None else 0)
+        slots = [text.split()[1] for text, _ in self.menu if text.startswith("token ")]
+        slots = [slot for slot in slots if slot.isdigit()]
+        if left < 2 or len(slots) < 2:
+            return
+        assert cup is not None
+        self.tokens_left = left
+        self.fields["tokens"] = forms.TypedMultipleChoiceField(
+            label=gettext_lazy("Dice to put a token on"),
+            required=False,
+            coerce=int,
+            widget=forms.CheckboxSelectMultiple,
+            choices=[
+                (
+                    slot,
+                    gettext("die %(position)s (a %(value)d)")
+                    % {"position": slot, "value": cup.row[int(slot) - 1].value},
+                )
+                for slot in slots
+            ],
+            error_messages={"invalid_choice": gettext_lazy("That die cannot take a token now.")},
+        )
 
     def _gift_fields(self, state: FirstPlayerState, position: int) -> None:
         dice = state.counts[position] - 1  # a player keeps at least one die
@@ -83,10 +112,27 @@ class FirstPlayerOrderForm(MenuOrderForm):
         pick = str(self.cleaned_data["pick"])
         if pick == GIVE and "to" in self.fields:
             return pick
+        if pick == TOKENS and "tokens" in self.fields:
+            return pick
         return super().clean_pick()
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
+        if self.data.get("entry") == MENU and cleaned.get("pick") == TOKENS:
+            chosen = cleaned.get("tokens") or []
+            if not chosen and "tokens" not in self.errors:
+                self.add_error("tokens", gettext("Tick the dice to put a token on first."))
+            elif len(chosen) > self.tokens_left:
+                self.add_error(
+                    "tokens",
+                    ngettext(
+                        "You hold %(count)d token: tick at most that many dice.",
+                        "You hold %(count)d tokens: tick at most that many dice.",
+                        self.tokens_left,
+                    )
+                    % {"count": self.tokens_left},
+                )
+            return cleaned
         if self.data.get("entry") != MENU or cleaned.get("pick") != GIVE:
             return cleaned
         for name, message in (
@@ -117,6 +163,8 @@ class FirstPlayerOrderForm(MenuOrderForm):
         return cleaned
 
     def order_text(self) -> str:
+        if self.cleaned_data.get("entry") == MENU and self.cleaned_data.get("pick") == TOKENS:
+            return "token " + " ".join(map(str, sorted(self.cleaned_data["tokens"])))
         if self.cleaned_data.get("entry") == MENU and self.cleaned_data.get("pick") == GIVE:
             assert isinstance(self.state, FirstPlayerState)
             name = self.state.players[self.cleaned_data["to"]]

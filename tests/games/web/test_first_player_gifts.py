@@ -119,3 +119,38 @@ def test_with_tokens_a_gift_is_of_dice_or_of_tokens(now: datetime) -> None:
         game.rules.canonical(state, 0, game.rules.parse(state, 0, tokens.order_text()))
         == "give bob 3 tokens"
     )
+
+
+def test_tokens_on_several_dice_are_a_box_per_die(now: datetime) -> None:
+    game = started_game("first-player", now=now, options={"tokens": True})
+    engine = game.rules
+    state = state_of(game)
+    for position in range(3):
+        state, _ = engine.submit(state, position, engine.parse(state, position, "ready"), _Dice([]))
+    state = replace(state, tokens=(2, 0, 0))
+    state, _ = engine.submit(state, 0, engine.parse(state, 0, "roll all"), _Dice([6, 3, 2]))
+    state, _ = engine.submit(state, 0, engine.parse(state, 0, "arrange 6 3 2"), _Dice([]))
+
+    def form(**data: Any) -> FirstPlayerOrderForm:
+        post = {"step": "1", "seat": "0", "entry": "menu", "pick": "", **data}
+        return FirstPlayerOrderForm(
+            post if data else None, engine=engine, state=state, position=0, step_number=1
+        )
+
+    unbound = form()
+    # A 6 takes no token: dice 2 and 3 may.
+    assert unbound.fields["tokens"].choices == [("2", "die 2 (a 3)"), ("3", "die 3 (a 2)")]  # type: ignore[attr-defined]
+    assert not form(pick_button="tokens").is_valid()
+    assert form(pick_button="tokens").errors["tokens"] == ["Tick the dice to put a token on first."]
+    taken = form(pick_button="tokens", tokens=["3", "2"])
+    assert taken.is_valid(), taken.errors
+    assert taken.order_text() == "token 2 3"
+    assert engine.canonical(state, 0, engine.parse(state, 0, "token 2 3")) == "token 2 3"
+
+
+class _Dice:
+    def __init__(self, values: list[int]) -> None:
+        self.values = list(values)
+
+    def draw(self, sides: int) -> int:
+        return self.values.pop(0)
