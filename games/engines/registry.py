@@ -62,7 +62,11 @@ _GAMES: list[Game] = [
         form="games.engines.liars_dice.forms.LiarsDiceOrderForm",
         strategies=liars_dice_autopilot.STRATEGIES,
     ),
-    Game(first_player.FirstPlayerEngine(), first_player.SETTINGS),
+    Game(
+        first_player.FirstPlayerEngine(),
+        first_player.SETTINGS,
+        form="games.engines.first_player.forms.FirstPlayerOrderForm",
+    ),
 ]
 
 ENGINES: dict[str, Engine[Any, Any, Any]] = {game.engine.key: game.engine for game in _GAMES}

@@ -130,24 +130,34 @@ class _ProbeDice:
         return (self.drawn - 1) % sides + 1
 
 
+def probe(engine: Any, state: Any, position: int, text: str) -> bool:
+    """Whether the engine takes order ``text`` of ``position`` now. Engines are pure, so
+    trying an order on the state changes nothing."""
+    try:
+        engine.submit(state, position, engine.parse(state, position, text), _ProbeDice())
+    except OrderError:
+        return False
+    except _ProbeLimit:
+        pass  # it drew a few hundred dice without a refusal: legal
+    return True
+
+
 def legal_choices(
-    engine: Any, state: Any, position: int, complete: Callable[[str], str] = str
+    engine: Any,
+    state: Any,
+    position: int,
+    complete: Callable[[str], str] = str,
+    keep: Callable[[str], bool] = bool,
 ) -> list[tuple[str, str]]:
     """The engine's candidate one-line orders for ``position`` now (``engine.candidates``)
     that the engine itself accepts, as (order text, label); ``complete(text)`` is the order
-    tried for a candidate when the form adds to it (a field of its own). Engines are pure,
-    so trying an order on the state changes nothing."""
-    found = []
-    for text, label in engine.candidates(state, position):
-        try:
-            tried = complete(text)
-            engine.submit(state, position, engine.parse(state, position, tried), _ProbeDice())
-        except OrderError:
-            continue
-        except _ProbeLimit:
-            pass  # it drew a few hundred dice without a refusal: legal
-        found.append((text, label))
-    return found
+    tried for a candidate when the form adds to it (a field of its own); ``keep(text)``
+    says which candidates the menu offers at all (the others have controls of their own)."""
+    return [
+        (text, label)
+        for text, label in engine.candidates(state, position)
+        if keep(text) and probe(engine, state, position, complete(text))
+    ]
 
 
 class MenuOrderForm(OrderForm):

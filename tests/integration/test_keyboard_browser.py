@@ -118,13 +118,12 @@ def test_a_liars_dice_bid_is_made_with_the_keyboard_alone(
     game = started_game(now=timezone.now(), gm=gm_user(), **GAMES[2])
     keys = Keyboard(page)
     url = opened(keys, module_server, game.seats.get(position=0))
-    menu = "#menu-form select"
-    bid = page.locator(f"{menu} option").nth(3).get_attribute("value")
-    assert bid is not None
+    quantity = "#menu-form select[name=quantity]"
+    bid = "bid 3 2"  # the lowest face (2) is chosen to start with
 
-    keys.tab_to(menu)
-    keys.choose(menu, bid)
-    keys.tab_to("#menu-form button[type=submit]")
+    keys.tab_to(quantity)
+    keys.choose(quantity, "3")
+    keys.tab_to("#menu-form button[value=bid]")
     keys.enter(url)
 
     assert page.locator(".messages li").all_inner_texts() == [f"Your order is accepted: {bid}."]

@@ -192,12 +192,11 @@ def test_a_player_orders_from_a_phone_without_javascript(
     game = started_game(now=timezone.now(), gm=GMFactory.create(), **GAMES[2])
     page = browser.new_context(viewport=PHONE, java_script_enabled=False).new_page()
     open_link(page, web_server, game.seats.get(position=0))
-    value = page.locator("#menu-form select option").nth(1).get_attribute("value")
-    assert value is not None
-
-    page.select_option("#menu-form select", value)
+    value = "bid 2 3"
+    page.select_option("#menu-form select[name=quantity]", "2")
+    page.check("#menu-form input[name=face][value='3']")
     with page.expect_navigation(url=f"{web_server}{seat_page(game, 0)}"):
-        page.click("#menu-form button[type=submit]")
+        page.click("#menu-form button[value=bid]")
 
     assert page.locator(".messages li").all_inner_texts() == [f"Your order is accepted: {value}."]
     assert game.steps.get(number=1).orders.get().canonical == value

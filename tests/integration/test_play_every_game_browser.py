@@ -64,7 +64,11 @@ def prompt_line(step: Step, seat: Seat) -> str:
 def by_menu(page: Page) -> str:
     """The first legal order of the menu: a button when the page offers few, else the
     select and its Send button. The order sent."""
-    buttons = page.locator("#menu-form button[name=pick_button]")
+    # The buttons of a game's own controls (a bid, a gift, ...) send what their fields say.
+    buttons = page.locator(
+        "#menu-form button[name=pick_button]"
+        ":not([value=bid]):not([value=give]):not([value=action]):not([value=mulligan])"
+    )
     if buttons.count():
         sent = buttons.first.get_attribute("value")
         assert sent is not None
@@ -115,7 +119,19 @@ def by_fields(page: Page, game: Game) -> str:
     return "\n".join(lines)
 
 
+def by_bid(page: Page) -> str:
+    """Liar's Dice: the Bid button, with the quantity and face chosen to start with (the
+    lowest legal bid). The order sent."""
+    quantity = page.locator("#menu-form select[name=quantity]").input_value()
+    face = page.locator("#menu-form input[name=face]:checked").get_attribute("value")
+    with page.expect_navigation():
+        page.click("#menu-form button[value=bid]")
+    return f"bid {quantity} {face}"
+
+
 def order(page: Page, game: Game) -> str:
+    if game.engine == "liars-dice" and page.locator("#menu-form button[value=bid]").count():
+        return by_bid(page)
     if game.engine == "choice":
         return by_fields(page, game)
     if game.engine == "drop-shy":

@@ -132,7 +132,7 @@ def test_a_night_on_the_web_offers_the_legal_buttons_and_ends_with_the_reveal(
     game = started_game("first-player", now=now, options=FREE_ORDER)
     ann, bob, cy = (browser_of(game, position, now) for position in range(3))
     for client in (ann, bob, cy):
-        assert buttons_of(page(client, game)) == ["ready"]
+        assert buttons_of(page(client, game)) == ["give", "ready"]
     assert waiting(page(ann, game)) == ("Not ready yet:", ["ann", "bob", "cy"])
     for client in (ann, bob, cy):
         assert tap(client, game, "ready").status_code == 302

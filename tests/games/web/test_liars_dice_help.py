@@ -1,7 +1,7 @@
 """Liar's Dice help that fits the game being played: the seat page's typed-order help and
 the reports' HOW TO ORDER show the profile in play and only the orders its options allow;
-the Death Match bids from a menu like the other profiles, with Revelation's die to show
-chosen beside the bid, by its position in the cup."""
+the Death Match bids with the same controls as the other profiles (Revelation's die to show
+beside the bid: test_liars_dice_controls.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from django.test import Client
 from time_machine import TimeMachineFixture
 
 from games import postal
-from games.models import Game, Order, Seat, Step
+from games.models import Game, Seat
 from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import new_game, seat_page, started_game
@@ -173,42 +173,20 @@ def labels_of(html: str, name: str) -> list[str]:
     return re.findall(r"<option[^>]*>([^<]*)</option>", select[1])
 
 
-def test_the_death_match_offers_every_opening_bid_in_a_menu(now: datetime) -> None:
+def test_the_death_match_offers_every_opening_bid(now: datetime) -> None:
     game = started_game("liars-dice", now=now, players=2, options={"profile": "genius_dm"})
     html = browser(game, 0, now).get(seat_page(game, 0)).content.decode()
     # Eight dice in play, literal faces: any quantity up to 8 of any face, ones included.
-    assert options_of(html, "pick") == [
-        "",
-        *(f"bid {quantity} {face}" for quantity in range(1, 9) for face in range(1, 7)),
+    assert options_of(html, "quantity") == [str(quantity) for quantity in range(1, 9)]
+    assert re.findall(r'<input type="radio" name="face" value="(\d)"', html) == [
+        "1",
+        "2",
+        "3",
+        "4",
+        "5",
+        "6",
     ]
-    assert "show" not in re.findall(r'<select name="([^"]+)"', html)
-
-
-def test_the_death_match_with_revelation_offers_bids_and_the_die_to_show(now: datetime) -> None:
-    game = started_game(
-        "liars-dice", now=now, players=2, options={"profile": "genius_dm", "revelation": True}
-    )
-    client = browser(game, 0, now)
-    html = client.get(seat_page(game, 0)).content.decode()
-    assert options_of(html, "pick") == [
-        "",
-        *(f"bid {quantity} {face}" for quantity in range(1, 9) for face in range(1, 7)),
-    ]
-    cup = game.rules.state_from_json(Game.objects.get(pk=game.pk).state).hands[0]
-    assert options_of(html, "show") == ["", "1", "2", "3", "4"]
-    assert labels_of(html, "show") == ["choose…", *(f"{n} (a {cup[n - 1]})" for n in (1, 2, 3, 4))]
-    post = {"step": "1", "seat": "0", "entry": "menu"}
-    refused = client.post(seat_page(game, 0), {**post, "pick": "bid 2 6"})
-    assert refused.status_code == 200
-    assert re.findall(
-        r'<ul class="errors" id="show-errors"><li>(.*?)</li>', refused.content.decode()
-    ) == ["Choose which of your dice your opponent sees with this bid."]
-    assert Order.objects.count() == 0
-    assert (
-        client.post(seat_page(game, 0), {**post, "pick": "bid 2 6", "show": "3"}).status_code == 302
-    )
-    assert Order.objects.get().canonical == "bid 2 6 show 3"
-    assert Step.objects.get(game=game, number=2).prompts[0]["seat"] == 1
+    assert 'name="show"' not in html
 
 
 def test_the_board_counts_one_die_as_a_die(now: datetime) -> None:

@@ -93,36 +93,35 @@ def test_a_menu_order_that_is_not_legal_now_is_refused_and_changes_nothing(now: 
     assert "Choose your order first." in empty.content.decode()
 
 
-def test_liars_dice_offers_exactly_the_legal_opening_bids_and_keeps_the_cup_private(
+def test_liars_dice_offers_no_challenge_before_the_first_bid_and_keeps_the_cup_private(
     now: datetime,
 ) -> None:
     game = started_game("liars-dice", now=now)
     seat = on_turn(game)
     page = browser_of(seat, now).get(seat_page(game, seat.position)).content.decode()
-    # Classic with wild ones: any quantity up to the 15 dice in play, never opening on ones;
-    # no challenge before the first bid.
-    assert options_of(page, "pick") == [
-        "",
-        *(f"bid {quantity} {face}" for quantity in range(1, 16) for face in range(2, 7)),
-    ]
+    # The bid has controls of its own (tests/games/web/test_liars_dice_controls.py): the
+    # menu holds the moves without a choice in them, and before the first bid there is none.
+    assert buttons_of(page) == ["bid"]
     state = game.rules.state_from_json(Game.objects.get(pk=game.pk).state)
     assert legal_choices(game.rules, state, (seat.position + 1) % 3) == []
 
 
-def test_liars_dice_takes_a_bid_from_the_select_and_offers_the_challenge_next(
+def test_liars_dice_takes_a_bid_from_its_controls_and_offers_the_challenge_next(
     now: datetime,
 ) -> None:
     game = started_game("liars-dice", now=now)
     seat = on_turn(game)
     client = browser_of(seat, now)
-    client.post(seat_page(game, seat.position), menu_post(game, seat, pick="bid 3 4"))
+    client.post(
+        seat_page(game, seat.position),
+        menu_post(game, seat, pick_button="bid", quantity="3", face="4"),
+    )
     assert Order.objects.get(seat=seat).canonical == "bid 3 4"
     game.refresh_from_db()
     following = on_turn(game)
     page = browser_of(following, now).get(seat_page(game, following.position)).content.decode()
-    offered = options_of(page, "pick")
-    assert offered[:2] == ["", "liar"]
-    assert "bid 3 4" not in offered and "bid 3 5" in offered and "bid 2 6" not in offered
+    assert buttons_of(page) == ["bid", "liar"]
+    assert options_of(page, "quantity")[:2] == ["2", "3"]
 
 
 def test_drop_shy_draws_the_board_with_a_button_over_each_legal_cell(now: datetime) -> None:
@@ -180,9 +179,13 @@ def test_a_menu_is_worked_out_once_for_each_state_it_is_shown_in(now: datetime) 
         return list(form.menu)
 
     first = menu_of(state)
-    assert first == legal_choices(game.rules, state, seat.position)
+    assert first == legal_choices(
+        game.rules, state, seat.position, keep=lambda text: not text.startswith("bid ")
+    )
     probed = engine.tried
-    assert probed == len(engine.candidates(state, seat.position))
+    assert probed == len(
+        [text for text, _ in engine.candidates(state, seat.position) if not text.startswith("bid ")]
+    )
     # The same state again, as an equal value read afresh: nothing is tried again.
     assert menu_of(engine.state_from_json(game.state)) == first
     assert engine.tried == probed
@@ -192,8 +195,7 @@ def test_a_menu_is_worked_out_once_for_each_state_it_is_shown_in(now: datetime) 
         state, seat.position, game.rules.parse(state, seat.position, "bid 3 4"), None
     )
     following = menu_of(after, after.turn)
-    assert following[:1] == [("liar", "liar: challenge the last bid")]
-    assert ("bid 3 4", "bid 3 x 4") not in following
+    assert following == [("liar", "liar: challenge the last bid")]
     assert engine.tried > probed
 
 
