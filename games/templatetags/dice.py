@@ -148,9 +148,13 @@ def die(context: template.Context, value: Any, seat: Any = None, sides: int = 6)
 
 @register.simple_tag(takes_context=True)
 def dice(context: template.Context, values: Any, seat: Any = None) -> SafeString:
-    """``{% dice cup seat=0 %}``: a row of dice, in the seat's colour, kept on one line."""
+    """``{% dice cup seat=0 %}``: a row of dice, in the seat's colour. In an email the row
+    is kept together; on a page a long row (a Drop-Shy line) wraps between its dice on a
+    phone rather than push the page sideways."""
     drawn = mark_safe(" ".join(_draw(context, value, seat) for value in values or ()))
-    return format_html('<span class="dice" style="white-space:nowrap">{}</span>', drawn)
+    if context.get("html_email"):
+        return format_html('<span class="dice" style="white-space:nowrap">{}</span>', drawn)
+    return format_html('<span class="dice">{}</span>', drawn)
 
 
 @register.simple_tag

@@ -73,7 +73,7 @@ def test_a_seat_page_shows_news_without_a_reload_and_keeps_what_is_typed(
     expect(page).to_have_title(f"ann: {game.title}", timeout=WAIT_MS)
     postal.resolve_now(game.pk, now=now)
     expect(page).to_have_title(f"Your turn · ann: {game.title}", timeout=WAIT_MS)
-    assert "this is step 2" in page.locator("#seat-name").inner_text()
+    assert "this is postal turn 2" in page.locator("#seat-name").inner_text()
     assert page.evaluate("window.stayed") is True
     assert typing.input_value() == "half a thought"
     assert axe_violations(page) == []

@@ -24,7 +24,7 @@ from games.engines.liars_dice.rules import LiarsDiceEngine
 from games.models import EmailPreference, Game, Order, Player, Seat, SignIn
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, seat_page, started_game
+from tests.factories import GMFactory, seat_page, settings_page, started_game
 from tests.games.postal.test_liars_dice_postal import cup_secrets, with_distinct_cups
 
 pytestmark = pytest.mark.django_db
@@ -788,5 +788,5 @@ def test_the_games_a_player_joins_later_write_times_in_the_zone_they_chose(
         Seat.objects.filter(email="ann@example.org").values_list("game__title", "time_zone")
     )
     assert zones == {"Invited": "Asia/Tokyo", "Open": "Asia/Tokyo"}
-    page = signed_in("ann@example.org").get(seat_page(invited, 0)).content.decode()
+    page = signed_in("ann@example.org").get(settings_page(invited, 0)).content.decode()
     assert "(Asia/Tokyo)" in page
