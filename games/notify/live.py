@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
@@ -55,90 +56,67 @@ def _digest(*parts: object) -> str:
     return hashlib.blake2s(repr(parts).encode(), digest_size=6).hexdigest()
 
 
-def seat_pulse(seat: Seat) -> Pulse:
-    """The pulse of ``seat``'s page: its game's status and latest step, that step's
-    deadline, the seat's own latest order (sent from another device), the messages it may
-    read (newest, and how many are hidden) and the GM's log."""
+def _read(game_id: int, orders: QuerySet[Order], messages: QuerySet[Message]) -> dict[str, Any]:
+    """In one statement: the game's status, pause and wait for its GM, its latest step (id,
+    status, deadline), the newest of ``orders``, the newest of ``messages`` and how many of
+    those are hidden, and the GM's log's newest line. Empty for a game that is gone."""
     steps = Step.objects.filter(game_id=OuterRef("pk"))
-    seen = Message.objects.filter(press.seen_by(seat), game_id=OuterRef("pk"))
     row = (
-        Game.objects.filter(pk=seat.game_id)
+        Game.objects.filter(pk=game_id)
         .annotate(
             step_id=_latest(steps, "pk"),
             step_status=_latest(steps, "status"),
             deadline=_latest(steps, "deadline"),
-            own_order=_highest(Order.objects.filter(seat_id=seat.pk)),
-            message=_highest(seen),
+            order=_highest(orders),
+            message=_highest(messages),
             hidden=Subquery(
-                seen.order_by()
+                messages.order_by()
                 .values("game_id")
                 .annotate(n=Count("id", filter=Q(hidden_at__isnull=False)))
                 .values("n")[:1]
             ),
             logged=_highest(GMAction.objects.filter(game_id=OuterRef("pk"))),
+            started=Q(state__isnull=False),
         )
-        .values_list(
-            "status",
-            "paused_at",
-            "step_id",
-            "step_status",
-            "deadline",
-            "own_order",
-            "message",
-            "hidden",
-            "logged",
-            "state",
-        )
+        .values(*NEWS, "status", "needs_gm", "started")
         .first()
     )
-    if row is None:
+    return row or {}
+
+
+# What changes a page without making it another: a step resolved or opened, a pause, a
+# deadline moved, an order, a message, a message hidden, a line of the GM's log.
+NEWS = ("step_id", "step_status", "paused_at", "deadline", "order", "message", "hidden", "logged")
+
+
+def seat_pulse(seat: Seat) -> Pulse:
+    """The pulse of ``seat``'s page: its game's status and latest step, that step's
+    deadline, the seat's own latest order (sent from another device), the messages it may
+    read (newest, and how many are hidden), the GM's log, and the seat's name."""
+    row = _read(
+        seat.game_id,
+        Order.objects.filter(seat_id=seat.pk),
+        Message.objects.filter(press.seen_by(seat), game_id=OuterRef("pk")),
+    )
+    if not row:
         return Pulse("gone", "")
-    status, paused, step_id, step_status, deadline, own, message, hidden, logged, state = row
     return Pulse(
-        _digest(status, state is None),
-        _digest(step_id, step_status, seat.name, paused, deadline, own, message, hidden, logged),
+        _digest(row["status"], row["started"]),
+        _digest(seat.name, *(row[part] for part in NEWS)),
     )
 
 
 def gm_pulse(game: Game) -> Pulse:
-    """The pulse of the GM's page of ``game``: as a seat's, with every order of the open
-    step (who has ordered) and every message."""
-    steps = Step.objects.filter(game_id=OuterRef("pk"))
-    row = (
-        Game.objects.filter(pk=game.pk)
-        .annotate(
-            step_id=_latest(steps, "pk"),
-            step_status=_latest(steps, "status"),
-            deadline=_latest(steps, "deadline"),
-            orders=_highest(Order.objects.filter(step__game_id=OuterRef("pk"))),
-            message=_highest(Message.objects.filter(game_id=OuterRef("pk"))),
-            hidden=Subquery(
-                Message.objects.filter(game_id=OuterRef("pk"))
-                .order_by()
-                .values("game_id")
-                .annotate(n=Count("id", filter=Q(hidden_at__isnull=False)))
-                .values("n")[:1]
-            ),
-            logged=_highest(GMAction.objects.filter(game_id=OuterRef("pk"))),
-        )
-        .values_list(
-            "status",
-            "paused_at",
-            "step_id",
-            "step_status",
-            "deadline",
-            "orders",
-            "message",
-            "hidden",
-            "logged",
-            "needs_gm",
-        )
-        .first()
+    """The pulse of the GM's page of ``game``: as a seat's, with every order of the game
+    (who has ordered) and every message, and whether the game waits for its GM."""
+    row = _read(
+        game.pk,
+        Order.objects.filter(step__game_id=OuterRef("pk")),
+        Message.objects.filter(game_id=OuterRef("pk")),
     )
-    if row is None:
+    if not row:
         return Pulse("gone", "")
-    status, paused, step_id, step_status, deadline, orders, message, hidden, logged, needs = row
     return Pulse(
-        _digest(status, needs),
-        _digest(step_id, step_status, paused, deadline, orders, message, hidden, logged),
+        _digest(row["status"], row["needs_gm"]),
+        _digest(*(row[part] for part in NEWS)),
     )
