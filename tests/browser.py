@@ -210,6 +210,9 @@ def axe_violations(page: Page, impacts: tuple[str, ...] = FAILING_IMPACTS) -> li
     size of touch targets (WCAG 2.2 AA), which axe leaves off by default."""
     from axe_playwright_python.sync_playwright import Axe
 
+    # A page reached by a form or a link may still be loading its stylesheet: the sizes of
+    # its touch targets are the styled ones only once it has loaded.
+    page.wait_for_load_state("load")
     options = {"resultTypes": ["violations"], "rules": {"target-size": {"enabled": True}}}
     found = Axe().run(page, options=options).response["violations"]
     return [
