@@ -26,8 +26,8 @@ def width(page: Page) -> int:
 
 def follow(page: Page, words: str) -> tuple[str, str, int]:
     """Tap the header's link ``words``: the path it led to, the page's heading, its width."""
-    page.locator("#site-nav").get_by_role("link", name=words, exact=True).click()
-    page.wait_for_load_state()
+    with page.expect_navigation():
+        page.locator("#site-nav").get_by_role("link", name=words, exact=True).click()
     path = page.url.split("/", 3)[3]
     return f"/{path}", page.locator("h1").inner_text(), width(page)
 
@@ -60,12 +60,12 @@ def test_a_visitor_on_a_phone_finds_every_part_of_the_site_from_the_header(
 
     assert follow(page, "Open games") == ("/open/", "Open games", 390)
     assert follow(page, "Watch") == ("/games/live/", "Games to watch", 390)
-    page.get_by_role("link", name="Bluffers' table").click()
-    page.wait_for_load_state()
+    with page.expect_navigation():
+        page.get_by_role("link", name="Bluffers' table").click()
     assert (page.url, width(page)) == (f"{web_server}/games/{watched.public_id}/", 390)
     assert follow(page, "Rankings") == ("/rankings/", "Rankings", 390)
     assert follow(page, "Archive") == ("/games/archive/", "Archive of finished games", 390)
     assert follow(page, "Your games") == ("/play/", "Your games", 390)
-    page.locator(".brand").click()
-    page.wait_for_load_state()
+    with page.expect_navigation():
+        page.locator(".brand").click()
     assert (page.url, width(page)) == (f"{web_server}/", 390)

@@ -58,8 +58,8 @@ def write(page: Page, to: str, text: str) -> None:
     form = page.locator("#press-form")
     form.get_by_label("To").select_option(label=to)
     form.get_by_label("Message").fill(text)
-    form.get_by_role("button", name="Send").click()
-    page.wait_for_load_state()
+    with page.expect_navigation():
+        form.get_by_role("button", name="Send").click()
 
 
 def shown(page: Page) -> list[str]:
@@ -114,6 +114,7 @@ def test_two_players_write_publicly_and_privately_a_third_reads_only_the_public_
     sign_in(admin, server)
     admin.goto(f"{server}/gm/{game.pk}/")
     admin.get_by_role("link", name="Read every message, hide one, or send an announcement").click()
+    admin.wait_for_url(f"{server}/gm/{game.pk}/messages/")
     assert shown(admin) == [
         "ann to everyone | Hello everyone, see https://example.org/rules",
         "ann to bob (private) | Just you, bob: shall we?",
@@ -124,8 +125,8 @@ def test_two_players_write_publicly_and_privately_a_third_reads_only_the_public_
     item = admin.locator(f"#message-{first.pk}")
     item.get_by_text("Hide this message").click()
     item.get_by_label("Reason (players see it)").fill("links go in the rules thread")
-    item.get_by_role("button", name="Hide").click()
-    admin.wait_for_load_state()
+    with admin.expect_navigation():
+        item.get_by_role("button", name="Hide").click()
     assert admin.locator(".messages li").inner_text() == (
         "The message is hidden: players see that the GM hid it, never its text."
     )
