@@ -120,8 +120,8 @@ def _shown(value: Any) -> Any:
     return value
 
 
-# What a step is called on the players' pages, by the word its game uses for it
-# (``Engine.step_word``): "postal turn 5", not "step 5".
+# What a step is called on the players' pages and in their emails, by the word its game
+# uses for it (``Engine.step_word``): "postal turn 5", not "step 5".
 STEP_NAMES = {
     "postal turn": gettext_lazy("postal turn %(number)d"),
     "turn": gettext_lazy("turn %(number)d"),
@@ -129,6 +129,39 @@ STEP_NAMES = {
 }
 
 
+# The open step in a sentence that names no number, said the way a time is ("You owe no
+# order this postal turn"): a language whose words for the steps differ in gender or case
+# says the whole phrase ("in dieser Runde").
+THIS_STEP = {
+    # Translators: when, as in "You owe no order this postal turn".
+    "postal turn": gettext_lazy("this postal turn"),
+    # Translators: when, as in "You owe no order this turn".
+    "turn": gettext_lazy("this turn"),
+    # Translators: when, as in "You owe no order this round".
+    "round": gettext_lazy("this round"),
+}
+
+# Every step, said the way a time is ("You get this game's reports every postal turn").
+EVERY_STEP = {
+    # Translators: when, as in "You get this game's reports every postal turn".
+    "postal turn": gettext_lazy("every postal turn"),
+    # Translators: when, as in "You get this game's reports every turn".
+    "turn": gettext_lazy("every turn"),
+    # Translators: when, as in "You get this game's reports every round".
+    "round": gettext_lazy("every round"),
+}
+
+
 def step_name(word: str, number: int) -> str:
     """Step ``number`` as its game calls it (``word``: "postal turn", "turn" or "round")."""
     return str(STEP_NAMES.get(word, STEP_NAMES["postal turn"])) % {"number": number}
+
+
+def this_step(word: str) -> str:
+    """The open step, as its game calls it, said as a time: "this postal turn"."""
+    return str(THIS_STEP.get(word, THIS_STEP["postal turn"]))
+
+
+def every_step(word: str) -> str:
+    """Every step, as its game calls them, said as a time: "every postal turn"."""
+    return str(EVERY_STEP.get(word, EVERY_STEP["postal turn"]))

@@ -22,6 +22,7 @@ from django.utils import translation
 from django.utils.translation import gettext
 from redis.exceptions import RedisError
 
+from games.lib import words
 from games.lib.schedule import local_time
 from games.models import Game, Seat, Step
 from games.postal import access
@@ -127,17 +128,22 @@ def seat_deadline(game: Game, seat: Seat, step: Step) -> Deadline:
     owes = seat.position in step.prompted_seats
     said = {
         "title": game.title,
-        "number": step.number,
-        "what": gettext("your order is due") if owes else gettext("the step resolves"),
+        "step": words.step_name(game.rules.step_word, step.number),
+        "what": gettext("your order is due") if owes else gettext("it resolves"),
         "when": local_time(step.deadline, seat.zone),
         "page": _play_url(game),
     }
+    summary = (
+        gettext("%(title)s: %(step)s, your order is due")
+        if owes
+        else gettext("%(title)s: %(step)s resolves")
+    )
     return Deadline(
         uid=f"game-{game.pk}-step-{step.number}-seat-{seat.position}@{settings.MAIL_DOMAIN}",
         when=step.deadline,
-        summary=gettext("%(title)s: step %(number)d, %(what)s") % said,
+        summary=summary % said,
         description=gettext(
-            "%(title)s, step %(number)d: %(what)s at %(when)s. Orders are taken until then; "
+            "%(title)s, %(step)s: %(what)s at %(when)s. Orders are taken until then; "
             "your page: %(page)s"
         )
         % said,
@@ -160,8 +166,9 @@ def seat_feed(seat: Seat, *, now: datetime) -> str:
 
 def step_attachment(game: Game, seat: Seat, step: Step, *, now: datetime) -> dict[str, str]:
     """The .ics file of a report: the deadline of the step it opens."""
+    word = game.rules.step_word.replace(" ", "-")
     return {
-        "filename": f"deadline-step-{step.number}.ics",
+        "filename": f"deadline-{word}-{step.number}.ics",
         "content": render(game.title, [seat_deadline(game, seat, step)], now=now),
         "mimetype": "text/calendar",
     }

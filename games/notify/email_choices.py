@@ -30,6 +30,7 @@ from typing import Any
 
 from django.utils.translation import gettext_lazy
 
+from games.lib import words
 from games.models import EmailPreference, Player, Reports, Seat, Step
 
 EVERY, OWED, DIGEST, NONE = (
@@ -39,13 +40,21 @@ EVERY, OWED, DIGEST, NONE = (
     Reports.NONE.value,
 )
 
-# The choice in an email's footer: "You get email about this game ...".
+# The choice in words: "You get this game's reports ..." (an email's footer says "every
+# step" in its game's words: ``you_get``).
 YOU_GET = {
     EVERY: gettext_lazy("every step"),
     OWED: gettext_lazy("only when you owe an order, with what happened since"),
     DIGEST: gettext_lazy("in one daily digest"),
     NONE: gettext_lazy("never by email: your seat's page shows every report"),
 }
+
+
+def you_get(choice: str, engine: Any) -> str:
+    """``choice`` in an email's footer, in the words of the seat's game: "every postal
+    turn", "every round"."""
+    return words.every_step(engine.step_word) if choice == EVERY else str(YOU_GET[choice])
+
 
 # The scopes a player may apply a choice to, from the seat's page.
 THIS_SEAT, ALL_SEATS = "seat", "all"

@@ -193,7 +193,9 @@ def _report_in_language(
 ) -> OutboundEmail:
     context = seat_context(game, seat, engine, state, step)
     context.update(link=access.url(token), events=events, **(shared or {}))
-    context.update(events_parts(events, {} if rendered_events is None else rendered_events))
+    context.update(
+        events_parts(events, {} if rendered_events is None else rendered_events, engine.step_word)
+    )
     did = [gm_said(in_zone(action, seat.zone)) for action in gm_did or []]
     context.update(email_choice(seat, engine), since=since, gm_did=did)
     context["welcome"] = welcome
@@ -215,7 +217,7 @@ def _report_in_language(
 
 def email_choice(seat: Seat, engine: Engine[Any, Any, Any]) -> dict[str, Any]:
     """How often the seat gets its reports, for an email's footer."""
-    return {"you_get": email_choices.YOU_GET[email_choices.effective(seat, engine)]}
+    return {"you_get": email_choices.you_get(email_choices.effective(seat, engine), engine)}
 
 
 def _build(
@@ -255,17 +257,18 @@ class Rendered:
 
 
 def events_parts(
-    events: list[str], rendered: dict[tuple[str, ...], dict[str, Rendered]]
+    events: list[str], rendered: dict[tuple[str, ...], dict[str, Rendered]], step_word: str
 ) -> dict[str, Rendered]:
     """The "what happened" part of a report, text and HTML, from ``rendered`` when seats
-    before saw the same events (most events are public), else rendered and kept there."""
+    before saw the same events (most events are public), else rendered and kept there;
+    ``step_word``: the game's (``Engine.step_word``), for "Nothing new this postal turn"."""
     key = tuple(events)
     if key not in rendered:
         rendered[key] = {
             f"events_{extension}": Rendered(
                 building.render(
                     f"emails/parts/events.{extension}",
-                    {"events": events},
+                    {"events": events, "step_word": step_word},
                     autoescape=extension == "html",
                 )
             )

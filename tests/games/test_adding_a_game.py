@@ -150,3 +150,46 @@ def test_the_gm_creates_the_game_from_the_new_game_page_with_its_options(
     assert (game.engine, game.options) == ("guess", {"rounds": 3})
     page = client.get(f"/gm/{game.pk}/")
     assert page.context["rules"] == ("Guess the Die", [("Rounds", "3")])
+
+
+def test_the_games_reports_call_a_step_by_the_games_own_word(now: datetime) -> None:
+    """Guess the Die calls a step a round (``Engine.step_word``): its reports say "round 2"
+    where a Choice game's say "postal turn 2", in the subject, the text and HTML, the footer
+    and the calendar file; a German seat reads "Runde 2", "in dieser Runde"."""
+    bob = postal.Player("bob", "bob@example.org", language="de")
+    game = started_game("guess", now=now, players=["ann", bob], title="Guessing")
+    for position in (0, 1):
+        postal.accept_order(
+            game_id=game.pk, position=position, text="guess 3", source="web", now=now
+        )
+    english = OutboundEmail.objects.get(dedupe_key=f"report:{game.pk}:2:0")
+    assert english.subject == "Guessing: round 2, your order is due Wed 25 Nov 2026 18:00 UTC"
+    lines = english.text.splitlines()
+    assert lines[0] == "Guessing (Guess the Die by post), round 2"
+    assert lines[lines.index("YOUR PRIVATE INFORMATION") + 2] == (
+        "  You have sent no order this round yet."
+    )
+    assert lines[lines.index("HOW OFTEN YOU GET EMAIL") + 1] == (
+        "  You get this game's reports every round."
+    )
+    assert "<title>Guessing, round 2</title>" in english.html
+    assert ">Guessing (Guess the Die by post), round 2</h1>" in english.html
+    assert (
+        '<p id="email-choice" style="margin:16px 0 0;font-size:13px;color:#555">You get '
+        "this game's reports every round. "
+    ) in english.html
+    (attachment,) = english.attachments
+    assert attachment["filename"] == "deadline-round-2.ics"
+    assert "SUMMARY:Guessing: round 2\\, your order is due\r\n" in attachment["content"]
+    german = OutboundEmail.objects.get(dedupe_key=f"report:{game.pk}:2:1")
+    assert german.subject == (
+        "Guessing: Runde 2, dein Zug ist fällig bis Mi., 25. November 2026, 18:00 UTC"
+    )
+    lines = german.text.splitlines()
+    assert lines[0] == "Guessing (Guess the Die per Post), Runde 2"
+    assert lines[lines.index("DEINE GEHEIMEN INFORMATIONEN") + 2] == (
+        "  Du hast in dieser Runde noch keinen Zug geschickt."
+    )
+    assert lines[lines.index("WIE OFT DU E-MAILS BEKOMMST") + 1] == (
+        "  Du bekommst die Auswertungen dieses Spiels nach jeder Runde."
+    )

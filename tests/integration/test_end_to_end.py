@@ -94,7 +94,9 @@ def test_a_player_orders_from_the_emailed_link_and_reads_the_result_in_the_next_
     # The next report arrives over SMTP with ann's order in what happened.
     def reports() -> list[EmailMessage]:
         return [
-            m for m in smtp_server.to("ann@example.org") if "step 2" in str(m["Subject"]).lower()
+            m
+            for m in smtp_server.to("ann@example.org")
+            if "postal turn 2" in str(m["Subject"]).lower()
         ]
 
     wait_for(lambda: len(reports()) == 1, 60, "ann's second report", services)

@@ -50,7 +50,9 @@ def test_a_reply_to_the_emailed_report_is_the_order_the_worker_resolves(
     report = smtp_server.to("ann@example.org")[0]
     reply_to = str(report["Reply-To"])
     assert reply_to.startswith(f"orders+{game.pk}-0-")
-    assert any(part.get_filename() == "deadline-step-1.ics" for part in report.iter_attachments())
+    assert any(
+        part.get_filename() == "deadline-postal-turn-1.ics" for part in report.iter_attachments()
+    )
 
     state = CHOICE.state_from_json(game.state)
     order = CHOICE.canonical(state, 0, CHOICE.default(state, 0))
@@ -105,7 +107,9 @@ def test_a_reply_to_the_emailed_report_is_the_order_the_worker_resolves(
 
     def reports() -> list[EmailMessage]:
         return [
-            m for m in smtp_server.to("ann@example.org") if "step 2" in str(m["Subject"]).lower()
+            m
+            for m in smtp_server.to("ann@example.org")
+            if "postal turn 2" in str(m["Subject"]).lower()
         ]
 
     wait_for(lambda: len(reports()) == 1, 60, "ann's second report", services)

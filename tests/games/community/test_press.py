@@ -428,9 +428,9 @@ def test_a_seat_on_the_digest_gets_the_messages_since_its_last_one_once(
     part = digest.text[digest.text.index("MESSAGES SINCE YOUR LAST DIGEST") :]
     assert part.splitlines()[:7] == [
         "MESSAGES SINCE YOUR LAST DIGEST",
-        "  Step 1, ann to everyone:",
+        "  Postal turn 1, ann to everyone:",
         "    After the choice.",
-        "  Step 1, bob to you (private):",
+        "  Postal turn 1, bob to you (private):",
         "    For cy alone.",
         "  The GM can read every message of this game, private ones too.",
         "  To answer, write on your page.",

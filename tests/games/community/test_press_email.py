@@ -86,7 +86,7 @@ def test_a_private_messages_email_reads_as_text_with_its_own_reply_address(
     assert tokens_out(email.text) == (
         "Hello bob,\n"
         "\n"
-        'ann wrote to you privately in "Test Choice" (step 1, Mon 23 Nov 2026 18:00 UTC):\n'
+        'ann wrote to you privately in "Test Choice" (postal turn 1, Mon 23 Nov 2026 18:00 UTC):\n'
         "\n"
         "  Ally with me?\n"
         "  We take the west.\n"
@@ -117,7 +117,7 @@ def test_each_seat_reads_a_messages_email_in_its_own_language(game: Game, now: d
     assert tokens_out(german.text) == (
         "Hallo bob,\n"
         "\n"
-        "ann hat in „Test Choice“ an alle geschrieben (Runde 1, Mo., 23. November 2026, "
+        "ann hat in „Test Choice“ an alle geschrieben (Postzug 1, Mo., 23. November 2026, "
         "18:00 UTC):\n"
         "\n"
         "  Ally with me?\n"
@@ -165,8 +165,8 @@ def test_an_announcements_email_says_it_always_comes_and_has_no_stop(
     assert email.subject == "Test Choice: an announcement from the GM"
     assert email.headers == {}
     lines = email.text.splitlines()
-    assert (
-        lines[2] == 'The GM wrote to everyone in "Test Choice" (step 1, Mon 23 Nov 2026 18:00 UTC):'
+    assert lines[2] == (
+        'The GM wrote to everyone in "Test Choice" (postal turn 1, Mon 23 Nov 2026 18:00 UTC):'
     )
     assert lines[4] == "  Welcome <all>."
     assert lines[6] == (

@@ -186,3 +186,36 @@ def test_an_engines_view_is_shown_with_its_words_in_the_pages_language() -> None
         shown = words.shown(view)
         assert [str(text) for text in shown["events"]] == ["Ann hat alle Würfel gelegt und gewinnt"]
         assert (shown["cells"], shown["names"]) == ((1, 2), ["Ann"])
+
+
+@pytest.mark.parametrize(
+    ("language", "said"),
+    [
+        (
+            "en",
+            {
+                "postal turn": ("postal turn 5", "this postal turn", "every postal turn"),
+                "turn": ("turn 5", "this turn", "every turn"),
+                "round": ("round 5", "this round", "every round"),
+            },
+        ),
+        (
+            "de",
+            {
+                "postal turn": ("Postzug 5", "in diesem Postzug", "nach jedem Postzug"),
+                "turn": ("Zug 5", "in diesem Zug", "nach jedem Zug"),
+                "round": ("Runde 5", "in dieser Runde", "nach jeder Runde"),
+            },
+        ),
+    ],
+)
+def test_a_step_is_said_in_its_games_word_with_its_number_this_one_and_every_one(
+    language: str, said: dict[str, tuple[str, str, str]]
+) -> None:
+    template = Template(
+        "{% load steps %}{{ 5|step_name:word }}|{{ word|this_step }}|{{ word|every_step }}"
+    )
+    with translation.override(language):
+        assert {
+            word: tuple(template.render(Context({"word": word})).split("|")) for word in said
+        } == said

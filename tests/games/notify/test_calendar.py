@@ -81,7 +81,7 @@ def test_the_seats_feed_holds_its_deadline_before_and_after_the_change(
     (saturday,) = events(feed(client, ann))
     # 18:00 CEST (UTC+2) on Saturday is 16:00 UTC.
     assert (saturday["DTSTART"], saturday["DTEND"]) == ("20261024T154500Z", "20261024T160000Z")
-    assert saturday["SUMMARY"] == "Berlin nights: step 1\\, your order is due"
+    assert saturday["SUMMARY"] == "Berlin nights: postal turn 1\\, your order is due"
     assert "Sat 24 Oct 2026 18:00 CEST (16:00 UTC)" in saturday["DESCRIPTION"]
 
     # The step resolves; the next deadline, Sunday 18:00, is in winter time (UTC+1).
@@ -99,7 +99,7 @@ def test_each_report_carries_its_deadline_as_an_ics_file(time_machine: TimeMachi
     report = OutboundEmail.objects.get(kind="report", to="bob@example.org", game=game)
     (attachment,) = report.attachments
     assert (attachment["filename"], attachment["mimetype"]) == (
-        "deadline-step-1.ics",
+        "deadline-postal-turn-1.ics",
         "text/calendar",
     )
     (event,) = events(attachment["content"])

@@ -87,13 +87,13 @@ def test_the_digest_lists_each_game_with_what_happened_since_and_what_is_owed(
         "== First (Liar's Dice): you play ann ==\n"
         "\n"
         "WHAT HAPPENED SINCE YOUR LAST EMAIL\n"
-        "  Step 1:\n"
+        "  Postal turn 1:\n"
         "    round 1: ann bids 1 x 2\n"
-        "  Step 2:\n"
+        "  Postal turn 2:\n"
         "    round 1: bob bids 1 x 3\n"
         "\n"
         "WHAT YOU OWE\n"
-        "  You owe no order this step. The step's deadline: Wed 25 Nov 2026 18:00 UTC\n"
+        "  You owe no order this postal turn. Deadline: Wed 25 Nov 2026 18:00 UTC\n"
         "\n"
         "  Your page and order form: http://127.0.0.1:8000/p/TOKEN/\n"
         "\n"
@@ -137,7 +137,7 @@ def test_the_next_digest_tells_only_what_happened_since_and_none_comes_without_n
     assert "== Second (Liar's Dice): you play ann ==" in text.splitlines()
     assert text.splitlines()[text.splitlines().index("WHAT HAPPENED SINCE YOUR LAST EMAIL") + 1 :][
         :2
-    ] == ["  Step 1:", "    round 1: ann bids 1 x 4"]
+    ] == ["  Postal turn 1:", "    round 1: ann bids 1 x 4"]
     # A day with nothing new and nothing owed sends nothing (and claims the day).
     assert digests.send_daily_digests(AT_EIGHT + timedelta(days=2)) == 0
     assert OutboundEmail.objects.filter(kind="daily").count() == 2

@@ -162,7 +162,7 @@ def since_events(text: str) -> list[str]:
     for line in lines[start + 1 : end]:
         if line.startswith("    "):
             found.append(line[4:])
-        elif line.startswith("  ") and not line.startswith("  Step "):
+        elif line.startswith("  ") and not line.startswith("  Postal turn "):
             found.append(line[2:])
     return found
 

@@ -80,8 +80,16 @@ def test_a_german_seat_gets_its_report_in_german_and_an_english_seat_in_english(
     ann, bob = report(game, 0), report(game, 1)
     assert ann.subject == f"Test Choice hat begonnen, dein Zug ist fällig bis {DEADLINE_DE}"
     assert bob.subject == f"Test Choice has started, your order is due {DEADLINE_EN}"
-    assert ann.text.splitlines()[:3] == ["Test Choice (Choice per Post), Runde 1", "", "Hallo ann,"]
-    assert bob.text.splitlines()[:3] == ["Test Choice (Choice by post), step 1", "", "Hello bob,"]
+    assert ann.text.splitlines()[:3] == [
+        "Test Choice (Choice per Post), Postzug 1",
+        "",
+        "Hallo ann,",
+    ]
+    assert bob.text.splitlines()[:3] == [
+        "Test Choice (Choice by post), postal turn 1",
+        "",
+        "Hello bob,",
+    ]
     assert headings(ann.text) == [
         "WAS GESCHAH",
         "DAS SPIELFELD",
@@ -130,9 +138,9 @@ def test_a_receipt_comes_in_the_seats_language(now: datetime) -> None:
     )
     postal.write_receipts(now=now + timedelta(seconds=1))
     receipt = OutboundEmail.objects.get(dedupe_key=f"receipt:{order.pk}")
-    assert receipt.subject == "Test Choice: Zug für Runde 1 erhalten"
+    assert receipt.subject == "Test Choice: Zug für Postzug 1 erhalten"
     assert receipt.text.splitlines()[2:4] == [
-        "Dein Zug für Runde 1 in „Test Choice“ ist am Mo., 23. November 2026, 19:00 CET "
+        "Dein Zug für Postzug 1 in „Test Choice“ ist am Mo., 23. November 2026, 19:00 CET "
         "(18:00 UTC)",
         "eingegangen und angenommen. Er lautet:",
     ]

@@ -139,12 +139,12 @@ def test_the_reminder_says_the_deadline_what_is_owed_and_links_the_order_form(
     (prompt,) = [p for p in game.steps.get().prompts if p["seat"] == 1]
     lines = email.text.splitlines()
     assert email.subject == (
-        "Dice at Dawn: step 1, your order is due Wed 25 Nov 2026 19:00 CET (18:00 UTC)"
+        "Dice at Dawn: postal turn 1, your order is due Wed 25 Nov 2026 19:00 CET (18:00 UTC)"
     )
     assert lines[:7] == [
         "Hello bob,",
         "",
-        'Your order for step 1 of "Dice at Dawn" (Choice) has not arrived yet.',
+        'Your order for postal turn 1 of "Dice at Dawn" (Choice) has not arrived yet.',
         "",
         "Deadline: Wed 25 Nov 2026 19:00 CET (18:00 UTC)",
         f"You owe: {prompt['kind']} ({prompt['hint']})",

@@ -121,7 +121,7 @@ def test_a_step_report_says_what_happened_what_is_owed_until_when_and_where(now:
     state = state_of(game)
     ann, bob = report(game, 2, 0), report(game, 2, 1)
     assert ann.subject == (
-        "Test Choice: step 2, your order is due Wed 25 Nov 2026 19:00 CET (18:00 UTC)"
+        "Test Choice: postal turn 2, your order is due Wed 25 Nov 2026 19:00 CET (18:00 UTC)"
     )
     assert "  Deadline: Wed 25 Nov 2026 19:00 CET (18:00 UTC)" in ann.text.splitlines()
     assert "  Deadline: Thu 26 Nov 2026 03:00 JST (18:00 UTC)" in bob.text.splitlines()
@@ -144,7 +144,7 @@ def test_a_step_report_says_what_happened_what_is_owed_until_when_and_where(now:
     assert game.commitment in ann.html
     assert f"  {SITE}/games/{game.public_id}/verify/" in ann.text.splitlines()
     # The private block: no order yet for the new turn.
-    assert "  You have sent no order for this step yet." in ann.text.splitlines()
+    assert "  You have sent no order this postal turn yet." in ann.text.splitlines()
 
 
 def test_the_private_block_shows_the_seats_own_sealed_order(now: datetime) -> None:
@@ -171,7 +171,7 @@ def test_the_start_report_greets_and_explains(now: datetime) -> None:
     email = report(game, 1, 0)
     assert email.subject == "Test Choice has started, your order is due Wed 25 Nov 2026 18:00 UTC"
     assert email.text.startswith(
-        "Test Choice (Choice by post), step 1\n\nHello ann,\n\n"
+        "Test Choice (Choice by post), postal turn 1\n\nHello ann,\n\n"
         "Welcome: the game has started and this is your first turn report."
     )
     assert "Welcome: the game has started" in email.html
@@ -230,16 +230,16 @@ def test_the_receipt_echoes_the_canonical_order_and_its_time(now: datetime) -> N
     )
     assert tasks.write_receipts() == 1
     email = OutboundEmail.objects.get(kind="receipt")
-    assert email.subject == "Test Choice: order received for step 1"
+    assert email.subject == "Test Choice: order received for postal turn 1"
     assert (
-        'Your order for step 1 of "Test Choice" was received Mon 23 Nov 2026 19:01 CET '
+        'Your order for postal turn 1 of "Test Choice" was received Mon 23 Nov 2026 19:01 CET '
         "(18:01 UTC)\nand is accepted. It reads:\n\n"
         + "".join(f"  {line}\n" for line in canonical.splitlines())
         + "\nThis is now the order that counts."
     ) in email.text
     pre = '<pre style="margin:0 0 12px;font-size:15px;white-space:pre-wrap">'
     assert f"{pre}{canonical}</pre>" in email.html
-    assert "the deadline, Wed 25 Nov 2026 19:00 CET (18:00 UTC);" in email.text
+    assert "the deadline,\nWed 25 Nov 2026 19:00 CET (18:00 UTC); the latest" in email.text
 
 
 def test_invite_link_and_deadline_emails_carry_the_link_and_the_seats_time(now: datetime) -> None:
@@ -256,7 +256,7 @@ def test_invite_link_and_deadline_emails_carry_the_link_and_the_seats_time(now: 
     postal.extend_deadline(game.pk, deadline=now + timedelta(days=3), now=now)
     moved = OutboundEmail.objects.get(kind="deadline", to="bob@example.org")
     assert moved.subject == (
-        "Test Choice: the deadline of step 1 is now Fri 27 Nov 2026 03:00 JST (18:00 UTC)"
+        "Test Choice: the deadline of postal turn 1 is now Fri 27 Nov 2026 03:00 JST (18:00 UTC)"
     )
     assert "You owe: postal turn (rounds 1-2: one line per round, e.g. W5 1+3 3+4)" in moved.text
     token = postal.rotate_link(game.pk, position=1, now=now)

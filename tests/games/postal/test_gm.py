@@ -711,8 +711,8 @@ def test_game_page_shows_each_seats_private_block_and_board_as_the_player_page_d
     assert [private_block(section(content, f"seat-{p}")) for p in range(3)] == [
         "Only you see this. Your sealed order, the one that counts now: "
         f"{sealed} You may replace it until the deadline; the latest valid order counts.",
-        "Only you see this. You have sent no order for this step yet.",
-        "Only you see this. You have sent no order for this step yet.",
+        "Only you see this. You have sent no order this postal turn yet.",
+        "Only you see this. You have sent no order this postal turn yet.",
     ]
     for seat in game.seats.order_by("position"):
         markup = section(content, f"seat-{seat.position}")

@@ -379,7 +379,7 @@ def test_a_game_without_gm_actions_shows_no_log_on_the_seat_page(gm: User, now: 
 def reports_of(game: Game, step: int) -> list[OutboundEmail]:
     return list(
         OutboundEmail.objects.filter(
-            game=game, kind="report", subject__contains=f"step {step}"
+            game=game, kind="report", subject__contains=f"postal turn {step}"
         ).order_by("to")
     )
 

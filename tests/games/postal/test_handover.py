@@ -104,7 +104,7 @@ def test_the_game_names_the_new_player_from_the_handover_and_history_keeps_the_o
     assert digests.send_daily_digests(AT_EIGHT) == 1
     (digest,) = OutboundEmail.objects.filter(kind="daily")
     assert section(digest.text, "WHAT HAPPENED SINCE YOUR LAST EMAIL", "WHAT YOU OWE") == [
-        "  Step 1:",
+        "  Postal turn 1:",
         "    round 1: Dee bids 1 x 2",
         "",
     ]
@@ -143,7 +143,7 @@ def test_the_new_player_is_welcomed_with_the_rules_the_current_report_and_their_
     text = TOKEN.sub("/p/TOKEN/", welcome.text)
     cup = " ".join(map(str, registry.get(game.engine).state_from_json(game.state).hands[ANN]))
     assert section(
-        text, "Test Liar's Dice (Liar's Dice: classic by post), step 1", "THE BOARD"
+        text, "Test Liar's Dice (Liar's Dice: classic by post), postal turn 1", "THE BOARD"
     ) == [
         "",
         "Hello Dee,",

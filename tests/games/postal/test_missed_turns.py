@@ -219,8 +219,8 @@ def test_the_deadline_waits_for_an_absent_player_until_they_are_back(now: dateti
         "cy@example.org",
     ]
     assert (
-        'The deadline of step 1 of "Test Choice" is now\nSat 28 Nov 2026 00:00 UTC: bob is away '
-        "until 27 November: the deadline of step 1 waits for them." in emails[1].text
+        'The deadline of postal turn 1 of "Test Choice" is now\nSat 28 Nov 2026 00:00 UTC: '
+        "bob is away until 27 November: the deadline of step 1 waits for them." in emails[1].text
     )
     # At the new deadline the absence is over: the step resolves with bob's default.
     assert postal.resolve_due_step(step.pk, now=back) is True

@@ -92,18 +92,18 @@ def test_the_workers_write_the_receipt_of_a_sealed_order_once(
     assert access.seat_for(token, now=later) == ann
     assert (email.to, email.subject, email.dedupe_key, email.state) == (
         "ann@example.org",
-        "Test Choice: order received for step 1",
+        "Test Choice: order received for postal turn 1",
         f"receipt:{order.pk}",
         "pending",
     )
     assert email.text == (
         "Hello ann,\n\n"
-        'Your order for step 1 of "Test Choice" was received Mon 23 Nov 2026 19:01 CET '
+        'Your order for postal turn 1 of "Test Choice" was received Mon 23 Nov 2026 19:01 CET '
         "(18:01 UTC)\nand is accepted. It reads:\n\n"
         + "".join(f"  {line}\n" for line in canonical.splitlines())
-        + "\nThis is now the order that counts. It stays sealed: nobody else sees it before "
-        "the step\nresolves. You can replace it with a new order until the deadline, "
-        "Wed 25 Nov 2026 19:00 CET (18:00 UTC);\nthe latest valid order counts.\n\n"
+        + "\nThis is now the order that counts. It stays sealed: nobody else sees it before\n"
+        "postal turn 1 resolves. You can replace it with a new order until the deadline,\n"
+        "Wed 25 Nov 2026 19:00 CET (18:00 UTC); the latest valid order counts.\n\n"
         f"Your page: {SITE}/p/{token}/\n\n"
     )
     pre = '<pre style="margin:0 0 12px;font-size:15px;white-space:pre-wrap">'

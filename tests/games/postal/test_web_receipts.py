@@ -107,10 +107,11 @@ def test_the_receipt_of_the_order_that_ends_the_game_quotes_no_deadline(now: dat
     receipt = OutboundEmail.objects.get(dedupe_key=f"receipt:{last.pk}")
     assert "deadline" not in receipt.text.lower()
     assert "deadline" not in receipt.html.lower()
-    assert receipt.subject == "Test Liar's Dice: order received for step 2"
+    assert receipt.subject == "Test Liar's Dice: order received for postal turn 2"
     assert receipt.text.split("Your page: ")[0] == (
         "Hello bob,\n\n"
-        'Your order for step 2 of "Test Liar\'s Dice" was received Mon 23 Nov 2026 18:00 UTC\n'
+        'Your order for postal turn 2 of "Test Liar\'s Dice" was received '
+        "Mon 23 Nov 2026 18:00 UTC\n"
         "and is accepted. It reads:\n\n"
         "  liar\n\n"
         "It took effect at once:\n\n"
