@@ -53,7 +53,8 @@ def test_a_tap_on_a_highlighted_cell_places_the_die_there(
     match = re.fullmatch(r"place (-?\d+) (-?\d+)", value)
     assert match is not None
     x, y = int(match[1]), int(match[2])
-    target.click()
+    with page.expect_navigation():
+        target.click()
     page.wait_for_url(f"{web_server}{seat_page(game, seat.position)}")
     assert f"Your order is accepted: place {x} {y}." in page.content()
     order = Order.objects.get(seat=seat)

@@ -69,7 +69,8 @@ def test_a_player_orders_from_the_emailed_link_and_reads_the_result_in_the_next_
         dice = (*line.choice.first, *line.choice.second)
         for letter, die in zip("abcd", dice, strict=True):
             page.select_option(f"select[name=r{n}_{letter}]", str(die))
-    page.click("#blocks-form button[type=submit]")
+    with page.expect_navigation():
+        page.click("#blocks-form button[type=submit]")
     page.wait_for_url(f"{web_server}{seat_page(game, 0)}")
     page.screenshot(path=str(tmp_path / "after-order.png"), full_page=True)
     canonical = CHOICE.canonical(state, 0, order)

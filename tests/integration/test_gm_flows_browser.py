@@ -116,11 +116,13 @@ def test_the_gm_creates_and_starts_every_game_and_profile_from_the_form(
         profile = way.profile.get(settings_of.profile_key, "")
         assert option_labels(page) == [o.label for o in settings_of.options_of(profile)]
         fill_in(page, way)
-        page.get_by_role("button", name="Create the game").click()
+        with page.expect_navigation():
+            page.get_by_role("button", name="Create the game").click()
         game = Game.objects.get(title=f"{way.title} by post")
         page.wait_for_url(f"{module_server}/gm/{game.pk}/")
         assert messages(page) == [f"{way.title} by post is created; invite the players next."]
-        page.get_by_role("button", name="Start the game").click()
+        with page.expect_navigation():
+            page.get_by_role("button", name="Start the game").click()
         page.wait_for_url(f"{module_server}/gm/{game.pk}/")
         assert messages(page) == ["The game has started; the first reports are on their way."]
         assert page.locator("#badges .badge").all_inner_texts() == ["Running"]
@@ -177,7 +179,8 @@ def test_the_gm_resolves_a_step_now_and_replaces_a_player(
     replace.get_by_label("Seat").select_option(label="cy")
     replace.get_by_label("New name").fill("dee")
     replace.get_by_label("New email").fill("dee@example.org")
-    replace.get_by_role("button", name="Replace").click()
+    with page.expect_navigation():
+        replace.get_by_role("button", name="Replace").click()
     page.wait_for_url(f"{module_server}/gm/{game.pk}/")
     assert messages(page) == [
         "Seat 3 is now played by dee <dee@example.org>, welcomed with the rules, the current "
@@ -237,20 +240,23 @@ def test_the_gm_at_390_px_signs_in_fixes_the_seats_changes_and_runs_a_game(
     page.get_by_label("Players", exact=True).fill(
         "ann <ann@example.org>\nbob <bob@example.org>\ncy <cy@example.org>"
     )
-    page.get_by_role("button", name="Create the game").click()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Create the game").click()
     assert page.locator("#field-players .errors li").all_inner_texts() == [
         "Liar's Dice: Death Match takes exactly 2 players, not 3"
     ]
     assert Game.objects.count() == 0
     page.get_by_label("Players", exact=True).fill("ann <ann@example.org>\nbob <bob@example.org>")
-    page.get_by_role("button", name="Create the game").click()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Create the game").click()
     game = Game.objects.get(title="Duel")
     page.wait_for_url(f"{module_server}/gm/{game.pk}/")
 
     page.get_by_role("link", name="Change the title or the seats, or delete the game").click()
     page.get_by_label("Title", exact=True).fill("Duel at dawn")
     page.get_by_label("Players", exact=True).fill("ann <ann@example.org>\ndee <dee@example.org>")
-    page.get_by_role("button", name="Save the changes").click()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Save the changes").click()
     page.wait_for_url(f"{module_server}/gm/{game.pk}/")
     assert messages(page) == ["Duel at dawn is changed."]
     assert list(game.seats.order_by("position").values_list("name", flat=True)) == ["ann", "dee"]

@@ -148,13 +148,15 @@ def test_the_gm_approves_a_player_from_the_game_page(
     assert problems(gm) == []
     assert gm.locator("#waiting-list li").all_inner_texts() == ["bob", "cy"]
 
-    gm.get_by_role("button", name="Approve cy").click()
+    with gm.expect_navigation():
+        gm.get_by_role("button", name="Approve cy").click()
     gm.wait_for_url(f"{module_server}/gm/{game.pk}/")
     assert gm.locator(".messages li").all_inner_texts() == [
         "cy has a seat; they are told by email."
     ]
     assert gm.locator("#seats-taken").inner_text().startswith("Seats taken: 2 of 3")
-    gm.get_by_role("button", name="Start now with 2 players").click()
+    with gm.expect_navigation():
+        gm.get_by_role("button", name="Start now with 2 players").click()
     gm.wait_for_url(f"{module_server}/gm/{game.pk}/")
     assert list(Seat.objects.filter(game=game).values_list("name", flat=True)) == ["ann", "cy"]
     last = OutboundEmail.objects.filter(to="bob@example.org").order_by("id").last()

@@ -50,7 +50,8 @@ def test_two_seats_of_one_game_order_each_for_their_own_in_one_browser(
     for tab, seat in ((ann_page, ann), (page, bob)):
         text = nmr_text(game, seat.position)
         tab.fill("#text-form textarea", text)
-        tab.click("#text-form button[type=submit]")
+        with tab.expect_navigation():
+            tab.click("#text-form button[type=submit]")
         tab.wait_for_url(f"{web_server}/play/{game.pk}/{seat.position}/")
         shown = "; ".join(text.splitlines())
         assert tab.locator(".messages li").inner_text() == f"Your order is accepted: {shown}."
