@@ -76,6 +76,18 @@ def players_in(game: Game) -> int:
     return len(game.seat_names)
 
 
+class Applies:
+    """Which of a game's options come into play with its number of players, by key, for a
+    template (``applies.finals_add_pp``: Dice Survivor's Finals are played); the players
+    are counted only when a template asks (``players_in``)."""
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+
+    def __getitem__(self, key: str) -> bool:
+        return registry.settings(self.game.engine).applies(key, players_in(self.game))
+
+
 def rules_in_words(game: Game) -> tuple[str, list[tuple[str, str]]]:
     """The title of the game's profile and each option in words (``registry.describe``),
     leaving out an option whose rule does not come into play with the game's number of
@@ -132,6 +144,7 @@ def seat_context(
         "finished": step is None,
         # The profile and options in words, worked out only where a template shows them.
         "rules": partial(rules_in_words, game),
+        "applies": Applies(game),
         "title": registry.title(game.engine, game.options),
         "options": options_in_play(game, engine),
     }
@@ -166,6 +179,7 @@ def _context(game: Game, seat: Seat, token: str, **extra: Any) -> dict[str, Any]
         "link": access.url(token),
         "verify_url": verify_url(game),
         "rules": partial(rules_in_words, game),
+        "applies": Applies(game),
         **extra,
     }
 
@@ -317,6 +331,7 @@ def shared_parts(
         "step": step,
         "finished": step is None,
         "options": options_in_play(game, engine),
+        "applies": Applies(game),
     }
     parts = {}
     for part in SHARED_PARTS:

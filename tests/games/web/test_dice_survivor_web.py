@@ -139,14 +139,16 @@ def test_seat_and_public_pages_and_reports_list_the_finals_only_from_six_players
         game = started_game(
             "dice-survivor", now=now, players=players, public="yes", schedule_spec=EVERY_HOUR
         )
-        seat = Seat.objects.get(game=game, position=0)
-        page = browser(seat, now).get(seat_page(game, 0)).content.decode()
+        seat = active(game)  # its page has the typed-order box, with the syntax
+        page = browser(seat, now).get(seat_page(game, seat.position)).content.decode()
         public = Client().get(f"/games/{game.public_id}/").content.decode()
         report = OutboundEmail.objects.get(game=game, kind="report", to=seat.email)
         lines = [line for line in report.text.splitlines() if "Finals add" in line]
-        said[players] = (finals_said(page), finals_said(public), lines)
+        # The order syntax tells of the Finals' orders only where they are played.
+        syntax = ("Finals (1 action)" in page, "Finals (1 action)" in report.text)
+        said[players] = (finals_said(page), finals_said(public), lines, syntax)
 
     assert said == {
-        5: ([], [], []),
-        6: (["yes"], ["yes"], ["  Finals add play points: yes"]),
+        5: ([], [], [], (False, False)),
+        6: (["yes"], ["yes"], ["  Finals add play points: yes"], (True, True)),
     }
