@@ -98,6 +98,18 @@ def open_games() -> QuerySet[Game]:
     )
 
 
+def seat_counts(game_ids: list[int]) -> dict[int, int]:
+    """How many seats each of the games ``game_ids`` has (one query)."""
+    counted = (
+        Seat.objects.filter(game_id__in=game_ids)
+        .order_by()
+        .values("game_id")
+        .annotate(n=Count("id"))
+        .values_list("game_id", "n")
+    )
+    return dict(counted)
+
+
 def offered_seats(game: Game | None = None) -> QuerySet[Seat]:
     """The seats in civil disorder of running games that offer them to a new player (of
     ``game`` only, if given), by game and position."""

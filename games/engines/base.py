@@ -172,8 +172,8 @@ class Option:
     "name_counts" (a number per player). ``choices`` pairs a value with its words.
     ``profiles``: the profiles it belongs to, () for every profile of the game.
     ``players_at_least``: the number of players the rule it sets needs to come into play
-    (0: any); a game of fewer players says ``absent`` instead of its value, promising
-    nothing that cannot happen."""
+    (0: any); a game of fewer players does not list it (``applies``), promising nothing
+    that cannot happen."""
 
     key: str
     label: str
@@ -184,7 +184,11 @@ class Option:
     choices: tuple[tuple[JSON, str], ...] = ()
     profiles: tuple[str, ...] = ()
     players_at_least: int = 0
-    absent: str = ""
+
+    def applies(self, players: int | None) -> bool:
+        """Whether the rule this option sets comes into play in a game of ``players``
+        (None: a number not known yet, where every option is listed)."""
+        return players is None or players >= self.players_at_least
 
     def words(self, value: JSON) -> str:
         """``value`` (as the options dataclass holds it) in the GM's and players' words."""
@@ -245,18 +249,25 @@ class Settings:
         """The options a GM sets for ``profile``, in the order the form shows them."""
         return tuple(o for o in self.options if not o.profiles or profile in o.profiles)
 
+    def applies(self, key: str, players: int | None) -> bool:
+        """Whether option ``key`` comes into play in a game of ``players`` (None: not known
+        yet); KeyError if the game has no option so named."""
+        for option in self.options:
+            if option.key == key:
+                return option.applies(players)
+        raise KeyError(key)
+
     def describe(
         self, data: Mapping[str, JSON], parsed: Any, players: int | None = None
     ) -> list[tuple[str, str]]:
         """(label, words) for each option of the profile ``data`` chose, with the values of
         ``parsed`` (the engine's options dataclass, defaults filled in); for a game of
-        ``players`` (when known) too few for an option's rule, its ``absent`` words."""
+        ``players`` (when known), only the options that come into play in it."""
         profile = self.profile_of(data)
         return [
-            (o.label, o.absent)
-            if players is not None and players < o.players_at_least
-            else (o.label, o.words(getattr(parsed, o.key)))
+            (o.label, o.words(getattr(parsed, o.key)))
             for o in self.options_of(profile.key)
+            if o.applies(players)
         ]
 
 

@@ -134,7 +134,7 @@ def describe(
 ) -> tuple[str, list[tuple[str, str]]]:
     """The title of the profile ``options`` choose and each option in words, defaults filled
     in: what a game's pages and emails show instead of its options' JSON. Given the number
-    of ``players``, a rule that needs more says it is not played."""
+    of ``players``, an option whose rule needs more is left out (``Option.applies``)."""
     entry = SETTINGS[key]
     parsed = ENGINES[key].options(options)
     return entry.profile_of(options).title, entry.describe(options, parsed, players)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from django.conf import settings
 from django.db import connection
@@ -66,10 +66,33 @@ RATED = (
 )
 
 
+def players_in(game: Game) -> int:
+    """How many play ``game``: the seats it wants while recruiting (when its GM said), else
+    its seats (read once for a started game's object, with the seats' names)."""
+    if game.status == Game.Status.RECRUITING:
+        return game.seats_wanted or game.seats.count()
+    if game.seat_names is None:
+        game.seat_names = dict(game.seats.values_list("position", "name"))
+    return len(game.seat_names)
+
+
+class Applies:
+    """Which of a game's options come into play with its number of players, by key, for a
+    template (``applies.finals_add_pp``: Dice Survivor's Finals are played); the players
+    are counted only when a template asks (``players_in``)."""
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+
+    def __getitem__(self, key: str) -> bool:
+        return registry.settings(self.game.engine).applies(key, players_in(self.game))
+
+
 def rules_in_words(game: Game) -> tuple[str, list[tuple[str, str]]]:
     """The title of the game's profile and each option in words (``registry.describe``),
-    and, for a rated game, that it is rated."""
-    title, described = registry.describe(game.engine, game.options)
+    leaving out an option whose rule does not come into play with the game's number of
+    players (Dice Survivor's Finals), and, for a rated game, that it is rated."""
+    title, described = registry.describe(game.engine, game.options, players_in(game))
     # Said in the language of the page or email they are shown in (games.lib.words).
     said = [(words.Said(label), words.Said(value)) for label, value in described]
     rated = [(str(RATED[0]), str(RATED[1]))] if game.rated else []
@@ -88,16 +111,32 @@ def game_seat_name(game: Game, position: int) -> str:
     return game.seat_names[position]
 
 
+# Who reads a seat's private block: the seat's own player ("seat"), the only reader told
+# "Only you see this"; the game's GM ("gm"), told whose it is and who else sees it; or
+# anybody ("public": a finished game's replay and zine), told what the seat saw, never "you".
+Reader = Literal["seat", "gm", "public"]
+
+
 def seat_context(
-    game: Game, seat: Seat, engine: Engine[Any, Any, Any], state: Any, step: Step | None
+    game: Game,
+    seat: Seat,
+    engine: Engine[Any, Any, Any],
+    state: Any,
+    step: Step | None,
+    *,
+    reader: Reader,
 ) -> dict[str, Any]:
     """What ``seat`` may be shown of the game now: its view with the board, its private
     block, what it owes and until when, and, once the game is over, standings and seed.
 
-    ``step`` is the open step (None once the game is finished)."""
+    ``step`` is the open step (None once the game is finished). ``reader``: who reads it;
+    the private block speaks to the seat's player as "you" only when it is "seat"."""
     context: dict[str, Any] = {
         "game": game,
         "seat": seat,
+        "reader": reader,
+        # Anybody but the seat's player: the private block in the third person.
+        "onlooker": reader != "seat",
         "engine": engine,
         "view": words.shown(engine.view(state, seat.position)),
         "step": step,
@@ -105,6 +144,7 @@ def seat_context(
         "finished": step is None,
         # The profile and options in words, worked out only where a template shows them.
         "rules": partial(rules_in_words, game),
+        "applies": Applies(game),
         "title": registry.title(game.engine, game.options),
         "options": options_in_play(game, engine),
     }
@@ -139,6 +179,7 @@ def _context(game: Game, seat: Seat, token: str, **extra: Any) -> dict[str, Any]
         "link": access.url(token),
         "verify_url": verify_url(game),
         "rules": partial(rules_in_words, game),
+        "applies": Applies(game),
         **extra,
     }
 
@@ -191,7 +232,7 @@ def _report_in_language(
     gm_did: list[GMAction] | None,
     welcome: dict[str, str] | None = None,
 ) -> OutboundEmail:
-    context = seat_context(game, seat, engine, state, step)
+    context = seat_context(game, seat, engine, state, step, reader="seat")
     context.update(link=access.url(token), events=events, **(shared or {}))
     context.update(
         events_parts(events, {} if rendered_events is None else rendered_events, engine.step_word)
@@ -293,6 +334,7 @@ def shared_parts(
         "step": step,
         "finished": step is None,
         "options": options_in_play(game, engine),
+        "applies": Applies(game),
     }
     parts = {}
     for part in SHARED_PARTS:

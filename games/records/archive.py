@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from games import records
+from games.engines import registry
 from games.engines.base import GameError, OrderError, same_state
 from games.engines.dice import face
-from games.models import Game, Order, Step
+from games.models import Game, GMAction, Order, Step
 
 
 def export(game: Game) -> dict[str, Any]:
@@ -18,11 +19,13 @@ def export(game: Game) -> dict[str, Any]:
     A finished game carries its revealed seed; a running one carries the dice drawn so
     far as scripted values, so its seed stays secret.
     """
+    names = list(game.seats.order_by("position").values_list("name", flat=True))
     record: dict[str, Any] = {
         "game": game.engine,
         "title": game.title,
         "options": game.options,
-        "players": list(game.seats.order_by("position").values_list("name", flat=True)),
+        "players": names,
+        "played_by": played_by(game, names),
     }
     if game.seed_revealed:
         record["seed"] = bytes(game.seed or b"").hex()
@@ -36,6 +39,65 @@ def export(game: Game) -> dict[str, Any]:
         record["dice"] = list(game.dice_rolls.order_by("index").values_list("value", flat=True))
     record["moves"] = _moves(game, record)
     return record
+
+
+@dataclass
+class _Tenure:
+    """One name a seat was played under, from postal turn ``first`` to ``last`` (None:
+    to the game's end or, in a running game, to now)."""
+
+    name: str
+    first: int
+    last: int | None = None
+
+
+def played_by(game: Game, names: list[str]) -> list[str]:
+    """Who played each seat and from which postal turn, one line a seat: "seat 2: bob
+    (postal turns 1-4), dan (from postal turn 5)"; "seat 1: ann" for a seat one name
+    played throughout. The record's ``players`` and moves name each seat by its name now;
+    a handover or a rename is in the GM's log (``GMAction`` REPLACE, with the old and the
+    new name and the turn the game was at), read here back from the names of now. A
+    name that played no turn (replaced before the start or within its first turn, or
+    given the seat after the game ended) is left out. ``names``: the seats' names now, in
+    seat order."""
+    tenures = {position: [_Tenure(name, 1)] for position, name in enumerate(names)}
+    replaced = game.gm_actions.filter(kind=GMAction.Kind.REPLACE).order_by("-id")
+    for step_number, message, at in replaced.values_list("step_number", "message", "at"):
+        args = (message or {}).get("a", {})
+        old, new = args.get("old"), args.get("new")
+        if not old or not new:
+            continue  # a new link, the name unchanged (or an entry logged before its words)
+        position = next(
+            (p for p, seat in tenures.items() if seat[0].name.lower() == new.lower()), None
+        )
+        if position is None:
+            continue
+        ended = game.finished_at is not None and at >= game.finished_at
+        first = game.step_number + 1 if ended else max(step_number, 1)
+        newer = tenures[position][0]
+        newer.first = first
+        tenures[position].insert(0, _Tenure(old, 1, first - 1))
+    word = registry.get(game.engine).step_word
+    last = game.step_number if game.status == Game.Status.FINISHED else None
+    return [f"seat {p + 1}: {_tenures(seat, word, last)}" for p, seat in tenures.items()]
+
+
+def _tenures(tenures: list[_Tenure], word: str, last: int | None) -> str:
+    """The names of one seat's ``tenures`` that played a turn, each with its turns (the
+    game's last turn ``last`` once it is finished); the name alone when one played all."""
+    spans = [(t.name, t.first, last if t.last is None else t.last) for t in tenures]
+    played = [(name, first, end) for name, first, end in spans if end is None or end >= first]
+    if len(played) <= 1:
+        return played[0][0] if played else tenures[-1].name
+    return ", ".join(f"{name} ({_turns(first, end, word)})" for name, first, end in played)
+
+
+def _turns(first: int, end: int | None, word: str) -> str:
+    if end is None:
+        return f"from {word} {first}"
+    if end == first:
+        return f"{word} {end}"
+    return f"{word}s {first}-{end}"
 
 
 def _moves(game: Game, record: dict[str, Any]) -> list[dict[str, Any]]:

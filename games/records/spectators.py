@@ -197,9 +197,8 @@ def _hidden_during(game: Game, seats: list[Seat], step: Step) -> list[Hidden]:
     state = engine.state_from_json(step.state_before)
     hidden = []
     for seat in seats:
-        context = reports.seat_context(game, seat, engine, state, step)
-        # Read by anyone: the block says what the seat saw, never "you" (the onlooker's words).
-        context["onlooker"] = True
+        # Read by anyone: the block says what the seat saw, never "you".
+        context = reports.seat_context(game, seat, engine, state, step, reader="public")
         private = render_to_string(context["private_html"], context)
         # Every seat's block on one page: each id prefixed, so it names one element.
         hidden.append(Hidden(seat.name, own_ids(private, f"seat-{seat.position}-")))

@@ -26,10 +26,6 @@ from games.models import DiceRoll, Event, Game, Seat, Step
 from games.notify import reports
 from moderator.mail import building
 
-# The line the reports' private blocks open with, left out of a zine's sheets (a zine's
-# reader is not the seat).
-ONLY_YOU = {"Only you see this block."}
-
 # The plain-text version's width: what a zine's column takes.
 WIDTH = 72
 
@@ -149,10 +145,10 @@ def _sheet(
 ) -> Sheet:
     if not finished:
         return Sheet(seat.name)
-    context = reports.seat_context(game, seat, engine, state, None)
+    context = reports.seat_context(game, seat, engine, state, None, reader="public")
     text = building.render(context["private_txt"], context, autoescape=False)
-    # Indented under the seat's name; the reports' "only you" line says nothing here.
-    lines = [f"  {line}" for line in text.strip("\n").splitlines() if line.strip() not in ONLY_YOU]
+    # Indented under the seat's name.
+    lines = [f"  {line}" for line in text.strip("\n").splitlines()]
     return Sheet(
         seat.name,
         "\n".join(lines) + "\n" if any(line.strip() for line in lines) else "",

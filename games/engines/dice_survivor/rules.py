@@ -114,8 +114,8 @@ SETTINGS = single_profile(
            choices=(("lower", _("the lower of d12 and d8")),
                     ("higher", _("the higher of d12 and d8")))),
     Option("finals_add_pp", _("Finals add play points"), _("Play points are added to the rolls "
-           "in a Finals challenge."), kind="flag", players_at_least=FINALS_MIN_START,
-           absent=_("no Finals in this game: they need 6 players or more at the start")),
+           "in a Finals challenge. Only in a game of 6 players or more: the Finals need "
+           "them at the start."), kind="flag", players_at_least=FINALS_MIN_START),
     Option("turn_cap", _("Turn cap"), _("Safety cap on turns: 0 for none, else 20-5000."),
            low=0, high=5000),
 )  # fmt: skip

@@ -145,7 +145,9 @@ def seat_views(
     }
     hidden = []
     for seat in seats:
-        context = reports.seat_context(game, seat, cast(Engine[Any, Any, Any], views), state, step)
+        context = reports.seat_context(
+            game, seat, cast(Engine[Any, Any, Any], views), state, step, reader="gm"
+        )
         context["engine"] = engine
         hidden.append(_rendered(context, seat, views.view(state, seat.position)))
     return _rendered(public_context, None, views.view(state, None)), hidden

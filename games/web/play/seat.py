@@ -164,7 +164,7 @@ def _page(
     engine = game.rules
     state = engine.state_from_json(game.state)
     step = _open_step(game)
-    context = reports.seat_context(game, seat, engine, state, step)
+    context = reports.seat_context(game, seat, engine, state, step, reader="seat")
     order_form = form_class(game.engine)
     context.update(order_form.page_context(context["view"]))
     form = None
@@ -183,6 +183,9 @@ def _page(
             return response
     history = reports.history(game, seat.position, before=history_before(request))
     seats = absences.seats_of_game(game.pk, now=timezone.now())
+    # The rules in play count the players (``reports.players_in``): from the seats read here.
+    if game.seat_names is None:
+        game.seat_names = {other.position: other.name for other in seats}
     report_events = reports.report_events(game, seat.position, history)
     context.update(
         form=form,

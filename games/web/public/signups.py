@@ -108,7 +108,11 @@ def open_list(request: HttpRequest) -> HttpResponse:
         for game in signups.open_games()
         for seats in [signups.seats(game)]
     ]
-    offered = [{**game_facts(seat.game), "seat": seat} for seat in signups.offered_seats()]
+    offered_seats = list(signups.offered_seats())
+    players = signups.seat_counts([seat.game_id for seat in offered_seats])
+    offered = [
+        {**game_facts(seat.game, players[seat.game_id]), "seat": seat} for seat in offered_seats
+    ]
     return render(request, "games/signups/list.html", {"games": games, "offered": offered})
 
 
@@ -194,9 +198,7 @@ def game_page(request: HttpRequest, public_id: str) -> HttpResponse:
 
 def _players(game: Game) -> int:
     """How many play the game: the seats it wants while recruiting, else its seats."""
-    if game.status == Game.Status.RECRUITING:
-        return signups.seats(game).wanted
-    return game.seats.count()
+    return reports.players_in(game)
 
 
 def _sentence(message: str) -> str:

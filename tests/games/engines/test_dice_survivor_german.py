@@ -390,7 +390,6 @@ def settings_said() -> list[Any]:
     spoken: list[Any] = [SETTINGS.profiles[0].summary]
     for option in SETTINGS.options:
         spoken += [option.label, option.help, *(words for __, words in option.choices)]
-        spoken += [option.absent] if option.absent else []
         spoken += [option.words(True), option.words(False)] if option.kind == "flag" else []
     spoken += [words for strategy in STRATEGIES for words in (strategy.title, strategy.summary)]
     bad: list[Any] = [{"start_pp": "5"}, {"start_pp": 0}, {"ko_half": 1}, {"finals_add_pp": 1}]

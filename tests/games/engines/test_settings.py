@@ -126,3 +126,37 @@ def test_options_in_words_fill_in_the_defaults_of_the_profile() -> None:
         ("Previous game's winner", "none"),
         ("Previous game's loser", "none"),
     ]
+
+
+def test_an_option_whose_rule_needs_more_players_is_left_out_of_a_smaller_game() -> None:
+    survivor = registry.settings("dice-survivor")
+    assert [survivor.applies("finals_add_pp", n) for n in (3, 5, 6, 8, None)] == [
+        False,
+        False,
+        True,
+        True,
+        True,
+    ]
+    assert [survivor.applies("start_pp", n) for n in (3, None)] == [True, True]
+    labels = {
+        n: [label for label, __ in registry.describe("dice-survivor", {}, n)[1]] for n in (5, 6)
+    }
+    assert labels == {
+        5: [
+            "Play points at the start",
+            "Rematches per player",
+            "A failed KO costs",
+            "The KO defender's die",
+            "Turn cap",
+        ],
+        6: [
+            "Play points at the start",
+            "Rematches per player",
+            "A failed KO costs",
+            "The KO defender's die",
+            "Finals add play points",
+            "Turn cap",
+        ],
+    }
+    with pytest.raises(KeyError):
+        survivor.applies("finals", 6)

@@ -21,6 +21,7 @@ from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 from games import postal
 from games.engines.base import OrderError
 from games.engines.choice.rules import ChoiceEngine
+from games.engines.liars_dice.rules import LiarsDiceEngine
 from games.models import DiceRoll, Event, Game, GameTemplate, Order, Seat, SeatLink, Step
 from games.notify import reports
 from games.records import spectators
@@ -708,11 +709,12 @@ def test_game_page_shows_each_seats_private_block_and_board_as_the_player_page_d
     content = client.get(reverse("gm:game", args=[game.pk])).content
 
     sealed = " ".join(order.split())
+    # In the GM's words: whose block it is and who sees it, never "you".
     assert [private_block(section(content, f"seat-{p}")) for p in range(3)] == [
-        "Only you see this. Your sealed order, the one that counts now: "
-        f"{sealed} You may replace it until the deadline; the latest valid order counts.",
-        "Only you see this. You have sent no order this postal turn yet.",
-        "Only you see this. You have sent no order this postal turn yet.",
+        "ann's private part (only ann and the GM see it) "
+        f"The sealed order, the one that counts now: {sealed}",
+        "bob's private part (only bob and the GM see it) No order sent yet.",
+        "cy's private part (only cy and the GM see it) No order sent yet.",
     ]
     for seat in game.seats.order_by("position"):
         markup = section(content, f"seat-{seat.position}")
@@ -728,9 +730,9 @@ def test_game_page_shows_each_seats_private_block_and_board_as_the_player_page_d
         assert re.findall(r'<svg class="die" [^>]*aria-label="(\d)"', rolls[0]) == [
             str(n) for r in view["rounds"] for n in r["roll"]
         ]
-        # The very blocks the player's page renders, through the engine's templates, with
-        # ids of the seat's own (the page shows every seat's).
-        context = reports.seat_context(game, seat, CHOICE, state, step)
+        # The blocks the player's page renders, through the engine's templates, in the GM's
+        # words, with ids of the seat's own (the page shows every seat's).
+        context = reports.seat_context(game, seat, CHOICE, state, step, reader="gm")
         for part in ("boards", "private"):
             templates = reports.engine_templates("choice", part, "html")
             blocks = render_to_string(templates, context)
@@ -739,6 +741,27 @@ def test_game_page_shows_each_seats_private_block_and_board_as_the_player_page_d
     assert table_rows(public, "board") == board_rows(CHOICE.view(state, None))
     assert "Only you see this" not in public
     assert sealed not in text(public)
+
+
+def test_game_page_names_whose_cup_the_gm_reads_and_never_says_only_you(
+    client: Client, gm: User, now: datetime
+) -> None:
+    game = started_game("liars-dice", now=now, gm=gm, players=["ann", "bob"])
+    hands = LiarsDiceEngine().state_from_json(game.state).hands
+
+    content = client.get(reverse("gm:game", args=[game.pk])).content
+
+    cups = [" ".join(map(str, hand)) for hand in hands]
+    assert [private_block(section(content, f"seat-{p}")) for p in range(2)] == [
+        f"ann's cup (private: only ann and the GM see it) Cup: {cups[0]}",
+        f"bob's cup (private: only bob and the GM see it) Cup: {cups[1]}",
+    ]
+    seats = " ".join(text(section(content, f"seat-{p}")) for p in range(2))
+    assert ("Only you see this" in seats, "Your cup" in seats, "your dice" in seats) == (
+        False,
+        False,
+        False,
+    )
 
 
 def test_game_page_keeps_the_raw_views_inside_collapsed_details(

@@ -5,7 +5,7 @@ import itertools
 import json
 import re
 from collections.abc import Collection
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -221,10 +221,11 @@ def test_every_roll_of_a_seat_in_the_rolling_step_is_exported_in_the_order_it_ca
         send(game, 2, "arrange desc", now)
     game.refresh_from_db()
     assert game.status == Game.Status.FINISHED
-    # The seats, the orders, the steps: however many orders and steps there are.
+    # The seats, the GM's handovers, the orders, the steps: however many orders and steps
+    # there are.
     with CaptureQueriesContext(connection) as queries:
         record = archive.export(game)
-    assert len(queries) == 3
+    assert len(queries) == 4
     assert record["moves"] == sent_in_turn(game)
     # Round 1's rolling was one step holding every seat's orders, interleaved.
     rolling = game.steps.get(number=2).orders.order_by("received_at", "id")
@@ -474,3 +475,60 @@ def test_a_revised_sealed_order_is_exported_once_as_it_counts(now: datetime) -> 
         {"player": "ann", "order": revised},
     ]
     assert CHOICE.state_to_json(records.run(record).state) == game.state
+
+
+def resolved_to(game: Game, number: int, now: datetime) -> Game:
+    """``game`` with its steps resolved by its GM until step ``number`` is open."""
+    while game.step_number < number:
+        postal.resolve_now(game.pk, now=now)
+        game.refresh_from_db()
+    return game
+
+
+def test_the_record_says_who_played_each_seat_from_which_postal_turn(now: datetime) -> None:
+    game = resolved_to(started_game(now=now, seed=SEED, players=3), 5, now)
+    postal.replace_player(game.pk, position=1, name="dan", email="dan@example.org", now=now)
+    game = resolved_to(game, 7, now)
+    # The same person under another name: the record says the name each turn was played under.
+    postal.replace_player(game.pk, position=2, name="cyd", email="cy@example.org", now=now)
+
+    running = archive.export(game)
+    finished = archive.export(play_to_the_end(game))
+
+    assert (running["players"], running["played_by"]) == (
+        ["ann", "dan", "cyd"],
+        [
+            "seat 1: ann",
+            "seat 2: bob (postal turns 1-4), dan (from postal turn 5)",
+            "seat 3: cy (postal turns 1-6), cyd (from postal turn 7)",
+        ],
+    )
+    last = Game.objects.get(pk=game.pk).step_number
+    assert finished["played_by"] == [
+        "seat 1: ann",
+        f"seat 2: bob (postal turns 1-4), dan (postal turns 5-{last})",
+        f"seat 3: cy (postal turns 1-6), cyd (postal turns 7-{last})",
+    ]
+    # The record replays as before: its moves name each seat as its players list does.
+    assert CHOICE.state_to_json(records.run(finished).state) == Game.objects.get(pk=game.pk).state
+
+
+def test_a_player_replaced_before_the_start_or_after_the_end_is_not_said_to_have_played(
+    now: datetime,
+) -> None:
+    game = postal.create_game(
+        gm=started_game(now=now, players=2).gm,
+        engine_key="choice",
+        players=[postal.Player("ann", "ann@example.org"), postal.Player("bob", "bob@example.org")],
+        title="Handed over early",
+    )
+    postal.replace_player(game.pk, position=1, name="dan", email="dan@example.org", now=now)
+    game = play_to_the_end(postal.start_game(game.pk, now=now, seed=SEED))
+    assert game.finished_at is not None
+    later = game.finished_at + timedelta(hours=1)
+    postal.replace_player(game.pk, position=0, name="eve", email="eve@example.org", now=later)
+
+    assert archive.export(Game.objects.get(pk=game.pk))["played_by"] == [
+        "seat 1: ann",
+        "seat 2: dan",
+    ]

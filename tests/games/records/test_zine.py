@@ -267,14 +267,20 @@ def test_a_finished_liars_dice_zine_shows_every_seat_s_private_part(
     for seat, private in private_texts(game, state).items():
         dice = " ".join(map(str, state.hands[seat]))
         assert f"Your cup: {dice}" in private
-        assert f"Your cup: {dice}" in zine, seat
+        # Under the seat's name, in the words of an onlooker: a zine's reader is not the seat.
+        assert f"\n    Cup: {dice}\n" in zine, seat
         # The PDF's text shows a cup when there is one to show: its absence from a running
         # game's PDF means something.
         if printed_text is not None:
             # Each die a box with its number (as in an HTML email): the PDF's text runs the
             # boxes' numbers together.
             boxed = "".join(map(str, state.hands[seat]))
-            assert f"Your cup: {boxed}" in printed_text.splitlines(), seat
+            assert f"Cup: {boxed}" in printed_text.splitlines(), seat
+    assert ("Only you see this" in zine, "Your cup" in zine, "your dice" in zine) == (
+        False,
+        False,
+        False,
+    )
     rolls = DiceRoll.objects.filter(step__game=game, step__number=1).order_by("index")
     for roll in rolls:
         assert f"{roll.label}: d{roll.sides} rolled {roll.value}" in zine

@@ -14,6 +14,7 @@ from time_machine import TimeMachineFixture
 
 from games.models import Game, Order, Seat, Step
 from games.postal import access
+from moderator.mail.models import OutboundEmail
 from tests.factories import EVERY_HOUR, new_game, seat_page, started_game
 
 pytestmark = pytest.mark.django_db
@@ -117,7 +118,7 @@ def finals_said(html: str) -> list[str]:
     return re.findall(r"<dt>Finals add play points</dt><dd>([^<]*)</dd>", unescape(html))
 
 
-def test_the_open_game_card_promises_finals_only_to_a_game_of_six_or_more(
+def test_the_open_game_card_lists_the_finals_only_for_a_game_of_six_or_more(
     client: Client,
 ) -> None:
     four = new_game("dice-survivor", players=["ann"], signup="first", seats_wanted=4)
@@ -125,7 +126,29 @@ def test_the_open_game_card_promises_finals_only_to_a_game_of_six_or_more(
 
     listed = client.get("/open/").content.decode()
 
-    none = "no Finals in this game: they need 6 players or more at the start"
-    assert finals_said(listed) == [none, "yes"]
-    assert finals_said(client.get(f"/open/{four.public_id}/").content.decode()) == [none]
+    assert finals_said(listed) == ["yes"]
+    assert finals_said(client.get(f"/open/{four.public_id}/").content.decode()) == []
     assert finals_said(client.get(f"/open/{six.public_id}/").content.decode()) == ["yes"]
+
+
+def test_seat_and_public_pages_and_reports_list_the_finals_only_from_six_players(
+    now: datetime,
+) -> None:
+    said = {}
+    for players in (5, 6):
+        game = started_game(
+            "dice-survivor", now=now, players=players, public="yes", schedule_spec=EVERY_HOUR
+        )
+        seat = active(game)  # its page has the typed-order box, with the syntax
+        page = browser(seat, now).get(seat_page(game, seat.position)).content.decode()
+        public = Client().get(f"/games/{game.public_id}/").content.decode()
+        report = OutboundEmail.objects.get(game=game, kind="report", to=seat.email)
+        lines = [line for line in report.text.splitlines() if "Finals add" in line]
+        # The order syntax tells of the Finals' orders only where they are played.
+        syntax = ("Finals (1 action)" in page, "Finals (1 action)" in report.text)
+        said[players] = (finals_said(page), finals_said(public), lines, syntax)
+
+    assert said == {
+        5: ([], [], [], (False, False)),
+        6: (["yes"], ["yes"], ["  Finals add play points: yes"], (True, True)),
+    }
