@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.http import QueryDict
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from games.engines.base import Engine, counted
@@ -59,6 +60,14 @@ class FirstPlayerOrderForm(MenuOrderForm):
             return
         self.hand = tuple(sorted(cup.hand, reverse=True))
         faces = [(str(value), str(value)) for value in sorted(set(cup.hand), reverse=True)]
+        missing = [n for n in range(1, len(self.hand) + 1) if f"place_{n}" not in self.data]
+        if self.is_bound and missing:
+            # A post of another control (a typed order refused, say) shows the places as
+            # they start, not each at the first die.
+            data = self.data.copy() if isinstance(self.data, QueryDict) else dict(self.data)
+            for n in missing:
+                data[f"place_{n}"] = str(self.hand[n - 1])
+            self.data = data
         for place, value in enumerate(self.hand, start=1):
             self.fields[f"place_{place}"] = forms.TypedChoiceField(
                 label=gettext("Place %(place)d") % {"place": place},

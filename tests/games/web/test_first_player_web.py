@@ -523,6 +523,7 @@ def test_an_arrangement_is_chosen_place_by_place_without_javascript(now: datetim
     before = Game.objects.get(pk=game.pk).state
 
     shown = places_on(page(ann, game))
+    after_typed = places_on(typed(ann, game, "arrange 9").content.decode())
     doubled = send(
         ann,
         game,
@@ -543,6 +544,7 @@ def test_an_arrangement_is_chosen_place_by_place_without_javascript(now: datetim
 
     assert len(set(hand)) == 3
     assert shown == [(f"Place {n}", faces, str(value)) for n, value in enumerate(hand, start=1)]
+    assert after_typed == shown  # a refused typed order leaves the places as they start
     assert (doubled.status_code, refused) == (200, before)
     assert f"Use each of your dice once: you hold {numbers(hand).replace(' ', ', ')}." in (
         unescape(doubled.content.decode())
