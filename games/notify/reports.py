@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -498,6 +499,44 @@ def report_events(game: Game, position: int, history: History | None = None) -> 
         words.Said(text, stored)
         for text, stored in rows.order_by("id").values_list("text", "message")
     ]
+
+
+# A latest report of more events than this is folded on the seat's page: the lines that
+# concern the seat and the last one (how it ended) stay in view, every line a tap away.
+REPORT_SHOWN = 5
+# The lines that concern the seat kept in view of a folded report, besides its last line.
+REPORT_KEPT = 3
+# How an event's stored English text speaks to the seat it is addressed to.
+ADDRESSED = re.compile(r"\b(you|your|yours)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class LatestReport:
+    """The seat's latest report as its page shows it: every event of step ``number``, and,
+    when there are more than REPORT_SHOWN, the few ``kept`` in view above the fold."""
+
+    number: int
+    events: list[str]
+    kept: list[str] | None = None
+
+
+def latest_report(game: Game, seat_name: str, events: list[str]) -> LatestReport:
+    """``events`` (``report_events``) of the seat named ``seat_name`` as its page shows
+    them: a long report keeps in view the last REPORT_KEPT events that name the seat or
+    speak to it (its own dice, its losses), and the report's last event."""
+    number = game.step_number
+    if game.status != Game.Status.FINISHED and number > 1:
+        number -= 1
+    if len(events) <= REPORT_SHOWN:
+        return LatestReport(number, events)
+    named = re.compile(rf"(?<!\w){re.escape(seat_name)}(?!\w)", re.IGNORECASE)
+    concerning = [
+        index
+        for index, text in enumerate(events[:-1])
+        if named.search(text) or ADDRESSED.search(text)
+    ]
+    kept = [*concerning[-REPORT_KEPT:], len(events) - 1]
+    return LatestReport(number, events, [events[index] for index in kept])
 
 
 def seen_by(position: int | None) -> Q:

@@ -157,6 +157,18 @@ def dice(context: template.Context, values: Any, seat: Any = None) -> SafeString
     return format_html('<span class="dice">{}</span>', drawn)
 
 
+@register.simple_tag(takes_context=True)
+def deep_dice(context: template.Context, faces: Any, depths: Any, seat: Any = None) -> SafeString:
+    """``{% deep_dice p.line p.depths seat=p.seat %}``: a row of dice, each followed by
+    its depth ("/2"), as a Drop-Shy line of the two-candidate rule shows them."""
+    drawn = format_html_join(
+        " ",
+        '<span style="white-space:nowrap">{}<span class="depth">/{}</span></span>',
+        ((_draw(context, face, seat), depth) for face, depth in zip(faces, depths, strict=True)),
+    )
+    return format_html('<span class="dice">{}</span>', drawn)
+
+
 @register.simple_tag
 def swatch(seat: Any) -> SafeString:
     """A small square of the seat's colour, by its name (not read aloud: the name says who).

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from games.models import Game, Seat
+from games import postal
+from games.engines import registry
+from games.models import Game, Order, Seat
 from games.postal import access
 from tests.factories import seat_page
 
@@ -58,6 +60,40 @@ def owing(game: Game) -> Seat:
     turns)."""
     step = game.steps.get(number=Game.objects.get(pk=game.pk).step_number)
     return game.seats.get(position=step.prompts[0]["seat"])
+
+
+def mid_game(game: Game, steps: int) -> Game:
+    """``game`` (started with early processing) played on by ``steps`` steps, each seat
+    owing an order sending what its game's first autopilot would play (the NMR default
+    where the game has none), as a player would from the page."""
+    for _ in range(steps):
+        game.refresh_from_db()
+        number = game.step_number
+        while game.step_number == number and game.status == Game.Status.RUNNING:
+            engine = game.rules
+            state = engine.state_from_json(game.state)
+            sent = set(
+                Order.objects.filter(step__game=game, step__number=number).values_list(
+                    "seat__position", flat=True
+                )
+            )
+            position = next(p.seat for p in engine.prompts(state) if p.seat not in sent)
+            autopilots = registry.strategies(game.engine)
+            order = (
+                autopilots[0].play(state, position)
+                if autopilots
+                else engine.default(state, position)
+            )
+            postal.accept_order(
+                game_id=game.pk,
+                position=position,
+                text=engine.canonical(state, position, order),
+                source=Order.Source.WEB,
+                now=timezone.now(),
+                step_number=number,
+            )
+            game.refresh_from_db()
+    return game
 
 
 def open_link(page: Page, web_server: str, seat: Seat) -> None:

@@ -240,14 +240,16 @@ def test_the_players_pages_have_no_serious_violations(
     assert page.locator("#confirm-form").count() == 1
     found += problems(page)
     # An order refused: the page comes back with the message at the top, focused, and by
-    # the field, with what was typed kept.
+    # the field, with what was typed kept, its fold open.
     page.goto(f"{module_server}{seat_page(choice, 0)}")
+    page.get_by_text("Type the order instead").click()
     page.fill("#text-form textarea", "not an order")
     with page.expect_navigation():
         page.click("#text-form button[type=submit]")
     assert page.locator("#text-errors").count() == 1
     assert page.evaluate("document.activeElement.id") == "error-summary"
     assert page.input_value("#text-form textarea") == "not an order"
+    assert page.locator("#typed").get_attribute("open") == ""
     found += problems(page)
 
     assert found == [], report(found)

@@ -11,6 +11,7 @@ import pytest
 from django.utils import timezone
 from pytest_django.fixtures import Settings
 
+from games import postal
 from games.engines.first_player.rules import FirstPlayerEngine, FirstPlayerState
 from games.models import Game, Order, Seat
 from games.postal import access
@@ -34,11 +35,14 @@ def state_of(game: Game) -> FirstPlayerState:
 class Phone:
     """One player's browser on their seat's page."""
 
-    def __init__(self, browser: Any, web_server: str, game: Game, position: int) -> None:
+    def __init__(
+        self, browser: Any, web_server: str, game: Game, position: int, script: bool = True
+    ) -> None:
         self.url = f"{web_server}{seat_page(game, position)}"
         seat = Seat.objects.get(game=game, position=position)
         token = access.mint([seat], now=timezone.now())[position]
-        self.page = browser.new_context(viewport=PHONE).new_page()
+        context = browser.new_context(viewport=PHONE, java_script_enabled=script)
+        self.page = context.new_page()
         self.page.goto(f"{web_server}/p/{token}/")
         with self.page.expect_navigation(url=self.url):
             self.page.click("button[type=submit]")
@@ -145,3 +149,35 @@ def test_three_players_roll_and_arrange_by_tapping_on_their_phones(
             "item.querySelectorAll('svg.die'), die => die.getAttribute('aria-label')).join(' '))"
         ) == [f"{NAMES[seat]}: {' '.join(map(str, rows[seat]))}" for seat in ranking]
         assert page.inner_text("#fp-order").startswith(f"Actual order: {order} (")
+
+
+def test_a_player_arranges_by_choosing_a_die_for_each_place_without_javascript(
+    web_server: str, browser: Browser, settings: Settings
+) -> None:
+    """With JavaScript off the dice cannot be tapped: a select per place, leftmost first,
+    arranges them, by the controls only."""
+    settings.SITE_URL = web_server
+    game = started_game(
+        "first-player", now=timezone.now(), players=NAMES, options={"order_mode": "free"}
+    )
+    ann = Phone(browser, web_server, game, 0, script=False)
+    ann.tap("ready")
+    for position in (1, 2):
+        postal.accept_order(
+            game_id=game.pk, position=position, text="ready", source="web", now=timezone.now()
+        )
+    ann.tap("roll all")
+    hand = sorted(state_of(game).cups[0].hand)
+    page = ann.fresh()
+    shown = (page.locator("#fp-places").is_visible(), page.locator("#fp-arrange").is_visible())
+    for place, value in enumerate(hand, start=1):
+        page.get_by_label(f"Place {place}", exact=True).select_option(str(value))
+    with page.expect_navigation(url=ann.url):
+        page.get_by_role("button", name="Arrange in this order").click()
+
+    low_first = " ".join(map(str, hand))
+    assert shown == (True, False)
+    assert page.locator(".messages li").all_inner_texts() == [
+        f"Your order is accepted: arrange {low_first}."
+    ]
+    assert " ".join(str(die.value) for die in state_of(game).cups[0].row) == low_first

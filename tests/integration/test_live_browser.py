@@ -60,6 +60,7 @@ def test_a_seat_page_shows_news_without_a_reload_and_keeps_what_is_typed(
     assert page.title() == f"Your turn · ann: {game.title}"
     # A mark that a reload would lose.
     page.evaluate("window.stayed = true")
+    page.locator("#write summary").click()
     typing = page.locator("#press-form").get_by_label("Message")
     typing.fill("half a thought")
     press.send(game_id=game.pk, position=1, to=None, text="Bob says hi", source="web", now=now)

@@ -55,6 +55,7 @@ def open_seat(context: BrowserContext, server: str, game: Game, position: int) -
 
 
 def write(page: Page, to: str, text: str) -> None:
+    page.locator("#write summary").click()  # the seat page folds the form
     form = page.locator("#press-form")
     form.get_by_label("To").select_option(label=to)
     form.get_by_label("Message").fill(text)

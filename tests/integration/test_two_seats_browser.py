@@ -49,6 +49,7 @@ def test_two_seats_of_one_game_order_each_for_their_own_in_one_browser(
     assert ann_page.locator("#other-seats a").inner_text() == "bob's seat"
     for tab, seat in ((ann_page, ann), (page, bob)):
         text = nmr_text(game, seat.position)
+        tab.locator("#typed summary").click()
         tab.fill("#text-form textarea", text)
         with tab.expect_navigation():
             tab.click("#text-form button[type=submit]")

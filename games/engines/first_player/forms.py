@@ -1,22 +1,25 @@
 """The First Player's order form: the shared menu of legal one-line orders (roll, reroll,
 arrange from high to low, tokens, ready) and, in the gift window, a gift as whom to give
 to, how many and (with tokens) what: only other players, and only as many as the player
-may give (they keep at least one die). The arrangement of the player's own choosing is
-tapped on the dice (form.html). Each control writes the order the typed syntax gives."""
+may give (they keep at least one die). The arrangement of the player's own choosing is a
+choice of die for each place, left to right, and with JavaScript is tapped on the dice
+(form.html). Each control writes the order the typed syntax gives."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django import forms
+from django.http import QueryDict
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from games.engines.base import Engine, counted
-from games.engines.first_player.rules import GIFTS, FirstPlayerState
+from games.engines.first_player.rules import COMMIT, GIFTS, FirstPlayerState
 from games.web.forms import MENU, MenuOrderForm
 
 GIVE = "give"
 TOKENS = "tokens"
+ARRANGE = "arrange"
 
 
 class FirstPlayerOrderForm(MenuOrderForm):
@@ -43,6 +46,42 @@ class FirstPlayerOrderForm(MenuOrderForm):
         if state.phase == GIFTS and not self.sent_ready:
             self._gift_fields(state, position)
         self._token_field(state, position)
+        self._place_fields(state, position)
+
+    def _place_fields(self, state: FirstPlayerState, position: int) -> None:
+        """The arrangement of the player's own choosing, without JavaScript: a choice of die
+        for each place of the row, leftmost first, each starting at the hand from high to
+        low (what "arrange desc" gives)."""
+        self.hand: tuple[int, ...] = ()
+        if state.phase != COMMIT or position not in state.participants:
+            return
+        cup = state.cups[position]
+        if not cup.rolls or cup.row:
+            return
+        self.hand = tuple(sorted(cup.hand, reverse=True))
+        faces = [(str(value), str(value)) for value in sorted(set(cup.hand), reverse=True)]
+        missing = [n for n in range(1, len(self.hand) + 1) if f"place_{n}" not in self.data]
+        if self.is_bound and missing:
+            # A post of another control (a typed order refused, say) shows the places as
+            # they start, not each at the first die.
+            data = self.data.copy() if isinstance(self.data, QueryDict) else dict(self.data)
+            for n in missing:
+                data[f"place_{n}"] = str(self.hand[n - 1])
+            self.data = data
+        for place, value in enumerate(self.hand, start=1):
+            self.fields[f"place_{place}"] = forms.TypedChoiceField(
+                label=gettext("Place %(place)d") % {"place": place},
+                coerce=int,
+                required=False,
+                choices=faces,
+                initial=str(value),
+                error_messages={"invalid_choice": gettext_lazy("Choose one of your dice.")},
+            )
+
+    @property
+    def places(self) -> list[forms.BoundField]:
+        """The arrangement's choices, leftmost place first ([] when none is owed)."""
+        return [self[f"place_{place}"] for place in range(1, len(self.hand) + 1)]
 
     def _token_field(self, state: FirstPlayerState, position: int) -> None:
         """Tokens on several dice at once (one message: a new one replaces the last in a
@@ -114,6 +153,8 @@ class FirstPlayerOrderForm(MenuOrderForm):
             return pick
         if pick == TOKENS and "tokens" in self.fields:
             return pick
+        if pick == ARRANGE and self.hand:
+            return pick
         return super().clean_pick()
 
     def clean(self) -> dict[str, Any]:
@@ -132,6 +173,9 @@ class FirstPlayerOrderForm(MenuOrderForm):
                     )
                     % {"count": self.tokens_left},
                 )
+            return cleaned
+        if self.data.get("entry") == MENU and cleaned.get("pick") == ARRANGE:
+            self._check_places(cleaned)
             return cleaned
         if self.data.get("entry") != MENU or cleaned.get("pick") != GIVE:
             return cleaned
@@ -162,7 +206,25 @@ class FirstPlayerOrderForm(MenuOrderForm):
             self.add_error("count", message % {"most": most})
         return cleaned
 
+    def _check_places(self, cleaned: dict[str, Any]) -> None:
+        """Every place chosen, and each die of the hand used once."""
+        chosen = [cleaned.get(f"place_{place}") for place in range(1, len(self.hand) + 1)]
+        faces = [value for value in chosen if isinstance(value, int)]
+        if len(faces) < len(chosen):
+            if not self.errors:
+                self.add_error(None, gettext("Choose a die for every place."))
+            return
+        if sorted(faces, reverse=True) != list(self.hand):
+            self.add_error(
+                None,
+                gettext("Use each of your dice once: you hold %(hand)s.")
+                % {"hand": ", ".join(map(str, self.hand))},
+            )
+
     def order_text(self) -> str:
+        if self.cleaned_data.get("entry") == MENU and self.cleaned_data.get("pick") == ARRANGE:
+            places = range(1, len(self.hand) + 1)
+            return "arrange " + " ".join(str(self.cleaned_data[f"place_{n}"]) for n in places)
         if self.cleaned_data.get("entry") == MENU and self.cleaned_data.get("pick") == TOKENS:
             return "token " + " ".join(map(str, sorted(self.cleaned_data["tokens"])))
         if self.cleaned_data.get("entry") == MENU and self.cleaned_data.get("pick") == GIVE:

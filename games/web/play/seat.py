@@ -190,7 +190,7 @@ def _page(
     context.update(
         form=form,
         form_templates=form_templates(game.engine),
-        report_events=report_events,
+        report=reports.latest_report(game, seat.name, report_events),
         history=history,
         report_terms=_terms(report_events),
         history_terms=_terms([text for group in history.groups for text in group["events"]]),

@@ -4,6 +4,7 @@ on the board, in messages and in standings."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from datetime import datetime
@@ -101,3 +102,47 @@ def test_one_colour_per_seat_on_the_board_in_messages_and_in_standings(now: date
     assert re.findall(r"background:(#\w+);", head[1]) == [ORANGE]
     public = Client().get(reverse("games:public", args=[game.public_id])).content.decode()
     assert sorted(SWATCH.findall(section(public, "table", "standings"))) == sorted(standings)
+
+
+def test_choice_draws_the_wurfels_and_the_plates_in_the_seats_colour(now: datetime) -> None:
+    game = started_game("choice", now=now, players=3, options={"variant": "suppenkasper"})
+    engine = game.rules
+    state = engine.state_from_json(Game.objects.get(pk=game.pk).state)
+    sheets = list(state.sheets)
+    sheets[0] = dataclasses.replace(sheets[0], stored=((5, 2), (1, 1)), plate=(2, 6, 6))
+    sheets[1] = dataclasses.replace(sheets[1], stored=((3, 1),))
+    state = dataclasses.replace(state, sheets=tuple(sheets))
+    Game.objects.filter(pk=game.pk).update(state=engine.state_to_json(state))
+
+    page = page_of(game, 0, now)
+
+    wurfels = [
+        re.sub(r"<svg .*?</svg>", lambda m: "[" + ",".join(dice_in(m[0])[0]) + "]", cell)
+        for cell in re.findall(r'<td style="text-align:left;[^"]*">(.*?)</td>', page, re.S)
+    ]
+    assert [re.sub(r"<[^>]+>", "", cell) for cell in wurfels] == [
+        f"[5,{BLUE}]\N{MULTIPLICATION SIGN}2 [1,{BLUE}]\N{MULTIPLICATION SIGN}1",
+        f"[3,{ORANGE}]\N{MULTIPLICATION SIGN}1",
+        "none",
+    ]
+    plates = section(page, "table", "plates")
+    assert dice_in(plates) == [("2", BLUE), ("6", BLUE), ("6", BLUE)]
+    assert plates.count("empty") == 2
+
+
+def test_a_two_candidate_drop_shy_line_draws_each_die_with_its_depth(now: datetime) -> None:
+    game = started_game(
+        "drop-shy",
+        now=now,
+        players=2,
+        options={"dice_per_player": 3, "selection": "two_candidate"},
+    )
+    state = game.rules.state_from_json(Game.objects.get(pk=game.pk).state)
+    lines = section(page_of(game, 0, now), "table", "lines")
+    drawn = re.findall(r'aria-label="(\d)".*?<span class="depth">/(\d+)</span>', lines, re.S)
+    assert drawn == [(str(die.face), str(die.depth)) for line in state.lines for die in line]
+    assert dice_in(lines) == [
+        (str(die.face), colour)
+        for line, colour in zip(state.lines, (BLUE, ORANGE), strict=True)
+        for die in line
+    ]

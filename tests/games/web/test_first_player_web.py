@@ -149,6 +149,7 @@ def test_a_night_on_the_web_offers_the_legal_buttons_and_ends_with_the_reveal(
     assert hand_on(html) == list(hand)
     assert drawn(html, "your-hand") == numbers(hand)
     assert buttons_of(html) == [
+        "arrange",
         *(f"reroll set-aside {value}" for value in sorted(set(hand), reverse=True)),
         "arrange desc",
     ]
@@ -161,6 +162,7 @@ def test_a_night_on_the_web_offers_the_legal_buttons_and_ends_with_the_reveal(
     assert hand_on(html) == list(cup.hand)
     assert drawn(html, "your-set-aside") == str(hand[0])
     assert buttons_of(html) == [
+        "arrange",
         *(f"reroll set-aside {value}" for value in sorted(set(cup.hand), reverse=True)),
         "arrange desc",
     ]
@@ -487,3 +489,68 @@ def test_a_menu_pick_written_before_anothers_gift_still_counts(now: datetime) ->
         ("ann", 1, "give bob 1 die"),
         ("cy", 2, "ready"),
     ]
+
+
+def places_on(html: str) -> list[tuple[str, list[str], str]]:
+    """Each place's select of the arrangement: its label, its choices, the one chosen."""
+    block = re.search(r'<fieldset id="fp-places">(.*?)</fieldset>', html, re.S)
+    assert block is not None
+    return [
+        (
+            label,
+            re.findall(r'<option value="(\d)"', options),
+            re.findall(r'<option value="(\d)" selected', options)[0],
+        )
+        for label, options in re.findall(
+            r'<label for="id_place_\d">([^<]+)</label> <select name="place_\d"[^>]*>(.*?)</select>',
+            block[1],
+            re.S,
+        )
+    ]
+
+
+def test_an_arrangement_is_chosen_place_by_place_without_javascript(now: datetime) -> None:
+    for number in range(30):  # a seed whose roll shows three faces: a die twice is wrong
+        game = started_game("first-player", now=now, seed=bytes([number]) * 32, options=FREE_ORDER)
+        postal.resolve_now(game.pk, now=now)
+        order(game, 0, "roll 3", now)
+        if len(set(state_of(game).cups[0].hand)) == 3:
+            break
+    ann = browser_of(game, 0, now)
+    hand = sorted(state_of(game).cups[0].hand, reverse=True)
+    faces = [str(value) for value in sorted(set(hand), reverse=True)]
+
+    before = Game.objects.get(pk=game.pk).state
+
+    shown = places_on(page(ann, game))
+    after_typed = places_on(typed(ann, game, "arrange 9").content.decode())
+    doubled = send(
+        ann,
+        game,
+        entry="menu",
+        pick="",
+        pick_button="arrange",
+        **{f"place_{n}": str(hand[0]) for n in (1, 2, 3)},
+    )
+    refused = Game.objects.get(pk=game.pk).state
+    low_first = send(
+        ann,
+        game,
+        entry="menu",
+        pick="",
+        pick_button="arrange",
+        **{f"place_{n}": str(value) for n, value in enumerate(reversed(hand), start=1)},
+    )
+
+    assert len(set(hand)) == 3
+    assert shown == [(f"Place {n}", faces, str(value)) for n, value in enumerate(hand, start=1)]
+    assert after_typed == shown  # a refused typed order leaves the places as they start
+    assert (doubled.status_code, refused) == (200, before)
+    assert f"Use each of your dice once: you hold {numbers(hand).replace(' ', ', ')}." in (
+        unescape(doubled.content.decode())
+    )
+    assert low_first.status_code == 302
+    assert Order.objects.filter(seat__position=0).latest("id").canonical == (
+        f"arrange {numbers(reversed(hand))}"
+    )
+    assert row_of(state_of(game), 0) == numbers(reversed(hand))

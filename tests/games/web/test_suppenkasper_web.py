@@ -143,13 +143,25 @@ def section(html: str, tag: str, element_id: str) -> str:
 
 
 def table(html: str, element_id: str) -> list[list[str]]:
-    """The cells of a table, each seat's colour swatch left out (its name says who)."""
+    """The cells of a table, each seat's colour swatch left out (its name says who), each
+    die drawn (SVG on a page, a box in an email) read as its number."""
     rows = re.findall(r"<tr>(.*?)</tr>", section(html, "table", element_id), re.S)
     cells = [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S) for row in rows]
-    return [[SWATCH.sub("", cell) for cell in row] for row in cells]
+    return [[faces(SWATCH.sub("", cell)) for cell in row] for row in cells]
 
 
 SWATCH = re.compile(r'<span class="swatch" [^>]*>&nbsp;</span>')
+DRAWN = re.compile(
+    r'<svg class="die" [^>]*aria-label="(\d+)">.*?</svg>|<span class="die" [^>]*>(\d+)</span>'
+)
+
+
+def faces(cell: str) -> str:
+    """A cell with its drawn dice as their numbers, one space apart."""
+    if 'class="dice"' not in cell:
+        return cell
+    numbers = DRAWN.sub(lambda m: m[1] or m[2], cell)
+    return " ".join(re.sub(r"<span [^>]*>|</span>", "", numbers).split())
 
 
 def errors_in(markup: str) -> list[str]:

@@ -20,6 +20,7 @@ from pytest_django.fixtures import DjangoAssertNumQueries, DjangoCaptureOnCommit
 from time_machine import TimeMachineFixture
 
 from games import postal, tasks
+from games.engines import colours
 from games.engines.base import OrderError
 from games.engines.choice.rules import (
     ChoiceEngine,
@@ -32,7 +33,7 @@ from games.engines.dice import NoDice
 from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
 from games.notify import reports
 from games.postal import access
-from games.templatetags.dice import swatch
+from games.templatetags.dice import svg_die, swatch
 from moderator.mail.models import OutboundEmail
 from tests.factories import GameFactory, seat_page, started_game
 from tests.games.web.test_seat_pages import SEAT_LINE
@@ -795,7 +796,10 @@ def test_the_page_shows_report_board_deadline_and_history_newest_first(
     cells = [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row) for row in rows]
     assert cells[0] == ["Player", *map(str, range(2, 13)), "Wurfels", "Score"]
     for position, sheet in enumerate(state.sheets):
-        stored = " ".join(f"{value}\N{MULTIPLICATION SIGN}{count}" for value, count in sheet.stored)
+        stored = " ".join(
+            f"{svg_die(value, colours.seat_colour(position))}\N{MULTIPLICATION SIGN}{count}"
+            for value, count in sheet.stored
+        )
         assert cells[position + 1] == [
             f"{swatch(position)}{state.players[position]}",
             *map(str, sheet.counts),
