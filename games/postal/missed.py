@@ -37,13 +37,14 @@ def missed_turns(
     by_position: dict[int, Seat],
     away: dict[int, absences.Away],
     now: datetime,
-) -> tuple[Any, list[Event], bool]:
+) -> tuple[Any, list[Event], bool, list[int]]:
     """The seats at ``missing`` sent no order for ``step``: each seat's autopilot plays its
     order into ``state`` (``_autopilot``), or the engine's NMR default is recorded for
     ``resolve`` to play. Each seat counts a missed turn; one that has missed
     ``civil_disorder_after`` in a row falls into civil disorder (its GM is told). Returns
-    the state with the autopilots' orders, what they did, and whether one of them took
-    effect at once and moved the game on."""
+    the state with the autopilots' orders, what they did, whether one of them took effect
+    at once and moved the game on, and the positions of the seats that fell into civil
+    disorder."""
     rows: list[Order] = []
     events: list[Event] = []
     moved_on = False
@@ -102,9 +103,11 @@ def missed_turns(
     game.seats.filter(position__in=missed).update(
         nmr_count=F("nmr_count") + 1, missed_in_row=F("missed_in_row") + 1
     )
+    fallen: list[int] = []
     if game.civil_disorder_after:
-        events += _civil_disorder(game, missed, by_position, now)
-    return state, events, moved_on
+        fallen = _fallen(game, missed, by_position)
+        events += _civil_disorder(game, fallen, by_position, now)
+    return state, events, moved_on, fallen
 
 
 def _autopilot(game: Game, seat: Seat, is_away: bool) -> Strategy | None:
@@ -132,18 +135,24 @@ def _autopilot_plays(
     return order, new_state, events
 
 
-def _civil_disorder(
-    game: Game, missing: list[int], by_position: dict[int, Seat], now: datetime
-) -> list[Event]:
-    """The missing seats that have now missed ``civil_disorder_after`` turns in a row fall
-    into civil disorder: marked, told in the report, and their GM alerted by email."""
-    limit = game.civil_disorder_after
-    fallen = [
-        by_position[position]
+def _fallen(game: Game, missing: list[int], by_position: dict[int, Seat]) -> list[int]:
+    """The missing seats that have now missed ``civil_disorder_after`` turns in a row and
+    were not in civil disorder yet."""
+    return [
+        position
         for position in missing
         if by_position[position].civil_disorder_at is None
-        and by_position[position].missed_in_row + 1 >= limit
+        and by_position[position].missed_in_row + 1 >= game.civil_disorder_after
     ]
+
+
+def _civil_disorder(
+    game: Game, positions: list[int], by_position: dict[int, Seat], now: datetime
+) -> list[Event]:
+    """The seats at ``positions`` fall into civil disorder: marked, told in the report, and
+    their GM alerted by email."""
+    limit = game.civil_disorder_after
+    fallen = [by_position[position] for position in positions]
     if not fallen:
         return []
     Seat.objects.filter(pk__in=[seat.pk for seat in fallen]).update(civil_disorder_at=now)
