@@ -835,9 +835,9 @@ def _confirm_email(game: Game, signup: SignUp, token: str, *, waits: bool) -> Ou
 def reserve_words() -> str:
     """What a reserve is, in the active language."""
     return gettext(
-        "If a seat falls into civil disorder, the first reserve takes it and is emailed a "
-        "link to it; until then nothing is needed from you, and the link of your sign-up "
-        "lets you withdraw."
+        "If a seat falls into civil disorder (its player missed too many turns in a row), the "
+        "first reserve takes it and is emailed a link to it; until then nothing is needed from "
+        "you, and the link of your sign-up lets you withdraw."
     )
 
 

@@ -57,8 +57,8 @@ def test_a_reserve_signs_up_from_the_list_and_plays_a_seat_in_civil_disorder(
     found: list[str] = []
     page.goto(f"{module_server}/open/")
     found += problems(page)
-    assert page.locator("#reserve-games h3").all_inner_texts() == ["Open Choice"]
-    assert page.locator("#reserve-games .reserve-note").all_inner_texts() == [
+    assert page.locator("[data-reserves] h3").all_inner_texts() == ["Open Choice"]
+    assert page.locator("[data-reserves] .reserve-note").all_inner_texts() == [
         "Full, running: join as a reserve. No reserve waits yet."
     ]
     with page.expect_navigation(url=f"{module_server}/open/{game.public_id}/"):
@@ -87,9 +87,9 @@ def test_a_reserve_signs_up_from_the_list_and_plays_a_seat_in_civil_disorder(
     with page.expect_navigation(url=link):
         page.get_by_role("button", name="Confirm my sign-up").click()
     assert page.locator("#state").inner_text() == (
-        "You are reserve number 1. If a seat falls into civil disorder, the first reserve "
-        "takes it and is emailed a link to it; until then nothing is needed from you, and the "
-        "link of your sign-up lets you withdraw."
+        "You are reserve number 1. If a seat falls into civil disorder (its player missed too "
+        "many turns in a row), the first reserve takes it and is emailed a link to it; until "
+        "then nothing is needed from you, and the link of your sign-up lets you withdraw."
     )
     found += problems(page)
     assert SignUp.objects.get(name="dan").state == "waiting"

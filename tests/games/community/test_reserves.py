@@ -106,9 +106,14 @@ def test_a_running_first_come_game_takes_sign_ups_as_reserves(now: datetime) -> 
     confirm_text = text_of("dan", "confirm your sign-up")
     assert (
         "The game has started and every seat is taken: confirming makes you a reserve. If a "
-        "seat falls into civil disorder, the first reserve takes it and is emailed a link to "
+        "seat falls into civil disorder (its player missed too many turns in a row), the first "
+        "reserve takes it and is emailed a link to "
         "it; until then nothing is needed from you, and the link of your sign-up lets you "
         "withdraw." in confirm_text
+    )
+    assert (
+        "Keep this email: its link also shows your sign-up and lets you withdraw while you "
+        "wait." in confirm_text
     )
     assert signups.confirm(dan, now=now).state == "waiting"
     confirmed(game, "eve", now + timedelta(minutes=1))
@@ -119,10 +124,10 @@ def test_a_running_first_come_game_takes_sign_ups_as_reserves(now: datetime) -> 
         ("signup", "Open Choice: you are a reserve"),
     ]
     assert text_of("eve", "you are a reserve").startswith(
-        "Hello eve, Your sign-up is confirmed. Open Choice has started and every seat is "
-        "taken: you are reserve number 2. If a seat falls into civil disorder, the first "
-        "reserve takes it and is emailed a link to it; until then nothing is needed from you, "
-        "and the link of your sign-up lets you withdraw."
+        "Hello eve, Your sign-up is confirmed. Open Choice has started and every seat is taken: "
+        "you are reserve number 2. If a seat falls into civil disorder (its player missed too many "
+        "turns in a row), the first reserve takes it and is emailed a link to it; until then "
+        "nothing is needed from you, and the link of your sign-up lets you withdraw."
     )
     assert seated(game) == [
         (0, "ann", "ann@example.org"),
@@ -213,9 +218,9 @@ def test_the_first_reserve_takes_a_seat_that_falls_into_civil_disorder(now: date
     ]
     assert list(signups.offered_seats()) == []
     assert state_line(visitor().get(f"/open/confirm/{eve}/")) == (
-        "You are reserve number 1. If a seat falls into civil disorder, the first reserve takes "
-        "it and is emailed a link to it; until then nothing is needed from you, and the link "
-        "of your sign-up lets you withdraw."
+        "You are reserve number 1. If a seat falls into civil disorder (its player missed too many "
+        "turns in a row), the first reserve takes it and is emailed a link to it; until then "
+        "nothing is needed from you, and the link of your sign-up lets you withdraw."
     )
 
 

@@ -311,8 +311,9 @@ def test_sign_ups_not_yet_confirmed_hear_that_the_game_started_lapsed_ones_do_no
     assert " ".join(words.text.split("\n\n")[1].split()) == (
         "Open Choice has started: every seat was taken before you confirmed your sign-up. "
         "Confirming it with its link still makes you a reserve. If a seat falls into civil "
-        "disorder, the first reserve takes it and is emailed a link to it; until then nothing "
-        "is needed from you, and the link of your sign-up lets you withdraw."
+        "disorder (its player missed too many turns in a row), the first reserve takes it and is "
+        "emailed a link to it; until then nothing is needed from you, and the link of your sign-up "
+        "lets you withdraw."
     )
     assert told("old") == [("signup-confirm", "Open Choice: confirm your sign-up")]
     assert states(game)[:2] == [("old", "unconfirmed"), ("late", "unconfirmed")]
@@ -598,7 +599,7 @@ def cards(response: Any) -> list[str]:
     page = re.sub(r"<details.*?</details>", "", page)
     return [
         words(card)
-        for card in re.findall(r'<li class="way">(.*?)</li> ?(?=<li class="way">|</ul>)', page)
+        for card in re.findall(r'<li class="way"[^>]*>(.*?)</li> ?(?=<li class="way"|</ul>)', page)
     ]
 
 
