@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from django.test import Client
 
 from games import postal
 from games.community import signups
@@ -28,6 +29,7 @@ from tests.games.community.test_signups import (
     states,
     told,
     visitor,
+    words,
 )
 from tests.games.playing import SHORT_CHOICE
 
@@ -353,3 +355,26 @@ def test_reserves_left_when_the_game_ends_are_told_once(now: datetime) -> None:
     assert refused.value.message == "Open Choice is over: there is nothing to withdraw"
     assert signups.refusal(game, None) == "Open Choice is over: it takes no more sign-ups"
     assert list(signups.open_games()) == []
+
+
+def test_the_gms_page_lists_the_reserves_and_declines_one(now: datetime) -> None:
+    game = running(now)
+    confirmed(game, "dan", now)
+    confirmed(game, "eve", now + timedelta(minutes=1))
+    client = Client()
+    client.force_login(game.gm)
+    page = main_text(client.get(f"/gm/{game.pk}/"))
+    section = page[page.index('<section id="signups">') : page.index('<section id="seats">')]
+    assert words(re.findall(r'<p class="lead" id="reserving">(.*?)</p>', section)[0]) == (
+        "Full and running: people still sign up as reserves on the game's sign-up page. A seat "
+        "that falls into civil disorder goes to the first reserve at once."
+    )
+    assert re.findall(r'<ol id="waiting-list">(.*?)</ol>', section) == ["<li>dan</li><li>eve</li>"]
+    assert 'aria-label="Decline dan"' in section
+    assert 'aria-label="Decline ann"' not in section
+    dan = SignUp.objects.get(name="dan")
+    declined = client.post(f"/gm/{game.pk}/decline/", {"signup": dan.pk}, follow=True)
+    assert [str(m) for m in declined.context["messages"]] == [
+        "dan's sign-up is declined; they are told by email."
+    ]
+    assert states(game)[3:] == [("dan", "declined"), ("eve", "waiting")]
