@@ -17,7 +17,7 @@ from games.engines import text as engine_text
 from games.engines.base import Dice, Engine, Event, GameError, Strategy
 from games.engines.dice import VerifiableDice
 from games.lib import words
-from games.models import AbsencePolicy, Game, Order, Seat, Step
+from games.models import AbsencePolicy, Game, Order, Seat, SignUp, SignUpMode, Step
 from games.models import Event as EventRow
 from games.notify import reports
 from games.postal.steps import event_row, same_prompts, tell_deadline
@@ -157,6 +157,30 @@ def _civil_disorder(
         return []
     Seat.objects.filter(pk__in=[seat.pk for seat in fallen]).update(civil_disorder_at=now)
     queueing.queue([reports.civil_disorder_email(game, fallen, now)], urgent=True)
+    # A first-come game's reserves take such seats once the step is resolved (the signal
+    # civil_disorder): the report says so of as many seats as reserves wait.
+    reserves = 0
+    if game.signup == SignUpMode.FIRST:
+        reserves = game.signups.filter(state=SignUp.State.WAITING, position__isnull=True).count()
+    taken, fallen = fallen[:reserves], fallen[reserves:]
+    events = [
+        Event(
+            engine_text.ngettext(
+                "%(name)s has missed %(count)d turn in a row: the seat is in civil disorder "
+                "and goes to the first reserve",
+                "%(name)s has missed %(count)d turns in a row: the seat is in civil disorder "
+                "and goes to the first reserve",
+                limit,
+                name=seat.name,
+            )
+        )
+        for seat in taken
+    ]
+    return events + _left_in_disorder(game, fallen, limit)
+
+
+def _left_in_disorder(game: Game, fallen: list[Seat], limit: int) -> list[Event]:
+    """The report's words for seats in civil disorder that no reserve takes."""
     if game.offer_seats:
         return [
             Event(

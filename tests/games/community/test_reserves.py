@@ -208,6 +208,13 @@ def test_the_first_reserve_takes_a_seat_that_falls_into_civil_disorder(now: date
     assert len(set(re.findall(r"http://testserver/p/([^/\s]+)/", welcome.text))) == 1
     assert welcome.text.startswith("Open Choice (Choice by post), step 2\n\nHello dan,\n\n")
     assert told("bob")[-1] == ("replaced", "Open Choice: seat 2 has a new player")
+    # The step's report tells every player where the seat goes.
+    report = OutboundEmail.objects.filter(to="ann@example.org", kind="report").order_by("id").last()
+    assert report is not None
+    assert (
+        "bob has missed 1 turn in a row: the seat is in civil disorder and goes to the first "
+        "reserve" in report.text
+    )
     assert list(
         GMAction.objects.filter(game=game).values_list("kind", "words", "reason", "step_number")
     ) == [
@@ -231,6 +238,12 @@ def test_a_seat_in_civil_disorder_stays_so_without_a_reserve(now: datetime) -> N
     missing(game, 1)
     seat = Seat.objects.get(game=game, position=1)
     assert (seat.name, seat.civil_disorder_at is not None) == ("bob", True)
+    report = OutboundEmail.objects.filter(to="ann@example.org", kind="report").order_by("id").last()
+    assert report is not None
+    assert (
+        "bob has missed 1 turn in a row: the seat is in civil disorder; the game goes on with "
+        "its defaults" in report.text
+    )
     assert list(GMAction.objects.filter(game=game)) == []
     # A reserve confirmed later takes the seat at once.
     confirmed(game, "dan", now + timedelta(days=3))
