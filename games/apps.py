@@ -9,8 +9,8 @@ class GamesConfig(AppConfig):
         from django.db.backends.signals import connection_created
 
         from games import tasks  # noqa: F401 - registers the task webhooks.enqueue publishes by name
-        from games.community import ratings
-        from games.lib.signals import game_finished
+        from games.community import ratings, signups
+        from games.lib.signals import civil_disorder, game_finished
         from games.notify import replies
         from moderator.db.arrays import binary_arrays
         from moderator.mail import inbound as mail_inbound
@@ -26,6 +26,14 @@ class GamesConfig(AppConfig):
         # A rated game counts in its game's ratings in the transaction that finishes it.
         game_finished.connect(
             ratings.on_game_finished, dispatch_uid="games.community.ratings.game_finished"
+        )
+        # A first-come game's reserves: a seat in civil disorder goes to the first, in the
+        # resolution's transaction; those left waiting hear that the game ended.
+        civil_disorder.connect(
+            signups.on_civil_disorder, dispatch_uid="games.community.signups.civil_disorder"
+        )
+        game_finished.connect(
+            signups.on_game_finished, dispatch_uid="games.community.signups.game_finished"
         )
         # The step's rows are bulk-inserted as arrays: binary ones (moderator/db/arrays.py).
         connection_created.connect(binary_arrays, dispatch_uid="moderator.db.binary_arrays")

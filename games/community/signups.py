@@ -10,15 +10,29 @@ invited players', in the order the sign-ups were confirmed. A sign-up for a seat
 disorder always waits for the GM, whose approval replaces the seat's player
 (``postal.replace_player``).
 
+A FIRST game keeps its waiting list once it starts, as its reserves, until it ends: it stays
+on the list of open games ("full, running: join as a reserve") and every sign-up confirmed
+while it runs (or is paused) waits as a reserve. When a seat falls into civil disorder the
+first reserve, by the time they confirmed, takes it at once (``on_civil_disorder``, in the
+resolution's transaction: ``postal.replace_player`` welcomes them with the rules, the seat's
+report and its link, tells the one who leaves, and the GM's log says so); with no reserve
+nothing happens, and a reserve confirmed later takes a seat still in civil disorder that no
+sign-up waits for the GM to give. A reserve may withdraw through their link, and the GM may
+decline one; those still waiting when the game ends are told so (``on_game_finished``).
+Those who signed up and had not confirmed when the game started are told once that it
+started: in a FIRST game, that confirming still makes them a reserve.
+
 Every change runs as ``games.postal``'s do: one transaction, the game row locked first,
 time passed in as ``now``; the game is started, closed and its seats changed by postal
 (``games.postal.signup_actions``), in that transaction. Every change of a sign-up's state
-is emailed to its person (``signup``); the confirmation link (``signup-confirm``) is the
+is emailed to its person (``signup``; a reserve who takes a seat gets the seat's welcome);
+the confirmation link (``signup-confirm``) is the
 one link of a sign-up: it confirms it, then shows its state and lets its person withdraw.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -27,7 +41,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Case, Count, Q, QuerySet, When
 from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext
@@ -42,6 +56,8 @@ from games.postal import signup_actions
 from moderator import bidi, links
 from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
+
+log = logging.getLogger("games.community")
 
 State = SignUp.State
 # A game whose seats in civil disorder may be offered to new players.
@@ -82,19 +98,43 @@ def gm_name(game: Game) -> str:
 # --- what is open ---------------------------------------------------------------------------
 
 
+def takes_reserves(game: Game) -> bool:
+    """A first-come game under way: a sign-up confirmed now waits as a reserve."""
+    return game.signup == SignUpMode.FIRST and game.status in UNDER_WAY
+
+
 def open_games() -> QuerySet[Game]:
-    """The games people may sign up for, oldest first, each with ``invited`` (its seats:
-    the invited players) and ``accepted`` (the sign-ups holding a seat) counted."""
+    """The games people may sign up for, those not started first, then those taking
+    reserves (``takes_reserves``), each oldest first, with ``invited`` (its seats: the
+    invited players, or every seat of a game under way), ``accepted`` (the sign-ups holding
+    a seat) and ``reserve_count`` (the sign-ups waiting without a seat) counted."""
+    recruiting = Q(status=Game.Status.RECRUITING) & ~Q(signup=SignUpMode.CLOSED)
+    reserving = Q(status__in=UNDER_WAY, signup=SignUpMode.FIRST)
+    waiting = Q(signups__state=State.WAITING, signups__position__isnull=True)
     return (
-        Game.objects.filter(status=Game.Status.RECRUITING)
-        .exclude(signup=SignUpMode.CLOSED)
+        Game.objects.filter(recruiting | reserving)
         .select_related("gm")
         .defer("state", "seed")
         .annotate(
             invited=Count("seats", distinct=True),
             accepted=Count("signups", filter=Q(signups__state=State.ACCEPTED), distinct=True),
+            reserve_count=Count("signups", filter=waiting, distinct=True),
         )
-        .order_by("created_at", "id")
+        .order_by(Case(When(status=Game.Status.RECRUITING, then=0), default=1), "created_at", "id")
+    )
+
+
+def reserve_count(game: Game) -> int:
+    """How many wait on the game's list (``open_games`` counts them in its own query)."""
+    counted = getattr(game, "reserve_count", None)
+    return reserves(game).count() if counted is None else int(counted)
+
+
+def reserves(game: Game) -> QuerySet[SignUp]:
+    """The game's waiting list, first first (by the time they confirmed): once a FIRST
+    game is under way, its reserves."""
+    return game.signups.filter(state=State.WAITING, position__isnull=True).order_by(
+        "confirmed_at", "id"
     )
 
 
@@ -169,7 +209,12 @@ def is_full(game: Game) -> bool:
 def would_wait(game: Game, position: int | None = None) -> bool:
     """Whether a sign-up confirmed now would wait (on the waiting list, or for the GM)
     rather than take a seat at once."""
-    return position is not None or game.signup != SignUpMode.FIRST or seats(game).left == 0
+    return (
+        position is not None
+        or game.signup != SignUpMode.FIRST
+        or game.status != Game.Status.RECRUITING
+        or seats(game).left == 0
+    )
 
 
 def waiting_place(signup: SignUp) -> int:
@@ -224,6 +269,8 @@ def refusal(game: Game, position: int | None) -> str | None:
     when they may. ``position``: a seat in civil disorder of a running game."""
     title = {"title": game.title}
     if position is None:
+        if takes_reserves(game):
+            return None
         if game.status in UNDER_WAY:
             return gettext("%(title)s has started: it takes no more sign-ups") % title
         if game.status in (Game.Status.FINISHED, Game.Status.ABANDONED):
@@ -345,6 +392,10 @@ def confirm(token: str, *, now: datetime) -> SignUp:
             _tell(game, signup, "seated", now)
         elif game.signup == SignUpMode.APPROVE:
             _tell(game, signup, "asked", now)
+        elif takes_reserves(game):
+            taken = _reserve_confirmed(game, signup, now)
+            if taken is not None:
+                return taken
         else:
             _tell(game, signup, "waiting", now)
         if takes_seat and seats(game).left == 0:
@@ -354,8 +405,8 @@ def confirm(token: str, *, now: datetime) -> SignUp:
 
 def withdraw(token: str, *, now: datetime) -> SignUp:
     """The person of ``token`` withdraws their confirmed sign-up, before the game starts
-    (for a seat in civil disorder: before the GM decides). A seat freed in a FIRST game goes
-    to the first on the waiting list."""
+    (for a seat in civil disorder: before the GM decides; a reserve: while the game is
+    under way). A seat freed in a FIRST game goes to the first on the waiting list."""
     with transaction.atomic():
         game, signup = _locked(token)
         if signup.state not in (State.WAITING, State.ACCEPTED):
@@ -364,10 +415,7 @@ def withdraw(token: str, *, now: datetime) -> SignUp:
                 % {"state": signup.get_state_display()}
             )
         if signup.position is None and game.status != Game.Status.RECRUITING:
-            raise postal.PostalError(
-                gettext("%(title)s has started: ask its GM (%(gm)s) to replace you")
-                % {"title": game.title, "gm": gm_name(game)}
-            )
+            _check_withdrawable(game, signup)
         if signup.position is not None and signup.state == State.ACCEPTED:
             raise postal.PostalError(
                 gettext("you play seat %(number)d of %(title)s now: ask its GM to replace you")
@@ -375,6 +423,27 @@ def withdraw(token: str, *, now: datetime) -> SignUp:
             )
         _end(game, signup, State.WITHDRAWN, "withdrawn", now)
     return signup
+
+
+def _check_withdrawable(game: Game, signup: SignUp) -> None:
+    """PostalError unless the sign-up, of a game no longer recruiting, is a reserve."""
+    names = {"title": game.title, "gm": gm_name(game)}
+    if _is_reserve(game, signup):
+        return
+    if game.status not in UNDER_WAY:
+        raise postal.PostalError(gettext("%(title)s is over: there is nothing to withdraw") % names)
+    if signup.state == State.WAITING:
+        raise postal.PostalError(
+            gettext("%(title)s has started without you: there is nothing to withdraw") % names
+        )
+    raise postal.PostalError(
+        gettext("%(title)s has started: ask its GM (%(gm)s) to replace you") % names
+    )
+
+
+def _is_reserve(game: Game, signup: SignUp) -> bool:
+    """A sign-up waiting as a reserve of a FIRST game under way."""
+    return takes_reserves(game) and signup.state == State.WAITING and signup.position is None
 
 
 def _end(game: Game, signup: SignUp, state: str, reason: str, now: datetime) -> None:
@@ -425,8 +494,8 @@ def approve(game_id: int, signup_id: int, *, now: datetime) -> SignUp:
         game, signup = _gm_locked(game_id, signup_id)
         if signup.state != State.WAITING:
             raise postal.PostalError(
-                f"{signup.name}'s sign-up is {signup.get_state_display()}: only a waiting one "
-                "can be approved"
+                f"nothing was done: {signup.name}'s sign-up is no longer waiting (its state: "
+                f"{signup.get_state_display()})"
             )
         if signup.position is not None:
             _replace(game, signup, now)
@@ -456,6 +525,11 @@ def _replace(game: Game, signup: SignUp, now: datetime) -> None:
     signup.decided_at = now
     signup.save(update_fields=["state", "decided_at"])
     _tell(game, signup, "approved-seat", now)
+    _end_rivals(game, signup, now)
+
+
+def _end_rivals(game: Game, signup: SignUp, now: datetime) -> None:
+    """``signup`` took its seat: the other sign-ups for the seat end, those confirmed told."""
     rivals = game.signups.filter(live(now), position=signup.position).exclude(pk=signup.pk)
     for rival in rivals.filter(state=State.WAITING):
         _end(game, rival, State.DECLINED, "seat-taken", now)
@@ -463,15 +537,15 @@ def _replace(game: Game, signup: SignUp, now: datetime) -> None:
 
 
 def decline(game_id: int, signup_id: int, *, now: datetime) -> SignUp:
-    """The GM turns a sign-up down (waiting, or holding a seat of a game not yet started);
-    its person is told. A seat it held in a FIRST game goes to the first on the waiting
+    """The GM turns a sign-up down (waiting, a reserve, or holding a seat of a game not yet
+    started); its person is told. A seat it held in a FIRST game goes to the first on the waiting
     list."""
     with transaction.atomic():
         game, signup = _gm_locked(game_id, signup_id)
         if signup.state not in (State.WAITING, State.ACCEPTED):
             raise postal.PostalError(
-                f"{signup.name}'s sign-up is {signup.get_state_display()}: there is nothing "
-                "to decline"
+                f"nothing was done: there is nothing to decline in {signup.name}'s sign-up "
+                f"(its state: {signup.get_state_display()})"
             )
         if signup.state == State.ACCEPTED and (
             signup.position is not None or game.status != Game.Status.RECRUITING
@@ -479,7 +553,11 @@ def decline(game_id: int, signup_id: int, *, now: datetime) -> SignUp:
             raise postal.PostalError(
                 f"{signup.name} plays in {game.title} now: replace the player instead"
             )
-        if signup.position is None and game.status != Game.Status.RECRUITING:
+        if (
+            signup.position is None
+            and game.status != Game.Status.RECRUITING
+            and not _is_reserve(game, signup)
+        ):
             raise postal.PostalError(
                 f"{game.title} has started: {signup.name} was told it started without them"
             )
@@ -538,13 +616,20 @@ def _start_when_full(game: Game, now: datetime) -> None:
 
 
 def _start(game: Game, now: datetime, seed: bytes | None) -> Game:
+    """Seat the accepted sign-ups and start the game; tell those waiting (in a FIRST game:
+    now its reserves) and those not yet confirmed."""
     accepted = list(
         game.signups.filter(state=State.ACCEPTED, position__isnull=True).order_by(
             "confirmed_at", "id"
         )
     )
     started = signup_actions.seat_and_start(game, accepted, now=now, seed=seed)
-    for signup in game.signups.filter(state=State.WAITING, position__isnull=True):
+    first_come = game.signup == SignUpMode.FIRST
+    for signup in reserves(game):
+        if first_come:
+            # The waiting list of a first-come game stays, as its reserves.
+            _tell(game, signup, "reserve-started", now)
+            continue
         signup.decided_at = now
         signup.save(update_fields=["decided_at"])
         _tell(game, signup, "started", now)
@@ -552,8 +637,73 @@ def _start(game: Game, now: datetime, seed: bytes | None) -> Game:
     for signup in game.signups.filter(
         state=State.UNCONFIRMED, position__isnull=True, created_at__gt=now - confirm_window()
     ):
-        _tell(game, signup, "started-unconfirmed", now)
+        _tell(game, signup, "started-unreserved" if first_come else "started-unconfirmed", now)
     return started
+
+
+# --- the reserves of a first-come game under way -------------------------------------------------
+
+
+def on_civil_disorder(
+    sender: object, *, game: Game, positions: list[int], now: datetime, **kwargs: Any
+) -> None:
+    """The seats at ``positions`` fell into civil disorder in the resolution now ending (the
+    signal ``civil_disorder``, in its transaction, the game locked): in a FIRST game each
+    goes to the first reserve, in the order they confirmed."""
+    if game.signup != SignUpMode.FIRST:
+        return
+    for position in positions:
+        _seat_first_reserve(game, position, now)
+
+
+def _seat_first_reserve(game: Game, position: int, now: datetime) -> SignUp | None:
+    """The first reserve takes the seat at ``position`` (``signup_actions``); a reserve the
+    handover refuses (a name another seat took since) stays on the list, and the next is
+    asked. None: no reserve took it."""
+    for reserve in reserves(game):
+        try:
+            signup_actions.reserve_takes_seat(
+                game, position, name=reserve.name, email=reserve.email, now=now
+            )
+        except postal.PostalError as refused:
+            log.warning("reserve %s could not take seat %s: %s", reserve.pk, position, refused)
+            continue
+        reserve.state = State.ACCEPTED
+        reserve.position = position
+        reserve.decided_at = now
+        reserve.save(update_fields=["state", "position", "decided_at"])
+        _end_rivals(game, reserve, now)
+        return reserve
+    return None
+
+
+def _reserve_confirmed(game: Game, signup: SignUp, now: datetime) -> SignUp | None:
+    """``signup`` is a reserve now. A seat already in civil disorder that no sign-up waits
+    for the GM to give goes to the first reserve at once; ``signup`` is told it is a reserve
+    unless it took the seat (then it is returned, welcomed by the seat's email)."""
+    asked = game.signups.filter(state=State.WAITING, position__isnull=False).values("position")
+    seat = (
+        game.seats.filter(civil_disorder_at__isnull=False, status=Seat.Status.ACTIVE)
+        .exclude(position__in=asked)
+        .order_by("civil_disorder_at", "position")
+        .first()
+    )
+    taken = None if seat is None else _seat_first_reserve(game, seat.position, now)
+    if taken is not None and taken.pk == signup.pk:
+        return taken
+    _tell(game, signup, "reserve", now)
+    return None
+
+
+def on_game_finished(sender: object, *, game: Game, now: datetime, **kwargs: Any) -> None:
+    """The game ended (the signal ``game_finished``, in its transaction): its reserves still
+    waiting are told no seat came to them."""
+    if game.signup != SignUpMode.FIRST:
+        return
+    for reserve in reserves(game):
+        reserve.decided_at = now
+        reserve.save(update_fields=["decided_at"])
+        _tell(game, reserve, "ended", now)
 
 
 @dataclass(frozen=True)
@@ -574,7 +724,8 @@ class GMView:
     """The sign-ups of a game as its GM's page shows them. ``shown``: the game is or was
     open, or has sign-ups for its seats; ``seats``: the seats of a game not yet started;
     ``rows``: every sign-up but the lapsed ones, those holding a seat first; ``waiting``:
-    the waiting list in order; ``startable``: enough players seated to start now."""
+    the waiting list in order (a FIRST game's reserves once it runs); ``startable``: enough
+    players seated to start now."""
 
     shown: bool
     is_open: bool
@@ -584,6 +735,8 @@ class GMView:
     min_players: int
     startable: bool
     offered: list[Seat]
+    # A first-come game under way: its waiting list is its reserves (``takes_reserves``).
+    reserving: bool = False
 
 
 _ORDER: dict[str, int] = {State.ACCEPTED: 0, State.WAITING: 1, State.UNCONFIRMED: 2}
@@ -616,7 +769,9 @@ def gm_view(game: Game, game_seats: list[Seat], now: datetime) -> GMView:
         waits = signup.state == State.WAITING
         if signup.position is None:
             approvable = waits and counted is not None and counted.left > 0
-            declinable = recruiting and signup.state in (State.WAITING, State.ACCEPTED)
+            declinable = (
+                recruiting and signup.state in (State.WAITING, State.ACCEPTED)
+            ) or _is_reserve(game, signup)
         else:
             approvable = waits and any(seat.position == signup.position for seat in offered)
             declinable = waits
@@ -635,6 +790,7 @@ def gm_view(game: Game, game_seats: list[Seat], now: datetime) -> GMView:
         min_players=fewest,
         startable=counted is not None and counted.taken >= fewest,
         offered=offered,
+        reserving=takes_reserves(game),
     )
 
 
@@ -676,6 +832,8 @@ def _confirm_email(game: Game, signup: SignUp, token: str, *, waits: bool) -> Ou
         "approve": game.signup == SignUpMode.APPROVE,
         "full": is_full(game),
         "seat": None if signup.position is None else signup.position + 1,
+        "reserve": signup.position is None and takes_reserves(game),
+        "reserves_words": reserve_words(),
     }
     return building.build(
         "signup-confirm",
@@ -684,6 +842,44 @@ def _confirm_email(game: Game, signup: SignUp, token: str, *, waits: bool) -> Ou
         context=context,
         game=game,
     )
+
+
+def reserve_words() -> str:
+    """What a reserve is, in the active language."""
+    return gettext(
+        "If a seat falls into civil disorder (its player missed too many turns in a row), the "
+        "first reserve takes it and is emailed a link to it; until then nothing is needed from "
+        "you, and the link of your sign-up lets you withdraw."
+    )
+
+
+RESERVE_REASONS = ("reserve", "reserve-started", "started-unreserved", "ended")
+
+
+def _reserve_message(game: Game, signup: SignUp, reason: str) -> tuple[str, str]:
+    """``message`` for the reserves of a FIRST game under way, and those who may become one."""
+    names = {"title": game.title}
+    if reason == "reserve":
+        return gettext("you are a reserve"), gettext(
+            "Your sign-up is confirmed. %(title)s has started and every seat is taken: you "
+            "are reserve number %(place)d. %(reserves)s"
+        ) % {**names, "place": waiting_place(signup), "reserves": reserve_words()}
+    if reason == "reserve-started":
+        return gettext("the game started: you are a reserve"), gettext(
+            "%(title)s has started with every seat taken: you stay on its list as reserve "
+            "number %(place)d. %(reserves)s"
+        ) % {**names, "place": waiting_place(signup), "reserves": reserve_words()}
+    if reason == "started-unreserved":
+        return gettext("the game started before you confirmed"), gettext(
+            "%(title)s has started: every seat was taken before you confirmed your sign-up. "
+            "Confirming it with its link still makes you a reserve. %(reserves)s"
+        ) % {**names, "reserves": reserve_words()}
+    if reason == "ended":
+        return gettext("the game ended"), gettext(
+            "%(title)s has ended before a seat came to you as a reserve. Thank you for "
+            "standing by; other open games are on the list."
+        ) % names
+    raise ValueError(f"no message for {reason!r}")
 
 
 def message(game: Game, signup: SignUp, reason: str) -> tuple[str, str]:
@@ -698,6 +894,8 @@ def message(game: Game, signup: SignUp, reason: str) -> tuple[str, str]:
         "The game starts when every seat is taken, or when the GM starts it; your first turn "
         "report, with the link to your seat, comes by email then."
     )
+    if reason in RESERVE_REASONS:
+        return _reserve_message(game, signup, reason)
     if reason == "seated":
         return gettext("you have a seat"), gettext(
             "Your sign-up is confirmed and you have a seat. %(starts)s"
@@ -752,9 +950,9 @@ def message(game: Game, signup: SignUp, reason: str) -> tuple[str, str]:
         ) % names
     if reason == "started-unconfirmed":
         return gettext("the game started before you confirmed"), gettext(
-            "%(title)s has started: every seat was taken before you confirmed your sign-up, so "
-            "it no longer counts and its link signs you up for nothing. Thank you for signing "
-            "up; other open games are on the list."
+            "%(title)s has started without you: the GM started it before you confirmed your "
+            "sign-up, so it no longer counts and its link signs you up for nothing. Thank you "
+            "for signing up; other open games are on the list."
         ) % names
     if reason == "closed":
         return gettext("sign-ups are closed"), gettext(

@@ -79,7 +79,7 @@ from games.postal.orders import (
 )
 from games.postal.paper import import_game
 from games.postal.receipts import write_receipts
-from games.postal.recruiting import change_recruiting, delete_recruiting
+from games.postal.recruiting import GameGone, change_recruiting, delete_recruiting
 from games.postal.resolving import (
     count_due_steps,
     due_step_ids,
@@ -105,6 +105,7 @@ __all__ = [
     "SEAT_COLUMNS",
     "SEND_LOST_LINKS",
     "STEP_COLUMNS",
+    "GameGone",
     "MissedTurns",
     "NotAdmitted",
     "OrderRejected",

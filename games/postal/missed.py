@@ -17,7 +17,7 @@ from games.engines import text as engine_text
 from games.engines.base import Dice, Engine, Event, GameError, Strategy
 from games.engines.dice import VerifiableDice
 from games.lib import words
-from games.models import AbsencePolicy, Game, Order, Seat, Step
+from games.models import AbsencePolicy, Game, Order, Seat, SignUp, SignUpMode, Step
 from games.models import Event as EventRow
 from games.notify import reports
 from games.postal.steps import event_row, same_prompts, tell_deadline
@@ -37,13 +37,14 @@ def missed_turns(
     by_position: dict[int, Seat],
     away: dict[int, absences.Away],
     now: datetime,
-) -> tuple[Any, list[Event], bool]:
+) -> tuple[Any, list[Event], bool, list[int]]:
     """The seats at ``missing`` sent no order for ``step``: each seat's autopilot plays its
     order into ``state`` (``_autopilot``), or the engine's NMR default is recorded for
     ``resolve`` to play. Each seat counts a missed turn; one that has missed
     ``civil_disorder_after`` in a row falls into civil disorder (its GM is told). Returns
-    the state with the autopilots' orders, what they did, and whether one of them took
-    effect at once and moved the game on."""
+    the state with the autopilots' orders, what they did, whether one of them took effect
+    at once and moved the game on, and the positions of the seats that fell into civil
+    disorder."""
     rows: list[Order] = []
     events: list[Event] = []
     moved_on = False
@@ -102,9 +103,11 @@ def missed_turns(
     game.seats.filter(position__in=missed).update(
         nmr_count=F("nmr_count") + 1, missed_in_row=F("missed_in_row") + 1
     )
+    fallen: list[int] = []
     if game.civil_disorder_after:
-        events += _civil_disorder(game, missed, by_position, now)
-    return state, events, moved_on
+        fallen = _fallen(game, missed, by_position)
+        events += _civil_disorder(game, fallen, by_position, now)
+    return state, events, moved_on, fallen
 
 
 def _autopilot(game: Game, seat: Seat, is_away: bool) -> Strategy | None:
@@ -132,22 +135,52 @@ def _autopilot_plays(
     return order, new_state, events
 
 
-def _civil_disorder(
-    game: Game, missing: list[int], by_position: dict[int, Seat], now: datetime
-) -> list[Event]:
-    """The missing seats that have now missed ``civil_disorder_after`` turns in a row fall
-    into civil disorder: marked, told in the report, and their GM alerted by email."""
-    limit = game.civil_disorder_after
-    fallen = [
-        by_position[position]
+def _fallen(game: Game, missing: list[int], by_position: dict[int, Seat]) -> list[int]:
+    """The missing seats that have now missed ``civil_disorder_after`` turns in a row and
+    were not in civil disorder yet."""
+    return [
+        position
         for position in missing
         if by_position[position].civil_disorder_at is None
-        and by_position[position].missed_in_row + 1 >= limit
+        and by_position[position].missed_in_row + 1 >= game.civil_disorder_after
     ]
+
+
+def _civil_disorder(
+    game: Game, positions: list[int], by_position: dict[int, Seat], now: datetime
+) -> list[Event]:
+    """The seats at ``positions`` fall into civil disorder: marked, told in the report, and
+    their GM alerted by email."""
+    limit = game.civil_disorder_after
+    fallen = [by_position[position] for position in positions]
     if not fallen:
         return []
     Seat.objects.filter(pk__in=[seat.pk for seat in fallen]).update(civil_disorder_at=now)
     queueing.queue([reports.civil_disorder_email(game, fallen, now)], urgent=True)
+    # A first-come game's reserves take such seats once the step is resolved (the signal
+    # civil_disorder): the report says so of as many seats as reserves wait.
+    reserves = 0
+    if game.signup == SignUpMode.FIRST:
+        reserves = game.signups.filter(state=SignUp.State.WAITING, position__isnull=True).count()
+    taken, fallen = fallen[:reserves], fallen[reserves:]
+    events = [
+        Event(
+            engine_text.ngettext(
+                "%(name)s has missed %(count)d turn in a row: the seat is in civil disorder "
+                "and goes to the first reserve",
+                "%(name)s has missed %(count)d turns in a row: the seat is in civil disorder "
+                "and goes to the first reserve",
+                limit,
+                name=seat.name,
+            )
+        )
+        for seat in taken
+    ]
+    return events + _left_in_disorder(game, fallen, limit)
+
+
+def _left_in_disorder(game: Game, fallen: list[Seat], limit: int) -> list[Event]:
+    """The report's words for seats in civil disorder that no reserve takes."""
     if game.offer_seats:
         return [
             Event(

@@ -20,6 +20,10 @@ from moderator.mail.models import OutboundEmail
 NOT_STARTED = (Game.Status.DRAFT, Game.Status.RECRUITING)
 
 
+class GameGone(PostalError):
+    """The game to delete is deleted already."""
+
+
 def _not_started(game: Game, doing: str) -> None:
     if game.status not in NOT_STARTED:
         raise PostalError(
@@ -92,9 +96,13 @@ def _reseat(game: Game, players: Sequence[Player]) -> None:
 
 def delete_recruiting(game_id: int) -> str:
     """Delete a game not yet started with its seats and sign-ups, and its emails not yet
-    sent; its title. PostalError once it has started: a game's record stays."""
+    sent; its title. PostalError once it has started: a game's record stays; GameGone when
+    it is deleted already (a double click)."""
     with transaction.atomic():
-        game = locked(game_id)
+        try:
+            game = locked(game_id)
+        except Game.DoesNotExist:
+            raise GameGone("nothing was deleted: the game is already deleted") from None
         _not_started(game, "delete")
         title = game.title
         OutboundEmail.objects.filter(game=game, state=OutboundEmail.State.PENDING).delete()

@@ -16,6 +16,7 @@ from games.community import absences
 from games.engines import registry
 from games.engines import text as engine_text
 from games.engines.base import Engine, Event
+from games.lib import signals
 from games.models import Game, GMAction, Order, Seat, Step
 from games.postal.errors import PostalError
 from games.postal.gm_log import GMNote, check_shown_step, gm_reason, log_gm
@@ -233,8 +234,12 @@ def _resolve_locked(game: Game, step_id: int, *, now: datetime, closed_by: str) 
         return False  # the deadline moved on: an absence or an automatic extension
     engine = registry.get(game.engine)
     state = engine.state_from_json(game.state)
-    resolve(game, step, engine, state, now, closed_by, seats=seats, away=away)
+    fallen = resolve(game, step, engine, state, now, closed_by, seats=seats, away=away)
     game.save(update_fields=ADVANCED_FIELDS)
+    if fallen and game.status == Game.Status.RUNNING:
+        # Once the step is resolved and saved: a reserve taking a seat is welcomed with the
+        # seat's report of the step now open.
+        signals.civil_disorder.send(sender=Game, game=game, positions=fallen, now=now)
     return True
 
 
@@ -247,11 +252,11 @@ def resolve(
     closed_by: str,
     seats: list[Seat] | None = None,
     away: dict[int, absences.Away] | None = None,
-) -> None:
+) -> list[int]:
     """Close ``step``: missed turns played (autopilots, NMR defaults), the engine's
     resolve, the next step opened. ``seats``: the game's seats as ``_answering`` reads
     them, and ``away``: those of the missing seats whose players are away, when the
-    caller has them."""
+    caller has them. Returns the positions of the seats that fell into civil disorder."""
     if seats is None:
         seats = _answering(game, step)
     by_position = {seat.position: seat for seat in seats}
@@ -262,8 +267,9 @@ def resolve(
     # What a rollback restores (``rollback``): game.state is ``state`` as JSON here.
     resolved_from: dict[str, Any] = {"state": game.state, "die": game.dice_drawn}
     events: list[Event] = []
+    fallen: list[int] = []
     if missing:
-        state, events, moved_on = missed_turns(
+        state, events, moved_on, fallen = missed_turns(
             game, step, engine, state, dice, missing, by_position, away, now
         )
         if moved_on:
@@ -272,12 +278,13 @@ def resolve(
             resolved_from["event"] = record(game, step, dice, events)
             closed = close_step(step, state, engine, now, closed_by, resolved_from)
             advance(game, seats, engine, state, events, now, state_json=closed, closed=step)
-            return
+            return fallen
     new_state, more = engine.resolve(state, dice)
     events += more
     resolved_from["event"] = record(game, step, dice, events)
     closed = close_step(step, new_state, engine, now, closed_by, resolved_from)
     advance(game, seats, engine, new_state, events, now, state_json=closed, closed=step)
+    return fallen
 
 
 def _answering(game: Game, step: Step) -> list[Seat]:

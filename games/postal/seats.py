@@ -95,12 +95,15 @@ def replace_player(
     reason: str = "",
     by: int | None = None,
     shown_step: int | None = None,
+    logged: engine_text.Text | None = None,
 ) -> Seat:
     """A new person takes the seat: new name and address, new link; the seat keeps its
     state, and the old person's links stop working. Logged for the players with
-    ``reason`` (``GMAction``): by name, never by address. ``shown_step``: the step the GM's
-    page showed (``check_shown_step``). The name and address that already hold the seat
-    are refused (a double click): nothing changes ("Send a new link" gives a new link).
+    ``reason`` (``GMAction``): by name, never by address; ``logged``: what the log says
+    instead of the GM's handover, when the GM did not do it (a reserve took the seat).
+    ``shown_step``: the step the GM's page showed (``check_shown_step``). The name and
+    address that already hold the seat are refused (a double click): nothing changes ("Send
+    a new link" gives a new link).
 
     From now on the game names the seat's player by the new name (``steps.name_seats``:
     the board, the prompts, what the game says); what was said before keeps the name it
@@ -135,7 +138,7 @@ def replace_player(
             )
         if game.seats.exclude(pk=seat.pk).filter(name__iexact=name).exists():
             raise PostalError(f"another player is already called {name!r}")
-        log_gm(game, GMAction.Kind.REPLACE, _replaced(seat, name, email), note, now)
+        log_gm(game, GMAction.Kind.REPLACE, logged or _replaced(seat, name, email), note, now)
         newcomer = seat.email.lower() != email.lower()
         mail: list[OutboundEmail] = []
         if newcomer:

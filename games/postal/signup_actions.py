@@ -1,7 +1,7 @@
 """What a sign-up does to its game and its seats (games.community.signups keeps the
 sign-ups themselves and tells their people): the accepted sign-ups seated when the game
-starts, a seat in civil disorder taken over by an approved sign-up, sign-up closed, and a
-full game that could not start left for its GM.
+starts, a seat in civil disorder taken over by an approved sign-up or by a reserve, sign-up
+closed, and a full game that could not start left for its GM.
 
 Each runs in the caller's transaction, which holds the game's lock: the caller locked the
 game row first, as every change of a game does."""
@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from games import postal
+from games.engines import text as engine_text
 from games.models import Game, Seat, SignUp, SignUpMode
 from games.notify import email_choices, languages
 
@@ -65,6 +66,26 @@ def take_over_seat(game: Game, position: int, *, name: str, email: str, now: dat
         email=email,
         now=now,
         reason="a new player took over the seat from the open games",
+    )
+
+
+def reserve_takes_seat(game: Game, position: int, *, name: str, email: str, now: datetime) -> None:
+    """The seat at ``position`` fell into civil disorder and ``name`` at ``email``, the
+    first reserve of the first-come game, takes it (``postal.replace_player``, as
+    ``take_over_seat``); the GM's log says so. PostalError, with nothing of it changed
+    (its savepoint rolled back), should the handover be refused."""
+    postal.replace_player(
+        game.pk,
+        position=position,
+        name=name,
+        email=email,
+        now=now,
+        reason="the seat fell into civil disorder; the first reserve took it",
+        logged=engine_text._(
+            "Reserve %(name)s took seat %(number)d (civil disorder)",
+            name=name,
+            number=position + 1,
+        ),
     )
 
 

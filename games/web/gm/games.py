@@ -262,6 +262,9 @@ def delete_game(request: HttpRequest, game_id: int) -> HttpResponse:
         return redirect("gm:edit", game.pk)
     try:
         title = postal.delete_recruiting(game.pk)
+    except postal.GameGone as error:
+        messages.error(request, f"{error.message[:1].upper()}{error.message[1:]}.")
+        return redirect("gm:dashboard")
     except postal.PostalError as error:
         messages.error(request, error.message)
         return redirect("gm:game", game.pk)

@@ -103,17 +103,29 @@ def game_facts(game: Game, players: int | None = None) -> dict[str, Any]:
 
 @require_GET
 def open_list(request: HttpRequest) -> HttpResponse:
+    listed = list(signups.open_games())
     games = [
         {**game_facts(game, seats.wanted), "seats": seats}
-        for game in signups.open_games()
+        for game in listed
+        if game.status == Game.Status.RECRUITING
         for seats in [signups.seats(game)]
+    ]
+    # The first-come games under way: full, taking reserves.
+    reserving = [
+        {**game_facts(game, signups.seats(game).invited), "reserves": signups.reserve_count(game)}
+        for game in listed
+        if game.status != Game.Status.RECRUITING
     ]
     offered_seats = list(signups.offered_seats())
     players = signups.seat_counts([seat.game_id for seat in offered_seats])
     offered = [
         {**game_facts(seat.game, players[seat.game_id]), "seat": seat} for seat in offered_seats
     ]
-    return render(request, "games/signups/list.html", {"games": games, "offered": offered})
+    return render(
+        request,
+        "games/signups/list.html",
+        {"games": games, "reserving": reserving, "offered": offered},
+    )
 
 
 def _public_board(game: Game) -> str:
@@ -191,6 +203,9 @@ def game_page(request: HttpRequest, public_id: str) -> HttpResponse:
         "seats": signups.seats(game) if signups.is_open(game) else None,
         "waits": signups.would_wait(game) if signups.is_open(game) else True,
         "full": signups.is_full(game),
+        "reserve": not offered and signups.takes_reserves(game),
+        "reserves": signups.reserve_count(game) if signups.takes_reserves(game) else 0,
+        "reserve_words": signups.reserve_words(),
         "board": _public_board(game) if offered and game.state is not None else "",
     }
     return render(request, "games/signups/game.html", context, status=status)
@@ -213,6 +228,8 @@ def _sent(request: HttpRequest, game: Game, email: str, replacing: bool) -> Http
         "replacing": replacing,
         "waits": signups.would_wait(game),
         "full": signups.is_full(game),
+        "reserve": not replacing and signups.takes_reserves(game),
+        "reserve_words": signups.reserve_words(),
         "hours": settings.SIGNUP_CONFIRM_HOURS,
     }
     return render(request, "games/signups/sent.html", context)
@@ -263,6 +280,9 @@ def _signup_page(
         "refusal": None,
         "waits": False,
         "place": None,
+        "reserve": signup.position is None and signups.takes_reserves(game),
+        "over": game.status in (Game.Status.FINISHED, Game.Status.ABANDONED),
+        "reserve_words": signups.reserve_words(),
     }
     if signup.state == SignUp.State.UNCONFIRMED and not lapsed:
         why = signups.refusal(game, signup.position)

@@ -289,7 +289,8 @@ def test_a_full_game_puts_the_next_on_the_waiting_list_and_a_freed_seat_goes_to_
         ("signup", "Open Choice: a seat came free: you have it"),
         first_report("Open Choice", now + timedelta(hours=1)),
     ]
-    assert told("gus")[-1] == ("signup", "Open Choice: the game started without you")
+    # The waiting list of a first-come game stays, as its reserves.
+    assert told("gus")[-1] == ("signup", "Open Choice: the game started: you are a reserve")
 
 
 def test_sign_ups_not_yet_confirmed_hear_that_the_game_started_lapsed_ones_do_not(
@@ -307,15 +308,46 @@ def test_sign_ups_not_yet_confirmed_hear_that_the_game_started_lapsed_ones_do_no
         ("signup", "Open Choice: the game started before you confirmed"),
     ]
     words = OutboundEmail.objects.filter(to="late@example.org").latest("id")
-    assert (
-        "Open Choice has started: every seat was taken before you confirmed your sign-up, so it "
-        "no longer counts" in " ".join(words.text.split())
+    assert " ".join(words.text.split("\n\n")[1].split()) == (
+        "Open Choice has started: every seat was taken before you confirmed your sign-up. "
+        "Confirming it with its link still makes you a reserve. If a seat falls into civil "
+        "disorder (its player missed too many turns in a row), the first reserve takes it and is "
+        "emailed a link to it; until then nothing is needed from you, and the link of your sign-up "
+        "lets you withdraw."
     )
     assert told("old") == [("signup-confirm", "Open Choice: confirm your sign-up")]
     assert states(game)[:2] == [("old", "unconfirmed"), ("late", "unconfirmed")]
+    # Confirming still makes a reserve, and the start is not told again.
+    signups.confirm(late, now=now + timedelta(minutes=2))
+    assert states(game)[1] == ("late", "waiting")
+    assert told("late")[1:] == [
+        ("signup", "Open Choice: the game started before you confirmed"),
+        ("signup", "Open Choice: you are a reserve"),
+    ]
+
+
+def test_sign_ups_not_yet_confirmed_of_an_approved_game_hear_it_started_without_them(
+    now: datetime,
+) -> None:
+    game = open_game(seats=2, mode="approve")
+    late = signed(game, "late", now)
+    confirmed(game, "ann", now)
+    signups.approve(game.pk, SignUp.objects.get(name="ann").pk, now=now)
+    signups.start(game.pk, now=now + timedelta(minutes=1))
+    assert told("late") == [
+        ("signup-confirm", "Open Choice: confirm your sign-up"),
+        ("signup", "Open Choice: the game started before you confirmed"),
+    ]
+    words = OutboundEmail.objects.filter(to="late@example.org").latest("id")
+    assert " ".join(words.text.split("\n\n")[1].split()) == (
+        "Open Choice has started without you: the GM started it before you confirmed your "
+        "sign-up, so it no longer counts and its link signs you up for nothing. Thank you for "
+        "signing up; other open games are on the list."
+    )
     with pytest.raises(postal.PostalError) as refused:
         signups.confirm(late, now=now + timedelta(minutes=2))
     assert refused.value.message == "Open Choice has started: it takes no more sign-ups"
+    assert len(told("late")) == 2
 
 
 def test_only_a_confirmed_sign_up_of_a_game_not_started_can_be_withdrawn(now: datetime) -> None:
@@ -456,10 +488,14 @@ def test_a_lapsed_link_confirms_nothing(now: datetime, settings: Settings) -> No
 
 
 def test_a_started_game_takes_no_sign_up_nor_confirmation(now: datetime) -> None:
-    game = open_game(seats=2)
+    """A game whose GM approves each player (a first-come one takes reserves)."""
+    game = open_game(seats=2, mode="approve")
     late = signed(game, "zed", now)
     confirmed(game, "ann", now)
     confirmed(game, "bob", now)
+    for name in ("ann", "bob"):
+        signups.approve(game.pk, SignUp.objects.get(name=name).pk, now=now)
+    signups.start(game.pk, now=now)
     assert status(game) == "running"
     with pytest.raises(postal.PostalError) as refused:
         signed(game, "cy", now)
@@ -563,7 +599,7 @@ def cards(response: Any) -> list[str]:
     page = re.sub(r"<details.*?</details>", "", page)
     return [
         words(card)
-        for card in re.findall(r'<li class="way">(.*?)</li> ?(?=<li class="way">|</ul>)', page)
+        for card in re.findall(r'<li class="way"[^>]*>(.*?)</li> ?(?=<li class="way"|</ul>)', page)
     ]
 
 
@@ -597,6 +633,9 @@ def test_the_list_shows_each_open_game_and_each_seat_offered_in_words(now: datet
         "Approved Choice Choice by post, run by Greta Moss Deadlines every 48 hours (UTC); a "
         "step is resolved early once every order is in Seats left: 3 of 3 How players join: "
         "the GM approves each player",
+        "Quick one Full, running: join as a reserve. No reserve waits yet. Choice by post, run "
+        "by Greta Moss Deadlines every 48 hours (UTC); a step is resolved early once every "
+        "order is in How players join: first come, first seated",
         "Test Choice, seat 2 Played by bob until now; step 1 of the game is under way. Choice "
         "by post, run by Greta Moss Deadlines every 48 hours (UTC)",
     ]
@@ -721,8 +760,10 @@ def test_a_second_sign_up_of_an_address_is_refused_and_changes_nothing(now: date
 
 
 def test_a_started_game_refuses_sign_ups_and_writes_nothing(now: datetime) -> None:
-    game = open_game(seats=1)
+    game = open_game(seats=1, mode="approve")
     confirmed(game, "ann", now)
+    signups.approve(game.pk, SignUp.objects.get(name="ann").pk, now=now)
+    signups.start(game.pk, now=now)
     before = (SignUp.objects.count(), OutboundEmail.objects.count())
     page = visitor().get(f"/open/{game.public_id}/")
     assert page.status_code == 200
@@ -822,9 +863,11 @@ def test_an_unknown_or_lapsed_link_says_so_and_changes_nothing(
 
 
 def test_confirming_for_a_game_that_started_meanwhile_is_refused(now: datetime) -> None:
-    game = open_game(seats=1)
+    game = open_game(seats=1, mode="approve")
     late = signed(game, "bob", now)
     confirmed(game, "ann", now)
+    signups.approve(game.pk, SignUp.objects.get(name="ann").pk, now=now)
+    signups.start(game.pk, now=now)
     page = visitor().get(f"/open/confirm/{late}/")
     assert "Open Choice has started: it takes no more sign-ups." in main_text(page)
     assert 'value="confirm"' not in main_text(page)
