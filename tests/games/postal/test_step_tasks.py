@@ -186,7 +186,7 @@ def test_a_claimed_step_that_fails_is_counted_and_not_tried_again_by_the_same_ta
     resolve = resolving.resolve
     tried: list[int] = []
 
-    def broken_for_the_second(game: Game, step: Step, *args: Any, **kwargs: Any) -> None:
+    def broken_for_the_second(game: Game, step: Step, *args: Any, **kwargs: Any) -> list[int]:
         tried.append(step.pk)
         if step.pk == ids[1]:
             raise RuntimeError("the engine broke")
@@ -219,7 +219,7 @@ def test_a_step_that_fails_does_not_keep_the_others_of_its_batch_from_resolving(
     ids = [game.steps.get().pk for game in games]
     resolve = resolving.resolve
 
-    def broken_for_the_second(game: Game, step: Step, *args: Any, **kwargs: Any) -> None:
+    def broken_for_the_second(game: Game, step: Step, *args: Any, **kwargs: Any) -> list[int]:
         if step.pk == ids[1]:
             raise RuntimeError("the engine broke")
         return resolve(game, step, *args, **kwargs)
@@ -272,7 +272,7 @@ def test_a_batch_that_breaks_off_still_hands_over_the_reports_of_the_steps_it_re
     count_failure = resolving._count_failure
     resolve = resolving.resolve
 
-    def database_gone_for_the_third(game: Game, step: Step, *args: Any, **kwargs: Any) -> None:
+    def database_gone_for_the_third(game: Game, step: Step, *args: Any, **kwargs: Any) -> list[int]:
         if step.pk == ids[2]:
             raise RuntimeError("the server closed the connection")
         return resolve(game, step, *args, **kwargs)
