@@ -206,7 +206,7 @@ def test_the_first_reserve_takes_a_seat_that_falls_into_civil_disorder(now: date
     welcome = OutboundEmail.objects.filter(to="dan@example.org", kind="welcome").get()
     # Their link, and the report of the step now open (``postal.replace_player``'s welcome).
     assert len(set(re.findall(r"http://testserver/p/([^/\s]+)/", welcome.text))) == 1
-    assert welcome.text.startswith("Open Choice (Choice by post), step 2\n\nHello dan,\n\n")
+    assert welcome.text.startswith("Open Choice (Choice by post), postal turn 2\n\nHello dan,\n\n")
     assert told("bob")[-1] == ("replaced", "Open Choice: seat 2 has a new player")
     # The step's report tells every player where the seat goes.
     report = OutboundEmail.objects.filter(to="ann@example.org", kind="report").order_by("id").last()

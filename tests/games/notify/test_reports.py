@@ -12,6 +12,7 @@ from games.engines.choice.rules import ChoiceEngine, ChoiceState
 from games.models import Game, Seat
 from games.notify import reports
 from games.postal import access
+from games.engines.colours import seat_colour
 from games.templatetags.dice import boxed_die, swatch
 from moderator.mail.models import OutboundEmail
 from tests.factories import (
@@ -100,7 +101,11 @@ def test_a_step_report_shows_every_players_board_exactly_in_text_and_html(now: d
         assert cells[position + 1] == [
             f"{swatch(position)}{state.players[position]}",
             *map(str, sheet.counts),
-            " ".join(f"{value}\N{MULTIPLICATION SIGN}{count}" for value, count in sheet.stored),
+            # Each Wurfel a boxed die in the seat's colour, with how many are stored.
+            " ".join(
+                f"\n{boxed_die(value, seat_colour(position))}\N{MULTIPLICATION SIGN}{count}"
+                for value, count in sheet.stored
+            ),
             str(view["players"][position]["running_score"]),
         ]
     # Each roll as boxed numbers, which every mail client shows; no die glyphs, no SVG.

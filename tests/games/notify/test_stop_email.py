@@ -131,7 +131,7 @@ def test_the_seat_page_still_shows_every_report_after_the_stop(now: datetime) ->
     history = html.split('id="history"')[1].split("</section>")[0]
     assert re.findall(r"<h3>(.*?)</h3>", history) == ["Postal turn 1, resolved"]
     told = reports.report_events(Game.objects.get(pk=game.pk), 1)
-    latest = html.split('id="report"')[1].split("</section>")[0]
+    latest = html.split('id="report-all"')[1].split("</details>")[0]
     assert told and re.findall(r"<li>(.*?)</li>", latest, re.S) == [escape(t) for t in told]
     settings = client.get(settings_page(game, 1)).content.decode()
     assert re.search(r'<input type="radio" name="reports" value="none"[^>]* checked', settings)

@@ -679,7 +679,8 @@ def board_rows(view: dict[str, Any]) -> list[list[str]]:
     """The sum-track table of a Choice view, as the board template lays it out."""
 
     def stored(player: dict[str, Any]) -> str:
-        return " ".join(f"{s['value']}\u00d7{s['count']}" for s in player["stored"]) or "none"
+        # Each Wurfel drawn as a die (its text: the value, then a space), times its count.
+        return " ".join(f"{s['value']} \u00d7{s['count']}" for s in player["stored"]) or "none"
 
     def score(player: dict[str, Any]) -> str:
         if player["active"]:
