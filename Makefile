@@ -44,12 +44,17 @@ lock: $(RUNTIME)
 # Web, Celery worker and beat on the embedded default (SQLite for the database and the
 # broker, mail in var/), under supervisord (supervisord.conf): a process that dies is said
 # so and started again. `make run PORT=8001` serves another port; VAR_DIR, another folder.
+# A process counts as started once it has run STARTSECS seconds; one that dies before,
+# STARTRETRIES times in a row, is given up and ends the run.
 PORT ?= 8000
 VAR_DIR ?= $(CURDIR)/var
+STARTSECS ?= 20
+STARTRETRIES ?= 5
 run: $(RUNTIME)
 	VAR_DIR="$(VAR_DIR)" $(BIN)/python manage.py migrate --noinput
 	VAR_DIR="$(VAR_DIR)" $(BIN)/python manage.py demo
 	PATH="$(CURDIR)/$(BIN):$$PATH" VAR_DIR="$(VAR_DIR)" PORT="$(PORT)" \
+	  STARTSECS="$(STARTSECS)" STARTRETRIES="$(STARTRETRIES)" \
 	  $(BIN)/supervisord -n -c supervisord.conf
 
 # Everything this machine can run. REQUIRE_SERVICES=1 makes missing services fail, not skip.

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -45,6 +45,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 NOW = datetime(2026, 11, 23, 18, 0, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def fast_password_hashing() -> Iterator[None]:
+    """Passwords hashed with MD5 in the tests, as Django's testing docs advise: the
+    settings' PBKDF2 takes most of a second a hash on purpose, and the tests that make
+    users with passwords, or sign them in, would pay it every time. (Every test still
+    signs in through the real password check; only its cost differs.)"""
+    from django.test import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
 
 
 @pytest.fixture(autouse=True)
