@@ -114,11 +114,16 @@ def choose_reports(
     return seats
 
 
-def use_extension(game_id: int, *, position: int, now: datetime) -> Step:
+def use_extension(
+    game_id: int, *, position: int, now: datetime, shown_deadline: int | None = None
+) -> Step:
     """The seat's player spends one of their automatic extensions before the deadline:
     the open step's deadline moves on by the game's extension time, and it is emailed
     to the seats that owe an order and to those that get every report (``tell_deadline``).
-    PostalError says why not (none left, no order owed, the game not running)."""
+    PostalError says why not (none left, no order owed, the game not running).
+    ``shown_deadline``: the deadline the player's page showed (seconds since the epoch),
+    when a person clicked: once it has moved (a double click, an extension already spent,
+    the GM's change) nothing is spent."""
     with transaction.atomic():
         game = locked(game_id)
         seat = seat_at(game, position)
@@ -143,6 +148,13 @@ def use_extension(game_id: int, *, position: int, now: datetime) -> Step:
             raise PostalError(gettext("you owe no order this step, so its deadline stays"))
         if step.deadline <= now:
             raise PostalError(gettext("the deadline has passed"))
+        if shown_deadline is not None and int(step.deadline.timestamp()) != shown_deadline:
+            raise PostalError(
+                gettext(
+                    "the deadline moved since your page showed it (an extension already used, "
+                    "or the GM's change): see the new one"
+                )
+            )
         seat.extensions_used += 1
         seat.save(update_fields=["extensions_used"])
         step.deadline += timedelta(hours=game.extension_hours)

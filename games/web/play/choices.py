@@ -243,6 +243,13 @@ def away(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
     )
 
 
+def _shown_deadline(request: HttpRequest) -> int | None:
+    """The deadline the page showed when its extension button was pressed (seconds since
+    the epoch), or None from a form without it."""
+    shown = request.POST.get("deadline", "")
+    return int(shown) if shown.isdigit() else None
+
+
 @require_POST
 def extension(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
     """The player spends one of their extensions: the deadline moves on for everyone."""
@@ -251,7 +258,9 @@ def extension(request: HttpRequest, game_id: int, position: int) -> HttpResponse
         return not_valid(request)
     speak(request, seat)
     try:
-        step = postal.use_extension(game_id, position=position, now=timezone.now())
+        step = postal.use_extension(
+            game_id, position=position, now=timezone.now(), shown_deadline=_shown_deadline(request)
+        )
     except postal.PostalError as error:
         messages.error(request, refused(error.message))
     else:

@@ -9,10 +9,10 @@ from django.test import Client
 
 from games import postal, tasks
 from games.engines.choice.rules import ChoiceEngine, ChoiceState
+from games.engines.colours import seat_colour
 from games.models import Game, Seat
 from games.notify import reports
 from games.postal import access
-from games.engines.colours import seat_colour
 from games.templatetags.dice import boxed_die, swatch
 from moderator.mail.models import OutboundEmail
 from tests.factories import (

@@ -554,6 +554,32 @@ def test_a_player_spends_an_extension_before_the_deadline(now: datetime) -> None
     assert len(deadline_emails(game)) == 3
 
 
+def test_an_extension_asked_from_a_page_whose_deadline_has_moved_spends_nothing(
+    now: datetime,
+) -> None:
+    game = started_game(now=now, missed=postal.MissedTurns(extensions=2, extension_hours=6))
+    shown = int(open_step(game).deadline.timestamp())
+    moved = postal.use_extension(game.pk, position=0, now=now, shown_deadline=shown)
+    before = latest_event(game)
+    # The same page posted again (a double click): the deadline it showed has moved on.
+    with pytest.raises(
+        postal.PostalError,
+        match=r"^the deadline moved since your page showed it \(an extension already used, "
+        r"or the GM's change\): see the new one$",
+    ):
+        postal.use_extension(game.pk, position=0, now=now, shown_deadline=shown)
+    assert open_step(game).deadline == moved.deadline
+    assert seat(game, 0).extensions_used == 1
+    assert new_events(open_step(game), before) == []
+    assert len(deadline_emails(game)) == 3
+    # From the page that shows the new deadline, the second extension is spent.
+    again = postal.use_extension(
+        game.pk, position=0, now=now, shown_deadline=int(moved.deadline.timestamp())
+    )
+    assert again.deadline == moved.deadline + 6 * HOUR
+    assert seat(game, 0).extensions_used == 2
+
+
 @pytest.mark.parametrize(
     ("fields", "message"),
     [

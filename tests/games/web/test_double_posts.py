@@ -10,7 +10,7 @@ import re
 import secrets
 import threading
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -18,6 +18,7 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 
+from games import postal
 from games.community import signups
 from games.models import EmailPreference, Game, Seat, SignUp
 from games.postal import access
@@ -241,3 +242,34 @@ def test_the_seats_settings_posted_twice_at_once_are_saved_once(now: datetime) -
     seat.refresh_from_db()
     assert (seat.reports, seat.web_receipts) == ("digest", True)
     assert settings_page(game, 0) == f"/play/{game.pk}/0/settings/"
+
+
+def test_an_extension_posted_twice_at_once_is_spent_once(now: datetime) -> None:
+    game = started_game(
+        now=now, title="Late", missed=postal.MissedTurns(extensions=2, extension_hours=6)
+    )
+    seat = Seat.objects.get(game=game, position=0)
+    client = visitor()
+    client.post(f"/p/{access.mint([seat], now=now)[0]}/")
+    page = client.get(f"/play/{game.pk}/0/").content.decode()
+    shown = re.findall(r'<input type="hidden" name="deadline" value="(\d+)">', page)
+    step = game.steps.get()
+    assert shown == [str(int(step.deadline.timestamp()))]
+    url = f"/play/{game.pk}/0/extension/"
+    deadline = step.deadline
+
+    said = at_once(
+        lambda client: client.post(url, {"deadline": shown[0]}, follow=True),
+        twin_browsers(client),
+    )
+
+    assert said == [
+        "200 error: The deadline moved since your page showed it (an extension already used, "
+        "or the GM's change): see the new one. Nothing was changed.",
+        "200 success: Done: the deadline is now Thu 26 Nov 2026 00:00 UTC; it is emailed to the "
+        "players who owe an order and to those who get every report.",
+    ]
+    seat.refresh_from_db()
+    step.refresh_from_db()
+    assert seat.extensions_used == 1
+    assert step.deadline == deadline + timedelta(hours=6)
