@@ -106,6 +106,7 @@ def test_a_reserve_signs_up_from_the_list_and_plays_a_seat_in_civil_disorder(
     engine = registry.get("choice")
     state = engine.state_from_json(Game.objects.get(pk=game.pk).state)
     order = engine.canonical(state, 1, engine.default(state, 1))
+    page.locator("#typed summary").click()  # the typed order, folded under the controls
     page.fill("#text-form textarea", order)
     with page.expect_navigation(url=f"{module_server}/play/{game.pk}/1/"):
         page.click("#text-form button[type=submit]")
