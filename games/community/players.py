@@ -501,7 +501,7 @@ def save_settings(player: Player, chosen: Chosen) -> list[str]:
                 )
             said.append(
                 gettext("your reports come %(you_get)s")
-                % {"you_get": email_choices.YOU_GET[chosen.reports]}
+                % {"you_get": email_choices.you_get(chosen.reports, email_choices.ACROSS_GAMES)}
             )
         if chosen.reminders:
             preference = EmailPreference.objects.filter(email=player.email).first()

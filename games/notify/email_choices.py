@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.utils.functional import lazy
 from django.utils.translation import gettext_lazy
 
 from games.lib import words
@@ -40,20 +41,31 @@ EVERY, OWED, DIGEST, NONE = (
     Reports.NONE.value,
 )
 
-# The choice in words: "You get this game's reports ..." (an email's footer says "every
-# step" in its game's words: ``you_get``).
+# The choice in words: "You get this game's reports ..."; "every postal turn" is said in
+# the game's own word (``you_get``).
 YOU_GET = {
-    EVERY: gettext_lazy("every step"),
     OWED: gettext_lazy("only when you owe an order, with what happened since"),
     DIGEST: gettext_lazy("in one daily digest"),
     NONE: gettext_lazy("never by email: your seat's page shows every report"),
 }
 
 
-def you_get(choice: str, engine: Any) -> str:
-    """``choice`` in an email's footer, in the words of the seat's game: "every postal
-    turn", "every round"."""
-    return words.every_step(engine.step_word) if choice == EVERY else str(YOU_GET[choice])
+# The word for a step where a choice spans games (a player's own settings, for all their
+# seats, and their seats' games later): every game of the registry calls its steps so.
+ACROSS_GAMES = "postal turn"
+
+
+def you_get(choice: str, step_word: str) -> str:
+    """``choice`` in words, a step called by ``step_word`` (``Engine.step_word``, or
+    ``ACROSS_GAMES``): "every postal turn", "every round", "in one daily digest"."""
+    return words.every_step(step_word) if choice == EVERY else str(YOU_GET[choice])
+
+
+def offered(step_word: str) -> list[tuple[str, Any]]:
+    """The choices a form offers (``Reports``), "every step" said as ``step_word`` (see
+    ``you_get``) in the language active when the form is shown."""
+    every = lazy(words.every_step, str)(step_word)
+    return [(value, every if value == EVERY else label) for value, label in Reports.choices]
 
 
 # The scopes a player may apply a choice to, from the seat's page.

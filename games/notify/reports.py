@@ -259,7 +259,8 @@ def _report_in_language(
 
 def email_choice(seat: Seat, engine: Engine[Any, Any, Any]) -> dict[str, Any]:
     """How often the seat gets its reports, for an email's footer."""
-    return {"you_get": email_choices.you_get(email_choices.effective(seat, engine), engine)}
+    choice = email_choices.effective(seat, engine)
+    return {"you_get": email_choices.you_get(choice, engine.step_word)}
 
 
 def _build(

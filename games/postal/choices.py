@@ -12,6 +12,7 @@ from django.utils.translation import gettext, ngettext, pgettext_lazy
 from games.community import press
 from games.engines import registry
 from games.engines.base import counted
+from games.lib import words
 from games.models import Event as EventRow
 from games.models import Game, PressEmail, Reports, Seat, Step
 from games.notify import email_choices, languages, reminders
@@ -48,13 +49,13 @@ def stop_email(seat: Seat, what: str) -> str:
     if everywhere:
         games = len({other.game_id for other in chosen})
         return ngettext(
-            "%(email)s gets no step reports by email in its %(count)d game, nor in the games "
-            "it joins later",
-            "%(email)s gets no step reports by email in its %(count)d games, nor in the games "
-            "it joins later",
+            "%(email)s gets no reports by email in its %(count)d game, nor in the games it "
+            "joins later",
+            "%(email)s gets no reports by email in its %(count)d games, nor in the games it "
+            "joins later",
             games,
         ) % {"email": seat.email, "count": games}
-    return gettext("%(name)s gets no step reports of %(title)s by email") % {
+    return gettext("%(name)s gets no reports of %(title)s by email") % {
         "name": seat.name,
         "title": seat.game.title,
     }
@@ -145,7 +146,10 @@ def use_extension(
             )
         step = open_step_of(game)
         if position not in step.prompted_seats:
-            raise PostalError(gettext("you owe no order this step, so its deadline stays"))
+            raise PostalError(
+                gettext("you owe no order %(this_step)s, so its deadline stays")
+                % {"this_step": words.this_step(registry.get(game.engine).step_word)}
+            )
         if step.deadline <= now:
             raise PostalError(gettext("the deadline has passed"))
         if shown_deadline is not None and int(step.deadline.timestamp()) != shown_deadline:

@@ -159,7 +159,7 @@ def _accept(
         dice = game_dice(game)
         played = _play(engine, state, position, text, dice, happened)
         if position not in step.prompted_seats:
-            raise OrderRejected(str(_NOT_OWED))
+            raise OrderRejected(_not_owed(engine.step_word))
         prompts = words.prompt_list(engine.prompts(played.state))
         same = same_prompts(prompts, step.prompts)
         # An order that changed the prompts took effect at once: the receipt says what it
@@ -491,17 +491,25 @@ def _current_open_step(
     if step.status != Step.Status.OPEN or step.deadline <= now:
         raise OrderRejected(
             gettext(
-                "too late: the deadline passed at %(deadline)s, so nothing was recorded; the "
-                "step is being resolved and its report comes by email"
+                "too late: the deadline passed at %(deadline)s, so nothing was recorded; "
+                "%(step)s is being resolved and its report comes by email"
             )
-            % {"deadline": schedule.local_time(step.deadline, seat.zone)}
+            % {
+                "deadline": schedule.local_time(step.deadline, seat.zone),
+                "step": words.step_name(registry.get(game.engine).step_word, step.number),
+            }
         )
     return step
 
 
-_NOT_OWED = gettext_lazy(
-    "you owe no order in this step, so nothing was recorded; the page shows whose turn it is"
-)
+def _not_owed(word: str) -> str:
+    """Why an order from a seat that owes none in the open step is refused, the step
+    called by its game's ``word``."""
+    return gettext(
+        "you owe no order %(this_step)s, so nothing was recorded; the page shows whose turn it is"
+    ) % {"this_step": words.this_step(word)}
+
+
 _DREW = gettext_lazy("new dice were rolled since you wrote it; read the new report first")
 
 
@@ -522,29 +530,28 @@ def _carried_over(game: Game, seat: Seat, step_number: int, step: Step) -> str:
     now), in the player's words; StepMovedOn unless the order may be tried on ``step``:
     the seat owes an order now and nothing was rolled since the form's step opened (an
     order written before new dice is never played on them unseen)."""
+    word = registry.get(game.engine).step_word
     previous = game.steps.filter(number=step_number).first()
     if previous is None or previous.closed_at is None or step_number > step.number:
         raise OrderRejected(
             gettext(
-                "this form is for a step that never opened, so nothing was recorded; reload "
-                "your page and send the order from its form"
+                "this form is for %(step)s, which never opened, so nothing was recorded; "
+                "reload your page and send the order from its form"
             )
+            % {"step": words.step_name(word, step_number)}
         )
     said = {
-        "number": step_number,
+        "step": words.step_name(word, step_number),
         "when": schedule.local_time(previous.closed_at, seat.zone),
         "cause": _cause(previous, seat),
-        "current": step.number,
+        "current": words.step_name(word, step.number),
     }
     if step.number > step_number + 1:
         happened = gettext(
-            "step %(number)d was resolved at %(when)s %(cause)s, and the game moved on to step "
-            "%(current)d"
+            "%(step)s was resolved at %(when)s %(cause)s, and the game moved on to %(current)s"
         )
     else:
-        happened = gettext(
-            "step %(number)d was resolved at %(when)s %(cause)s; the current step is %(current)d"
-        )
+        happened = gettext("%(step)s was resolved at %(when)s %(cause)s; %(current)s is open now")
     happened %= said
     if seat.position not in step.prompted_seats:
         raise StepMovedOn(

@@ -25,7 +25,6 @@ from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 from games.engines import registry
 from games.engines.base import Engine, OrderError
 from games.lib import words
-from games.models import Reports
 from games.notify import email_choices, languages, reminders
 
 BLOCKS = "blocks"
@@ -354,7 +353,7 @@ class EmailChoiceForm(forms.Form):
 
     reports = forms.ChoiceField(
         label=gettext_lazy("Email me this game's reports"),
-        choices=Reports.choices,
+        choices=email_choices.offered(email_choices.ACROSS_GAMES),
         widget=forms.RadioSelect,
         error_messages={
             "required": gettext_lazy("Choose how often you want email about this game."),
@@ -385,6 +384,15 @@ class EmailChoiceForm(forms.Form):
             ),
         },
     )
+
+    def __init__(
+        self, *args: Any, step_word: str = email_choices.ACROSS_GAMES, **kwargs: Any
+    ) -> None:
+        """``step_word``: what the seat's game calls a step, for "every postal turn"."""
+        super().__init__(*args, **kwargs)
+        reports = self.fields["reports"]
+        assert isinstance(reports, forms.ChoiceField)
+        reports.choices = email_choices.offered(step_word)
 
 
 class AutopilotForm(forms.Form):

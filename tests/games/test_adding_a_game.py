@@ -6,8 +6,9 @@ record exported and replayed."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from io import StringIO
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from django.test import Client
 
 from games import postal
 from games.engines import registry
-from games.models import Game, Order, Seat
+from games.models import Game, Order, Seat, Step
 from games.postal import access
 from games.records import archive
 from games.web.forms import form_class, form_templates
@@ -193,3 +194,84 @@ def test_the_games_reports_call_a_step_by_the_games_own_word(now: datetime) -> N
     assert lines[lines.index("WIE OFT DU E-MAILS BEKOMMST") + 1] == (
         "  Du bekommst die Auswertungen dieses Spiels nach jeder Runde."
     )
+
+
+def test_a_refused_order_calls_a_step_by_the_games_own_word(now: datetime) -> None:
+    """Guess the Die's refusals say "round 2" where a Choice game's say "postal turn 2": an
+    order for a round that never opened, one written for a round resolved since, one from a
+    seat the round does not ask, one after the deadline; a German seat reads "Runde 2", "in
+    dieser Runde". Nothing is recorded."""
+    bob = postal.Player("bob", "bob@example.org", language="de")
+    game = started_game(
+        "guess", now=now, players=["ann", bob], title="Guessing", options={"rounds": 3}
+    )
+
+    def refused(position: int, when: datetime, step_number: int | None = None) -> Exception:
+        with pytest.raises(postal.OrderRejected) as caught:
+            postal.accept_order(
+                game_id=game.pk,
+                position=position,
+                text="guess 3",
+                source="web",
+                now=when,
+                step_number=step_number,
+            )
+        return caught.value
+
+    assert str(refused(0, now, step_number=5)) == (
+        "this form is for round 5, which never opened, so nothing was recorded; reload your "
+        "page and send the order from its form"
+    )
+    for position in (0, 1):
+        postal.accept_order(
+            game_id=game.pk, position=position, text="guess 3", source="web", now=now
+        )
+    assert str(refused(0, now, step_number=1)) == (
+        "too late: round 1 was resolved at Mon 23 Nov 2026 18:00 UTC when every order was in; "
+        "round 2 is open now; new dice were rolled since you wrote it; read the new report "
+        "first"
+    )
+    moved_on = refused(1, now, step_number=1)
+    assert isinstance(moved_on, postal.StepMovedOn)
+    assert moved_on.happened == (
+        "Runde 1 wurde am Mo., 23. November 2026, 18:00 UTC ausgewertet, als alle Züge da "
+        "waren; jetzt läuft Runde 2"
+    )
+    # Round 2 asks ann alone, as a step of a game of turns would: bob owes it no order.
+    step = game.steps.get(number=2)
+    Step.objects.filter(pk=step.pk).update(
+        prompts=[prompt for prompt in step.prompts if prompt["seat"] == 0]
+    )
+    assert str(refused(1, now)) == (
+        "du bist in dieser Runde nicht am Zug, darum wurde nichts gespeichert; die Seite zeigt, "
+        "wer am Zug ist"
+    )
+    late = step.deadline + timedelta(seconds=1)
+    assert str(refused(0, late)) == (
+        "too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC, so nothing was recorded; "
+        "round 2 is being resolved and its report comes by email"
+    )
+    assert str(refused(1, late)) == (
+        "zu spät: der Abgabetermin ist am Mi., 25. November 2026, 18:00 UTC verstrichen, darum "
+        "wurde nichts gespeichert; Runde 2 wird gerade ausgewertet, und die Auswertung kommt "
+        "per E-Mail"
+    )
+    assert list(Order.objects.filter(step=step)) == []
+
+
+def test_a_seats_settings_offer_the_games_reports_every_round(now: datetime) -> None:
+    """The seat's settings page says how often its reports come in its game's word, and
+    offers the choice so: "every round"."""
+    game = started_game("guess", now=now, players=2, title="Guessing")
+    ann = Seat.objects.get(game=game, position=0)
+    page = browser_of(ann, now).get(f"/play/{game.pk}/0/settings/").content.decode()
+    assert (
+        '<p id="email-choice">You get this game\'s reports <strong>every round</strong> (the '
+        "default of Guess the Die). This page always shows every report.</p>"
+    ) in page
+    assert re.findall(r'name="reports" value="(\w+)"[^>]*> ([^<]+)</label>', page) == [
+        ("every", "Every round"),
+        ("owed", "Only when I owe an order, with what happened since"),
+        ("digest", "A daily digest of what happened"),
+        ("none", "Never: I read them on my seat&#x27;s page"),
+    ]

@@ -50,7 +50,7 @@ def test_an_order_a_second_early_counts_and_a_second_late_does_not_though_the_sw
         )
     assert late.value.message == (
         "too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC, so nothing was recorded; "
-        "the step is being resolved and its report comes by email"
+        "postal turn 1 is being resolved and its report comes by email"
     )
     # The sweep comes an hour late: the step is still open, and the late order did nothing.
     assert Step.objects.get(pk=step.pk).status == "open"

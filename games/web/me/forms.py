@@ -11,8 +11,8 @@ from django.utils.translation import gettext, gettext_lazy
 
 from games.community import players
 from games.lib import schedule
-from games.models import Player, Reports
-from games.notify import reminders
+from games.models import Player
+from games.notify import email_choices, reminders
 from moderator import bidi
 
 EMAIL_ERRORS = {
@@ -90,7 +90,7 @@ class SettingsForm(forms.Form):
     )
     reports = forms.ChoiceField(
         label=gettext_lazy("Email me the reports of all my games"),
-        choices=Reports.choices,
+        choices=email_choices.offered(email_choices.ACROSS_GAMES),
         widget=forms.RadioSelect,
         required=False,
         error_messages={

@@ -73,9 +73,9 @@ def reminder_choice(request: HttpRequest) -> HttpResponse:
 
 # What each one-click unsubscribe stops, as its page says it before the click.
 STOPPING = {
-    "reports": gettext_lazy("the step reports of this seat by email"),
+    "reports": gettext_lazy("the reports of this seat by email"),
     "all-reports": gettext_lazy(
-        "the step reports of every seat of your address by email, in every game"
+        "the reports of every seat of your address by email, in every game"
     ),
     "reminders": gettext_lazy("the reminders before your deadlines, in every game"),
     "press": gettext_lazy(
@@ -128,7 +128,7 @@ def email_choice(request: HttpRequest, game_id: int, position: int) -> HttpRespo
         everywhere=everywhere,
         web_receipts=web_receipts,
     )
-    you_get = email_choices.YOU_GET[form.cleaned_data["reports"]]
+    you_get = email_choices.you_get(form.cleaned_data["reports"], seat.game.rules.step_word)
     receipts = (
         gettext("Orders you make on the page are answered by a receipt by email too.")
         if web_receipts

@@ -60,11 +60,11 @@ def email_choice_context(seat: Seat, engine: Any) -> dict[str, Any]:
     return {
         "reminder_form": ReminderChoiceForm(initial=reminders.choice_of(preference)),
         "email_form": EmailChoiceForm(
-            initial={"reports": choice, "web_receipts": seat.web_receipts}
+            initial={"reports": choice, "web_receipts": seat.web_receipts},
+            step_word=engine.step_word,
         ),
-        "email_choice": email_choices.YOU_GET[choice],
+        "email_choice": email_choices.you_get(choice, engine.step_word),
         "email_default": not seat.reports,
-        "game_default": email_choices.YOU_GET[email_choices.game_default(engine)],
         "digest_time": email_choices.digest_time(seat, preference),
     }
 

@@ -274,3 +274,14 @@ def test_a_new_player_in_a_seat_gets_their_own_default(now: datetime) -> None:
         "every",
         Event.objects.filter(game=game).order_by("-id").values_list("id", flat=True)[0],
     )
+
+
+def test_a_choice_for_all_of_a_players_seats_says_the_word_of_every_game() -> None:
+    """A player's own settings offer "every postal turn" for all their seats, whatever the
+    game: true while every game of the registry calls its steps so."""
+    assert {engine.step_word for engine in registry.ENGINES.values()} == {
+        email_choices.ACROSS_GAMES
+    }
+    assert email_choices.you_get(email_choices.EVERY, email_choices.ACROSS_GAMES) == (
+        "every postal turn"
+    )

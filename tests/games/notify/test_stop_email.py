@@ -143,7 +143,7 @@ def test_a_get_asks_first_and_changes_nothing(now: datetime) -> None:
     response = Client().get(url.removeprefix("https://games.example.org"))
     assert response.status_code == 200
     html = response.content.decode()
-    assert "This stops the step reports of this seat by email." in html
+    assert "This stops the reports of this seat by email." in html
     assert '<button type="submit">Stop them</button>' in html
     assert seat(game, 1).reports == ""
 
@@ -240,7 +240,7 @@ def test_a_mail_to_the_mailto_stops_the_email_and_gets_no_answer(
     assert post_postmark(payload, **auth(SECRET)).status_code == 200
     row = InboundMessage.objects.get()
     assert (row.state, row.order_id) == ("stopped", None)
-    assert row.note == "bob gets no step reports of Test Choice by email"
+    assert row.note == "bob gets no reports of Test Choice by email"
     assert seat(game, 1).reports == "none"
     assert OutboundEmail.objects.count() == outbox
     assert not Order.objects.exists()

@@ -122,12 +122,14 @@ def test_a_defender_who_misses_the_rematch_deadline_accepts_by_default(
             now=question.deadline + timedelta(seconds=1),
             step_number=question.number,
         )
-    assert late.value.message.startswith(f"too late: step {question.number} was resolved at ")
+    assert late.value.message.startswith(
+        f"too late: postal turn {question.number} was resolved at "
+    )
     # The dice follow the game's id: the turn after the question may be the defender's.
     now_owed = defender in after.prompted_seats
     assert late.value.message.endswith(
-        " when its deadline passed (your no-moves default was played: accept); the current "
-        f"step is {after.number}; "
+        " when its deadline passed (your no-moves default was played: accept); "
+        f"postal turn {after.number} is open now; "
         + (
             "no rematch question is open for you"
             if now_owed

@@ -609,7 +609,7 @@ def test_no_extension_without_an_order_owed_or_after_the_deadline(now: datetime)
     (owing,) = step.prompted_seats
     other = (owing + 1) % 3
     with pytest.raises(
-        postal.PostalError, match=r"^you owe no order this step, so its deadline stays$"
+        postal.PostalError, match=r"^you owe no order this postal turn, so its deadline stays$"
     ):
         postal.use_extension(game.pk, position=other, now=now)
     with pytest.raises(postal.PostalError, match=r"^the deadline has passed$"):

@@ -242,7 +242,7 @@ def test_an_order_waiting_for_the_games_lock_sees_the_step_its_holder_committed(
     thread.join()
     assert [str(error) for error in outcome] == [
         "too late: the deadline passed at Mon 23 Nov 2026 17:59 UTC, so nothing was "
-        "recorded; the step is being resolved and its report comes by email"
+        "recorded; postal turn 1 is being resolved and its report comes by email"
     ]
     assert Order.objects.count() == 0
 
@@ -321,7 +321,7 @@ def test_a_late_order_is_rejected_and_changes_nothing(now: datetime) -> None:
         postal.accept_order(game_id=game.pk, position=0, text=text, source="web", now=late)
     assert caught.value.message == (
         "too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC, so nothing was recorded; "
-        "the step is being resolved and its report comes by email"
+        "postal turn 1 is being resolved and its report comes by email"
     )
     assert snapshot(game) == before
 
@@ -342,9 +342,9 @@ def test_an_order_written_for_a_resolved_step_says_so(now: datetime) -> None:
             game_id=game.pk, position=0, text="W1 1+1 1+1", source="web", now=now, step_number=1
         )
     assert caught.value.message == (
-        "too late: step 1 was resolved at Mon 23 Nov 2026 18:00 UTC when every order was in; "
-        "the current step is 2; new dice were rolled since you wrote it; read the new report "
-        "first"
+        "too late: postal turn 1 was resolved at Mon 23 Nov 2026 18:00 UTC when every order was "
+        "in; postal turn 2 is open now; new dice were rolled since you wrote it; read the new "
+        "report first"
     )
 
 
@@ -355,7 +355,7 @@ def test_the_deadline_is_shown_in_the_seats_time_zone(now: datetime) -> None:
         postal.accept_order(game_id=game.pk, position=0, text="x", source="web", now=late)
     assert caught.value.message == (
         "too late: the deadline passed at Wed 25 Nov 2026 19:00 CET (18:00 UTC), so nothing "
-        "was recorded; the step is being resolved and its report comes by email"
+        "was recorded; postal turn 1 is being resolved and its report comes by email"
     )
 
 

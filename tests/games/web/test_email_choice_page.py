@@ -72,7 +72,7 @@ def test_a_choice_for_this_seat_is_saved_and_said(client: Client, now: datetime)
     )
     assert response.redirect_chain == [(settings_page(game, 0), 302)]
     assert messages_of(response.content.decode()) == [
-        "Done: you now get this game&#x27;s reports every step. Orders you make on the page "
+        "Done: you now get this game&#x27;s reports every postal turn. Orders you make on the page "
         "get no receipt by email: the page shows them; orders by email always do."
     ]
     assert choices() == [("Liars", 0, "every"), ("Liars", 1, ""), ("Liars", 2, "")]

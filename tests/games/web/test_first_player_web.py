@@ -435,9 +435,9 @@ def test_a_gift_written_before_anothers_gift_still_counts_and_says_what_happened
     response = post_for_step(bob, game, 1, "give cy 1 dice")
     assert (response.status_code, response["Location"]) == (302, seat_page(game, 1))
     assert flashed(page(bob, game)) == [
-        "While your page was open, step 1 was resolved at Mon 23 Nov 2026 18:00 UTC when ann's "
-        "order took effect at once; the current step is 2. Your order still fits it and is "
-        "accepted: give cy 1 die."
+        "While your page was open, postal turn 1 was resolved at Mon 23 Nov 2026 18:00 UTC when "
+        "ann's order took effect at once; postal turn 2 is open now. Your order still fits it "
+        "and is accepted: give cy 1 die."
     ]
     assert [(o.seat.name, o.step.number, o.canonical) for o in Order.objects.order_by("id")] == [
         ("ann", 1, "give cy 1 die"),
@@ -458,10 +458,10 @@ def test_a_gift_that_no_longer_fits_is_offered_again_in_the_box_with_what_happen
     html = response.content.decode()
     assert text_errors(html) == [
         escape(
-            "While your page was open, step 1 was resolved at Mon 23 Nov 2026 18:00 UTC when "
-            "your own order took effect at once; the current step is 2. Your order was not "
-            "recorded: give cy 1 die: gift refused: you would keep 0 dice (you hold "
-            "1). It is in the box below: check it, change it if need be, and send it again."
+            "While your page was open, postal turn 1 was resolved at Mon 23 Nov 2026 18:00 UTC "
+            "when your own order took effect at once; postal turn 2 is open now. Your order was "
+            "not recorded: give cy 1 die: gift refused: you would keep 0 dice (you hold 1). It "
+            "is in the box below: check it, change it if need be, and send it again."
         )
     ]
     assert typed_box(html) == "give cy 1 dice"
@@ -481,9 +481,9 @@ def test_a_menu_pick_written_before_anothers_gift_still_counts(now: datetime) ->
     data = {"step": "1", "seat": "2", "entry": "menu", "pick": "", "pick_button": "ready"}
     assert cy.post(seat_page(game, 2), data).status_code == 302
     assert flashed(page(cy, game)) == [
-        "While your page was open, step 1 was resolved at Mon 23 Nov 2026 18:00 UTC when ann's "
-        "order took effect at once; the current step is 2. Your order still fits it and is "
-        "accepted: ready."
+        "While your page was open, postal turn 1 was resolved at Mon 23 Nov 2026 18:00 UTC when "
+        "ann's order took effect at once; postal turn 2 is open now. Your order still fits it "
+        "and is accepted: ready."
     ]
     assert [(o.seat.name, o.step.number, o.canonical) for o in Order.objects.order_by("id")] == [
         ("ann", 1, "give bob 1 die"),

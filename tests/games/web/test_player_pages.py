@@ -585,6 +585,13 @@ def test_the_settings_page_shows_and_saves_the_players_choices(now: datetime) ->
     text = main_text(page)
     assert '<option value="Europe/Berlin">Europe/Berlin</option>' in text
     assert '<option value="" selected>' in text
+    # For all the player's seats, "every postal turn": the word of every game.
+    assert re.findall(r'name="reports" value="(\w+)"[^>]*> ([^<]+)</label>', text) == [
+        ("every", "Every postal turn"),
+        ("owed", "Only when I owe an order, with what happened since"),
+        ("digest", "A daily digest of what happened"),
+        ("none", "Never: I read them on my seat&#x27;s page"),
+    ]
     response = client.post(
         "/me/settings/",
         {

@@ -558,16 +558,16 @@ def test_an_order_after_the_deadline_is_too_late_and_changes_nothing(
     assert response.status_code == 200
     assert top_errors(response.content.decode()) == [
         "too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC, so nothing was recorded; "
-        "the step is being resolved and its report comes by email"
+        "postal turn 1 is being resolved and its report comes by email"
     ]
     assert snapshot(game) == before
 
 
 RESOLVED_BY_THE_GM = (
-    "While your page was open, step 1 was resolved at Mon 23 Nov 2026 18:00 UTC by the GM; "
-    "the current step is 2. Your order was not recorded: new dice were rolled since you wrote "
-    "it; read the new report first. It is in the box below: check it, change it if need be, "
-    "and send it again."
+    "While your page was open, postal turn 1 was resolved at Mon 23 Nov 2026 18:00 UTC by the "
+    "GM; postal turn 2 is open now. Your order was not recorded: new dice were rolled since "
+    "you wrote it; read the new report first. It is in the box below: check it, change it if "
+    "need be, and send it again."
 )
 
 
@@ -618,7 +618,7 @@ def test_a_typed_order_after_the_deadline_is_too_late_at_the_box(
     html = response.content.decode()
     assert text_errors(html) == [
         "too late: the deadline passed at Wed 25 Nov 2026 18:00 UTC, so nothing was recorded; "
-        "the step is being resolved and its report comes by email"
+        "postal turn 1 is being resolved and its report comes by email"
     ]
     assert top_errors(html) == []
     assert snapshot(game) == before
