@@ -106,6 +106,13 @@ class Engine(Protocol[OptionsT, StateT, OrderT]):
     # rounds), a Liar's Dice step one move of a round, a Drop-Shy step may play several
     # turns, a First Player round takes several steps; each prompt names the game's own.
     step_word: str
+    # How the game's private events read to anyone but the seats they are told to (the
+    # replay, the GM's log): each template of an event told to a seat in the second person
+    # ("round %(round)d: your dice are %(dice)s") -> its words in the third person, with the
+    # same arguments and ``player``, the seat's name ("round %(round)d: %(player)s's dice
+    # are %(dice)s"), marked with ``_`` for the game's catalogue. Said by
+    # ``games.lib.words.onlooker``.
+    onlooker_words: Mapping[str, str]
 
     def options(self, data: Mapping[str, JSON]) -> OptionsT:
         """Options from a dict: defaults filled in; OptionsError on unknown keys or values."""

@@ -9,13 +9,14 @@ English as stored, any other language through the catalogues, those of the servi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.utils import translation
 from django.utils.translation import gettext_lazy
 
 from games.engines import text as engine_text
-from games.engines.base import Prompt, encoder
+from games.engines.base import Engine, Prompt, encoder
 
 JSON = Any
 
@@ -63,6 +64,21 @@ class Said(str):
     def splitlines(self, keepends: bool = False) -> list[str]:
         """The lines of the words as said (the text emails write an event line by line)."""
         return str(self).splitlines(keepends)
+
+
+def onlooker(engine: Engine[Any, Any, Any], text: str, stored: JSON, names: Sequence[str]) -> Said:
+    """A private event (its English ``text`` and ``stored`` message), told to the seats
+    called ``names``, as anyone else reads it (the replay, the GM's log): when its engine
+    told it in the second person ("your dice are"), its words for an onlooker
+    (``Engine.onlooker_words``) with the same arguments and ``player`` the seats' names
+    ("ann's dice are"); else the event as it was told."""
+    template = stored.get("t") if isinstance(stored, dict) and "p" not in stored else None
+    third = engine.onlooker_words.get(template) if template is not None else None
+    if third is None:
+        return Said(text, stored)
+    told = engine_text.load(stored)
+    player = names[0] if len(names) == 1 else engine_text.join(names)
+    return Said(engine_text._(str(third), **told.args, player=player))
 
 
 def prompt_data(written: dict[str, Any], prompt: Any) -> dict[str, Any]:

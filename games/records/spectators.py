@@ -157,15 +157,17 @@ def replay_step(game: Game, number: int) -> ReplayStep | None:
     seats = list(game.seats.order_by("position"))
     names = {seat.position: seat.name for seat in seats}
     game.seat_names = names
-    events: list[tuple[str, list[str] | None]] = [
-        (
-            words.Said(text, stored),
-            None if audience is None else [names.get(p, str(p)) for p in audience],
-        )
-        for text, audience, stored in Event.objects.filter(step=step)
-        .order_by("id")
-        .values_list("text", "audience", "message")
-    ]
+    engine = registry.get(game.engine)
+    events: list[tuple[str, list[str] | None]] = []
+    for text, audience, stored in (
+        Event.objects.filter(step=step).order_by("id").values_list("text", "audience", "message")
+    ):
+        if audience is None:
+            events.append((words.Said(text, stored), None))
+            continue
+        # Told to a seat ("your dice are"), read here by anyone: in an onlooker's words.
+        seen_by = [names.get(p, str(p)) for p in audience]
+        events.append((words.onlooker(engine, text, stored, seen_by), seen_by))
     seed = bytes(game.seed or b"")
     rolls = [
         Roll(

@@ -1007,6 +1007,8 @@ class ChoiceEngine(JsonCodec):
     # seat, so a seat's reports come by default every step.
     sequential = False
     step_word = "postal turn"
+    # No private event of this game speaks to its seat ("you"): everyone reads them alike.
+    onlooker_words: Mapping[str, str] = {}
 
     State = ChoiceState
     Order = ChoiceOrder

@@ -588,6 +588,8 @@ class DropShyEngine(JsonCodec):
     # reports come by default only when it owes an order.
     sequential = True
     step_word = "postal turn"
+    # No private event of this game speaks to its seat ("you"): everyone reads them alike.
+    onlooker_words: Mapping[str, str] = {}
 
     State = DropShyState
     Order = DropShyOrder

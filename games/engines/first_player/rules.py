@@ -600,6 +600,24 @@ class _Desk:
         return Cup(self.rolls, tuple(hand), tuple(aside), row, self.secret, defaulted)
 
 
+# The private events told to a seat in the second person, as anyone else reads them (the
+# replay of a finished game, the GM's log): ``Engine.onlooker_words``, ``%(player)s`` the
+# seat's name.
+ONLOOKER: dict[str, str] = {
+    "round %(round)d: you roll %(dice)s": _("round %(round)d: %(player)s rolls %(dice)s"),
+    "round %(round)d: you set a %(value)d aside and reroll: %(dice)s": _(
+        "round %(round)d: %(player)s sets a %(value)d aside and rerolls: %(dice)s"
+    ),
+    "round %(round)d: you arrange %(dice)s": _("round %(round)d: %(player)s arranges %(dice)s"),
+    "round %(round)d: your arrangement with tokens: %(dice)s": _(
+        "round %(round)d: %(player)s's arrangement with tokens: %(dice)s"
+    ),
+    "round %(round)d token window: your order is %(order)s": _(
+        "round %(round)d token window: %(player)s's order is %(order)s"
+    ),
+}
+
+
 class FirstPlayerEngine(JsonCodec):
     key = "first-player"
     title = "The First Player"
@@ -609,6 +627,7 @@ class FirstPlayerEngine(JsonCodec):
     # something of every seat, so a seat's reports come by default every step.
     sequential = False
     step_word = "postal turn"
+    onlooker_words: Mapping[str, str] = ONLOOKER
 
     State = FirstPlayerState
     Order = FirstPlayerOrder

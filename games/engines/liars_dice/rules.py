@@ -767,6 +767,27 @@ def _dice_text(hand: Sequence[int]) -> str:
 
 # --- the engine ----------------------------------------------------------------------------
 
+# The private events told to a seat in the second person, as anyone else reads them (the
+# replay of a finished game, the GM's log): ``Engine.onlooker_words``, ``%(player)s`` the
+# seat's name.
+ONLOOKER: dict[str, str] = {
+    "round %(round)d: you watch %(name)s, whose dice are %(dice)s": _(
+        "round %(round)d: %(player)s watches %(name)s, whose dice are %(dice)s"
+    ),
+    "round %(round)d: your dice are %(dice)s": _("round %(round)d: %(player)s's dice are %(dice)s"),
+    "%(name)s shows you their die at position %(position)d: a %(value)d": _(
+        "%(name)s shows %(player)s their die at position %(position)d: a %(value)d"
+    ),
+    "oracle: your claim %(bid)s is true": _("oracle: %(player)s's claim %(bid)s is true"),
+    "oracle: your claim %(bid)s is false": _("oracle: %(player)s's claim %(bid)s is false"),
+    "round %(round)d: after your mulligan your dice are %(dice)s": _(
+        "round %(round)d: after the mulligan %(player)s's dice are %(dice)s"
+    ),
+    "round %(round)d: you cheat; %(name)s's dice are %(dice)s": _(
+        "round %(round)d: %(player)s cheats; %(name)s's dice are %(dice)s"
+    ),
+}
+
 
 class LiarsDiceEngine(JsonCodec):
     key = "liars-dice"
@@ -777,6 +798,7 @@ class LiarsDiceEngine(JsonCodec):
     # reports come by default only when it owes an order.
     sequential = True
     step_word = "postal turn"
+    onlooker_words: Mapping[str, str] = ONLOOKER
 
     State = LiarsDiceState
     Order = LiarsDiceOrder

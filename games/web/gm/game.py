@@ -24,7 +24,7 @@ from games import postal
 from games.community import absences, press, signups
 from games.engines import registry
 from games.engines.base import Engine
-from games.lib import schedule
+from games.lib import schedule, words
 from games.models import Event, Game, Seat, Step, Webhook, WebhookDelivery
 from games.notify import live as pulse
 from games.notify import reports, webhooks
@@ -169,6 +169,18 @@ def game_emails(game: Game) -> tuple[list[OutboundEmail], bool]:
     return rows[:MAIL_ROWS], len(rows) > MAIL_ROWS
 
 
+def _logged(
+    engine: Engine[Any, Any, Any], event: Event, names: dict[int, str]
+) -> tuple[Event, str, list[str] | None]:
+    """An event of the game's log as the GM reads it: its words, and the seats it was told
+    to (None: everybody). The GM is none of them: an event told to a seat in the second
+    person ("your dice are") reads in an onlooker's words ("ann's dice are")."""
+    if event.audience is None:
+        return event, words.Said(event.text, event.message), None
+    seen_by = [names.get(p, str(p)) for p in event.audience]
+    return event, words.onlooker(engine, event.text, event.message, seen_by), seen_by
+
+
 @gm_required
 def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
     if live.polling(request):
@@ -198,10 +210,8 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         .defer("step__state_before", "step__state_after")
         .order_by("id")
     )
-    events = [
-        (event, None if event.audience is None else [names.get(p, p) for p in event.audience])
-        for event in log
-    ]
+    engine = registry.get(game.engine)
+    events = [_logged(engine, event, names) for event in log]
     emails, older_emails = game_emails(game)
     gm_log = reports.gm_log(game, game.time_zone)
     # Each action on the current step names the step shown (``gm.forms.ShownStep``).
@@ -216,7 +226,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "status": status,
         "seats": seats,
         "seat_rows": seat_rows,
-        "engine": registry.get(game.engine),
+        "engine": engine,
         "rules": reports.rules_in_words(game),
         "rhythm": schedule.describe(game.schedule),
         "follows_rules": hasattr(registry.get(game.engine), "follow_up"),

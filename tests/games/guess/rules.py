@@ -71,6 +71,8 @@ class GuessEngine(JsonCodec):
     max_players = 6
     sequential = False
     step_word = "round"
+    # Its guesses are told to everyone: no private event speaks to its seat.
+    onlooker_words: Mapping[str, str] = {}
     State = GuessState
     Order = Guess
 

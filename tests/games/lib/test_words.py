@@ -15,6 +15,7 @@ from django.utils import translation
 
 from games import postal
 from games.engines.drop_shy.rules import DropShyEngine
+from games.engines.liars_dice.rules import LiarsDiceEngine
 from games.engines.text import _, data, join, ngettext, render
 from games.lib import words
 from games.models import Event, Seat
@@ -26,6 +27,7 @@ from tests.games.playing import SeedOnlyDice
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 ENGINE = DropShyEngine()
+LIARS_DICE = LiarsDiceEngine()
 
 GERMAN = {
     "%(name)s rolls %(dice)s": "%(name)s würfelt %(dice)s",
@@ -106,6 +108,33 @@ def test_a_stored_event_is_said_in_the_readers_language() -> None:
     with translation.override("de"):
         said = [str(text) for group in reports.history(game, 0).groups for text in group["events"]]
     assert f"{winner} hat alle Würfel gelegt und gewinnt" in said
+
+
+def test_a_private_event_is_said_to_an_onlooker_in_the_third_person() -> None:
+    told = _("round %(round)d: your dice are %(dice)s", round=1, dice="3 5 2 6 5")
+
+    said = words.onlooker(LIARS_DICE, told, data(told), ["ann"])
+
+    assert (said, str(said)) == ("round 1: ann's dice are 3 5 2 6 5",) * 2
+    with translation.override("de"):
+        assert str(said) == "Durchgang 1: die Würfel von ann sind 3 5 2 6 5"
+
+
+def test_a_private_event_told_to_several_seats_names_them_all() -> None:
+    told = _("oracle: your claim %(bid)s is false", bid="3 x 5")
+
+    said = words.onlooker(LIARS_DICE, told, data(told), ["ann", "bob"])
+
+    assert said == "oracle: ann, bob's claim 3 x 5 is false"
+
+
+def test_an_event_that_speaks_to_no_one_is_said_to_an_onlooker_as_it_was_told() -> None:
+    receipt = _("order received: %(order)s", order="bid 3 5")
+
+    assert words.onlooker(LIARS_DICE, receipt, data(receipt), ["ann"]) == "order received: bid 3 5"
+    # Plain English, written before the words were kept: as stored.
+    plain = "round 1: your dice are 3 5 2 6 5"
+    assert words.onlooker(LIARS_DICE, plain, None, ["ann"]) == plain
 
 
 def latest_report(html: str) -> list[str]:

@@ -610,7 +610,7 @@ def test_game_page_shows_seats_step_owing_every_seats_hidden_view_and_the_log(
     assert json.loads(views[0][1])["you"]["order"] == order
     assert context["public"].seat is None
     assert json.loads(context["public"].raw) == CHOICE.view(state, None)
-    log = [(event.text, audience) for event, audience in context["events"]]
+    log = [(text, audience) for _, text, audience in context["events"]]
     assert log == [
         (row.text, None if row.audience is None else ["ann"])
         for row in Event.objects.filter(game=game).order_by("id")
@@ -619,6 +619,25 @@ def test_game_page_shows_seats_step_owing_every_seats_hidden_view_and_the_log(
     assert context["extend_form"]["deadline"].value() == "2026-11-25T19:00"
     assert context["seed"] is None
     assert SEED.hex().encode() not in response.content
+
+
+def test_the_gms_log_tells_each_cup_in_an_onlookers_words_never_your(
+    client: Client, gm: User, now: datetime
+) -> None:
+    game = started_game("liars-dice", now=now, gm=gm)
+    state = LiarsDiceEngine().state_from_json(game.state)
+    hands = [" ".join(map(str, hand)) for hand in state.hands]
+
+    response = client.get(reverse("gm:game", args=[game.pk]))
+
+    told = [(text, seen) for _, text, seen in response.context["events"] if seen is not None]
+    assert told == [
+        (f"round 1: {name}'s dice are {hand}", [name])
+        for name, hand in zip(["ann", "bob", "cy"], hands, strict=True)
+    ]
+    log = section(response.content, "log")
+    assert f"<li>step 1 (to bob): round 1: bob&#x27;s dice are {hands[1]}</li>" in log
+    assert re.findall(r"\byour?\b", log) == []
 
 
 def test_game_page_reveals_the_seed_once_the_game_is_finished(

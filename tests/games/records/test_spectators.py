@@ -15,6 +15,7 @@ from time_machine import TimeMachineFixture
 from games import postal
 from games.engines.dice import face
 from games.models import DiceRoll, Event, Game, Publicity, Step
+from games.notify.reports import ADDRESSED
 from games.records import spectators
 from tests.factories import EVERY_HOUR, NAMES, GameFactory, GMFactory, choice_game, started_game
 from tests.games.postal.test_gm import CHOICE_FORM, GOOD
@@ -149,7 +150,8 @@ def test_the_replay_checks_every_roll_and_reveals_every_cup(
     for step in Step.objects.filter(game=game).order_by("number"):
         page = client.get(f"/games/{game.public_id}/replay/?step={step.number}").content.decode()
         assert f"Step {step.number} of {last}" in page
-        for text in Event.objects.filter(step=step).values_list("text", flat=True):
+        # The public events as they were told (those told to a seat: below).
+        for text in Event.objects.filter(step=step, audience=None).values_list("text", flat=True):
             assert escape(text) in page, (step.number, text)
         rolls = DiceRoll.objects.filter(step=step)
         assert page.count("✓ matches") == rolls.count()
@@ -176,6 +178,53 @@ def test_the_replay_checks_every_roll_and_reveals_every_cup(
     # Every cup was told to its seat only; the replay shows them all.
     cups = Event.objects.filter(game=game, audience__isnull=False)
     assert cups.count() >= 2
+
+
+def first_cups(game: Game) -> list[str]:
+    """Each seat's dice as step 1 was played, in the words of the events."""
+    first = Step.objects.get(game=game, number=1)
+    state = game.rules.state_from_json(first.state_before)
+    return [" ".join(map(str, hand)) for hand in state.hands]
+
+
+def test_the_replay_tells_each_cup_in_an_onlookers_words_never_your(
+    now: datetime, time_machine: TimeMachineFixture
+) -> None:
+    game = finished_match(now, time_machine)
+    hands = first_cups(game)
+
+    shown = spectators.replay_step(game, 1)
+
+    assert shown is not None
+    assert [(str(text), seen) for text, seen in shown.events if seen is not None] == [
+        (f"round 1: Ann's dice are {hands[0]}", ["Ann"]),
+        (f"round 1: Bob's dice are {hands[1]}", ["Bob"]),
+    ]
+    page = Client().get(f"/games/{game.public_id}/replay/?step=1").content.decode()
+    assert (
+        f'<li>round 1: Ann&#x27;s dice are {hands[0]} <span class="muted">(seen by Ann)</span></li>'
+    ) in section(page, "section", "events")
+    for step in range(1, game.steps.count() + 1):
+        page = Client().get(f"/games/{game.public_id}/replay/?step={step}").content.decode()
+        assert ADDRESSED.findall(section(page, "section", "events")) == [], step
+
+
+def test_a_german_reader_reads_an_onlookers_words_in_the_replay(
+    now: datetime, time_machine: TimeMachineFixture
+) -> None:
+    game = finished_match(now, time_machine)
+    hands = first_cups(game)
+
+    page = (
+        Client(HTTP_ACCEPT_LANGUAGE="de")
+        .get(f"/games/{game.public_id}/replay/?step=1")
+        .content.decode()
+    )
+
+    assert (
+        f"<li>Durchgang 1: die Würfel von Ann sind {hands[0]}"
+        ' <span class="muted">(gesehen von Ann)</span></li>'
+    ) in section(page, "section", "events")
 
 
 def test_a_german_reader_reads_the_replays_rolls_in_german(
