@@ -64,19 +64,19 @@ def test_a_spectator_finds_a_match_and_steps_through_its_replay(
         assert (
             page.locator("#where")
             .inner_text()
-            .startswith(f"Liar's Dice: Death Match. Step {number} of {last}")
+            .startswith(f"Liar's Dice: Death Match. Postal turn {number} of {last}")
         )
         rolls = DiceRoll.objects.filter(game=game, step__number=number).count()
         assert page.get_by_text("✓ matches").count() == rolls
         assert page.locator("#hidden h3").all_inner_texts() == ["Ann", "Bob"]
         found += problems(page)
         if number < last:
-            page.get_by_role("navigation", name="Steps", exact=True).get_by_role(
-                "link", name=f"Next step ({number + 1})"
+            page.get_by_role("navigation", name="Postal turns", exact=True).get_by_role(
+                "link", name=f"Next: postal turn {number + 1}"
             ).click()
-    assert page.get_by_role("link", name=f"Next step ({last + 1})").count() == 0
-    page.get_by_role("navigation", name="Steps", exact=True).get_by_role(
-        "link", name=f"Previous step ({last - 1})"
+    assert page.get_by_role("link", name=f"Next: postal turn {last + 1}").count() == 0
+    page.get_by_role("navigation", name="Postal turns", exact=True).get_by_role(
+        "link", name=f"Previous: postal turn {last - 1}"
     ).click()
     assert page.url.endswith(f"?step={last - 1}")
     assert found == []

@@ -115,7 +115,7 @@ def test_a_running_public_game_shows_no_cup_that_a_seat_sees(now: datetime) -> N
     Game.objects.filter(pk=game.pk).update(public=Publicity.YES)
     state = game.rules.state_from_json(game.state)
     page = Client().get(f"/games/{game.public_id}/").content.decode()
-    assert "Step 1; its deadline:" in page
+    assert "Postal turn 1; its deadline:" in page
     for position in range(3):
         seen = readable_by(game, position, now)
         for secret in cup_secrets(state, position):
@@ -149,7 +149,7 @@ def test_the_replay_checks_every_roll_and_reveals_every_cup(
     seed = bytes(game.seed or b"")
     for step in Step.objects.filter(game=game).order_by("number"):
         page = client.get(f"/games/{game.public_id}/replay/?step={step.number}").content.decode()
-        assert f"Step {step.number} of {last}" in page
+        assert f"Postal turn {step.number} of {last}" in page
         # The public events as they were told (those told to a seat: below).
         for text in Event.objects.filter(step=step, audience=None).values_list("text", flat=True):
             assert escape(text) in page, (step.number, text)
@@ -161,7 +161,7 @@ def test_the_replay_checks_every_roll_and_reveals_every_cup(
                 f'<td data-label="Rolled">{face(seed, game.pk, roll.index, roll.sides)}</td>'
                 in page
             )
-        assert f"Every player's hidden information during step {step.number}" in page
+        assert f"Every player's hidden information during postal turn {step.number}" in page
         state = game.rules.state_from_json(step.state_before)
         for position in (0, 1):
             # Each cup held during the step, drawn as its seat saw it on its own page, but
@@ -265,9 +265,11 @@ def test_a_bad_step_number_shows_the_first_or_last_step(
     game = finished_match(now, time_machine)
     last = game.steps.count()
     client = Client()
-    assert "Step 1 of" in client.get(f"/games/{game.public_id}/replay/?step=x").content.decode()
+    assert (
+        "Postal turn 1 of" in client.get(f"/games/{game.public_id}/replay/?step=x").content.decode()
+    )
     far = client.get(f"/games/{game.public_id}/replay/?step=999").content.decode()
-    assert f"Step {last} of {last}" in far
+    assert f"Postal turn {last} of {last}" in far
 
 
 def finished(title: str, names: list[str], at: datetime, public: str = Publicity.AUTO) -> Game:

@@ -114,7 +114,7 @@ def test_the_home_page_lists_open_games_and_games_in_progress_not_private_or_ove
     assert games_listed(html, "open-games") == ["Open table"]
     assert "Seats left: 3 of 4" in html
     assert games_listed(html, "live-games") == ["Public now"]
-    assert "ann, bob, cy · step 1" in html
+    assert "ann, bob, cy · postal turn 1" in html
     assert '<a href="/open/">All open games, and seats looking for a new player</a>' in html
     assert '<a href="/games/live/">All games in progress</a>' in html
     assert 'id="mine"' not in html  # this browser holds no seat

@@ -417,7 +417,7 @@ def test_my_games_lists_the_seats_and_opens_them_without_links(now: datetime) ->
         assert f'<a href="{seat_page(game, position)}"><strong>{game.title}</strong></a>' in page
         assert client.get(seat_page(game, position)).status_code == 200
         assert client.get(f"{seat_page(game, position)}view.json").status_code == 200
-    assert "You play Annie · step 1" in page and "Your order is due by" in page
+    assert "You play Annie · postal turn 1" in page and "Your order is due by" in page
     assert client.get(seat_page(first, 1)).status_code == 404
 
 
