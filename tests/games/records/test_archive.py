@@ -485,7 +485,9 @@ def resolved_to(game: Game, number: int, now: datetime) -> Game:
     return game
 
 
-def test_the_record_says_who_played_each_seat_from_which_postal_turn(now: datetime) -> None:
+def test_the_record_says_who_played_each_seat_from_which_postal_turn(
+    now: datetime, seed_alone: None
+) -> None:
     game = resolved_to(started_game(now=now, seed=SEED, players=3), 5, now)
     postal.replace_player(game.pk, position=1, name="dan", email="dan@example.org", now=now)
     game = resolved_to(game, 7, now)
