@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.utils import translation
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from games.engines import text as engine_text
 from games.engines.base import Engine, Prompt, encoder
@@ -166,6 +166,30 @@ EVERY_STEP = {
     # Translators: when, as in "You get this game's reports every round".
     "round": gettext_lazy("every round"),
 }
+
+
+def step_words(word: str, number: int) -> engine_text.Text:
+    """Step ``number`` as its game calls it, as words a stored line keeps ("The GM resolved
+    postal turn 3 early"), said again in each reader's language."""
+    if word == "turn":
+        return engine_text._("turn %(number)d", number=number)
+    if word == "round":
+        return engine_text._("round %(number)d", number=number)
+    return engine_text._("postal turn %(number)d", number=number)
+
+
+# Lines stored before they named a step by its game's word: records keep them, and a reader
+# in another language still gets them said in theirs.
+EARLIER_LINES = (
+    gettext_noop("The GM resolved step %(number)d early"),
+    gettext_noop("The GM rolled back step %(number)d: %(reason)s"),
+    gettext_noop("The GM rolled back step %(number)d"),
+    gettext_noop("%(name)s is away until %(day)s: the deadline of step %(step)d waits for them"),
+    gettext_noop(
+        "%(name)s missed the deadline of step %(step)d and used an automatic extension "
+        "(%(left)s left): the deadline moved by %(hours)s"
+    ),
+)
 
 
 def step_name(word: str, number: int) -> str:

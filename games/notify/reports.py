@@ -198,7 +198,7 @@ def _report(
     rendered_events: dict[tuple[str, ...], dict[str, Rendered]] | None = None,
     since: list[dict[str, Any]] | None = None,
     gm_did: list[GMAction] | None = None,
-    welcome: dict[str, str] | None = None,
+    welcome: dict[str, Any] | None = None,
 ) -> OutboundEmail:
     with translation.override(seat.speaks):
         return _report_in_language(
@@ -231,7 +231,7 @@ def _report_in_language(
     rendered_events: dict[tuple[str, ...], dict[str, Rendered]] | None,
     since: list[dict[str, Any]] | None,
     gm_did: list[GMAction] | None,
-    welcome: dict[str, str] | None = None,
+    welcome: dict[str, Any] | None = None,
 ) -> OutboundEmail:
     context = seat_context(game, seat, engine, state, step, reader="seat")
     context.update(link=access.url(token), events=events, **(shared or {}))
@@ -621,31 +621,42 @@ def current_report_email(game: Game, seat: Seat, token: str, now: datetime) -> O
 
 
 def welcome_email(
-    game: Game, seat: Seat, token: str, *, left: str, reason: str, now: datetime
+    game: Game,
+    seat: Seat,
+    token: str,
+    *,
+    left: str,
+    reason: str,
+    now: datetime,
+    reserve: bool = False,
 ) -> OutboundEmail:
     """The newcomer to a seat of a game under way (postal.replace_player), who took it
     over from ``left``: welcomed with the game's rules, the seat's current report (what
     happened last, the board, their private information, what they owe and until when)
-    and their link. ``reason``: the GM's, if they gave one."""
+    and their link. ``reason``: the GM's, if they gave one; ``reserve``: the first reserve
+    of a first-come game took the seat, not the GM's handover."""
     engine = registry.get(game.engine)
     state = engine.state_from_json(game.state)
     step = game.steps.filter(number=game.step_number).first()
     events = report_events(game, seat.position)
     key = f"welcome:{game.pk}:{seat.position}:{seat.tenure}:{now.timestamp():.0f}"
-    welcome = {"left": left, "reason": reason}
+    welcome = {"left": left, "reason": reason, "reserve": reserve}
     return _report(game, seat, engine, state, events, step, token, key=key, welcome=welcome)
 
 
-def replaced_email(game: Game, seat: Seat, new: str, reason: str, now: datetime) -> OutboundEmail:
+def replaced_email(
+    game: Game, seat: Seat, new: str, reason: str, now: datetime, *, reserve: bool = False
+) -> OutboundEmail:
     """The player who leaves ``seat`` (postal.replace_player, before the seat changes):
-    told that the GM gave it to ``new``, why if the GM said, and that their links no
+    told that the GM gave it to ``new`` (or, ``reserve``, that the seat fell into civil
+    disorder and the first reserve took it), why if the GM said, and that their links no
     longer work; in their language, with no link. A reply reaches the GM."""
     with translation.override(seat.speaks):
         return building.build(
             "replaced",
             to=seat.email,
             dedupe_key=f"replaced:{game.pk}:{seat.position}:{seat.tenure}:{now.timestamp():.0f}",
-            context={"game": game, "seat": seat, "new": new, "reason": reason},
+            context={"game": game, "seat": seat, "new": new, "reason": reason, "reserve": reserve},
             game=game,
             reply_to=game.gm.email or None,
         )

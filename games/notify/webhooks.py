@@ -291,6 +291,7 @@ def step_events(
         data["event"] = "step.opened"
         data["step"] = {
             "number": step.number,
+            "name": f"{engine.step_word} {step.number}",
             "deadline": _iso(step.deadline),
             "owed": [names.get(position, str(position)) for position in owed],
         }
@@ -319,7 +320,11 @@ def reminder_events(todo: Iterable[tuple[Step, int | float, int]], now: datetime
             "game": _game(game),
             "seat": names[game.pk].get(position, str(position)),
             "hours": hours,
-            "step": {"number": step.number, "deadline": _iso(step.deadline)},
+            "step": {
+                "number": step.number,
+                "name": f"{game.rules.step_word} {step.number}",
+                "deadline": _iso(step.deadline),
+            },
         }
         stamp = int(step.deadline.timestamp())
         key = f"reminder:{game.pk}:{step.number}:{position}:{hours}:{stamp}"
@@ -376,7 +381,8 @@ def _when(iso: str) -> str:
 
 
 def summary(data: dict[str, Any]) -> str:
-    """The event in a few plain lines."""
+    """The event in a few plain lines. (A delivery written before steps had their game's
+    name says "step N".)"""
     game = data["game"]
     title = game["title"]
     lines: list[str]
@@ -384,14 +390,15 @@ def summary(data: dict[str, Any]) -> str:
         step = data["step"]
         lines = [*(f"- {text}" for text in data["events"])]
         owed = ", ".join(step["owed"]) or "nobody"
+        name = step.get("name", f"step {step['number']}")
         lines.append(
-            f"{title}: step {step['number']} is open until {_when(step['deadline'])}. "
-            f"Orders owed by {owed}."
+            f"{title}: {name} is open until {_when(step['deadline'])}. Orders owed by {owed}."
         )
     elif data["event"] == "reminder":
         step = data["step"]
+        name = step.get("name", f"step {step['number']}")
         lines = [
-            f"{title}: {data['seat']} still owes an order for step {step['number']}; "
+            f"{title}: {data['seat']} still owes an order for {name}; "
             f"the deadline is {_when(step['deadline'])}."
         ]
     else:

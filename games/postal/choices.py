@@ -11,14 +11,15 @@ from django.utils.translation import gettext, ngettext, pgettext_lazy
 
 from games.community import press
 from games.engines import registry
-from games.engines.base import counted
+from games.engines import text as engine_text
+from games.engines.base import Event
 from games.lib import words
 from games.models import Event as EventRow
 from games.models import Game, PressEmail, Reports, Seat, Step
 from games.notify import email_choices, languages, reminders
 from games.postal.errors import PostalError, SeatNotFound
 from games.postal.locks import locked, open_step_of, seat_at
-from games.postal.steps import tell_deadline
+from games.postal.steps import event_row, tell_deadline
 
 
 def stop_email(seat: Seat, what: str) -> str:
@@ -164,12 +165,16 @@ def use_extension(
         step.deadline += timedelta(hours=game.extension_hours)
         step.save(update_fields=["deadline"])
         left = game.extensions - seat.extensions_used
-        text = (
-            f"{seat.name} used an extension ({counted(left, 'extension')} left): the deadline "
-            f"of step {step.number} moved by {counted(game.extension_hours, 'hour')}"
+        text = engine_text._(
+            "%(name)s used an extension (%(left)s left): the deadline of %(step)s moved by "
+            "%(hours)s",
+            name=seat.name,
+            left=engine_text.ngettext("%(count)d extension", "%(count)d extensions", left),
+            step=words.step_words(game.rules.step_word, step.number),
+            hours=engine_text.ngettext("%(count)d hour", "%(count)d hours", game.extension_hours),
         )
-        EventRow.objects.create(game=game, step=step, text=text, audience=None)
-        tell_deadline(game, step, now, reason=text)
+        event_row(game, step, Event(text)).save()
+        tell_deadline(game, step, now, reason=words.Said(text))
     return step
 
 

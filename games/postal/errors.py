@@ -4,6 +4,8 @@ once: ``OrderRejected.partly_played``)."""
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
+
 
 class PostalError(Exception):
     """A request that cannot be carried out; the message is for the person who made it."""
@@ -37,7 +39,12 @@ class StepMovedOn(OrderRejected):
     now)."""
 
     def __init__(self, happened: str, reason: str, *, kept: bool) -> None:
-        super().__init__(f"too late: {happened}; {reason}" if reason else f"too late: {happened}")
+        said = {"happened": happened, "reason": reason}
+        super().__init__(
+            gettext("too late: %(happened)s; %(reason)s") % said
+            if reason
+            else gettext("too late: %(happened)s") % said
+        )
         self.happened, self.reason, self.kept = happened, reason, kept
 
 

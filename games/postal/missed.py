@@ -246,11 +246,10 @@ def held_back(
             events.append(
                 Event(
                     engine_text._(
-                        "%(name)s is away until %(day)s: the deadline of step %(step)d waits "
-                        "for them",
+                        "%(name)s is away until %(day)s: the deadline of %(step)s waits for them",
                         name=seat.name,
                         day=_day_and_month(last_day),
-                        step=step.number,
+                        step=words.step_words(game.rules.step_word, step.number),
                     )
                 )
             )
@@ -271,10 +270,10 @@ def held_back(
             events.append(
                 Event(
                     engine_text._(
-                        "%(name)s missed the deadline of step %(step)d and used an automatic "
+                        "%(name)s missed the deadline of %(step)s and used an automatic "
                         "extension (%(left)s left): the deadline moved by %(hours)s",
                         name=seat.name,
-                        step=step.number,
+                        step=words.step_words(game.rules.step_word, step.number),
                         left=engine_text.ngettext(
                             "%(count)d extension", "%(count)d extensions", left
                         ),

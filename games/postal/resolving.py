@@ -16,7 +16,7 @@ from games.community import absences
 from games.engines import registry
 from games.engines import text as engine_text
 from games.engines.base import Engine, Event
-from games.lib import signals
+from games.lib import signals, words
 from games.models import Game, GMAction, Order, Seat, Step
 from games.postal.errors import PostalError
 from games.postal.gm_log import GMNote, check_shown_step, gm_reason, log_gm
@@ -192,7 +192,10 @@ def resolve_now(
             raise PostalError("the game has no open step")
         step_id, number = step
         # Logged before the resolution, so that the step's report names it.
-        early = engine_text._("The GM resolved step %(number)d early", number=number)
+        early = engine_text._(
+            "The GM resolved %(step)s early",
+            step=words.step_words(game.rules.step_word, number),
+        )
         log_gm(game, GMAction.Kind.RESOLVE, early, note, now)
         if not _resolve_locked(game, step_id, now=now, closed_by=Step.Closed.GM):
             transaction.set_rollback(True)

@@ -13,7 +13,7 @@ from django.utils.translation import gettext, gettext_lazy
 
 from games.engines import text as engine_text
 from games.engines.base import Event
-from games.lib import schedule
+from games.lib import schedule, words
 from games.models import Game, GMAction, Order, Seat, Step, WebhookDelivery
 from games.notify import reports
 from games.postal import access
@@ -170,12 +170,13 @@ def _roll_back(game: Game, done: Step, after: Step, note: GMNote, now: datetime)
     # A seat handed to a new player since keeps its new name in the state restored.
     name_seats(game, done)
     game.save(update_fields=["state", "step_number"])
+    step_name = words.step_words(game.rules.step_word, done.number)
     rolled_back = engine_text._(
-        "The GM rolled back step %(number)d: %(reason)s", number=done.number, reason=note.reason
+        "The GM rolled back %(step)s: %(reason)s", step=step_name, reason=note.reason
     )
     event_row(game, done, Event(rolled_back)).save()
     # Logged with the step's number, which the step's report reads (gm_acted).
-    rolled_back = engine_text._("The GM rolled back step %(number)d", number=done.number)
+    rolled_back = engine_text._("The GM rolled back %(step)s", step=step_name)
     log_gm(game, GMAction.Kind.ROLLBACK, rolled_back, note, now)
     done.gm_acted = True
     done.save()

@@ -140,10 +140,14 @@ def replace_player(
             raise PostalError(f"another player is already called {name!r}")
         log_gm(game, GMAction.Kind.REPLACE, logged or _replaced(seat, name, email), note, now)
         newcomer = seat.email.lower() != email.lower()
+        # A reserve who takes a seat (``logged``): the emails say so in their own words,
+        # with no "GM's reason".
+        reserve = logged is not None
+        reason = "" if reserve else note.reason
         mail: list[OutboundEmail] = []
         if newcomer:
             # Told in their own language, before the seat is the newcomer's.
-            mail.append(reports.replaced_email(game, seat, name, note.reason, now))
+            mail.append(reports.replaced_email(game, seat, name, reason, now, reserve=reserve))
             _new_tenure(game, seat, email, now)
         left, renamed = seat.name, seat.name != name
         seat.name, seat.email = name, email
@@ -154,7 +158,7 @@ def replace_player(
             _say_new_name(game)
         token = access.mint([seat], now=now)[position]
         if newcomer:
-            mail.append(_welcome(game, seat, token, left, note.reason, now))
+            mail.append(_welcome(game, seat, token, left, reason, now, reserve=reserve))
         else:
             mail.append(reports.link_email(game, seat, token))
         queueing.queue(mail, urgent=True)
@@ -223,16 +227,19 @@ def _say_new_name(game: Game) -> None:
 
 
 def _welcome(
-    game: Game, seat: Seat, token: str, left: str, reason: str, now: datetime
+    game: Game, seat: Seat, token: str, left: str, reason: str, now: datetime, *, reserve: bool
 ) -> OutboundEmail:
     """The newcomer's first email: the invitation of a game not started yet (its rules and
     their link; the first report comes at the start), the welcome with the seat's current
-    report of a game under way, the new link alone of a game that is over."""
+    report of a game under way, the new link alone of a game that is over. ``reserve``: a
+    reserve took the seat (``logged``), not the GM's handover."""
     if game.state is None:
         return reports.invite_email(game, seat, token, now)
     if game.status in (Game.Status.FINISHED, Game.Status.ABANDONED):
         return reports.link_email(game, seat, token)
-    return reports.welcome_email(game, seat, token, left=left, reason=reason, now=now)
+    return reports.welcome_email(
+        game, seat, token, left=left, reason=reason, now=now, reserve=reserve
+    )
 
 
 def _latest_message(game: Game) -> int:

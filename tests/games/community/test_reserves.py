@@ -207,7 +207,19 @@ def test_the_first_reserve_takes_a_seat_that_falls_into_civil_disorder(now: date
     # Their link, and the report of the step now open (``postal.replace_player``'s welcome).
     assert len(set(re.findall(r"http://testserver/p/([^/\s]+)/", welcome.text))) == 1
     assert welcome.text.startswith("Open Choice (Choice by post), postal turn 2\n\nHello dan,\n\n")
+    assert (
+        "Welcome to Open Choice: you were first on its list of reserves, and seat 2, which bob "
+        "played until it fell into civil disorder, is yours now. The seat keeps everything it "
+        "had in the game. Below are the rules"
+    ) in " ".join(welcome.text.split())
+    assert "reason" not in welcome.text
     assert told("bob")[-1] == ("replaced", "Open Choice: seat 2 has a new player")
+    assert text_of("bob", "has a new player") == (
+        "Hello bob, Your seat in Open Choice, seat 2, fell into civil disorder after missed "
+        "deadlines, and dan, first on the game's list of reserves, plays it from now on. Your "
+        "links to the game no longer work, and you get no more emails about it. Thank you for "
+        "playing. To ask the GM about it, reply to this email."
+    )
     # The step's report tells every player where the seat goes.
     report = OutboundEmail.objects.filter(to="ann@example.org", kind="report").order_by("id").last()
     assert report is not None

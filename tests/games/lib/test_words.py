@@ -248,3 +248,20 @@ def test_a_step_is_said_in_its_games_word_with_its_number_this_one_and_every_one
         assert {
             word: tuple(template.render(Context({"word": word})).split("|")) for word in said
         } == said
+
+
+def test_a_stored_line_names_the_step_as_its_game_does_and_older_lines_still_translate() -> None:
+    line = _("The GM resolved %(step)s early", step=words.step_words("postal turn", 3))
+    assert str(line) == "The GM resolved postal turn 3 early"
+    with translation.override("de"):
+        assert words.said(line) == "Der Spielleiter hat Postzug 3 vorzeitig ausgewertet"
+        # A line stored before steps had their game's word keeps its translation.
+        earlier = {"t": "The GM resolved step %(number)d early", "a": {"number": 3}}
+        assert words.said("The GM resolved step 3 early", earlier) == (
+            "Der Spielleiter hat Runde 3 vorzeitig ausgewertet"
+        )
+    assert [str(words.step_words(word, 2)) for word in ("turn", "round", "postal turn")] == [
+        "turn 2",
+        "round 2",
+        "postal turn 2",
+    ]

@@ -38,6 +38,7 @@ from tests.games.playing import SHORT_CHOICE, play_out
 pytestmark = pytest.mark.django_db
 
 HOUR = timedelta(hours=1)
+STEP_1 = {"number": 1, "name": "postal turn 1", "deadline": "2026-11-25T18:00:00Z"}
 State = WebhookDelivery.State
 
 
@@ -129,7 +130,12 @@ def test_a_step_opened_is_posted_with_its_deadline_and_who_owes(
             "version": 1,
             "event": "step.opened",
             "game": {"id": game.public_id, "title": "Tuesday Choice", "url": verify(game)},
-            "step": {"number": 1, "deadline": "2026-11-25T18:00:00Z", "owed": ["ann", "bob", "cy"]},
+            "step": {
+                "number": 1,
+                "name": "postal turn 1",
+                "deadline": "2026-11-25T18:00:00Z",
+                "owed": ["ann", "bob", "cy"],
+            },
             "events": opening,
         }
     ]
@@ -160,8 +166,8 @@ def test_a_reminder_is_posted_once_per_seat_that_owes(
         with commit():
             assert reminders.send_reminders(now + 24 * HOUR + timedelta(minutes=minutes)) >= 0
     assert [(p["event"], p["seat"], p["hours"], p["step"]) for p in receiver.posts] == [
-        ("reminder", "bob", 24, {"number": 1, "deadline": "2026-11-25T18:00:00Z"}),
-        ("reminder", "cy", 24, {"number": 1, "deadline": "2026-11-25T18:00:00Z"}),
+        ("reminder", "bob", 24, STEP_1),
+        ("reminder", "cy", 24, STEP_1),
     ]
 
 
@@ -201,7 +207,8 @@ def test_discord_and_slack_get_a_message_in_words(
     (opening,) = public_texts(game, 1)
     text = (
         f"- {opening}\n"
-        "<Night> & day: step 1 is open until 2026-11-25 18:00 UTC. Orders owed by ann, bob, cy.\n"
+        "<Night> & day: postal turn 1 is open until 2026-11-25 18:00 UTC. Orders owed by ann, "
+        "bob, cy.\n"
         f"Dice check: {verify(game)}"
     )
     assert receiver.posts == [{"content": text, "allowed_mentions": {"parse": []}}]
@@ -210,6 +217,20 @@ def test_discord_and_slack_get_a_message_in_words(
     assert webhooks.body("slack", delivery.payload) == {
         "text": text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     }
+
+
+def test_a_reminder_in_words_names_the_step_as_its_game_does() -> None:
+    game = {"id": "x", "title": "Tuesday", "url": "https://dice.example.org/games/x/verify/"}
+    reminder = {"version": 1, "event": "reminder", "game": game, "seat": "bob", "hours": 24}
+    assert webhooks.summary(reminder | {"step": STEP_1}) == (
+        "Tuesday: bob still owes an order for postal turn 1; the deadline is 2026-11-25 18:00 "
+        "UTC.\nDice check: https://dice.example.org/games/x/verify/"
+    )
+    # A delivery written before steps had their game's name, retried now.
+    earlier = {"number": 1, "deadline": "2026-11-25T18:00:00Z"}
+    assert webhooks.summary(reminder | {"step": earlier}).startswith(
+        "Tuesday: bob still owes an order for step 1; "
+    )
 
 
 def test_a_500_is_retried_by_the_sweep_until_it_is_taken(
@@ -673,7 +694,7 @@ def test_a_campaigns_webhook_hears_of_its_games_set_on_its_page(
     with commit():
         entry = campaigns.start_league_game(league.pk, now=now, seed=SEED)
     assert len(receiver.posts) == 1
-    assert f"{entry.game.title}: step 1 is open" in receiver.posts[0]["text"]
+    assert f"{entry.game.title}: postal turn 1 is open" in receiver.posts[0]["text"]
     html = client.get(page).content.decode()
     assert "secret-token" not in html
     assert re.findall(

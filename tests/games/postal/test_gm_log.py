@@ -91,7 +91,7 @@ ACTIONS: dict[str, tuple[Callable[[Game, datetime, str], Any], str, str]] = {
     "resolve": (
         lambda game, now, reason: postal.resolve_now(game.pk, now=now, reason=reason),
         "resolve",
-        "The GM resolved step 1 early",
+        "The GM resolved postal turn 1 early",
     ),
     "pause": (
         lambda game, now, reason: postal.pause(game.pk, now=now, reason=reason),
@@ -236,8 +236,8 @@ def test_the_gm_forms_log_the_reason_and_the_gm_page_shows_it(gm: User, now: dat
     ]
     page = client.get(reverse("gm:game", args=[game.pk])).content.decode()
     assert log_items(page) == [
-        "23 Nov 18:00 UTC, step 1: The GM paused the game",
-        "23 Nov 18:00 UTC, step 1: The GM moved the deadline to Fri 27 Nov 2026 19:00 UTC "
+        "23 Nov 18:00 UTC, postal turn 1: The GM paused the game",
+        "23 Nov 18:00 UTC, postal turn 1: The GM moved the deadline to Fri 27 Nov 2026 19:00 UTC "
         "(ann is ill)",
     ]
 
@@ -302,7 +302,7 @@ def test_each_reader_sees_the_log_in_their_own_time_zone(gm: User, now: datetime
     )
     postal.pause(game.pk, now=now, reason="a holiday")
 
-    line = "step 1: The GM paused the game (a holiday)"
+    line = "postal turn 1: The GM paused the game (a holiday)"
     bobs = seat_client(game, 1, now).get(seat_page(game, 1)).content.decode()
     anns = seat_client(game, 0, now).get(seat_page(game, 0)).content.decode()
     gms = gm_client(gm).get(reverse("gm:game", args=[game.pk])).content.decode()
@@ -329,8 +329,8 @@ def test_the_seat_page_shows_the_log_newest_first_without_the_orders_text_or_add
     )
     page = seat_client(game, 0, now).get(seat_page(game, 0)).content.decode()
     assert log_items(page) == [
-        "23 Nov 18:00 UTC, step 1: The GM handed seat 3 from cy to dee (cy moved)",
-        "23 Nov 18:00 UTC, step 1: The GM entered an order for bob (bob phoned it in)",
+        "23 Nov 18:00 UTC, postal turn 1: The GM handed seat 3 from cy to dee (cy moved)",
+        "23 Nov 18:00 UTC, postal turn 1: The GM entered an order for bob (bob phoned it in)",
     ]
     section = re.search(r'<section id="gm-log"[^>]*>(.*?)</section>', page, re.S)
     assert section is not None
@@ -356,9 +356,9 @@ def test_a_long_log_shows_the_latest_20_with_the_count_within_the_query_budget(
     items = log_items(page)
     assert (len(items), items[0], items[-1]) == (
         20,
-        "23 Nov 18:00 UTC, step 1: The GM moved the deadline to Fri 18 Dec 2026 18:00 UTC "
+        "23 Nov 18:00 UTC, postal turn 1: The GM moved the deadline to Fri 18 Dec 2026 18:00 UTC "
         "(reason 24)",
-        "23 Nov 18:00 UTC, step 1: The GM moved the deadline to Sun 29 Nov 2026 18:00 UTC "
+        "23 Nov 18:00 UTC, postal turn 1: The GM moved the deadline to Sun 29 Nov 2026 18:00 UTC "
         "(reason 5)",
     )
     assert "The latest 20 of 25 actions." in page
@@ -396,11 +396,11 @@ def test_a_new_deadline_in_the_log_is_told_in_each_readers_time_zone(
     bobs = seat_client(game, 1, now).get(seat_page(game, 1)).content.decode()
     gms = gm_client(gm).get(reverse("gm:game", args=[game.pk])).content.decode()
     assert log_items(bobs) == [
-        "24 Nov 03:00 JST, step 1: The GM moved the deadline to Sat 28 Nov 2026 04:00 JST "
+        "24 Nov 03:00 JST, postal turn 1: The GM moved the deadline to Sat 28 Nov 2026 04:00 JST "
         "(19:00 UTC) (ann is ill)"
     ]
     assert log_items(gms) == [
-        "23 Nov 19:00 CET, step 1: The GM moved the deadline to Fri 27 Nov 2026 20:00 CET "
+        "23 Nov 19:00 CET, postal turn 1: The GM moved the deadline to Fri 27 Nov 2026 20:00 CET "
         "(19:00 UTC) (ann is ill)"
     ]
     postal.resolve_now(game.pk, now=now + timedelta(hours=1))
@@ -434,7 +434,7 @@ def test_the_next_report_names_what_the_gm_did_during_the_step(gm: User, now: da
         "WHAT THE GM DID\n"
         "  The GM entered an order for bob (by phone)\n"
         "  The GM moved the deadline to Fri 27 Nov 2026 19:00 UTC (ann is ill)\n"
-        "  The GM resolved step 1 early\n"
+        "  The GM resolved postal turn 1 early\n"
         "\n"
         "THE BOARD\n"
     )
@@ -444,7 +444,7 @@ def test_the_next_report_names_what_the_gm_did_during_the_step(gm: User, now: da
     assert re.findall(r"<li>(.*?)</li>", html_part[1]) == [
         "The GM entered an order for bob (by phone)",
         "The GM moved the deadline to Fri 27 Nov 2026 19:00 UTC (ann is ill)",
-        "The GM resolved step 1 early",
+        "The GM resolved postal turn 1 early",
     ]
     # The step after: nothing done by the GM, nothing named.
     postal.resolve_due_step(Step.objects.get(game=game, number=2).pk, now=now + timedelta(days=9))
@@ -470,7 +470,7 @@ GERMAN_ACTIONS = {
     "verschoben",
     "order": "Der Spielleiter hat einen Zug für bob eingetragen",
     "replace": "Der Spielleiter hat Platz 3 von cy an dee übergeben",
-    "resolve": "Der Spielleiter hat Runde 1 vorzeitig ausgewertet",
+    "resolve": "Der Spielleiter hat Postzug 1 vorzeitig ausgewertet",
     "pause": "Der Spielleiter hat das Spiel pausiert",
 }
 
@@ -511,10 +511,10 @@ def test_a_german_seat_reads_the_log_and_the_report_in_german(gm: User, now: dat
 
     page = seat_client(game, 0, now).get(seat_page(game, 0)).content.decode()
     assert log_items(page) == [
-        "23. Nov 19:00 UTC, Runde 1: Der Spielleiter hat Runde 1 vorzeitig ausgewertet",
-        "23. Nov 18:00 UTC, Runde 1: Der Spielleiter hat den Abgabetermin auf Fr., "
+        "23. Nov 19:00 UTC, Postzug 1: Der Spielleiter hat Postzug 1 vorzeitig ausgewertet",
+        "23. Nov 18:00 UTC, Postzug 1: Der Spielleiter hat den Abgabetermin auf Fr., "
         "27. November 2026, 19:00 UTC verschoben",
-        "23. Nov 18:00 UTC, Runde 1: Der Spielleiter hat einen Zug für bob eingetragen "
+        "23. Nov 18:00 UTC, Postzug 1: Der Spielleiter hat einen Zug für bob eingetragen "
         "(per Telefon)",
     ]
     ann, bob = (
@@ -526,6 +526,6 @@ def test_a_german_seat_reads_the_log_and_the_report_in_german(gm: User, now: dat
         "  Der Spielleiter hat einen Zug für bob eingetragen (per Telefon)\n"
         "  Der Spielleiter hat den Abgabetermin auf Fr., 27. November 2026, 19:00 UTC "
         "verschoben\n"
-        "  Der Spielleiter hat Runde 1 vorzeitig ausgewertet\n"
+        "  Der Spielleiter hat Postzug 1 vorzeitig ausgewertet\n"
     ) in ann.text
     assert "  The GM entered an order for bob (per Telefon)\n" in bob.text

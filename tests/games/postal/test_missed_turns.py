@@ -207,10 +207,10 @@ def test_the_deadline_waits_for_an_absent_player_until_they_are_back(now: dateti
     assert seat(game, 1).away_hours_used == hours
     assert seat(game, 1).nmr_count == 0
     assert new_events(step, before) == [
-        "bob is away until 27 November: the deadline of step 1 waits for them"
+        "bob is away until 27 November: the deadline of postal turn 1 waits for them"
     ]
     assert new_events_in_german(step, before) == [
-        "bob ist bis zum 27. November abwesend: der Abgabetermin von Runde 1 wartet so lange"
+        "bob ist bis zum 27. November abwesend: der Abgabetermin von Postzug 1 wartet so lange"
     ]
     emails = deadline_emails(game)
     assert [email.to for email in emails] == [
@@ -220,7 +220,8 @@ def test_the_deadline_waits_for_an_absent_player_until_they_are_back(now: dateti
     ]
     assert (
         'The deadline of postal turn 1 of "Test Choice" is now\nSat 28 Nov 2026 00:00 UTC: '
-        "bob is away until 27 November: the deadline of step 1 waits for them." in emails[1].text
+        "bob is away until 27 November: the deadline of postal turn 1 waits for them."
+        in emails[1].text
     )
     # At the new deadline the absence is over: the step resolves with bob's default.
     assert postal.resolve_due_step(step.pk, now=back) is True
@@ -268,11 +269,11 @@ def test_a_missed_deadline_uses_an_extension_then_the_default_plays(now: datetim
     assert step.deadline == first + 12 * HOUR
     assert (seat(game, 2).extensions_used, seat(game, 2).nmr_count) == (1, 0)
     assert new_events(step, before) == [
-        "cy missed the deadline of step 1 and used an automatic extension (0 extensions "
+        "cy missed the deadline of postal turn 1 and used an automatic extension (0 extensions "
         "left): the deadline moved by 12 hours"
     ]
     assert new_events_in_german(step, before) == [
-        "cy hat den Abgabetermin von Runde 1 verpasst und eine automatische "
+        "cy hat den Abgabetermin von Postzug 1 verpasst und eine automatische "
         "Fristverlängerung genutzt (noch 0 Fristverlängerungen): der Abgabetermin ist um "
         "12 Stunden verschoben"
     ]
@@ -545,7 +546,7 @@ def test_a_player_spends_an_extension_before_the_deadline(now: datetime) -> None
     assert open_step(game).deadline == deadline + 6 * HOUR
     assert seat(game, 0).extensions_used == 1
     assert new_events(step, before) == [
-        "ann used an extension (0 extensions left): the deadline of step 1 moved by 6 hours"
+        "ann used an extension (0 extensions left): the deadline of postal turn 1 moved by 6 hours"
     ]
     assert len(deadline_emails(game)) == 3
     with pytest.raises(postal.PostalError, match=r"^you have used all 1 extension of this game$"):

@@ -103,7 +103,7 @@ def test_rollback_restores_the_state_and_opens_the_step_again(gm: User, now: dat
     # The resolution's events are gone; the rollback is one.
     events = list(game.events.order_by("id").values_list("id", "text"))
     assert [event_id for event_id, _ in events[:-1]] == before["events"]
-    assert events[-1][1] == f"The GM rolled back step 1: {REASON}"
+    assert events[-1][1] == f"The GM rolled back postal turn 1: {REASON}"
     assert list(
         GMAction.objects.filter(game=game).values_list("kind", "step_number", "reason")
     ) == [("rollback", 1, REASON)]
@@ -135,7 +135,7 @@ def test_the_new_resolution_draws_the_next_dice_and_the_game_verifies_and_replay
         f"report:{game.pk}:2:{position}" for position in range(3)
     ]
     assert all(
-        f"The GM rolled back step 1 ({REASON})" in " ".join(text.split())
+        f"The GM rolled back postal turn 1 ({REASON})" in " ".join(text.split())
         for text in reports.values_list("text", flat=True)
     )
     fresh = DiceRoll.objects.filter(game=game, rolled_back=False, index__gte=before["dice_drawn"])
