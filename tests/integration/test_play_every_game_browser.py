@@ -1,8 +1,10 @@
-"""One full step of every game and profile played through the web form in Chromium, at phone
-(390 px) and desktop (1280 px) widths, as players play it: each player owing an order opens
-their magic link in their own browser, uses the menu, the buttons, the board or the fields
-the page offers, sends, and reads the receipt; when the last order is in the step resolves
-and the pages show the next one."""
+"""One full step of every game and profile played through the web form in Chromium at
+desktop width (1280 px), as players play it: each player owing an order opens their magic
+link in their own browser, uses the menu, the buttons, the board or the fields the page
+offers, sends, and reads the receipt; when the last order is in the step resolves and the
+pages show the next one. At phone width (390 px) every game and profile is played whole,
+by taps only (test_taps_every_game_browser): a step here at 390 px too would play again
+what that test plays."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from pytest_django.fixtures import Settings
 
 from games.models import Game, Order, Seat, Step
 from tests.factories import seat_page, started_game
-from tests.integration.every_game import GAMES, WIDTHS, Spec, gm_user, open_link
+from tests.integration.every_game import DESKTOP, GAMES, Spec, gm_user, open_link
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -25,19 +27,14 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
 
-@pytest.fixture(params=list(WIDTHS))
-def width(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
 @pytest.fixture
-def phones(module_browser: Browser, width: str) -> Iterator[Callable[[], Page]]:
-    """A fresh browser (context) per player, at the test's width."""
+def phones(module_browser: Browser) -> Iterator[Callable[[], Page]]:
+    """A fresh browser (context) per player, at desktop width."""
     cache.clear()  # rate-limit counters of earlier tests
     contexts = []
 
     def new_page() -> Page:
-        context = module_browser.new_context(viewport=WIDTHS[width])
+        context = module_browser.new_context(viewport=DESKTOP)
         contexts.append(context)
         return context.new_page()
 
