@@ -7,13 +7,14 @@ are not counted: they are under way."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from celery import current_app
 from kombu import Queue
 from kombu.exceptions import ChannelError
-from sqlalchemy import Engine, column, create_engine, delete, false, inspect, table
-from sqlalchemy.sql.expression import TableClause
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 # The URL schemes of kombu's SQLAlchemy transport.
 SQLALCHEMY_BROKERS = ("sqla+", "sqlalchemy+")
@@ -49,6 +50,10 @@ def prune_delivered() -> int:
     url = str(current_app.conf.broker_url or "")
     if not url.startswith(SQLALCHEMY_BROKERS):
         return 0
+    # Imported here: only the embedded default's broker needs SQLAlchemy, and a process on
+    # another broker starts without it.
+    from sqlalchemy import column, create_engine, delete, false, inspect, table
+
     options = dict(current_app.conf.broker_transport_options or {})
     name = str(options.get("message_tablename", "kombu_message"))
     database = url.split("+", 1)[1]
@@ -57,7 +62,7 @@ def prune_delivered() -> int:
     engine = _engines[database]
     if not inspect(engine).has_table(name):
         return 0  # nothing published yet
-    messages: TableClause = table(name, column("visible"))
+    messages = table(name, column("visible"))
     with engine.begin() as connection:
         deleted = connection.execute(delete(messages).where(messages.c.visible == false()))
     return int(deleted.rowcount)

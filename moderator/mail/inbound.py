@@ -29,6 +29,7 @@ import hashlib
 import json
 import logging
 import re
+from collections.abc import Mapping
 from datetime import datetime
 from email.parser import BytesHeaderParser
 from email.policy import HTTP
@@ -350,7 +351,7 @@ def shape(message: Any) -> tuple[int, int]:
     return parts, deepest
 
 
-def read(inbound_id: int, *, now: datetime, views: dict[str, type[Any]]) -> str | None:
+def read(inbound_id: int, *, now: datetime, views: Mapping[str, type[Any]]) -> str | None:
     """Read a kept post once: its emails handed on (anymail's ``inbound`` signal) or
     refused. Returns the row's state, or None when it was read already (or is being)."""
     with transaction.atomic():
@@ -385,7 +386,7 @@ def _refuse(row: InboundMessage, reason: str) -> str:
     return row.state
 
 
-def _read(row: InboundMessage, views: dict[str, type[Any]], *, now: datetime) -> str:
+def _read(row: InboundMessage, views: Mapping[str, type[Any]], *, now: datetime) -> str:
     payload = bytes(row.payload or b"")
     if len(payload) > settings.INBOUND_MAX_BYTES:
         return _refuse(row, Reason.TOO_LARGE)

@@ -16,10 +16,12 @@ of them stores anything.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from email.utils import parseaddr
 from typing import Any, cast
@@ -31,21 +33,6 @@ from anymail.exceptions import (
     AnymailWebhookValidationFailure,
 )
 from anymail.utils import get_request_basic_auth
-from anymail.webhooks.amazon_ses import AmazonSESInboundWebhookView, AmazonSESTrackingWebhookView
-from anymail.webhooks.brevo import BrevoInboundWebhookView, BrevoTrackingWebhookView
-from anymail.webhooks.mailersend import (
-    MailerSendInboundWebhookView,
-    MailerSendTrackingWebhookView,
-)
-from anymail.webhooks.mailgun import MailgunInboundWebhookView, MailgunTrackingWebhookView
-from anymail.webhooks.mailjet import MailjetInboundWebhookView, MailjetTrackingWebhookView
-from anymail.webhooks.mailtrap import MailtrapInboundWebhookView, MailtrapTrackingWebhookView
-from anymail.webhooks.mandrill import MandrillCombinedWebhookView
-from anymail.webhooks.postal import PostalInboundWebhookView, PostalTrackingWebhookView
-from anymail.webhooks.postmark import PostmarkInboundWebhookView, PostmarkTrackingWebhookView
-from anymail.webhooks.resend import ResendInboundWebhookView, ResendTrackingWebhookView
-from anymail.webhooks.sendgrid import SendGridInboundWebhookView, SendGridTrackingWebhookView
-from anymail.webhooks.sparkpost import SparkPostInboundWebhookView, SparkPostTrackingWebhookView
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
@@ -207,35 +194,75 @@ def _payload_checked(view_class: type[Any], webhook: str) -> type[Any]:
     return type(view_class.__name__, (_SignatureChecked, _PayloadChecked, view_class), attributes)
 
 
-# Every ESP anymail takes inbound email from, with its inbound and its tracking view.
+# Every ESP anymail takes inbound email from: anymail's module and the names of its inbound
+# and its tracking view. A view's module is imported when the view is first used: some pull
+# in an ESP's SDK (Amazon's boto3, Resend's svix), and a process that never reads that ESP's
+# posts (a web process, a worker, a command) need not start slower for it.
 _ESPS = [
-    ("amazon_ses", AmazonSESInboundWebhookView, AmazonSESTrackingWebhookView),
-    ("brevo", BrevoInboundWebhookView, BrevoTrackingWebhookView),
-    ("mailersend", MailerSendInboundWebhookView, MailerSendTrackingWebhookView),
-    ("mailgun", MailgunInboundWebhookView, MailgunTrackingWebhookView),
-    ("mailjet", MailjetInboundWebhookView, MailjetTrackingWebhookView),
-    ("mailtrap", MailtrapInboundWebhookView, MailtrapTrackingWebhookView),
-    ("postal", PostalInboundWebhookView, PostalTrackingWebhookView),
-    ("postmark", PostmarkInboundWebhookView, PostmarkTrackingWebhookView),
-    ("resend", ResendInboundWebhookView, ResendTrackingWebhookView),
-    ("sendgrid", SendGridInboundWebhookView, SendGridTrackingWebhookView),
-    ("sparkpost", SparkPostInboundWebhookView, SparkPostTrackingWebhookView),
+    ("amazon_ses", "AmazonSESInboundWebhookView", "AmazonSESTrackingWebhookView"),
+    ("brevo", "BrevoInboundWebhookView", "BrevoTrackingWebhookView"),
+    ("mailersend", "MailerSendInboundWebhookView", "MailerSendTrackingWebhookView"),
+    ("mailgun", "MailgunInboundWebhookView", "MailgunTrackingWebhookView"),
+    ("mailjet", "MailjetInboundWebhookView", "MailjetTrackingWebhookView"),
+    ("mailtrap", "MailtrapInboundWebhookView", "MailtrapTrackingWebhookView"),
+    ("postal", "PostalInboundWebhookView", "PostalTrackingWebhookView"),
+    ("postmark", "PostmarkInboundWebhookView", "PostmarkTrackingWebhookView"),
+    ("resend", "ResendInboundWebhookView", "ResendTrackingWebhookView"),
+    ("sendgrid", "SendGridInboundWebhookView", "SendGridTrackingWebhookView"),
+    ("sparkpost", "SparkPostInboundWebhookView", "SparkPostTrackingWebhookView"),
 ]
 
-# URL name -> (route under /mail/webhooks/, view).
-_VIEWS: dict[str, tuple[str, type[Any]]] = {
-    f"{esp}_{kind}": (f"{esp}/{kind}/", _payload_checked(view, f"{esp}_{kind}"))
+# URL name -> (route under /mail/webhooks/, anymail's module, its view's name).
+_ROUTES: dict[str, tuple[str, str, str]] = {
+    f"{esp}_{kind}": (f"{esp}/{kind}/", esp, name)
     for esp, inbound_view, tracking_view in _ESPS
-    for kind, view in (("inbound", inbound_view), ("tracking", tracking_view))
+    for kind, name in (("inbound", inbound_view), ("tracking", tracking_view))
 }
 # Mandrill posts inbound emails and tracking events to one URL, signed with one key.
-_VIEWS["mandrill"] = ("mandrill/", _payload_checked(MandrillCombinedWebhookView, "mandrill"))
-# The views a worker reads a kept post with, by the name of the URL that took it.
-VIEWS: dict[str, type[Any]] = {name: view for name, (_, view) in _VIEWS.items()}
+_ROUTES["mandrill"] = ("mandrill/", "mandrill", "MandrillCombinedWebhookView")
+
+
+@functools.cache
+def view_class(name: str) -> type[Any]:
+    """The checked view of the webhook URL called ``name`` (anymail's, imported now)."""
+    _, module, class_name = _ROUTES[name]
+    view = getattr(importlib.import_module(f"anymail.webhooks.{module}"), class_name)
+    return _payload_checked(view, name)
+
+
+class _Views(Mapping[str, type[Any]]):
+    """The views a worker reads a kept post with, by the name of the URL that took it."""
+
+    def __getitem__(self, name: str) -> type[Any]:
+        if name not in _ROUTES:
+            raise KeyError(name)
+        return view_class(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_ROUTES)
+
+    def __len__(self) -> int:
+        return len(_ROUTES)
+
+
+VIEWS: Mapping[str, type[Any]] = _Views()
+
+
+def _view(name: str) -> Callable[..., HttpResponse]:
+    """The view function of the webhook URL called ``name``, built at its first request."""
+
+    @functools.cache
+    def built() -> Callable[..., HttpResponse]:
+        return cast("Callable[..., HttpResponse]", view_class(name).as_view())
+
+    def view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return built()(request, *args, **kwargs)
+
+    return view
+
 
 urlpatterns: list[URLPattern] = [
-    path(route, _secret_required(view.as_view()), name=name)
-    for name, (route, view) in _VIEWS.items()
+    path(route, _secret_required(_view(name)), name=name) for name, (route, _, _) in _ROUTES.items()
 ]
 
 
