@@ -420,6 +420,7 @@ RATES = {
     "signin-code": "30/h",  # sign-in codes typed from one client address
     "press-seat": "20/h",  # messages between players written by one seat, web and email
     "press-game": "100/h",  # messages between players written in one game, all seats
+    "command-email": "10/h",  # commands by email (help, status, ...) from one seat's address
 }
 # A calendar feed is served from the cache this long (as its Cache-Control says): a calendar
 # app polling every minute costs one query per feed per five minutes.

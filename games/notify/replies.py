@@ -34,7 +34,7 @@ from games import postal
 from games.community import press
 from games.engines.base import OrderError, order_lines
 from games.models import Game, Order, Seat
-from games.notify import email_choices
+from games.notify import commands, email_choices
 from games.postal import access
 from moderator.mail import building, inbound, queueing, reading, webhooks
 from moderator.mail.models import InboundMessage, OutboundEmail
@@ -175,8 +175,21 @@ def handle(row: InboundMessage, message: Any, *, now: datetime, verdict: str | N
     if _empty(text):
         _answer(seat, row, text, NOT_FOUND)
         return _done(row, Inbound.REJECTED, "no order in the reply")
+    command = commands.command_in(text)
+    if command is not None:
+        return _command(row, seat, command, now=now)
     dropped = ", ".join(reading.attachment_names(message))[:2000]
     return _order(row, seat, text, now=now, dropped=dropped)
+
+
+def _command(row: InboundMessage, seat: Seat, command: str, *, now: datetime) -> None:
+    """A command by email (``commands``): answered at the seat's address, no order; over
+    the address's limit, not answered."""
+    if commands.over_limit(seat):
+        return _done(row, Inbound.IGNORED, f"the command {command!r}: over the limit, no answer")
+    email = commands.answer(seat, command, key=f"command:{row.pk}", now=now)
+    queueing.queue_once([email], urgent=True)
+    return _done(row, Inbound.COMMAND, f"the command {command!r}: answered")
 
 
 def _order(row: InboundMessage, seat: Seat, text: str, *, now: datetime, dropped: str = "") -> None:

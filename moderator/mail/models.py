@@ -122,6 +122,7 @@ class InboundMessage(models.Model):
         RECEIVED = "received", "received, not yet handled"
         ORDER = "order", "became an order"
         MESSAGE = "message", "became a message between players"
+        COMMAND = "command", "a command by email, answered"
         REJECTED = "rejected", "refused, and the seat told why"
         STOPPED = "stopped", "a one-click unsubscribe, carried out"
         IGNORED = "ignored"

@@ -53,6 +53,7 @@ THREADED = {
     "refused",
     "reminder",
     "note-passed",
+    "command",
 }
 
 
@@ -103,6 +104,8 @@ def send_every_kind(now: datetime, settings: Settings) -> None:
         access.reply_address(bob) or "", "Could we play a bit slower please?", "<n@example.net>"
     )
     assert post_postmark(note, **auth(SECRET)).status_code == 200  # gm-note, note-passed
+    status = postmark_payload(access.reply_address(bob) or "", "status", "<c@example.net>")
+    assert post_postmark(status, **auth(SECRET)).status_code == 200  # command
     stranger = postmark_payload(
         access.reply_address(bob) or "", "W5 1+3 3+4", "<s@example.net>", sender="eve@example.net"
     )
