@@ -515,7 +515,8 @@ class ChangedHands(Exception):
 
 def release(row_id: int, game_id: int, *, now: datetime) -> InboundMessage:
     """The GM takes a held email as its seat's: an order (as if the player had emailed
-    it) or, sent to a message's address, a message. Refused as the player's would be
+    it), a command by email (answered at the seat's address) or, sent to a message's
+    address, a message. Refused as the player's would be
     (the game's reason, ``postal.PostalError`` or ``press.PressError``), changing
     nothing; NotHeld when it was released or discarded meanwhile; ChangedHands when the
     seat has had a new player since it was held (it was written to the one before)."""
@@ -534,6 +535,12 @@ def release(row_id: int, game_id: int, *, now: datetime) -> InboundMessage:
             with translation.override(seat.speaks):
                 sent = press.reply(seat, row.answered, row.words, now=now)
             _done(row, Inbound.MESSAGE, f"released by the GM: message {sent.pk} of {seat}")
+            return row
+        command = commands.command_in(row.words)
+        if command is not None:
+            # A command (``commands``): answered at the seat's own address, as the
+            # player's would have been.
+            _command(row, seat, command, now=now)
             return row
         order = postal.accept_order(
             game_id=seat.game_id, position=seat.position, text=row.words, source="email", now=now

@@ -13,7 +13,7 @@ from time_machine import TimeMachineFixture
 
 from games import postal
 from games.models import Event, Game, Order
-from games.notify import commands
+from games.notify import commands, replies
 from moderator.mail.models import InboundMessage, OutboundEmail
 from tests.factories import started_game
 from tests.games.notify.test_replies import (
@@ -187,3 +187,19 @@ def test_over_the_limit_a_command_is_not_answered(game: Game, settings: Settings
     assert InboundMessage.objects.order_by("id").last().note == (  # type: ignore[union-attr]
         "the command 'help': over the limit, no answer"
     )
+
+
+def test_a_command_from_another_address_is_held_and_answered_once_the_gm_takes_it(
+    game: Game, now: datetime
+) -> None:
+    payload = postmark_payload(
+        reply_address(seat(game, 1)), "status", "<held@mail.example.net>", sender="eve@example.net"
+    )
+    assert post_postmark(payload, **auth()).status_code == 200
+    row = InboundMessage.objects.get()
+    assert (row.state, OutboundEmail.objects.filter(kind="command").count()) == ("held", 0)
+    replies.release(row.pk, game.pk, now=now)
+    row.refresh_from_db()
+    (answer,) = OutboundEmail.objects.filter(kind="command")
+    assert (row.state, answer.to, answer.subject) == ("command", "bob@example.org", "Your games")
+    assert Order.objects.count() == 0
