@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from games import postal
-from games.community import absences, press, signups
+from games.community import absences, openings, press
 from games.engines import registry
 from games.engines.base import Engine
 from games.lib import schedule, words
@@ -259,7 +259,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         ),
         "rollback_step": rollback_step,
         "seed": game.seed.hex() if game.status == Game.Status.FINISHED and game.seed else None,
-        "signups": signups.gm_view(game, seats, timezone.now()),
+        "signups": openings.gm_view(game, seats, timezone.now()),
         **_webhook_context(game),
         "public_form": PublicForm(game=game, initial={"public": game.public}, auto_id="public_%s"),
         "public_url": reverse("games:public", args=[game.public_id]),

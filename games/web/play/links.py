@@ -21,7 +21,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
 from games import postal
-from games.community import players, signups
+from games.community import openings, players
 from games.notify import languages
 from games.postal import access
 from games.records import spectators
@@ -47,8 +47,8 @@ def _home(
         "owed": next((lines for key, _, lines in mine.groups if key == players.OWED), []),
         "mine": mine.count,
         "open_games": [
-            {"game": game, "seats": signups.seats(game)}
-            for game in signups.open_games()[:HOME_ROWS]
+            {"game": game, "seats": openings.seats(game)}
+            for game in openings.open_games()[:HOME_ROWS]
         ],
         "live_games": list(spectators.live_games()[:HOME_ROWS]),
         **more,

@@ -20,7 +20,7 @@ from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
 from games import postal
-from games.community import signups
+from games.community import openings, signups
 from games.community.players import player_of
 from games.engines import registry
 from games.lib import schedule, words
@@ -96,28 +96,28 @@ def game_facts(game: Game, players: int | None = None) -> dict[str, Any]:
         "title": words.Said(title),
         "options": [(words.Said(label), words.Said(value)) for label, value in options],
         "rhythm": schedule.in_words(game.schedule),
-        "gm_name": signups.gm_name(game),
+        "gm_name": openings.gm_name(game),
         "mode": JOINING.get(SignUpMode(game.signup), ""),
     }
 
 
 @require_GET
 def open_list(request: HttpRequest) -> HttpResponse:
-    listed = list(signups.open_games())
+    listed = list(openings.open_games())
     games = [
         {**game_facts(game, seats.wanted), "seats": seats}
         for game in listed
         if game.status == Game.Status.RECRUITING
-        for seats in [signups.seats(game)]
+        for seats in [openings.seats(game)]
     ]
     # The first-come games under way: full, taking reserves.
     reserving = [
-        {**game_facts(game, signups.seats(game).invited), "reserves": signups.reserve_count(game)}
+        {**game_facts(game, openings.seats(game).invited), "reserves": openings.reserve_count(game)}
         for game in listed
         if game.status != Game.Status.RECRUITING
     ]
-    offered_seats = list(signups.offered_seats())
-    players = signups.seat_counts([seat.game_id for seat in offered_seats])
+    offered_seats = list(openings.offered_seats())
+    players = openings.seat_counts([seat.game_id for seat in offered_seats])
     offered = [
         {**game_facts(seat.game, players[seat.game_id]), "seat": seat} for seat in offered_seats
     ]
@@ -158,8 +158,8 @@ def game_page(request: HttpRequest, public_id: str) -> HttpResponse:
         Game.objects.select_related("gm").defer("seed").exclude(status=Game.Status.DRAFT),
         public_id=public_id,
     )
-    offered = list(signups.offered_seats(game)) if game.status in signups.UNDER_WAY else []
-    refusal = None if signups.is_open(game) or offered else signups.refusal(game, None)
+    offered = list(openings.offered_seats(game)) if game.status in openings.UNDER_WAY else []
+    refusal = None if openings.is_open(game) or offered else signups.refusal(game, None)
     form = SignUpForm(request.POST or None, offered=offered, initial=_initial(request))
     status = 200
     if request.method == "POST" and refusal is not None:
@@ -200,11 +200,11 @@ def game_page(request: HttpRequest, public_id: str) -> HttpResponse:
         "form": form,
         "refusal": None if refusal is None else _sentence(refusal),
         "offered": offered,
-        "seats": signups.seats(game) if signups.is_open(game) else None,
-        "waits": signups.would_wait(game) if signups.is_open(game) else True,
-        "full": signups.is_full(game),
-        "reserve": not offered and signups.takes_reserves(game),
-        "reserves": signups.reserve_count(game) if signups.takes_reserves(game) else 0,
+        "seats": openings.seats(game) if openings.is_open(game) else None,
+        "waits": openings.would_wait(game) if openings.is_open(game) else True,
+        "full": openings.is_full(game),
+        "reserve": not offered and openings.takes_reserves(game),
+        "reserves": openings.reserve_count(game) if openings.takes_reserves(game) else 0,
         "reserve_words": signups.reserve_words(),
         "board": _public_board(game) if offered and game.state is not None else "",
     }
@@ -226,9 +226,9 @@ def _sent(request: HttpRequest, game: Game, email: str, replacing: bool) -> Http
         **game_facts(game, _players(game)),
         "email": email,
         "replacing": replacing,
-        "waits": signups.would_wait(game),
-        "full": signups.is_full(game),
-        "reserve": not replacing and signups.takes_reserves(game),
+        "waits": openings.would_wait(game),
+        "full": openings.is_full(game),
+        "reserve": not replacing and openings.takes_reserves(game),
         "reserve_words": signups.reserve_words(),
         "hours": settings.SIGNUP_CONFIRM_HOURS,
     }
@@ -268,7 +268,7 @@ def _signup_page(
     request: HttpRequest, signup: SignUp, now: datetime, error: str | None
 ) -> HttpResponse:
     game = signup.game
-    lapsed = signups.lapsed(signup, now)
+    lapsed = openings.lapsed(signup, now)
     context: dict[str, Any] = {
         **game_facts(game, _players(game)),
         "signup": signup,
@@ -280,17 +280,17 @@ def _signup_page(
         "refusal": None,
         "waits": False,
         "place": None,
-        "reserve": signup.position is None and signups.takes_reserves(game),
+        "reserve": signup.position is None and openings.takes_reserves(game),
         "over": game.status in (Game.Status.FINISHED, Game.Status.ABANDONED),
         "reserve_words": signups.reserve_words(),
     }
     if signup.state == SignUp.State.UNCONFIRMED and not lapsed:
         why = signups.refusal(game, signup.position)
         context["refusal"] = None if why is None else _sentence(why)
-        context["waits"] = why is None and signups.would_wait(game, signup.position)
-        context["full"] = why is None and signups.is_full(game)
+        context["waits"] = why is None and openings.would_wait(game, signup.position)
+        context["full"] = why is None and openings.is_full(game)
     if signup.state == SignUp.State.WAITING:
-        context["place"] = signups.waiting_place(signup)
+        context["place"] = openings.waiting_place(signup)
     status = 200
     if error is not None:
         status = 409

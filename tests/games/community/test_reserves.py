@@ -14,7 +14,7 @@ import pytest
 from django.test import Client
 
 from games import postal
-from games.community import signups
+from games.community import openings, signups
 from games.engines import registry
 from games.models import Game, GMAction, Order, Seat, SignUp
 from moderator.mail.models import OutboundEmail
@@ -103,7 +103,7 @@ def text_of(name: str, subject_end: str) -> str:
 def test_a_running_first_come_game_takes_sign_ups_as_reserves(now: datetime) -> None:
     game = running(now)
     assert signups.refusal(game, None) is None
-    assert signups.takes_reserves(game)
+    assert openings.takes_reserves(game)
     dan = signed(game, "dan", now)
     confirm_text = text_of("dan", "confirm your sign-up")
     assert (
@@ -136,8 +136,8 @@ def test_a_running_first_come_game_takes_sign_ups_as_reserves(now: datetime) -> 
         (1, "bob", "bob@example.org"),
         (2, "cy", "cy@example.org"),
     ]
-    (listed,) = signups.open_games()
-    assert (listed.pk, signups.reserve_count(listed)) == (game.pk, 2)
+    (listed,) = openings.open_games()
+    assert (listed.pk, openings.reserve_count(listed)) == (game.pk, 2)
 
 
 def test_the_waiting_list_at_the_start_stays_as_the_reserves(
@@ -237,7 +237,7 @@ def test_the_first_reserve_takes_a_seat_that_falls_into_civil_disorder(now: date
             2,
         )
     ]
-    assert list(signups.offered_seats()) == []
+    assert list(openings.offered_seats()) == []
     assert state_line(visitor().get(f"/open/confirm/{eve}/")) == (
         "You are reserve number 1. If a seat falls into civil disorder (its player missed too many "
         "turns in a row), the first reserve takes it and is emailed a link to it; until then "
@@ -294,7 +294,7 @@ def test_an_approved_game_has_no_reserves(now: datetime) -> None:
         signups.approve(game.pk, SignUp.objects.get(name=name).pk, now=now)
     signups.start(game.pk, now=now)
     game.refresh_from_db()
-    assert not signups.takes_reserves(game)
+    assert not openings.takes_reserves(game)
     missing(game, 1)
     assert seated(game)[1] == (1, "bob", "bob@example.org")
     assert states(game) == [("ann", "accepted"), ("bob", "accepted"), ("cy", "waiting")]
@@ -313,7 +313,7 @@ def test_a_reserve_withdraws_by_their_link_and_leaves_the_list(now: datetime) ->
     assert response.status_code == 302
     assert states(game)[3:] == [("dan", "withdrawn"), ("eve", "waiting")]
     assert told("dan")[-1] == ("signup", "Open Choice: you withdrew")
-    assert signups.waiting_place(SignUp.objects.get(name="eve")) == 1
+    assert openings.waiting_place(SignUp.objects.get(name="eve")) == 1
     # A player of the game cannot withdraw: they ask the GM.
     ann = SignUp.objects.get(name="ann")
     with pytest.raises(postal.PostalError) as refused:
@@ -336,7 +336,7 @@ def test_the_gm_declines_a_reserve(now: datetime) -> None:
     game = running(now)
     confirmed(game, "dan", now)
     dan = SignUp.objects.get(name="dan")
-    rows = signups.gm_view(game, list(game.seats.all()), now).rows
+    rows = openings.gm_view(game, list(game.seats.all()), now).rows
     assert [(row.signup.name, row.approvable, row.declinable) for row in rows][3:] == [
         ("dan", False, True)
     ]
@@ -379,7 +379,7 @@ def test_reserves_left_when_the_game_ends_are_told_once(now: datetime) -> None:
         signups.withdraw(dan, now=now)
     assert refused.value.message == "Open Choice is over: there is nothing to withdraw"
     assert signups.refusal(game, None) == "Open Choice is over: it takes no more sign-ups"
-    assert list(signups.open_games()) == []
+    assert list(openings.open_games()) == []
 
 
 def test_the_gms_page_lists_the_reserves_and_declines_one(now: datetime) -> None:

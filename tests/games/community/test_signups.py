@@ -18,7 +18,7 @@ from django.test import Client
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks, Settings
 
 from games import postal
-from games.community import signups
+from games.community import openings, signups
 from games.models import Game, Player, Seat, SignUp
 from moderator import links
 from moderator.mail.models import OutboundEmail
@@ -265,7 +265,7 @@ def test_a_full_game_puts_the_next_on_the_waiting_list_and_a_freed_seat_goes_to_
         "recruiting",
         "every seat is taken, but the game could not start: the rules refuse these players",
     )
-    assert signups.would_wait(game)
+    assert openings.would_wait(game)
     confirmed(game, "fay", now + timedelta(minutes=2))
     confirmed(game, "gus", now + timedelta(minutes=3))
     assert states(game)[2:] == [("fay", "waiting"), ("gus", "waiting")]
@@ -424,7 +424,7 @@ def test_closing_sign_ups_tells_the_waiting_list_and_keeps_the_seats(
     assert (game.status, game.signup) == ("recruiting", "")
     assert states(game) == [("bob", "accepted"), ("cy", "declined")]
     assert told("cy")[-1] == ("signup", "Open Choice: sign-ups are closed")
-    assert list(signups.open_games()) == []
+    assert list(openings.open_games()) == []
     with pytest.raises(postal.PostalError) as refused:
         signed(game, "dee", now)
     assert refused.value.message == "Open Choice is not open for sign-up"
@@ -554,7 +554,7 @@ def test_a_sign_up_for_a_seat_in_civil_disorder_approved_replaces_its_player(
         ("signup", "Test Choice: you take over seat 2"),
     ]
     assert told("yan")[-1] == ("signup", "Test Choice: seat 2 went to another player")
-    assert list(signups.offered_seats()) == []
+    assert list(openings.offered_seats()) == []
     with pytest.raises(postal.PostalError) as refused:
         signed(game, "xia", now, position=1)
     assert refused.value.message == "seat 2 of Test Choice no longer looks for a new player"
@@ -979,7 +979,7 @@ def test_invited_players_of_an_open_game_take_the_first_seats(gm_client: Client)
     gm_client.post(NEW_CHOICE, NEW_GAME | {"players": "ann <ann@example.org>"})
     game = Game.objects.get()
     assert seated(game) == [(0, "ann", "ann@example.org")]
-    assert signups.seats(game) == signups.Seats(wanted=3, invited=1, accepted=0)
+    assert openings.seats(game) == openings.Seats(wanted=3, invited=1, accepted=0)
 
 
 def test_the_gm_page_shows_the_sign_ups_and_the_gm_approves_declines_and_starts(
@@ -1133,7 +1133,7 @@ def test_a_sign_up_left_waiting_by_the_start_is_not_declined_after_it(now: datet
     )
     assert told("bob")[-1] == ("signup", "Open Choice: the game started without you")
     game.refresh_from_db()
-    rows = signups.gm_view(game, list(game.seats.all()), now).rows
+    rows = openings.gm_view(game, list(game.seats.all()), now).rows
     assert [(row.signup.name, row.approvable, row.declinable) for row in rows] == [
         ("ann", False, False),
         ("bob", False, False),
