@@ -102,10 +102,8 @@ def test_a_step_report_shows_every_players_board_exactly_in_text_and_html(now: d
             f"{swatch(position)}{state.players[position]}",
             *map(str, sheet.counts),
             # Each Wurfel a boxed die in the seat's colour, with how many are stored.
-            # The dice wrap on a phone; each keeps its count beside it.
             " ".join(
-                f'<span style="white-space:nowrap">\n{boxed_die(value, seat_colour(position))}'
-                f"\N{MULTIPLICATION SIGN}{count}</span>"
+                f"\n{boxed_die(value, seat_colour(position))}\N{MULTIPLICATION SIGN}{count}"
                 for value, count in sheet.stored
             ),
             str(view["players"][position]["running_score"]),

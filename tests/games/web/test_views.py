@@ -797,9 +797,7 @@ def test_the_page_shows_report_board_deadline_and_history_newest_first(
     assert cells[0] == ["Player", *map(str, range(2, 13)), "Wurfels", "Score"]
     for position, sheet in enumerate(state.sheets):
         stored = " ".join(
-            # Each die with its count kept together, the dice wrapping on a phone.
-            f'<span style="white-space:nowrap">{svg_die(value, colours.seat_colour(position))}'
-            f"\N{MULTIPLICATION SIGN}{count}</span>"
+            f"{svg_die(value, colours.seat_colour(position))}\N{MULTIPLICATION SIGN}{count}"
             for value, count in sheet.stored
         )
         assert cells[position + 1] == [
