@@ -122,16 +122,23 @@ def liars_dice(taps: Taps, moves: int) -> None:
 
 
 def choice(taps: Taps, game: Game) -> None:
-    """Each round's fields: the first die the menu offers that was rolled set aside, the
-    other four paired low with low."""
+    """Each round's fields: the first die the menu offers that was rolled set aside (one
+    of the three values the sheet stores when the roll shows one, as the rules require),
+    the other four paired low with low."""
     state = game.rules.state_from_json(Game.objects.get(pk=game.pk).state)
+    position = int(taps.page.url.rstrip("/").split("/")[-1])
+    stored = set(state.sheets[position].stored_values)
     for played in state.rounds:
         number = played.number
         block = taps.page.locator(f"#round-{number}")
         offered = block.locator(f"#id_r{number}_value option").evaluate_all(
             "options => options.map(o => o.value)"
         )
-        value = next(v for v in offered if v and int(v) in played.roll)
+        rolled = [v for v in offered if v and int(v) in played.roll]
+        must = [v for v in rolled if int(v) in stored] if len(stored) >= 3 else []
+        value = (must or rolled)[0]
+        if len(stored) < 3:
+            stored.add(int(value))
         rest = sorted(played.roll)
         rest.remove(int(value))
         taps.choose(f"#id_r{number}_value", value)
