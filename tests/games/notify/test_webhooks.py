@@ -31,7 +31,7 @@ from games import postal, tasks
 from games.engines import registry
 from games.engines.liars_dice.rules import LiarsDiceEngine
 from games.models import Event, Game, Webhook, WebhookDelivery
-from games.notify import reminders, webhooks
+from games.notify import deliveries, reminders, webhooks
 from tests.factories import EVERY_HOUR, SEED, GameFactory, GMFactory, choice_game, new_game
 from tests.games.playing import SHORT_CHOICE, play_out
 
@@ -313,7 +313,7 @@ def test_a_claimed_row_is_posted_by_whoever_claimed_it_only(now: datetime) -> No
     # Never confirmed after MAIL_SENDING_TIMEOUT_SECONDS: failed, not posted again.
     assert webhooks.mark_stale(now + timedelta(minutes=10)) == 1
     delivery.refresh_from_db()
-    assert (delivery.state, delivery.last_error) == (State.FAILED, webhooks.NEVER_CONFIRMED)
+    assert (delivery.state, delivery.last_error) == (State.FAILED, deliveries.NEVER_CONFIRMED)
 
 
 def test_an_event_is_written_once_however_often_it_is_reported(
