@@ -56,6 +56,7 @@ STARTRETRIES ?= 5
 run: $(RUNTIME)
 	VAR_DIR="$(VAR_DIR)" $(BIN)/python manage.py migrate --noinput
 	VAR_DIR="$(VAR_DIR)" $(BIN)/python manage.py demo
+	VAR_DIR="$(VAR_DIR)" $(BIN)/python manage.py makevapidkeys --file
 	PATH="$(CURDIR)/$(BIN):$$PATH" VAR_DIR="$(VAR_DIR)" PORT="$(PORT)" \
 	  STARTSECS="$(STARTSECS)" STARTRETRIES="$(STARTRETRIES)" \
 	  $(BIN)/supervisord -n -c supervisord.conf

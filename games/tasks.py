@@ -10,7 +10,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from games import postal
-from games.notify import digests, reminders, webhooks
+from games.notify import digests, push, reminders, webhooks
 from games.records import retention
 from moderator import queues
 from moderator.mail import inbound, queueing, sending
@@ -22,8 +22,8 @@ def sweep() -> dict[str, int]:
     email (first attempts whose enqueue was lost, and retries), email claimed and never
     confirmed (sent again if it was never handed over, else unknown and its GM told:
     ``sending.mark_unknown``), inbound posts kept and not yet read, the same of webhook
-    posts (``games.notify.webhooks``), reminders, and the daily digests (of reminders, and of
-    reports) whose hour has come."""
+    posts (``games.notify.webhooks``) and pushes (``games.notify.push``), reminders, and
+    the daily digests (of reminders, and of reports) whose hour has come."""
     now = timezone.now()
     lost = now - timedelta(seconds=settings.SWEEP_SECONDS)
     mails = queueing.pending_ids(settings.SWEEP_BATCH, older_than=lost, now=now)
@@ -33,6 +33,10 @@ def sweep() -> dict[str, int]:
     if posts:
         webhooks.enqueue(posts)
     webhooks.mark_stale(now)
+    pushes = push.pending_ids(settings.SWEEP_BATCH, older_than=lost, now=now)
+    if pushes:
+        push.ROWS.enqueue(pushes)
+    push.mark_stale(now)
     unread = inbound.unread_ids(settings.SWEEP_BATCH, older_than=lost)
     inbound.hand_out(unread)
     reminded = reminders.send_reminders(now)
@@ -43,6 +47,7 @@ def sweep() -> dict[str, int]:
         "unknown": unknown,
         "inbound": len(unread),
         "webhooks": len(posts),
+        "pushes": len(pushes),
         "reminders": reminded,
         "digests": reminder_digests,
         "daily": daily,
@@ -53,6 +58,13 @@ def sweep() -> dict[str, int]:
 def send_webhooks(*, delivery_ids: list[int]) -> dict[str, int]:
     """Post a batch of webhook deliveries; how many rows ended in each state."""
     states = webhooks.send_batch(delivery_ids, now=timezone.now())
+    return dict(Counter(states.values()))
+
+
+@shared_task(name=push.SEND_PUSHES, acks_late=True, reject_on_worker_lost=True)
+def send_pushes(*, delivery_ids: list[int]) -> dict[str, int]:
+    """Send a batch of pushes; how many rows ended in each state."""
+    states = push.send_batch(delivery_ids, now=timezone.now())
     return dict(Counter(states.values()))
 
 

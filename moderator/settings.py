@@ -7,6 +7,7 @@ database and for the broker under ``var/``, email written to files, DEBUG on.
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -293,6 +294,23 @@ MAIL_RETENTION_DAYS = envint("MAIL_RETENTION_DAYS", 30, minimum=1)
 WEBHOOK_TIMEOUT_SECONDS = envint("WEBHOOK_TIMEOUT_SECONDS", 5, minimum=1)
 WEBHOOK_ALLOW_LOCAL_HTTP = envbool("WEBHOOK_ALLOW_LOCAL_HTTP", DEBUG)
 
+# Web push (games/notify/push.py, docs/operations.md): the service's VAPID key pair, both
+# base64url (``manage.py makevapidkeys`` makes one), and the address push services may
+# write to about it. Without keys, push is off and the seat's settings say so. Unset, they
+# are read from VAPID_KEYS_FILE if it exists (``make run`` writes one into var/). Pushes
+# are posted to public addresses only (moderator/outbound.py), as webhooks are.
+VAPID_KEYS_FILE = Path(envstr("VAPID_KEYS_FILE", str(VAR_DIR / "vapid.json")))
+_vapid_file = (
+    json.loads(VAPID_KEYS_FILE.read_text())
+    if "VAPID_PRIVATE_KEY" not in os.environ and VAPID_KEYS_FILE.is_file()
+    else {}
+)
+VAPID_PUBLIC_KEY = envstr("VAPID_PUBLIC_KEY", _vapid_file.get("public", ""))
+VAPID_PRIVATE_KEY = envstr("VAPID_PRIVATE_KEY", _vapid_file.get("private", ""))
+VAPID_SUBJECT = envstr("VAPID_SUBJECT", "")
+# How long a push service keeps a push for a browser that is offline.
+PUSH_TTL_SECONDS = envint("PUSH_TTL_SECONDS", 12 * 3600, minimum=0)
+
 # --- Celery ----------------------------------------------------------------------------
 # The embedded default's broker is kombu's SQLAlchemy transport on a SQLite file: it needs
 # no server, and a message is a row inserted in a transaction, so a worker never reads half
@@ -339,6 +357,7 @@ CELERY_TASK_ROUTES = {
     "games.send_lost_links": {"queue": URGENT_QUEUE},
     "mail.send_urgent_emails": {"queue": URGENT_QUEUE},
     "games.send_webhooks": {"queue": "mail"},
+    "games.send_pushes": {"queue": "mail"},
     "mail.*": {"queue": "mail"},
     "games.*": {"queue": STEPS_QUEUE},
 }
@@ -421,6 +440,7 @@ RATES = {
     "press-seat": "20/h",  # messages between players written by one seat, web and email
     "press-game": "100/h",  # messages between players written in one game, all seats
     "command-email": "10/h",  # commands by email (help, status, ...) from one seat's address
+    "push-test": "10/h",  # test pushes asked for one seat
 }
 # A calendar feed is served from the cache this long (as its Cache-Control says): a calendar
 # app polling every minute costs one query per feed per five minutes.

@@ -3,8 +3,8 @@
 
 The rows live in a module each by what they are: ``games`` (a game and its settings),
 ``seats``, ``steps`` (the play: steps, orders, dice, events, the GM's log), ``press``,
-``people`` (addresses across their games) and ``webhooks``. Import them from here, as the
-migrations do (``games.models.new_public_id``)."""
+``people`` (addresses across their games), ``webhooks`` and ``push``. Import them from here,
+as the migrations do (``games.models.new_public_id``)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ from games.models.people import SignIn as SignIn
 from games.models.people import SignUp as SignUp
 from games.models.press import MESSAGE_LENGTH as MESSAGE_LENGTH
 from games.models.press import Message as Message
+from games.models.push import PushDelivery as PushDelivery
+from games.models.push import PushSubscription as PushSubscription
 from games.models.seats import Handover as Handover
 from games.models.seats import PressEmail as PressEmail
 from games.models.seats import Reports as Reports

@@ -18,7 +18,7 @@ from games.engines.dice import VerifiableDice
 from games.lib import schedule, signals, words
 from games.models import DiceRoll, Game, Seat, Step
 from games.models import Event as EventRow
-from games.notify import email_choices, reminders, reports, webhooks
+from games.notify import email_choices, push, reminders, reports, webhooks
 from games.postal import access
 from moderator.mail import queueing
 
@@ -220,6 +220,7 @@ def queue_reports(
     if latest:
         mark_seats_told([seat.pk for seat in told], latest)
     webhooks.step_events(game, seats, engine, state, events, step, now)
+    push.step_pushes(game, seats, engine, step, now)
 
 
 def mark_seats_told(seat_ids: list[int], latest: int) -> None:

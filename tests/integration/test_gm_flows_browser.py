@@ -106,6 +106,7 @@ def test_the_gm_creates_and_starts_every_game_and_profile_from_the_form(
     gm_user()
     sign_in(page, module_server)
     page.get_by_role("link", name="New game", exact=True).click()
+    page.locator("#ways .way h2").first.wait_for()  # the click navigates: wait for the page
     assert page.locator("#ways .way h2").all_inner_texts() == [way.title for way in WAYS]
 
     for way in WAYS:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -17,7 +18,7 @@ from games.community import absences, press
 from games.engines import registry
 from games.lib import words
 from games.models import AbsencePolicy, Game, PressEmail, Seat
-from games.notify import email_choices, reminders
+from games.notify import email_choices, push, reminders
 from games.postal import access
 from games.web.forms import EmailChoiceForm, LanguageForm, ReminderChoiceForm
 from games.web.play.common import held_seat, not_valid, speak
@@ -48,6 +49,7 @@ def seat_settings(request: HttpRequest, game_id: int, position: int) -> HttpResp
         "press_email_choices": PressEmail.choices,
         **email_choice_context(seat, game.rules),
         **missed_context(game, seat),
+        **push_context(seat),
     }
     return render(request, "games/seat_settings.html", context)
 
@@ -78,4 +80,17 @@ def missed_context(game: Game, seat: Seat) -> dict[str, Any]:
         "autopilot": registry.strategy(game.engine, seat.autopilot) if seat.autopilot else None,
         "extensions_left": max(game.extensions - seat.extensions_used, 0),
         "absence_policy": absences.WHAT_IT_DOES[AbsencePolicy(game.absence_policy)],
+    }
+
+
+def push_context(seat: Seat) -> dict[str, Any]:
+    """Whether the service has push, its public key for the browser, and the browsers that
+    get the seat's news by push, each with its scope, last push and last failure."""
+    return {
+        "push_enabled": push.enabled(),
+        "push_key": settings.VAPID_PUBLIC_KEY,
+        "push_browsers": [
+            {"row": row, "key": push.endpoint_key(row), "every_seat": row.seat_id is None}
+            for row in push.of_seat(seat)
+        ],
     }

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from games.web.play import calendar, choices, glossary, links, press, seat, settings
+from games.web.play import calendar, choices, glossary, links, press, push, seat, settings
 from games.web.public import spectators, verify
 
 app_name = "games"
@@ -26,6 +26,10 @@ urlpatterns = [
         name="seat_settings",
     ),
     path("glossary/", glossary.glossary, name="glossary"),
+    path("sw.js", push.service_worker, name="service_worker"),
+    path("play/<int:game_id>/<int:position>/push/on/", push.subscribe, name="push_on"),
+    path("play/<int:game_id>/<int:position>/push/off/", push.unsubscribe, name="push_off"),
+    path("play/<int:game_id>/<int:position>/push/test/", push.test, name="push_test"),
     path("play/<int:game_id>/<int:position>/email/", choices.email_choice, name="email_choice"),
     path(
         "play/<int:game_id>/<int:position>/autopilot/",
