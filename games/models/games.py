@@ -84,6 +84,9 @@ class Game(models.Model):
     needs_gm = models.TextField(blank=True, help_text="Why the game waits for its GM.")
     # Hours before a deadline at which seats that still owe an order are reminded.
     reminders = models.JSONField(default=default_reminders, blank=True)
+    # A deadline that would fall in every player's quiet hours moves to the first morning
+    # (games.notify.quiet.outside_every_night).
+    avoid_nights = models.BooleanField(default=False, db_default=False)
     paused_at = models.DateTimeField(null=True, blank=True)
     # The game this one follows ("play again" with the same players).
     previous = models.ForeignKey(

@@ -17,8 +17,8 @@ class EmailPreference(models.Model):
     all their games) wants email: reminders one per game and deadline, or in one daily
     digest at ``hour`` in ``time_zone``, or none (``no_reminders``); and ``reports``, the
     choice new seats of the address start with ("": each game's own default), and
-    ``web_receipts``, whether they get receipts of orders made on their pages. A later
-    account owns this row.
+    ``web_receipts``, whether they get receipts of orders made on their pages; and the
+    player's quiet hours. A later account owns this row.
 
     ``digest_day``: the local day of the latest daily digest of reports, claimed by the
     task that writes it (``email_choices.send_daily_digests``)."""
@@ -33,6 +33,10 @@ class EmailPreference(models.Model):
     # (``Seat.web_receipts``), as a seat page's "all my seats" chose.
     web_receipts = models.BooleanField(default=False, db_default=False)
     digest_day = models.DateField(null=True, blank=True)
+    # Quiet hours (games.notify.quiet): the player's night in ``time_zone``, from
+    # ``quiet_from`` to ``quiet_until`` (the next morning when it is earlier); both unset: none.
+    quiet_from = models.TimeField(null=True, blank=True)
+    quiet_until = models.TimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -18,7 +18,7 @@ lists every order their address still owes, in every game.
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -28,29 +28,34 @@ from django.utils import translation
 from games.engines import registry
 from games.lib import schedule, words
 from games.models import EmailPreference, Game, Order, Seat, Step
-from games.notify import email_choices, languages, webhooks
+from games.notify import email_choices, languages, quiet, webhooks
 from games.postal import access
 from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
 
 
 def due_window(
-    hours: list[Any], *, opened_at: datetime, deadline: datetime, now: datetime
+    hours: list[Any],
+    *,
+    opened_at: datetime,
+    deadline: datetime,
+    now: datetime,
+    night: quiet.Night | None = None,
 ) -> int | float | None:
-    """The reminder (hours before ``deadline``) due at ``now``, or None."""
-    left = deadline - now
-    windows = [
-        h
-        for h in hours
-        if isinstance(h, int | float) and not isinstance(h, bool) and h > 0
-        if left <= timedelta(hours=h)
-    ]
-    if left <= timedelta(0) or not windows:
+    """The reminder (hours before ``deadline``) due at ``now``, or None: the most urgent
+    whose time has come, that time moved out of the player's ``night`` (``quiet.send_time``).
+    A reminder whose time, or moved time, came before the step opened reminds of nothing."""
+    if deadline <= now:
         return None
-    window = min(windows)
-    if deadline - timedelta(hours=window) <= opened_at:
-        return None
-    return window
+    due = []
+    for h in hours:
+        if not isinstance(h, int | float) or isinstance(h, bool) or h <= 0:
+            continue
+        meant = deadline - timedelta(hours=h)
+        at = quiet.send_time(meant, deadline, night)
+        if meant > opened_at and at > opened_at and at <= now:
+            due.append(h)
+    return min(due) if due else None
 
 
 def reminder_key(step: Step, position: int, hours: int | float) -> str:
@@ -63,8 +68,9 @@ def send_reminders(now: datetime) -> int:
     """Queue every reminder due at ``now``; returns how many are waiting to be sent.
 
     The queries do not grow with the number of seats: one each for the open steps, the
-    orders in, the reminders already written and the seats, one locking the games still
-    running, then one per game reminded for its links, and two for the outbox."""
+    orders in, the seats, the quiet hours of their addresses and the reminders already
+    written, one locking the games still running, then one per game reminded for its
+    links, and two for the outbox."""
     steps = (
         Step.objects.filter(
             status=Step.Status.OPEN, deadline__gt=now, game__status=Game.Status.RUNNING
@@ -72,31 +78,51 @@ def send_reminders(now: datetime) -> int:
         .select_related("game__gm")
         .defer("state_before", "state_after", "game__state", "game__seed")
     )
-    due: dict[int, tuple[Step, int | float]] = {}
-    for step in steps:
-        window = due_window(
-            step.game.reminders, opened_at=step.opened_at, deadline=step.deadline, now=now
-        )
-        if window is not None:
-            due[step.pk] = (step, window)
-    if not due:
+    # The steps where a reminder may be due: its time has come, or comes within a night
+    # (a reminder whose time falls in the player's night may come before it starts).
+    near = {step.pk: step for step in steps if _may_be_due(step, now)}
+    if not near:
         return 0
-    owed = _owed(due)
-    keys = {
-        reminder_key(step, position, window): (step, window, position)
-        for step_id, (step, window) in due.items()
-        for position in owed[step_id]
-    }
+    owed = _owed(near)
+    seats = _seats(near, owed)
+    nights = quiet.nights_of(
+        seat.email for by_position in seats.values() for seat in by_position.values()
+    )
+    keys = {}
+    for step_id, step in near.items():
+        for position, seat in seats[step.game_id].items():
+            if position not in owed[step_id]:
+                continue
+            window = due_window(
+                step.game.reminders,
+                opened_at=step.opened_at,
+                deadline=step.deadline,
+                now=now,
+                night=nights.get(email_choices.normalise(seat.email)),
+            )
+            if window is not None:
+                keys[reminder_key(step, position, window)] = (step, window, position)
+    if not keys:
+        return 0
     written = set(
         OutboundEmail.objects.filter(dedupe_key__in=keys).values_list("dedupe_key", flat=True)
     )
     todo = [keys[key] for key in keys if key not in written]
     if not todo:
         return 0
-    return _queue(todo, now)
+    return _queue(todo, seats, now)
 
 
-def _quiet_addresses() -> set[str]:
+def _may_be_due(step: Step, now: datetime) -> bool:
+    hours = [
+        h
+        for h in step.game.reminders
+        if isinstance(h, int | float) and not isinstance(h, bool) and h > 0
+    ]
+    return bool(hours) and step.deadline - timedelta(hours=max(hours)) - quiet.LEAD <= now
+
+
+def _not_reminded() -> set[str]:
     """The addresses that get no reminder one at a time: a daily digest, or none."""
     return set(
         EmailPreference.objects.filter(Q(digest=True) | Q(no_reminders=True)).values_list(
@@ -105,7 +131,7 @@ def _quiet_addresses() -> set[str]:
     )
 
 
-def _owed(due: dict[int, tuple[Step, int | float]]) -> dict[int, set[int]]:
+def _owed(due: dict[int, Step]) -> dict[int, set[int]]:
     """Step id -> the positions prompted in the step that have sent no order yet."""
     answered: dict[int, set[int]] = defaultdict(set)
     orders = (
@@ -115,20 +141,27 @@ def _owed(due: dict[int, tuple[Step, int | float]]) -> dict[int, set[int]]:
     )
     for step_id, position in orders:
         answered[step_id].add(position)
-    return {
-        step_id: set(step.prompted_seats) - answered[step_id] for step_id, (step, _) in due.items()
+    return {step_id: set(step.prompted_seats) - answered[step_id] for step_id, step in due.items()}
+
+
+def _seats(due: dict[int, Step], owed: dict[int, set[int]]) -> dict[int, dict[int, Seat]]:
+    """Game id -> position -> the seats that owe an order in ``due``."""
+    games = {step.game_id: step.game for step in due.values()}
+    wanted = {
+        (step.game_id, position) for step_id, step in due.items() for position in owed[step_id]
     }
-
-
-def _queue(todo: list[tuple[Step, int | float, int]], now: datetime) -> int:
-    games: dict[int, Game] = {step.game_id: step.game for step, _, _ in todo}
-    wanted = {(step.game_id, position) for step, _, position in todo}
-    seats: dict[int, dict[int, Seat]] = defaultdict(dict)
-    quiet = _quiet_addresses()
+    seats: dict[int, dict[int, Seat]] = {game_id: {} for game_id in games}
     for seat in Seat.objects.filter(game_id__in=games):
-        if (seat.game_id, seat.position) in wanted and seat.email.lower() not in quiet:
+        if (seat.game_id, seat.position) in wanted:
             seat.game = games[seat.game_id]
             seats[seat.game_id][seat.position] = seat
+    return seats
+
+
+def _queue(
+    todo: list[tuple[Step, int | float, int]], seats: dict[int, dict[int, Seat]], now: datetime
+) -> int:
+    games: dict[int, Game] = {step.game_id: step.game for step, _, _ in todo}
     with transaction.atomic():
         # The games still running, locked to the end of the transaction: a game that ended
         # since the steps were read gets no reminder, and one cannot end before the
@@ -140,17 +173,27 @@ def _queue(todo: list[tuple[Step, int | float, int]], now: datetime) -> int:
             .values_list("pk", flat=True)
         )
         todo = [item for item in todo if item[0].game_id in running]
+        # An address that chose a daily digest, or none, gets no reminder of its own.
+        not_reminded = _not_reminded()
+        reminded = {
+            (step.game_id, position)
+            for step, _, position in todo
+            if seats[step.game_id][position].email.lower() not in not_reminded
+        }
         tokens = {
-            game_id: access.mint(by_position.values(), now=now)
-            for game_id, by_position in seats.items()
+            game_id: access.mint(
+                [seat for seat in seats[game_id].values() if (game_id, seat.position) in reminded],
+                now=now,
+            )
+            for game_id in games
             if game_id in running
         }
         rows = [
             _reminder(step, seats[step.game_id][position], window, tokens[step.game_id][position])
             for step, window, position in todo
-            if position in seats[step.game_id]
+            if (step.game_id, position) in reminded
         ]
-        # The webhooks hear of every reminder, a quiet address's too (once each).
+        # The webhooks hear of every reminder, a digest's address's too (once each).
         webhooks.reminder_events(todo, now)
         return len(queueing.queue_once(rows)) if rows else 0
 
@@ -233,6 +276,25 @@ def choose_for_address(
         defaults["hour"] = hour
     choice, _ = EmailPreference.objects.update_or_create(
         email=email_choices.normalise(email), defaults=defaults
+    )
+    return choice
+
+
+def quiet_of(choice: EmailPreference | None) -> dict[str, Any]:
+    """An address's quiet hours (its saved preferences, or None), as QuietHoursForm's
+    initial data."""
+    night = quiet.night_of(choice)
+    if night is None:
+        return {"quiet": False, "start": "22:00", "end": "07:00"}
+    return {"quiet": True, "start": f"{night.start:%H:%M}", "end": f"{night.end:%H:%M}"}
+
+
+def choose_quiet(seat: Seat, *, start: time | None, end: time | None) -> EmailPreference:
+    """The quiet hours of the seat's address, in every game, from ``start`` to ``end`` in
+    the seat's zone (``quiet.send_time``); None for both: none."""
+    choice, _ = EmailPreference.objects.update_or_create(
+        email=email_choices.normalise(seat.email),
+        defaults={"quiet_from": start, "quiet_until": end, "time_zone": seat.zone},
     )
     return choice
 

@@ -43,7 +43,8 @@ class MissedTurns:
     """What a game does about missed deadlines and absences (games.community.absences): each seat's
     automatic extensions and their length, what a declared absence does and how long in
     all it may hold the game for one seat, after how many missed turns in a row a seat is
-    in civil disorder (0: never), and whether such a seat is offered on the open games."""
+    in civil disorder (0: never), whether such a seat is offered on the open games, and
+    whether a deadline in every player's night moves to the morning (games.notify.quiet)."""
 
     extensions: int = 0
     extension_hours: int = 24
@@ -51,6 +52,7 @@ class MissedTurns:
     absence_cap_hours: int = 168
     civil_disorder_after: int = 3
     offer_seats: bool = False
+    avoid_nights: bool = False
 
     def check(self) -> None:
         """PostalError names the first value out of its range."""

@@ -370,7 +370,7 @@ SEAT_COLUMNS = (
 GAME_COLUMNS = (
     "id", "engine", "title", "public_id", "options", "status", "gm_id", "time_zone",
     "schedule", "early_processing", "seed", "commitment", "seed_revealed", "dice_drawn",
-    "state", "step_number", "needs_gm", "reminders", "paused_at", "previous_id",
+    "state", "step_number", "needs_gm", "reminders", "avoid_nights", "paused_at", "previous_id",
     "created_at", "started_at", "finished_at", "signup", "seats_wanted", "extensions",
     "extension_hours", "absence_policy", "absence_cap_hours", "civil_disorder_after",
     "offer_seats", "rated", "rated_at", "public", "paper_steps", "paper_dice", "private_press",

@@ -14,7 +14,6 @@ from games import records
 from games.engines import text as engine_text
 from games.engines.base import counted
 from games.engines.dice import EnteredDice, commitment, new_seed
-from games.lib import schedule
 from games.models import DiceRoll, Game, GMAction, Order, Seat, Step
 from games.models import Event as EventRow
 from games.notify import reports
@@ -22,7 +21,7 @@ from games.postal import access
 from games.postal.errors import PostalError, RecordRefused
 from games.postal.games import Player, create_game
 from games.postal.gm_log import GMNote, log_gm
-from games.postal.steps import event_row, latest_event, mark_seats_told
+from games.postal.steps import event_row, latest_event, mark_seats_told, step_deadline
 from games.records import paper
 from moderator.mail import queueing
 
@@ -159,7 +158,7 @@ def _check_paper(dice: EnteredDice, replay: records.Replay, history: paper.Paper
 def _write_past(game: Game, seats: list[Seat], past: list[paper.PastStep], now: datetime) -> Step:
     """The steps of a paper record with their orders, dice and events (a query each); the
     last one open, with its deadline from the game's schedule. Returns the open step."""
-    deadline = schedule.next_deadline(game.schedule, game.time_zone, now)
+    deadline = step_deadline(game, seats, now)
     steps = Step.objects.bulk_create(
         Step(
             game=game,

@@ -5,7 +5,7 @@ step queued, and a moved deadline told to the seats."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -18,7 +18,7 @@ from games.engines.dice import VerifiableDice
 from games.lib import schedule, signals, words
 from games.models import DiceRoll, Game, Seat, Step
 from games.models import Event as EventRow
-from games.notify import email_choices, push, reminders, reports, webhooks
+from games.notify import email_choices, push, quiet, reminders, reports, webhooks
 from games.postal import access
 from moderator.mail import queueing
 
@@ -56,12 +56,21 @@ def open_next_step(
         game=game,
         number=game.step_number,
         opened_at=now,
-        deadline=schedule.next_deadline(game.schedule, game.time_zone, now),
+        deadline=step_deadline(game, seats, now),
         prompts=words.prompt_list(prompts),
         state_before=game.state,
     )
     step.save()
     return step
+
+
+def step_deadline(game: Game, seats: Iterable[Seat], now: datetime) -> datetime:
+    """The deadline of a step opened at ``now``: the next of the game's schedule, moved to
+    the first morning when the game avoids nights and it falls in every player's."""
+    deadline = schedule.next_deadline(game.schedule, game.time_zone, now)
+    if not game.avoid_nights:
+        return deadline
+    return quiet.outside_every_night(deadline, quiet.nights_for(seats))
 
 
 def name_seats(game: Game, step: Step | None) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import html
 from collections.abc import Callable
+from datetime import time
 from typing import Any
 
 from django import forms
@@ -344,6 +345,36 @@ class ReminderChoiceForm(forms.Form):
         coerce=int,
         initial="8",
     )
+
+
+def _clock(value: str) -> time:
+    return time.fromisoformat(value)
+
+
+QUIET_HOURS = [(f"{hour:02d}:00", f"{hour:02d}:00") for hour in range(24)]
+
+
+class QuietHoursForm(forms.Form):
+    """A player's night (games.notify.quiet): no reminder from ``start`` to ``end`` (the
+    next morning when it is earlier), in their zone; ``quiet`` unticked: none."""
+
+    quiet = forms.BooleanField(
+        required=False, label=gettext_lazy("Quiet hours: no reminder in my night")
+    )
+    start = forms.TypedChoiceField(
+        label=gettext_lazy("From"), choices=QUIET_HOURS, coerce=_clock, initial="22:00"
+    )
+    end = forms.TypedChoiceField(
+        label=gettext_lazy("until"), choices=QUIET_HOURS, coerce=_clock, initial="07:00"
+    )
+
+    def clean(self) -> dict[str, Any] | None:
+        data = super().clean()
+        if data and data.get("quiet") and data.get("start") == data.get("end"):
+            raise ValidationError(
+                gettext_lazy("The night must end at another hour than it starts.")
+            )
+        return data
 
 
 class EmailChoiceForm(forms.Form):

@@ -94,7 +94,7 @@ EXCEPTIONS: dict[tuple[str, str, str], str] = {
         "rerate",
         "finished.filter(rated=False).exclude(rated_at=None).update(rated_at)",
     ): _RATED_AT,
-    ("games/notify/reminders.py", "_queue", "seat.game ="): (
+    ("games/notify/reminders.py", "_seats", "seat.game ="): (
         "hands each seat the game it already belongs to, read once for all the reminders, "
         "so building them reads no game again; never saved"
     ),

@@ -25,7 +25,7 @@ from games.engines import registry
 from games.engines.base import counted
 from games.lib import schedule
 from games.models import Order, Publicity
-from games.notify import languages, webhooks
+from games.notify import languages, quiet, webhooks
 from games.postal import game_templates
 from games.web.common import first_error
 from games.web.gm.common import own_game
@@ -98,10 +98,14 @@ def _extend(form: ExtendForm, now: datetime) -> str:
         **_logged(form),
     )
     when = schedule.local_time(step.deadline, form.game.time_zone)
-    return (
+    said = (
         f"The deadline of step {step.number} is now {when}; the players who owe an order, and "
         "those who get every report, are emailed."
     )
+    asleep = quiet.whose_night(step.deadline, quiet.declared(form.game.seats.all()))
+    if asleep:
+        said += f" It falls in the night of {asleep}: their reminders come before the night starts."
+    return said
 
 
 def _pause(form: ReasonForm, now: datetime) -> str:

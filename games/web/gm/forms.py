@@ -109,6 +109,7 @@ MISSED_FIELDS = (
     "absence_cap_days",
     "civil_disorder_after",
     "offer_seats",
+    "avoid_nights",
 )
 
 
@@ -278,6 +279,15 @@ class CreateGameForm(NewGameForm):
         label="Offer a seat in civil disorder on the list of open games",
         help_text="You approve the new player.",
     )
+    avoid_nights = forms.BooleanField(
+        required=False,
+        initial=False,
+        label="Move a deadline out of everyone's night",
+        help_text=(
+            "A deadline that falls in the quiet hours of every player moves to when the "
+            "first of them wakes. Players set their quiet hours on their settings pages."
+        ),
+    )
 
     def __init__(
         self,
@@ -335,6 +345,7 @@ class CreateGameForm(NewGameForm):
             absence_cap_hours=value("absence_cap_days", given.absence_cap_hours // 24) * 24,
             civil_disorder_after=value("civil_disorder_after", given.civil_disorder_after),
             offer_seats=bool(data.get("offer_seats")),
+            avoid_nights=bool(data.get("avoid_nights")),
         )
 
     def clean(self) -> dict[str, Any] | None:

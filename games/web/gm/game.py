@@ -27,7 +27,7 @@ from games.engines.base import Engine
 from games.lib import schedule, words
 from games.models import Event, Game, Seat, Step, Webhook, WebhookDelivery
 from games.notify import live as pulse
-from games.notify import reports, webhooks
+from games.notify import quiet, reports, webhooks
 from games.records import spectators
 from games.records.spectators import own_ids
 from games.web import live
@@ -251,6 +251,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "order_form": OrderForm(game=game, initial=shown, auto_id="order_%s"),
         "replace_form": ReplaceForm(game=game, initial=shown, auto_id="replace_%s"),
         "extend_form": ExtendForm(game=game, initial=extend_initial),
+        **nights_context(seats, status.step),
         "pause_form": ReasonForm(game=game, auto_id="pause_%s"),
         "resume_form": ReasonForm(game=game, auto_id="resume_%s"),
         "resolve_form": ResolveForm(game=game, initial=shown, auto_id="resolve_%s"),
@@ -296,4 +297,14 @@ def _webhook_context(game: Game) -> dict[str, Any]:
         "webhook_form": WebhookForm(game=game, initial=initial, auto_id="webhook_%s"),
         "webhook_deliveries": deliveries,
         "webhook_trouble": any(d.state == WebhookDelivery.State.FAILED for d in deliveries),
+    }
+
+
+def nights_context(seats: list[Seat], step: Step | None) -> dict[str, Any]:
+    """The players' quiet hours (games.notify.quiet), and whose night the open step's
+    deadline falls in, for the GM choosing a deadline."""
+    nights = quiet.declared(seats)
+    return {
+        "nights": [f"{seat.name} ({night.said()})" for seat, night in nights],
+        "asleep": quiet.whose_night(step.deadline, nights) if step is not None else "",
     }

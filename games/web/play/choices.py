@@ -24,7 +24,13 @@ from games.notify import email_choices, languages, reminders
 from games.postal import access
 from games.web.away import away_page
 from games.web.common import first_error, nothing_changed, refused
-from games.web.forms import AutopilotForm, EmailChoiceForm, LanguageForm, ReminderChoiceForm
+from games.web.forms import (
+    AutopilotForm,
+    EmailChoiceForm,
+    LanguageForm,
+    QuietHoursForm,
+    ReminderChoiceForm,
+)
 from games.web.play.common import browser_seats, held_seat, not_valid, seat_page, speak
 from games.web.play.settings import settings_page
 
@@ -69,6 +75,43 @@ def reminder_choice(request: HttpRequest) -> HttpResponse:
                 request, gettext("Reminders for %(email)s come one email at a time.") % said
             )
     return redirect(settings_page(seat))
+
+
+@require_POST
+def quiet_hours(request: HttpRequest) -> HttpResponse:
+    """A player declares their night, for their address and every game it plays: no
+    reminder comes in it (``games.notify.quiet``)."""
+    seats = browser_seats(request)
+    seat_id = request.POST.get("seat", "")
+    seat = next((seat for seat in seats if str(seat.pk) == seat_id), None)
+    if seat is None:
+        return not_valid(request)
+    speak(request, seat)
+    form = QuietHoursForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, first_error(form))
+    elif form.cleaned_data["quiet"]:
+        start, end = form.cleaned_data["start"], form.cleaned_data["end"]
+        reminders.choose_quiet(seat, start=start, end=end)
+        said = {"email": seat.email, "start": f"{start:%H:%M}", "end": f"{end:%H:%M}"}
+        said["zone"] = seat.zone
+        messages.success(
+            request,
+            gettext(
+                "No reminder comes to %(email)s from %(start)s to %(end)s (%(zone)s), in any "
+                "game: one due in your night waits for the morning, or comes before the night "
+                "starts when the deadline falls in it."
+            )
+            % said,
+        )
+    else:
+        reminders.choose_quiet(seat, start=None, end=None)
+        messages.success(
+            request,
+            gettext("%(email)s has no quiet hours: reminders come when they are due.")
+            % {"email": seat.email},
+        )
+    return redirect(settings_page(seat) + "#quiet-form")
 
 
 # What each one-click unsubscribe stops, as its page says it before the click.

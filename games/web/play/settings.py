@@ -20,7 +20,7 @@ from games.lib import words
 from games.models import AbsencePolicy, Game, PressEmail, Seat
 from games.notify import email_choices, push, reminders
 from games.postal import access
-from games.web.forms import EmailChoiceForm, LanguageForm, ReminderChoiceForm
+from games.web.forms import EmailChoiceForm, LanguageForm, QuietHoursForm, ReminderChoiceForm
 from games.web.play.common import held_seat, not_valid, speak
 
 
@@ -61,6 +61,7 @@ def email_choice_context(seat: Seat, engine: Any) -> dict[str, Any]:
     preference = email_choices.saved_preference(seat)
     return {
         "reminder_form": ReminderChoiceForm(initial=reminders.choice_of(preference)),
+        "quiet_form": QuietHoursForm(initial=reminders.quiet_of(preference)),
         "email_form": EmailChoiceForm(
             initial={"reports": choice, "web_receipts": seat.web_receipts},
             step_word=engine.step_word,

@@ -72,13 +72,14 @@ def test_two_seats_in_one_browser_each_have_their_page_and_their_orders(
     assert "You play as <strong>ann</strong>" in ann_page
     assert "You play as <strong>bob</strong>" in bob_page
     bob = Seat.objects.get(game=game, position=1)
-    # The two order forms (choices and typed) carry the seat's position; the reminders'
-    # form, on the seat's settings page, names the seat by id.
+    # The two order forms (choices and typed) carry the seat's position; the reminders' and
+    # quiet hours' forms, on the seat's settings page, name the seat by id.
     assert re.findall(r'<input type="hidden" name="seat" value="(\d+)">', bob_page) == ["1", "1"]
     bob_settings = client.get(f"/play/{game.pk}/1/settings/").content.decode()
-    assert re.findall(r'<input type="hidden" name="seat" value="(\d+)">', bob_settings) == [
-        str(bob.pk)
-    ]
+    assert (
+        re.findall(r'<input type="hidden" name="seat" value="(\d+)">', bob_settings)
+        == [str(bob.pk)] * 2
+    )
     ann_text, bob_text = order_text(game, 0), order_text(game, 1)
 
     ann = post(client, game, 0, ann_text, 0)
