@@ -37,6 +37,9 @@ class EmailPreference(models.Model):
     # ``quiet_from`` to ``quiet_until`` (the next morning when it is earlier); both unset: none.
     quiet_from = models.TimeField(null=True, blank=True)
     quiet_until = models.TimeField(null=True, blank=True)
+    # The reminder ladder of every seat of the address (games.notify.ladder):
+    # [{"channel": "email" | "push", "hours": 24}, ...]; null: each game's default.
+    ladder = models.JSONField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

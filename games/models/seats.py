@@ -57,6 +57,8 @@ class Seat(models.Model):
     # What plays the seat's turn when it misses a deadline: "" the game's NMR default, else
     # the key of one of its engine's strategies (games.engines.base.Strategy).
     autopilot = models.CharField(max_length=40, blank=True, default="", db_default="")
+    # The seat's own reminder ladder (games.notify.ladder); null: its address's, or the game's.
+    ladder = models.JSONField(null=True, blank=True)
     # Automatic extensions spent, missed turns in a row (an order sets it back to 0), the
     # hours the seat's absences held the game, and when it fell into civil disorder.
     extensions_used = models.PositiveSmallIntegerField(default=0, db_default=0)

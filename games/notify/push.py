@@ -39,6 +39,7 @@ from django.utils import translation
 from django.utils.text import capfirst
 from django.utils.translation import gettext as _
 
+from games.engines import registry
 from games.engines.base import Engine
 from games.lib import schedule, words
 from games.models import Game, PushDelivery, PushSubscription, Seat, Step
@@ -186,11 +187,7 @@ def news(
             owed = words.owed(step.prompts, seat.position)
             context.update(owed=owed, deadline=schedule.local_time(step.deadline, seat.zone))
             title = building.render("emails/report/subject.txt", context, autoescape=False)
-            body = (
-                "; ".join(f"{capfirst(str(prompt['kind']))}: {prompt['hint']}" for prompt in owed)
-                if owed
-                else _("Nothing is owed from you this time.")
-            )
+            body = _owed_said(owed)
     return {
         "title": title.strip(),
         "body": body,
@@ -220,7 +217,7 @@ def step_pushes(
         for subscription in told[seat.pk]:
             key = f"push:{game.pk}:{seat.position}:{news_key}:{endpoint_key(subscription)}"
             rows.append(_row(subscription, game, key, payload, now))
-    return _write(rows)
+    return write(rows)
 
 
 def test_push(seat: Seat, now: datetime) -> list[int]:
@@ -240,7 +237,7 @@ def test_push(seat: Seat, now: datetime) -> list[int]:
         _row(s, seat.game, f"push:test:{seat.pk}:{stamp}:{endpoint_key(s)}", payload, now)
         for s in of_seat(seat)
     ]
-    return _write(rows)
+    return write(rows)
 
 
 def endpoint_key(subscription: PushSubscription) -> str:
@@ -255,7 +252,43 @@ def _row(
     )
 
 
-def _write(rows: list[PushDelivery]) -> list[int]:
+def reminder_row(
+    step: Step,
+    seat: Seat,
+    hours: float,
+    subscription: PushSubscription,
+    key: str,
+    now: datetime,
+) -> PushDelivery:
+    """A reminder's push (a rung of the seat's ladder: games.notify.ladder), saying what the
+    reminder email's subject says."""
+    game = step.game
+    with translation.override(seat.speaks):
+        owed = words.owed(step.prompts, seat.position)
+        context = {
+            "game": game,
+            "engine": registry.get(game.engine),
+            "step": step,
+            "hours": hours,
+            "deadline": schedule.local_time(step.deadline, seat.zone),
+        }
+        title = building.render("emails/reminder/subject.txt", context, autoescape=False)
+        payload = {
+            "title": title.strip(),
+            "body": _owed_said(owed),
+            "url": seat_url(seat),
+            "tag": f"game-{game.pk}-seat-{seat.position}",
+        }
+    return _row(subscription, game, key, payload, now)
+
+
+def _owed_said(owed: list[dict[str, Any]]) -> str:
+    if not owed:
+        return _("Nothing is owed from you this time.")
+    return "; ".join(f"{capfirst(str(prompt['kind']))}: {prompt['hint']}" for prompt in owed)
+
+
+def write(rows: list[PushDelivery]) -> list[int]:
     """The rows whose key is new, handed to the workers once the transaction commits."""
     if not rows:
         return []

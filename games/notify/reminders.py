@@ -27,50 +27,48 @@ from django.utils import translation
 
 from games.engines import registry
 from games.lib import schedule, words
-from games.models import EmailPreference, Game, Order, Seat, Step
-from games.notify import email_choices, languages, quiet, webhooks
+from games.models import (
+    EmailPreference,
+    Game,
+    Order,
+    PushDelivery,
+    PushSubscription,
+    Seat,
+    Step,
+)
+from games.notify import email_choices, ladder, languages, push, quiet, webhooks
 from games.postal import access
 from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
 
 
-def due_window(
-    hours: list[Any],
-    *,
-    opened_at: datetime,
-    deadline: datetime,
-    now: datetime,
-    night: quiet.Night | None = None,
-) -> int | float | None:
-    """The reminder (hours before ``deadline``) due at ``now``, or None: the most urgent
-    whose time has come, that time moved out of the player's ``night`` (``quiet.send_time``).
-    A reminder whose time, or moved time, came before the step opened reminds of nothing."""
-    if deadline <= now:
-        return None
-    due = []
-    for h in hours:
-        if not isinstance(h, int | float) or isinstance(h, bool) or h <= 0:
-            continue
-        meant = deadline - timedelta(hours=h)
-        at = quiet.send_time(meant, deadline, night)
-        if meant > opened_at and at > opened_at and at <= now:
-            due.append(h)
-    return min(due) if due else None
-
-
 def reminder_key(step: Step, position: int, hours: int | float) -> str:
     return (
-        f"reminder:{step.game_id}:{step.number}:{position}:{hours}:{int(step.deadline.timestamp())}"
+        f"reminder:{step.game_id}:{step.number}:{position}:{hours:g}:"
+        f"{int(step.deadline.timestamp())}"
     )
 
 
+def push_key(step: Step, position: int, hours: float, subscription: PushSubscription) -> str:
+    return (
+        f"push:reminder:{step.game_id}:{step.number}:{position}:{hours:g}:"
+        f"{int(step.deadline.timestamp())}:{push.endpoint_key(subscription)}"
+    )
+
+
+# A rung due: the step, the seat's position, the rung.
+Due = tuple[Step, int, ladder.Rung]
+
+
 def send_reminders(now: datetime) -> int:
-    """Queue every reminder due at ``now``; returns how many are waiting to be sent.
+    """Queue every reminder due at ``now`` (each seat's ladder: ``games.notify.ladder``);
+    returns how many emails and pushes are waiting to be sent.
 
     The queries do not grow with the number of seats: one each for the open steps, the
-    orders in, the seats, the quiet hours of their addresses and the reminders already
-    written, one locking the games still running, then one per game reminded for its
-    links, and two for the outbox."""
+    orders in, the seats, their addresses' preferences (ladders, nights, digests), the
+    browsers of the seats reminded by push, and the reminders already written, one locking
+    the games still running, then one per game reminded for its links, and a few for the
+    outbox and the pushes."""
     steps = (
         Step.objects.filter(
             status=Step.Status.OPEN, deadline__gt=now, game__status=Game.Status.RUNNING
@@ -78,48 +76,46 @@ def send_reminders(now: datetime) -> int:
         .select_related("game__gm")
         .defer("state_before", "state_after", "game__state", "game__seed")
     )
-    # The steps where a reminder may be due: its time has come, or comes within a night
-    # (a reminder whose time falls in the player's night may come before it starts).
+    # The steps where a rung may be due: its time has come, or comes within a night (a
+    # reminder whose time falls in the player's night may come before the night starts).
     near = {step.pk: step for step in steps if _may_be_due(step, now)}
     if not near:
         return 0
     owed = _owed(near)
     seats = _seats(near, owed)
-    nights = quiet.nights_of(
-        seat.email for by_position in seats.values() for seat in by_position.values()
-    )
-    keys = {}
+    preferences = {
+        preference.email: preference
+        for preference in EmailPreference.objects.filter(
+            email__in={
+                email_choices.normalise(seat.email)
+                for by_position in seats.values()
+                for seat in by_position.values()
+            }
+        )
+    }
+    due: list[Due] = []
     for step_id, step in near.items():
         for position, seat in seats[step.game_id].items():
             if position not in owed[step_id]:
                 continue
-            window = due_window(
-                step.game.reminders,
+            preference = preferences.get(email_choices.normalise(seat.email))
+            rungs, _ = ladder.of_seat(seat, preference)
+            for rung in ladder.due(
+                rungs,
                 opened_at=step.opened_at,
                 deadline=step.deadline,
                 now=now,
-                night=nights.get(email_choices.normalise(seat.email)),
-            )
-            if window is not None:
-                keys[reminder_key(step, position, window)] = (step, window, position)
-    if not keys:
+                night=quiet.night_of(preference),
+            ):
+                due.append((step, position, rung))
+    if not due:
         return 0
-    written = set(
-        OutboundEmail.objects.filter(dedupe_key__in=keys).values_list("dedupe_key", flat=True)
-    )
-    todo = [keys[key] for key in keys if key not in written]
-    if not todo:
-        return 0
-    return _queue(todo, seats, now)
+    return _queue(due, seats, preferences, now)
 
 
 def _may_be_due(step: Step, now: datetime) -> bool:
-    hours = [
-        h
-        for h in step.game.reminders
-        if isinstance(h, int | float) and not isinstance(h, bool) and h > 0
-    ]
-    return bool(hours) and step.deadline - timedelta(hours=max(hours)) - quiet.LEAD <= now
+    longest = max(ladder.HOURS + tuple(rung.hours for rung in ladder.default(step.game)))
+    return step.deadline - timedelta(hours=longest) - quiet.LEAD <= now
 
 
 def _not_reminded() -> set[str]:
@@ -159,9 +155,52 @@ def _seats(due: dict[int, Step], owed: dict[int, set[int]]) -> dict[int, dict[in
 
 
 def _queue(
-    todo: list[tuple[Step, int | float, int]], seats: dict[int, dict[int, Seat]], now: datetime
+    due: list[Due],
+    seats: dict[int, dict[int, Seat]],
+    preferences: dict[str, EmailPreference],
+    now: datetime,
 ) -> int:
-    games: dict[int, Game] = {step.game_id: step.game for step, _, _ in todo}
+    """The emails and pushes of the rungs ``due`` not written yet, in one transaction. A
+    push rung of a seat no browser gets pushes for goes by email. An address that chose a
+    daily digest, or none, gets no reminder of its own; the webhooks hear of every one."""
+
+    def quiet_address(step: Step, position: int) -> bool:
+        preference = preferences.get(email_choices.normalise(seats[step.game_id][position].email))
+        return preference is not None and (preference.digest or preference.no_reminders)
+
+    pushed = [item for item in due if item[2].channel == ladder.PUSH]
+    browsers = push.by_seat(
+        [seats[step.game_id][position] for step, position, _ in pushed] if push.enabled() else []
+    )
+    emails: dict[str, tuple[Step, int, float]] = {}
+    pushes: dict[str, tuple[Step, int, float, PushSubscription]] = {}
+    for step, position, rung in due:
+        if quiet_address(step, position):
+            continue
+        seat = seats[step.game_id][position]
+        if rung.channel == ladder.PUSH and browsers.get(seat.pk):
+            for subscription in browsers[seat.pk]:
+                key = push_key(step, position, rung.hours, subscription)
+                pushes[key] = (step, position, rung.hours, subscription)
+        else:
+            emails[reminder_key(step, position, rung.hours)] = (step, position, rung.hours)
+    written = set(
+        OutboundEmail.objects.filter(dedupe_key__in=emails).values_list("dedupe_key", flat=True)
+    )
+    if pushes:
+        written |= set(
+            PushDelivery.objects.filter(dedupe_key__in=pushes).values_list("dedupe_key", flat=True)
+        )
+    emails = {key: item for key, item in emails.items() if key not in written}
+    pushes = {key: item for key, item in pushes.items() if key not in written}
+    heard = sorted(
+        {
+            (step.pk, rung.hours, position): (step, rung.hours, position)
+            for step, position, rung in due
+        }.values(),
+        key=lambda item: (item[0].pk, item[2], item[1]),
+    )
+    games: dict[int, Game] = {step.game_id: step.game for step, _, _ in due}
     with transaction.atomic():
         # The games still running, locked to the end of the transaction: a game that ended
         # since the steps were read gets no reminder, and one cannot end before the
@@ -172,30 +211,25 @@ def _queue(
             .order_by("pk")
             .values_list("pk", flat=True)
         )
-        todo = [item for item in todo if item[0].game_id in running]
-        # An address that chose a daily digest, or none, gets no reminder of its own.
-        not_reminded = _not_reminded()
-        reminded = {
-            (step.game_id, position)
-            for step, _, position in todo
-            if seats[step.game_id][position].email.lower() not in not_reminded
-        }
-        tokens = {
-            game_id: access.mint(
-                [seat for seat in seats[game_id].values() if (game_id, seat.position) in reminded],
-                now=now,
-            )
-            for game_id in games
-            if game_id in running
-        }
+        emails = {key: item for key, item in emails.items() if item[0].game_id in running}
+        pushes = {key: item for key, item in pushes.items() if item[0].game_id in running}
+        mailed: dict[int, list[Seat]] = defaultdict(list)
+        for step, position, _ in emails.values():
+            if seats[step.game_id][position] not in mailed[step.game_id]:
+                mailed[step.game_id].append(seats[step.game_id][position])
+        tokens = {game_id: access.mint(found, now=now) for game_id, found in mailed.items()}
         rows = [
-            _reminder(step, seats[step.game_id][position], window, tokens[step.game_id][position])
-            for step, window, position in todo
-            if (step.game_id, position) in reminded
+            _reminder(step, seats[step.game_id][position], hours, tokens[step.game_id][position])
+            for step, position, hours in emails.values()
+        ]
+        push_rows = [
+            push.reminder_row(step, seats[step.game_id][position], hours, subscription, key, now)
+            for key, (step, position, hours, subscription) in pushes.items()
         ]
         # The webhooks hear of every reminder, a digest's address's too (once each).
-        webhooks.reminder_events(todo, now)
-        return len(queueing.queue_once(rows)) if rows else 0
+        webhooks.reminder_events([item for item in heard if item[0].game_id in running], now)
+        queued = len(queueing.queue_once(rows)) if rows else 0
+        return queued + len(push.write(push_rows))
 
 
 def _reminder(step: Step, seat: Seat, hours: int | float, token: str) -> OutboundEmail:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from games.postal.choices import (
     choose_autopilot,
+    choose_ladder,
     choose_language,
     choose_reports,
     stop_email,
@@ -122,6 +123,7 @@ __all__ = [
     "check_options",
     "check_shown_step",
     "choose_autopilot",
+    "choose_ladder",
     "choose_language",
     "choose_reports",
     "clear_needs_gm",

@@ -16,7 +16,7 @@ from games.engines.base import Event
 from games.lib import words
 from games.models import Event as EventRow
 from games.models import Game, PressEmail, Reports, Seat, Step
-from games.notify import email_choices, languages, reminders
+from games.notify import email_choices, ladder, languages, reminders
 from games.postal.errors import PostalError, SeatNotFound
 from games.postal.locks import locked, open_step_of, seat_at
 from games.postal.steps import event_row, tell_deadline
@@ -114,6 +114,25 @@ def choose_reports(
                 seat.web_receipts = web_receipts
         Seat.objects.bulk_update(seats, ["reports", "reported_through", "web_receipts"])
     return seats
+
+
+def choose_ladder(seat: Seat, rungs: list[ladder.Rung] | None, *, everywhere: bool) -> list[Seat]:
+    """The reminder ladder (``games.notify.ladder``) of the seat, or (``everywhere``) of
+    every seat of its address in every game and of the seats it gets later; None: back to
+    the default (the address's for one seat, each game's for all of them). Returns the
+    seats chosen for. BadLadder for a ladder that may not be, and nothing changes."""
+    rungs = None if rungs is None else ladder.check(rungs)
+    value = None if rungs is None else ladder.stored(rungs)
+    with transaction.atomic():
+        if not everywhere:
+            Seat.objects.filter(pk=seat.pk).update(ladder=value)
+            return [seat]
+        preference = email_choices.preference_of(seat.email, time_zone=seat.zone)
+        preference.ladder = value
+        preference.save(update_fields=["ladder", "updated_at"])
+        seats = list(Seat.objects.filter(email__iexact=seat.email).order_by("pk"))
+        Seat.objects.filter(pk__in=[other.pk for other in seats]).update(ladder=None)
+        return seats
 
 
 def use_extension(

@@ -364,8 +364,9 @@ def _linked_seat_locking_its_game(game_id: int, position: int, links: Mapping[in
 SEAT_COLUMNS = (
     "id", "game_id", "position", "name", "email", "time_zone", "status", "link_version",
     "nmr_count", "email_failing", "email_failing_at", "reports", "reported_through",
-    "autopilot", "extensions_used", "missed_in_row", "away_hours_used", "civil_disorder_at",
-    "held_since", "press_email", "press_told", "language", "tenure", "web_receipts",
+    "autopilot", "ladder", "extensions_used", "missed_in_row", "away_hours_used",
+    "civil_disorder_at", "held_since", "press_email", "press_told", "language", "tenure",
+    "web_receipts",
 )  # fmt: skip
 GAME_COLUMNS = (
     "id", "engine", "title", "public_id", "options", "status", "gm_id", "time_zone",
@@ -380,7 +381,7 @@ STEP_COLUMNS = (
     "id", "game_id", "number", "status", "opened_at", "deadline", "prompts", "closed_at",
     "closed_by", "failures", "last_error", "gm_acted", "answers_after",
 )  # fmt: skip
-_JSON_COLUMNS = {"options", "schedule", "state", "reminders", "prompts"}
+_JSON_COLUMNS = {"options", "schedule", "state", "reminders", "prompts", "ladder"}
 _POSITION, _LINK_VERSION = SEAT_COLUMNS.index("position"), SEAT_COLUMNS.index("link_version")
 
 # The browser's seats of the game with the game locked, each with the game's current step,

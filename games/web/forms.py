@@ -26,7 +26,7 @@ from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 from games.engines import registry
 from games.engines.base import Engine, OrderError
 from games.lib import words
-from games.notify import email_choices, languages, reminders
+from games.notify import email_choices, ladder, languages, reminders
 
 BLOCKS = "blocks"
 TEXT = "text"
@@ -375,6 +375,66 @@ class QuietHoursForm(forms.Form):
                 gettext_lazy("The night must end at another hour than it starts.")
             )
         return data
+
+
+class LadderForm(forms.Form):
+    """A reminder ladder (games.notify.ladder): up to ``ladder.MOST_RUNGS`` rungs, each a
+    channel and a time before the deadline, for this seat or all the address's seats."""
+
+    scope = forms.ChoiceField(
+        label=gettext_lazy("For"),
+        choices=[
+            ("all", gettext_lazy("all my seats, in every game")),
+            ("seat", gettext_lazy("this seat only")),
+        ],
+        widget=forms.RadioSelect,
+        initial="all",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        channels = [("", gettext_lazy("(no rung)")), *ladder.CHANNELS.items()]
+        hours = [("", "—"), *((f"{hours:g}", ladder.before(hours)) for hours in ladder.HOURS)]
+        for index in range(ladder.MOST_RUNGS):
+            self.fields[f"channel_{index}"] = forms.ChoiceField(
+                label=gettext_lazy("Rung %(number)d") % {"number": index + 1},
+                choices=channels,
+                required=False,
+            )
+            self.fields[f"hours_{index}"] = forms.TypedChoiceField(
+                label=gettext_lazy("when"),
+                choices=hours,
+                coerce=float,
+                required=False,
+                empty_value=None,
+            )
+
+    def rung_fields(self) -> list[tuple[forms.BoundField, forms.BoundField]]:
+        return [(self[f"channel_{i}"], self[f"hours_{i}"]) for i in range(ladder.MOST_RUNGS)]
+
+    def rungs(self) -> list[ladder.Rung]:
+        """The rungs chosen, once the form is valid."""
+        data = self.cleaned_data
+        return [
+            ladder.Rung(ladder.whole(data[f"hours_{i}"]), data[f"channel_{i}"])
+            for i in range(ladder.MOST_RUNGS)
+            if data.get(f"channel_{i}") and data.get(f"hours_{i}") is not None
+        ]
+
+    def clean(self) -> dict[str, Any] | None:
+        data = super().clean()
+        for index in range(ladder.MOST_RUNGS):
+            if data and data.get(f"channel_{index}") and data.get(f"hours_{index}") is None:
+                raise ValidationError(gettext_lazy("Choose when each rung comes."))
+        return data
+
+
+def ladder_initial(rungs: list[ladder.Rung], scope: str) -> dict[str, Any]:
+    initial: dict[str, Any] = {"scope": "seat" if scope == "seat" else "all"}
+    for index, rung in enumerate(rungs[: ladder.MOST_RUNGS]):
+        initial[f"channel_{index}"] = rung.channel
+        initial[f"hours_{index}"] = f"{rung.hours:g}"
+    return initial
 
 
 class EmailChoiceForm(forms.Form):

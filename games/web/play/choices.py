@@ -20,13 +20,14 @@ from games.community import absences
 from games.engines import registry
 from games.lib import schedule, words
 from games.models import AbsencePolicy
-from games.notify import email_choices, languages, reminders
+from games.notify import email_choices, ladder, languages, reminders
 from games.postal import access
 from games.web.away import away_page
 from games.web.common import first_error, nothing_changed, refused
 from games.web.forms import (
     AutopilotForm,
     EmailChoiceForm,
+    LadderForm,
     LanguageForm,
     QuietHoursForm,
     ReminderChoiceForm,
@@ -112,6 +113,40 @@ def quiet_hours(request: HttpRequest) -> HttpResponse:
             % {"email": seat.email},
         )
     return redirect(settings_page(seat) + "#quiet-form")
+
+
+@require_POST
+def ladder_choice(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
+    """The seat's reminder ladder, for it or for every seat of its address; "default"
+    takes it back to the default."""
+    seat = held_seat(request, game_id, position)
+    if seat is None:
+        return not_valid(request)
+    speak(request, seat)
+    form = LadderForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, first_error(form))
+        return redirect(settings_page(seat) + "#ladder-form")
+    everywhere = form.cleaned_data["scope"] == "all"
+    rungs = None if "default" in request.POST else form.rungs()
+    try:
+        postal.choose_ladder(seat, rungs, everywhere=everywhere)
+    except ladder.BadLadder as error:
+        messages.error(request, error.message)
+        return redirect(settings_page(seat) + "#ladder-form")
+    seat.refresh_from_db()
+    chosen, _ = ladder.of_seat(seat, email_choices.saved_preference(seat))
+    said = ladder.said(chosen)
+    if everywhere:
+        messages.success(
+            request,
+            gettext("Reminders for all your seats: %(ladder)s.") % {"ladder": said},
+        )
+    else:
+        messages.success(
+            request, gettext("Reminders for this seat: %(ladder)s.") % {"ladder": said}
+        )
+    return redirect(settings_page(seat) + "#ladder-form")
 
 
 # What each one-click unsubscribe stops, as its page says it before the click.

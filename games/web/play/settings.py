@@ -18,9 +18,16 @@ from games.community import absences, press
 from games.engines import registry
 from games.lib import words
 from games.models import AbsencePolicy, Game, PressEmail, Seat
-from games.notify import email_choices, push, reminders
+from games.notify import email_choices, ladder, push, reminders
 from games.postal import access
-from games.web.forms import EmailChoiceForm, LanguageForm, QuietHoursForm, ReminderChoiceForm
+from games.web.forms import (
+    EmailChoiceForm,
+    LadderForm,
+    LanguageForm,
+    QuietHoursForm,
+    ReminderChoiceForm,
+    ladder_initial,
+)
 from games.web.play.common import held_seat, not_valid, speak
 
 
@@ -62,6 +69,7 @@ def email_choice_context(seat: Seat, engine: Any) -> dict[str, Any]:
     return {
         "reminder_form": ReminderChoiceForm(initial=reminders.choice_of(preference)),
         "quiet_form": QuietHoursForm(initial=reminders.quiet_of(preference)),
+        **ladder_context(seat, preference),
         "email_form": EmailChoiceForm(
             initial={"reports": choice, "web_receipts": seat.web_receipts},
             step_word=engine.step_word,
@@ -94,4 +102,14 @@ def push_context(seat: Seat) -> dict[str, Any]:
             {"row": row, "key": push.endpoint_key(row), "every_seat": row.seat_id is None}
             for row in push.of_seat(seat)
         ],
+    }
+
+
+def ladder_context(seat: Seat, preference: Any) -> dict[str, Any]:
+    """The seat's reminder ladder in words, where it comes from, and the form to change it."""
+    rungs, source = ladder.of_seat(seat, preference)
+    return {
+        "ladder_said": ladder.said(rungs),
+        "ladder_source": source,
+        "ladder_form": LadderForm(initial=ladder_initial(rungs, source), auto_id="ladder_%s"),
     }

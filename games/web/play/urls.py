@@ -47,6 +47,7 @@ urlpatterns = [
     path("play/<int:game_id>/<int:position>/extension/", choices.extension, name="extension"),
     path("play/reminders/", choices.reminder_choice, name="reminders"),
     path("play/quiet/", choices.quiet_hours, name="quiet_hours"),
+    path("play/<int:game_id>/<int:position>/ladder/", choices.ladder_choice, name="ladder"),
     path("email/stop/<str:what>/<str:token>/", choices.stop_email, name="stop_email"),
     path("calendar/gm/<str:token>.ics", calendar.gm_calendar, name="gm_calendar"),
     path("calendar/<str:token>.ics", calendar.seat_calendar, name="calendar"),

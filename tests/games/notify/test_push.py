@@ -7,8 +7,6 @@ from __future__ import annotations
 import base64
 import json
 import secrets
-import threading
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -100,22 +98,6 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Length", "0")
         self.end_headers()
-
-
-@pytest.fixture
-def service() -> Iterator[PushService]:
-    server = PushService()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    with override_settings(
-        VAPID_PUBLIC_KEY=KEYS["public"],
-        VAPID_PRIVATE_KEY=KEYS["private"],
-        VAPID_SUBJECT="mailto:operator@games.example.org",
-        WEBHOOK_ALLOW_LOCAL_HTTP=True,
-    ):
-        yield server
-    server.shutdown()
-    server.server_close()
 
 
 def browser_of(game: Game, position: int, now: datetime) -> Client:
