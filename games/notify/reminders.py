@@ -1,13 +1,14 @@
 """Reminders before a deadline, for the seats that still owe an order.
 
-A game lists hours before the deadline (``Game.reminders``, default ``[24, 2]``). When the
-sweep finds an open step of a running game inside one of those windows, every seat still
-owing an order (prompted, and no order of its own in the step) gets one reminder. The dedupe
-key holds the deadline, so a deadline the GM extends earns fresh reminders, and running the
-sweep again sends nothing twice.
+Each seat's ladder (``games.notify.ladder``) says which channel reminds it and when: by
+default an email at each of the game's ``reminders`` hours (24 and 2). When the sweep finds
+a rung of a seat still owing an order (prompted, and no order of its own in the step) whose
+time has come, moved out of the player's night (``games.notify.quiet``), it writes the
+rung's email or push. The dedupe key holds the rung's hours and the deadline, so a deadline
+the GM extends earns fresh reminders, and running the sweep again sends nothing twice.
 
-Only the most urgent window reminds (after a missed 24-hour window, the 2-hour one is what
-matters), and a window that began before the step opened reminds of nothing: the step's
+Only the most urgent rung due reminds (after a missed 24-hour rung, the 2-hour one is what
+matters), and a rung whose time came before the step opened reminds of nothing: the step's
 report, just sent, already says the deadline.
 
 A player (an address) may choose one daily digest instead (``EmailPreference``): their seats
@@ -22,7 +23,6 @@ from datetime import datetime, time, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
 from django.utils import translation
 
 from games.engines import registry
@@ -116,15 +116,6 @@ def send_reminders(now: datetime) -> int:
 def _may_be_due(step: Step, now: datetime) -> bool:
     longest = max(ladder.HOURS + tuple(rung.hours for rung in ladder.default(step.game)))
     return step.deadline - timedelta(hours=longest) - quiet.LEAD <= now
-
-
-def _not_reminded() -> set[str]:
-    """The addresses that get no reminder one at a time: a daily digest, or none."""
-    return set(
-        EmailPreference.objects.filter(Q(digest=True) | Q(no_reminders=True)).values_list(
-            "email", flat=True
-        )
-    )
 
 
 def _owed(due: dict[int, Step]) -> dict[int, set[int]]:
