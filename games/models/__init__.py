@@ -41,3 +41,4 @@ from games.models.steps import Order as Order
 from games.models.steps import Step as Step
 from games.models.webhooks import Webhook as Webhook
 from games.models.webhooks import WebhookDelivery as WebhookDelivery
+from games.models.webhooks import WebhookMessage as WebhookMessage

@@ -78,3 +78,25 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event} to webhook {self.webhook_id}: {self.state}"
+
+
+class WebhookMessage(models.Model):
+    """The one Discord message of a game in a webhook's channel (games.notify.discord),
+    edited in place as the game moves: its id at Discord, what it shows (``state``: the
+    latest step, the reminders of it, the result), and the latest delivery it shows, so an
+    older delivery posted late never takes it back."""
+
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="messages")
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="webhook_messages")
+    message_id = models.CharField(max_length=40)
+    state = models.JSONField(default=dict)
+    delivery_id = models.PositiveBigIntegerField(default=0)
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["webhook", "game"], name="webhook_message_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"message {self.message_id} of game {self.game_id}"

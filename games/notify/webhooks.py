@@ -35,7 +35,7 @@ from django.urls import reverse
 
 from games.engines.base import Engine, Event, Standing
 from games.models import Game, Seat, Step, Webhook, WebhookDelivery
-from games.notify import deliveries
+from games.notify import deliveries, discord
 from moderator import outbound
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,6 @@ VERSION = 1
 State = WebhookDelivery.State
 Format = Webhook.Format
 SEND_WEBHOOKS = "games.send_webhooks"
-DISCORD_LIMIT = 2000
 # Events go to the internet only (moderator.outbound), unless WEBHOOK_ALLOW_LOCAL_HTTP.
 LOCAL_REFUSED = "the address leads to this machine or a private network, where events are not sent"
 
@@ -180,6 +179,7 @@ def step_events(
         return []
     names = {seat.position: seat.name for seat in seats}
     data: dict[str, Any] = {"version": VERSION, "game": _game(game)}
+    data["seats"] = [names[position] for position in sorted(names)]
     if step is None:
         standings: list[Standing] = engine.standings(state) or []
         data["event"] = "game.finished"
@@ -267,12 +267,7 @@ def _write(
 
 def body(format: str, data: dict[str, Any]) -> dict[str, Any]:
     """What is posted to a webhook of ``format``: the event itself, or its summary in words
-    as Discord (at most 2000 characters, no one pinged) or Slack take a message."""
-    if format == Format.DISCORD:
-        text = summary(data)
-        if len(text) > DISCORD_LIMIT:
-            text = text[: DISCORD_LIMIT - 1] + "…"
-        return {"content": text, "allowed_mentions": {"parse": []}}
+    as Slack takes a message. (Discord's one message per game: games.notify.discord.)"""
     if format == Format.SLACK:
         text = summary(data).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         return {"text": text}
@@ -364,6 +359,8 @@ def _post_row(row: WebhookDelivery, now: datetime) -> str:
     if not hook.active:
         return ROWS.fail(row, "the webhook was switched off before this event was posted")
     try:
+        if hook.format == Format.DISCORD:
+            return discord.post_row(row, ROWS, now)
         post(hook.url, body(hook.format, row.payload))
     except outbound.Answer as error:
         return ROWS.answered(row, error.status, error.reason, now)
@@ -373,4 +370,6 @@ def _post_row(row: WebhookDelivery, now: datetime) -> str:
         return ROWS.fail(row, f"{deliveries.NEVER_CONFIRMED} ({error})")
     except outbound.Local:
         return ROWS.fail(row, LOCAL_REFUSED)
+    except (ValueError, KeyError) as error:  # Discord's answer was not a message
+        return ROWS.fail(row, f"the answer was not a message ({type(error).__name__})")
     return ROWS.sent(row, now)
