@@ -441,6 +441,7 @@ RATES = {
     "press-game": "100/h",  # messages between players written in one game, all seats
     "command-email": "10/h",  # commands by email (help, status, ...) from one seat's address
     "push-test": "10/h",  # test pushes asked for one seat
+    "email-test": "5/h",  # test emails (the latest report again) asked for one seat
 }
 # A calendar feed is served from the cache this long (as its Cache-Control says): a calendar
 # app polling every minute costs one query per feed per five minutes.

@@ -36,7 +36,7 @@ from games.models import (
     Seat,
     Step,
 )
-from games.notify import email_choices, ladder, languages, push, quiet, webhooks
+from games.notify import channels, email_choices, ladder, languages, push, quiet, webhooks
 from games.postal import access
 from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
@@ -152,25 +152,30 @@ def _queue(
     now: datetime,
 ) -> int:
     """The emails and pushes of the rungs ``due`` not written yet, in one transaction. A
-    push rung of a seat no browser gets pushes for goes by email. An address that chose a
-    daily digest, or none, gets no reminder of its own; the webhooks hear of every one."""
+    rung goes by a channel that works (``channels``): a push rung of a seat no browser takes
+    pushes for goes by email, an email rung of an address that bounces by push when a
+    browser takes them. An address that chose a daily digest, or none, gets no reminder of
+    its own; the webhooks hear of every one."""
 
     def quiet_address(step: Step, position: int) -> bool:
         preference = preferences.get(email_choices.normalise(seats[step.game_id][position].email))
         return preference is not None and (preference.digest or preference.no_reminders)
 
-    pushed = [item for item in due if item[2].channel == ladder.PUSH]
-    browsers = push.by_seat(
-        [seats[step.game_id][position] for step, position, _ in pushed] if push.enabled() else []
-    )
+    maybe_pushed = [
+        seats[step.game_id][position]
+        for step, position, rung in due
+        if rung.channel == ladder.PUSH or seats[step.game_id][position].email_failing
+    ]
+    browsers = push.by_seat(maybe_pushed if push.enabled() else [])
     emails: dict[str, tuple[Step, int, float]] = {}
     pushes: dict[str, tuple[Step, int, float, PushSubscription]] = {}
     for step, position, rung in due:
         if quiet_address(step, position):
             continue
         seat = seats[step.game_id][position]
-        if rung.channel == ladder.PUSH and browsers.get(seat.pk):
-            for subscription in browsers[seat.pk]:
+        working = [found for found in browsers.get(seat.pk, []) if channels.push_works(found)]
+        if working and (rung.channel == ladder.PUSH or seat.email_failing):
+            for subscription in working:
                 key = push_key(step, position, rung.hours, subscription)
                 pushes[key] = (step, position, rung.hours, subscription)
         else:

@@ -26,8 +26,8 @@ from games.engines import registry
 from games.engines.base import Engine
 from games.lib import schedule, words
 from games.models import Event, Game, Seat, Step, Webhook, WebhookDelivery
+from games.notify import channels, quiet, reports, webhooks
 from games.notify import live as pulse
-from games.notify import quiet, reports, webhooks
 from games.records import spectators
 from games.records.spectators import own_ids
 from games.web import live
@@ -252,6 +252,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "replace_form": ReplaceForm(game=game, initial=shown, auto_id="replace_%s"),
         "extend_form": ExtendForm(game=game, initial=extend_initial),
         **nights_context(seats, status.step),
+        "unreachable": {seat.pk for seat in channels.unreachable(seats)},
         "pause_form": ReasonForm(game=game, auto_id="pause_%s"),
         "resume_form": ReasonForm(game=game, auto_id="resume_%s"),
         "resolve_form": ResolveForm(game=game, initial=shown, auto_id="resolve_%s"),

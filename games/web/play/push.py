@@ -19,7 +19,7 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_POST
 
 from games.models import Seat
-from games.notify import push
+from games.notify import channels, push
 from games.web.play.common import held_seat, not_valid, speak
 from games.web.play.settings import settings_page
 from moderator import ratelimit
@@ -112,6 +112,23 @@ def test(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
     else:
         messages.error(request, gettext("No browser has push on for this seat yet."))
     return redirect(settings_page(seat) + "#push")
+
+
+@require_POST
+def test_email(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
+    """The seat's latest report emailed again, to see that email arrives."""
+    seat = _seat(request, game_id, position)
+    if seat is None:
+        return not_valid(request)
+    if ratelimit.over_limits([("email-test", f"seat:{seat.pk}")])[0]:
+        messages.error(request, gettext("Too many tests for now: try again in an hour."))
+        return redirect(settings_page(seat) + "#channels")
+    channels.test_email(seat, timezone.now())
+    messages.success(
+        request,
+        gettext("The latest report is on its way to %(email)s.") % {"email": seat.email},
+    )
+    return redirect(settings_page(seat) + "#channels")
 
 
 # --- installable -------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from games.community import absences, press
 from games.engines import registry
 from games.lib import words
 from games.models import AbsencePolicy, Game, PressEmail, Seat
-from games.notify import email_choices, ladder, push, reminders
+from games.notify import channels, email_choices, ladder, push, reminders
 from games.postal import access
 from games.web.forms import (
     EmailChoiceForm,
@@ -93,14 +93,18 @@ def missed_context(game: Game, seat: Seat) -> dict[str, Any]:
 
 
 def push_context(seat: Seat) -> dict[str, Any]:
-    """Whether the service has push, its public key for the browser, and the browsers that
-    get the seat's news by push, each with its scope, last push and last failure."""
+    """How the seat is reached: its email channel, whether the service has push, its public
+    key for the browser, and the browsers that get the seat's news by push, each with its
+    scope, last push and last failure."""
+    browsers = push.of_seat(seat)
     return {
+        "email_channel": channels.email_of(seat),
         "push_enabled": push.enabled(),
         "push_key": settings.VAPID_PUBLIC_KEY,
+        "push_works": push.enabled() and channels.pushable(browsers),
         "push_browsers": [
             {"row": row, "key": push.endpoint_key(row), "every_seat": row.seat_id is None}
-            for row in push.of_seat(seat)
+            for row in browsers
         ],
     }
 
