@@ -18,6 +18,7 @@ from games.models.games import Publicity as Publicity
 from games.models.games import SignUpMode as SignUpMode
 from games.models.games import default_reminders as default_reminders
 from games.models.games import new_public_id as new_public_id
+from games.models.ledger import Decision as Decision
 from games.models.people import Absence as Absence
 from games.models.people import EmailPreference as EmailPreference
 from games.models.people import Player as Player

@@ -28,6 +28,7 @@ from django.utils import translation
 from games.engines import registry
 from games.lib import schedule, words
 from games.models import (
+    Decision,
     EmailPreference,
     Game,
     Order,
@@ -36,7 +37,16 @@ from games.models import (
     Seat,
     Step,
 )
-from games.notify import channels, email_choices, ladder, languages, push, quiet, webhooks
+from games.notify import (
+    channels,
+    email_choices,
+    ladder,
+    languages,
+    ledger,
+    push,
+    quiet,
+    webhooks,
+)
 from games.postal import access
 from moderator.mail import building, queueing
 from moderator.mail.models import OutboundEmail
@@ -169,17 +179,24 @@ def _queue(
     browsers = push.by_seat(maybe_pushed if push.enabled() else [])
     emails: dict[str, tuple[Step, int, float]] = {}
     pushes: dict[str, tuple[Step, int, float, PushSubscription]] = {}
+    # What was decided for the player (games.notify.ledger), by the keys of the rung's rows.
+    decided: dict[tuple[str, ...], list[Decision]] = {}
     for step, position, rung in due:
         if quiet_address(step, position):
             continue
         seat = seats[step.game_id][position]
         working = [found for found in browsers.get(seat.pk, []) if channels.push_works(found)]
         if working and (rung.channel == ladder.PUSH or seat.email_failing):
-            for subscription in working:
-                key = push_key(step, position, rung.hours, subscription)
+            keys = tuple(push_key(step, position, rung.hours, found) for found in working)
+            for key, subscription in zip(keys, working, strict=True):
                 pushes[key] = (step, position, rung.hours, subscription)
+            used = ladder.PUSH
         else:
-            emails[reminder_key(step, position, rung.hours)] = (step, position, rung.hours)
+            keys = (reminder_key(step, position, rung.hours),)
+            emails[keys[0]] = (step, position, rung.hours)
+            used = ladder.EMAIL
+        preference = preferences.get(email_choices.normalise(seat.email))
+        decided[keys] = _decisions(step, seat, rung, used, quiet.night_of(preference), now)
     written = set(
         OutboundEmail.objects.filter(dedupe_key__in=emails).values_list("dedupe_key", flat=True)
     )
@@ -189,6 +206,12 @@ def _queue(
         )
     emails = {key: item for key, item in emails.items() if key not in written}
     pushes = {key: item for key, item in pushes.items() if key not in written}
+    notes = [
+        row
+        for keys, rows in decided.items()
+        if any(key in emails or key in pushes for key in keys)
+        for row in rows
+    ]
     heard = sorted(
         {
             (step.pk, rung.hours, position): (step, rung.hours, position)
@@ -224,8 +247,51 @@ def _queue(
         ]
         # The webhooks hear of every reminder, a digest's address's too (once each).
         webhooks.reminder_events([item for item in heard if item[0].game_id in running], now)
+        ledger.write([row for row in notes if row.game_id in running])
         queued = len(queueing.queue_once(rows)) if rows else 0
         return queued + len(push.write(push_rows))
+
+
+def _decisions(
+    step: Step,
+    seat: Seat,
+    rung: ladder.Rung,
+    used: str,
+    night: quiet.Night | None,
+    now: datetime,
+) -> list[Decision]:
+    """The ledger's rows of a rung sent: moved out of the player's night, or sent by
+    another channel than the ladder's."""
+    rows = []
+    meant = step.deadline - timedelta(hours=rung.hours)
+    at = quiet.send_time(meant, step.deadline, night)
+    if night is not None and at != meant:
+        rows.append(
+            ledger.note(
+                step.game,
+                seat,
+                Decision.Kind.HELD,
+                now,
+                step.number,
+                hours=rung.hours,
+                at=at.isoformat(),
+                night=night.said(),
+            )
+        )
+    if used != rung.channel:
+        rows.append(
+            ledger.note(
+                step.game,
+                seat,
+                Decision.Kind.MOVED,
+                now,
+                step.number,
+                hours=rung.hours,
+                to=used,
+                reason=seat.email_failing,
+            )
+        )
+    return rows
 
 
 def _reminder(step: Step, seat: Seat, hours: int | float, token: str) -> OutboundEmail:

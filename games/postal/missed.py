@@ -17,9 +17,9 @@ from games.engines import text as engine_text
 from games.engines.base import Dice, Engine, Event, GameError, Strategy
 from games.engines.dice import VerifiableDice
 from games.lib import words
-from games.models import AbsencePolicy, Game, Order, Seat, SignUp, SignUpMode, Step
+from games.models import AbsencePolicy, Decision, Game, Order, Seat, SignUp, SignUpMode, Step
 from games.models import Event as EventRow
-from games.notify import reports
+from games.notify import ledger, reports
 from games.postal.steps import event_row, same_prompts, tell_deadline
 from moderator.mail import queueing
 
@@ -47,6 +47,7 @@ def missed_turns(
     disorder."""
     rows: list[Order] = []
     events: list[Event] = []
+    decided: list[Decision] = []
     moved_on = False
     for position in missing:
         seat = by_position[position]
@@ -79,9 +80,31 @@ def missed_turns(
                 *(done if moved_on else []),
             ]
             source = Order.Source.AUTOPILOT
+            decided.append(
+                ledger.note(
+                    game,
+                    seat,
+                    Decision.Kind.AUTOPILOT,
+                    now,
+                    step.number,
+                    autopilot=strategy.key,
+                    chosen=bool(seat.autopilot),
+                    order=engine.canonical(before, position, order),
+                )
+            )
         else:
             order = engine.default(state, position)
             source = Order.Source.DEFAULT
+            decided.append(
+                ledger.note(
+                    game,
+                    seat,
+                    Decision.Kind.DEFAULT,
+                    now,
+                    step.number,
+                    order=engine.canonical(before, position, order),
+                )
+            )
         # A missed turn gets no receipt: the step's report says what was played.
         rows.append(
             Order(
@@ -107,6 +130,18 @@ def missed_turns(
     if game.civil_disorder_after:
         fallen = _fallen(game, missed, by_position)
         events += _civil_disorder(game, fallen, by_position, now)
+        decided += [
+            ledger.note(
+                game,
+                by_position[position],
+                Decision.Kind.CIVIL_DISORDER,
+                now,
+                step.number,
+                count=game.civil_disorder_after,
+            )
+            for position in fallen
+        ]
+    ledger.write(decided)
     return state, events, moved_on, fallen
 
 
@@ -236,12 +271,24 @@ def held_back(
             if seat.pk in away and left > 0:
                 waits[seat] = min(away[seat.pk].ends_at, start + timedelta(hours=left))
     events: list[Event] = []
+    decided: list[Decision] = []
     if waits:
         deadline = max(waits.values())
         for seat, until in waits.items():
             hours = math.ceil((until - step.deadline).total_seconds() / 3600)
             seat.away_hours_used += hours
             seat.save(update_fields=["away_hours_used"])
+            decided.append(
+                ledger.note(
+                    game,
+                    seat,
+                    Decision.Kind.ABSENCE,
+                    now,
+                    step.number,
+                    until=deadline.isoformat(),
+                    cap=game.absence_cap_hours,
+                )
+            )
             last_day = away[seat.pk].last_day
             events.append(
                 Event(
@@ -267,6 +314,18 @@ def held_back(
             seat.extensions_used += 1
             seat.save(update_fields=["extensions_used"])
             left = game.extensions - seat.extensions_used
+            decided.append(
+                ledger.note(
+                    game,
+                    seat,
+                    Decision.Kind.EXTENSION,
+                    now,
+                    step.number,
+                    hours=game.extension_hours,
+                    left=left,
+                    total=game.extensions,
+                )
+            )
             events.append(
                 Event(
                     engine_text._(
@@ -285,6 +344,7 @@ def held_back(
             )
     step.deadline = deadline
     step.save(update_fields=["deadline"])
+    ledger.write(decided)
     EventRow.objects.bulk_create(event_row(game, step, event) for event in events)
     reason = words.Said(engine_text.join([event.text for event in events], "; "))
     tell_deadline(game, step, now, reason=reason)

@@ -23,10 +23,11 @@ CHOICE = ChoiceEngine()
 # A seat page: the seats of the browser with their games, the open step, a page of history
 # (which holds the latest report's events), the order that counts, the game's seats with
 # their players' absences now, the GM's log (its latest actions with their count), the
-# latest messages the seat may read (with their count), and the page's pulse, the token its
-# poll asks with (games.notify.live). The address's preferences are read by the seat's
-# settings page, not here.
-PAGE_QUERIES = 8
+# latest messages the seat may read (with their count), what was decided for the seat
+# (games.notify.ledger), and the page's pulse, the token its poll asks with
+# (games.notify.live). The address's preferences are read by the seat's settings page, not
+# here.
+PAGE_QUERIES = 9
 # The last order of a step with early processing on: the seat with its game locked and the
 # open step (one statement), whether every seat answered, and the resolution (the seats
 # with whether each answered, dice, events, the step closed, the next step, links, the

@@ -26,7 +26,7 @@ from games.engines import registry
 from games.engines.base import Engine
 from games.lib import schedule, words
 from games.models import Event, Game, Seat, Step, Webhook, WebhookDelivery
-from games.notify import channels, quiet, reports, webhooks
+from games.notify import channels, ledger, quiet, reports, webhooks
 from games.notify import live as pulse
 from games.records import spectators
 from games.records.spectators import own_ids
@@ -253,6 +253,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "extend_form": ExtendForm(game=game, initial=extend_initial),
         **nights_context(seats, status.step),
         "unreachable": {seat.pk for seat in channels.unreachable(seats)},
+        "decided": ledger.of_game(game),
         "pause_form": ReasonForm(game=game, auto_id="pause_%s"),
         "resume_form": ReasonForm(game=game, auto_id="resume_%s"),
         "resolve_form": ResolveForm(game=game, initial=shown, auto_id="resolve_%s"),

@@ -22,8 +22,8 @@ from games import postal
 from games.community import absences, press
 from games.lib import schedule, words
 from games.models import Game, Order, Seat, Step
+from games.notify import ledger, reports
 from games.notify import live as pulse
-from games.notify import reports
 from games.postal import access
 from games.web import live
 from games.web.common import history_before
@@ -200,6 +200,7 @@ def _page(
         **_press_section(game, seat, seats),
         other_seats=[other for other in held if other.pk != seat.pk],
         gm_log=reports.gm_log(game, seat.zone),
+        decided=ledger.of_seat(seat),
     )
     return render(request, "games/play.html", context)
 

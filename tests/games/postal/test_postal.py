@@ -504,10 +504,10 @@ def test_a_step_makes_the_same_number_of_queries_whatever_its_seats(
     step = game.steps.get()
     # Inside the savepoint a test runs it in (a transaction in production): the game
     # locked (with its GM), the step, the seats (each with whether it sent an order), the
-    # absences of those that did not; the NMR defaults, the NMR counts, the dice, the
-    # events, the step closed, the next one opened, the links, the reports, the game's
-    # webhooks, the game saved.
-    with django_assert_num_queries(16):
+    # absences of those that did not; the NMR defaults, the NMR counts, the ledger's rows
+    # of the defaults played, the dice, the events, the step closed, the next one opened,
+    # the links, the reports, the game's webhooks, the game saved.
+    with django_assert_num_queries(17):
         assert postal.resolve_due_step(step.pk, now=step.deadline) is True
     assert Step.objects.get(pk=step.pk).status == Step.Status.DONE
     assert Order.objects.filter(step=step, source=Order.Source.DEFAULT).count() == seats
