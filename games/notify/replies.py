@@ -161,6 +161,8 @@ def handle(row: InboundMessage, message: Any, *, now: datetime, verdict: str | N
         _answer(seat, row, text, BOTH)
         return _done(row, Inbound.REJECTED, "sent to an order address and a message address")
     if seat is None and answering is None:
+        if _to_commands_address(recipients):
+            return _bare_command(row, message, now=now, verdict=verdict)
         return _done(row, Inbound.IGNORED, "no valid reply address among the recipients")
     seat_of = answering[0] if answering is not None else seat
     assert seat_of is not None
@@ -180,6 +182,30 @@ def handle(row: InboundMessage, message: Any, *, now: datetime, verdict: str | N
         return _command(row, seat, command, now=now)
     dropped = ", ".join(reading.attachment_names(message))[:2000]
     return _order(row, seat, text, now=now, dropped=dropped)
+
+
+def _to_commands_address(recipients: list[str]) -> bool:
+    address = settings.INBOUND_ADDRESS.lower()
+    return bool(address) and any(found.lower() == address for found in recipients)
+
+
+def _bare_command(row: InboundMessage, message: Any, *, now: datetime, verdict: str | None) -> None:
+    """An email to the commands address itself: answered at the sender's address, about
+    its own seats only, when it holds a seat in a game not over (any other sender gets no
+    answer: no mail to strangers); a text that is no command is answered with ``help``."""
+    seats = list(
+        Seat.objects.filter(email__iexact=row.sender.strip())
+        .exclude(game__status=Game.Status.FINISHED)
+        .select_related("game")
+        .order_by("-game__started_at", "-pk")
+    )
+    if not row.sender or not seats:
+        return _done(row, Inbound.IGNORED, "to the commands address from no player: no answer")
+    if verdict is not None:
+        return _done(row, Inbound.IGNORED, f"to the commands address, failed: {verdict}")
+    text = reading.reply_text(message)
+    _seated(row, seats[0], text)
+    return _command(row, seats[0], commands.command_in(text) or "help", now=now)
 
 
 def _command(row: InboundMessage, seat: Seat, command: str, *, now: datetime) -> None:

@@ -8,8 +8,9 @@ In the request (``keep``), after the basic-auth secret and the ESP's signature:
   when the part read names a seat, the seat is told why (``refused`` signal);
 - the recipient is looked for in the post as it is, without reading the email: an address
   ``<local>+<token>@<domain>`` of INBOUND_ADDRESS whose token names a seat
-  (``recipient_found`` signal, which games answers). A post that names none is kept as a
-  small row, "ignored", and never read;
+  (``recipient_found`` signal, which games answers), or INBOUND_ADDRESS itself (a command
+  to the commands address). A post that names neither is kept as a small row, "ignored",
+  and never read;
 - otherwise the post is kept whole (``InboundMessage.payload``), a worker is handed it
   once the row commits, and the webhook answers 200 at once.
 
@@ -198,6 +199,17 @@ def addresses_in(payload: bytes, content_type: str) -> list[str]:
     return found
 
 
+def to_commands_address(payload: bytes, content_type: str) -> bool:
+    """Whether the post holds INBOUND_ADDRESS itself, with no token: an email to the
+    commands address (``help``, ``status``, ...), answered to the sender's own seats."""
+    if not settings.INBOUND_ADDRESS:
+        return False
+    if "urlencoded" in content_type:
+        payload = unquote_to_bytes(payload.replace(b"+", b" "))
+    address = re.escape(settings.INBOUND_ADDRESS.lower().encode())
+    return re.search(rb"(?<![\w.+-])" + address + rb"(?![\w-])", payload, re.IGNORECASE) is not None
+
+
 def seat_named(payload: bytes, content_type: str) -> Any | None:
     addresses = addresses_in(payload, content_type)
     if not addresses:
@@ -242,7 +254,9 @@ def keep(
         except ValueError:
             return HttpResponse("the payload is not JSON", status=400)
     seat = None if view.esp_name in NOTIFYING else seat_named(body, content_type)
-    found = seat is not None or view.esp_name in NOTIFYING
+    found = (
+        seat is not None or view.esp_name in NOTIFYING or to_commands_address(body, content_type)
+    )
     row = InboundMessage(
         message_id=_post_key(body),
         esp=view.esp_name[:40],

@@ -203,3 +203,48 @@ def test_a_command_from_another_address_is_held_and_answered_once_the_gm_takes_i
     (answer,) = OutboundEmail.objects.filter(kind="command")
     assert (row.state, answer.to, answer.subject) == ("command", "bob@example.org", "Your games")
     assert Order.objects.count() == 0
+
+
+# --- to the commands address itself ----------------------------------------------------------
+
+
+def to_commands(text: str, sender: str, number: int = 1) -> list[OutboundEmail]:
+    """An email from ``sender`` to the inbound address itself, with no seat's token."""
+    before = OutboundEmail.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    payload = postmark_payload(
+        "orders@in.example.org", text, f"<bare-{number}@mail.example.net>", sender=sender
+    )
+    payload["MailboxHash"] = ""
+    payload["ToFull"][0]["MailboxHash"] = ""
+    assert post_postmark(payload, **auth()).status_code == 200
+    return list(OutboundEmail.objects.filter(id__gt=before).order_by("id"))
+
+
+def test_a_command_to_the_commands_address_answers_the_senders_own_seats(game: Game) -> None:
+    (answer,) = to_commands("status", "bob@example.org")
+    assert (answer.kind, answer.to, answer.subject) == (
+        "command",
+        "bob@example.org",
+        "Your games",
+    )
+    assert flowed(answer).startswith("Hello bob, ")
+    assert "Tuesday" in answer.text
+    row = InboundMessage.objects.get()
+    assert (row.state, row.note, row.seat_id) == (
+        "command",
+        "the command 'status': answered",
+        seat(game, 1).pk,
+    )
+    assert Order.objects.count() == 0
+
+
+def test_words_to_the_commands_address_that_are_no_command_get_the_help(game: Game) -> None:
+    (answer,) = to_commands("W5 1+3 3+4\nplease", "cy@example.org")
+    assert (answer.to, answer.subject) == ("cy@example.org", "Tuesday: commands by email")
+    assert Order.objects.count() == 0
+
+
+def test_a_stranger_writing_to_the_commands_address_gets_no_answer(game: Game) -> None:
+    assert to_commands("status", "stranger@example.net") == []
+    row = InboundMessage.objects.get()
+    assert (row.state, row.note) == ("ignored", "to the commands address from no player: no answer")
