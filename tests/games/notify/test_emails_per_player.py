@@ -2,7 +2,8 @@
 three, every order made on the seat's page in time (``order_for``), the receipts' task run
 after each order as the workers run it. An order made on the
 page gets no receipt unless its player asks for them, so each player gets their reports
-(as often as the game's default says) and the final standings, nothing more.
+(as often as the game's default says) and the final standings, nothing more. And a game of
+Choice with the default reminder ladder, players ordering early, late and at the last hour.
 
 Run with ``-s`` to see the count of each kind of email."""
 
@@ -17,9 +18,11 @@ import pytest
 from games import postal
 from games.engines import registry
 from games.engines.dice_survivor.rules import SurvivorOrder, clockwise
-from games.models import Game, Order
+from games.models import Game, Order, PushDelivery
+from games.notify import reminders
 from moderator.mail.models import OutboundEmail
 from tests.factories import started_game
+from tests.games.notify.test_push import PushService, browser_of, turn_on
 from tests.games.playing import SeedOnlyDice
 
 pytestmark = pytest.mark.django_db
@@ -107,3 +110,58 @@ def test_a_whole_game_played_on_the_page_emails_each_player_this_often(
     for to, counted in sorted(kinds.items()):
         print(f"  {to}: {per_player[to]} emails: {dict(sorted(counted.items()))}")
     assert per_player == expected
+
+
+def test_a_whole_game_with_the_default_ladder_reaches_each_player_this_often(
+    now: datetime, service: PushService
+) -> None:
+    """A game of Choice with two-day deadlines and the default ladder (an email 24
+    and 2 hours before), the sweep run every hour: ann orders within the hour, bob a day
+    and a half in (after the 24-hour reminder), cy in the last hour (after both); bob has
+    push on for all his games. Each player's messages, of each kind, over the whole game."""
+    game = started_game("choice", now=now, players=3)
+    turn_on(browser_of(game, 1, now), game, 1, service.browser("/push/bob"), every_seat=True)
+    when = {0: timedelta(hours=1), 1: timedelta(hours=30), 2: timedelta(hours=47)}
+    engine = registry.get(game.engine)
+    steps = 0
+    while Game.objects.get(pk=game.pk).status != Game.Status.FINISHED:
+        game.refresh_from_db()
+        step = game.steps.get(number=game.step_number)
+        steps += 1
+        for hour in range(1, 48):
+            at = step.opened_at + timedelta(hours=hour)
+            reminders.send_reminders(at)
+            # The workers send what is written (a game over takes back what is not).
+            OutboundEmail.objects.filter(state="pending").update(state="sent", sent_at=at)
+            for position, late in when.items():
+                if late == timedelta(hours=hour):
+                    state = engine.state_from_json(Game.objects.get(pk=game.pk).state)
+                    text = engine.canonical(state, position, engine.default(state, position))
+                    postal.accept_order(
+                        game_id=game.pk,
+                        position=position,
+                        text=text,
+                        source=Order.Source.WEB,
+                        now=at,
+                        step_number=step.number,
+                    )
+            if Game.objects.get(pk=game.pk).step_number != step.number:
+                break
+    per_player, kinds = emails_of(game)
+    pushes = Counter(
+        PushDelivery.objects.filter(game=game).values_list("subscription__email", flat=True)
+    )
+    print(f"\nchoice: {steps} steps, the default ladder")
+    for to, counted in sorted(kinds.items()):
+        print(
+            f"  {to}: {per_player[to]} emails {dict(sorted(counted.items()))}, "
+            f"{pushes.get(to, 0)} pushes"
+        )
+    reports = steps  # one report a step (the first is the welcome), and the standings
+    assert {to: dict(counted) for to, counted in kinds.items()} == {
+        "ann@example.org": {"report": reports, "final": 1},
+        "bob@example.org": {"report": reports, "final": 1, "reminder": steps},
+        "cy@example.org": {"report": reports, "final": 1, "reminder": 2 * steps},
+    }
+    # Bob turned push on after the first report: every later report and the standings.
+    assert pushes == {"bob@example.org": steps}
