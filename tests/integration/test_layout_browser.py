@@ -121,6 +121,7 @@ def test_the_gm_pages_fit_a_phone_and_name_the_place(
         "Running",
         "needs the GM",
         "email failing: 1 seat",
+        "cannot be reached: 1 seat",
     ]
 
 
