@@ -10,7 +10,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from games import postal
-from games.notify import digests, push, reminders, webhooks
+from games.notify import digests, player_hooks, push, reminders, webhooks
 from games.records import retention
 from moderator import queues
 from moderator.mail import inbound, queueing, sending
@@ -37,6 +37,10 @@ def sweep() -> dict[str, int]:
     if pushes:
         push.ROWS.enqueue(pushes)
     push.mark_stale(now)
+    posted = player_hooks.pending_ids(settings.SWEEP_BATCH, older_than=lost, now=now)
+    if posted:
+        player_hooks.ROWS.enqueue(posted)
+    player_hooks.mark_stale(now)
     unread = inbound.unread_ids(settings.SWEEP_BATCH, older_than=lost)
     inbound.hand_out(unread)
     reminded = reminders.send_reminders(now)
@@ -48,6 +52,7 @@ def sweep() -> dict[str, int]:
         "inbound": len(unread),
         "webhooks": len(posts),
         "pushes": len(pushes),
+        "player_posts": len(posted),
         "reminders": reminded,
         "digests": reminder_digests,
         "daily": daily,
@@ -65,6 +70,14 @@ def send_webhooks(*, delivery_ids: list[int]) -> dict[str, int]:
 def send_pushes(*, delivery_ids: list[int]) -> dict[str, int]:
     """Send a batch of pushes; how many rows ended in each state."""
     states = push.send_batch(delivery_ids, now=timezone.now())
+    return dict(Counter(states.values()))
+
+
+@shared_task(name=player_hooks.SEND_PLAYER_POSTS, acks_late=True, reject_on_worker_lost=True)
+def send_player_posts(*, delivery_ids: list[int]) -> dict[str, int]:
+    """Post a batch of reminders to players' own webhooks; how many rows ended in each
+    state."""
+    states = player_hooks.send_batch(delivery_ids, now=timezone.now())
     return dict(Counter(states.values()))
 
 

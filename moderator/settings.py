@@ -358,6 +358,7 @@ CELERY_TASK_ROUTES = {
     "mail.send_urgent_emails": {"queue": URGENT_QUEUE},
     "games.send_webhooks": {"queue": "mail"},
     "games.send_pushes": {"queue": "mail"},
+    "games.send_player_posts": {"queue": "mail"},
     "mail.*": {"queue": "mail"},
     "games.*": {"queue": STEPS_QUEUE},
 }
@@ -442,6 +443,7 @@ RATES = {
     "command-email": "10/h",  # commands by email (help, status, ...) from one seat's address
     "push-test": "10/h",  # test pushes asked for one seat
     "email-test": "5/h",  # test emails (the latest report again) asked for one seat
+    "webhook-test": "5/h",  # test posts to a player's own webhook, for one seat
 }
 # A calendar feed is served from the cache this long (as its Cache-Control says): a calendar
 # app polling every minute costs one query per feed per five minutes.

@@ -40,6 +40,8 @@ from games.models.steps import Event as Event
 from games.models.steps import GMAction as GMAction
 from games.models.steps import Order as Order
 from games.models.steps import Step as Step
+from games.models.webhooks import PlayerPost as PlayerPost
+from games.models.webhooks import PlayerWebhook as PlayerWebhook
 from games.models.webhooks import Webhook as Webhook
 from games.models.webhooks import WebhookDelivery as WebhookDelivery
 from games.models.webhooks import WebhookMessage as WebhookMessage

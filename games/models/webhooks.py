@@ -100,3 +100,56 @@ class WebhookMessage(models.Model):
 
     def __str__(self) -> str:
         return f"message {self.message_id} of game {self.game_id}"
+
+
+class PlayerWebhook(models.Model):
+    """A player's own webhook (games.notify.player_hooks): where a rung of their reminder
+    ladder may post, for every seat of the address ``email``. The URL may hold a secret: it
+    is never logged, and pages show its host only."""
+
+    email = models.EmailField(unique=True)  # normalised: email_choices.normalise
+    url = models.URLField(max_length=500)
+    format = models.CharField(
+        max_length=10, choices=Webhook.Format.choices, default=Webhook.Format.JSON
+    )
+    created_at = models.DateTimeField()
+    last_sent_at = models.DateTimeField(null=True, blank=True)
+    last_failed_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=300, blank=True)
+
+    def __str__(self) -> str:
+        return f"webhook of {self.email} ({self.format})"
+
+
+class PlayerPost(models.Model):
+    """One post to a player's webhook, once (the dedupe key names the reminder): written in
+    the transaction of the reminders, posted after it commits, with a webhook delivery's
+    life (games.notify.deliveries)."""
+
+    class State(models.TextChoices):
+        PENDING = "pending"
+        SENDING = "sending"
+        SENT = "sent"
+        FAILED = "failed"
+
+    hook = models.ForeignKey(PlayerWebhook, on_delete=models.CASCADE, related_name="posts")
+    game = models.ForeignKey(
+        Game, on_delete=models.CASCADE, null=True, blank=True, related_name="player_posts"
+    )
+    dedupe_key = models.CharField(max_length=200, unique=True)
+    # What the post says: {"title", "body", "url"} (docs/email.md, "A reminder ladder").
+    payload = models.JSONField()
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    sending_since = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["state", "next_attempt_at"], name="player_post_due")]
+
+    def __str__(self) -> str:
+        return f"post {self.pk} to {self.hook_id}: {self.state}"

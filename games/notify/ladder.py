@@ -22,8 +22,12 @@ from django.utils.translation import gettext, gettext_lazy, ngettext
 from games.models import EmailPreference, Game, Seat
 from games.notify import quiet
 
-EMAIL, PUSH = "email", "push"
-CHANNELS = {EMAIL: gettext_lazy("an email"), PUSH: gettext_lazy("a push to my browsers")}
+EMAIL, PUSH, WEBHOOK = "email", "push", "webhook"
+CHANNELS = {
+    EMAIL: gettext_lazy("an email"),
+    PUSH: gettext_lazy("a push to my browsers"),
+    WEBHOOK: gettext_lazy("a post to my webhook"),
+}
 # The hours a rung may be set to, on the settings page.
 HOURS = (72, 48, 24, 12, 8, 6, 4, 3, 2, 1, 0.5)
 MOST_RUNGS = 4

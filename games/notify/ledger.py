@@ -159,7 +159,10 @@ def _words(
             _("Change your quiet hours under “Deadlines and reminders” in your settings."),
         )
     by = str(ladder.CHANNELS.get(details.get("to", ""), details.get("to", "")))
-    if details.get("to") == ladder.EMAIL:
+    if details.get("meant") == ladder.WEBHOOK:
+        why = _("Your webhook is not set, or its last post failed.")
+        then = _("Set your webhook, or send it a test, under “How you are reached”.")
+    elif details.get("to") == ladder.EMAIL:
         why = _("No browser took pushes for this seat.")
         then = _("Turn push on, or send yourself a test, under “Notifications on this device”.")
     else:

@@ -262,6 +262,12 @@ def reminder_row(
 ) -> PushDelivery:
     """A reminder's push (a rung of the seat's ladder: games.notify.ladder), saying what the
     reminder email's subject says."""
+    return _row(subscription, step.game, key, reminder_payload(step, seat, hours), now)
+
+
+def reminder_payload(step: Step, seat: Seat, hours: float) -> dict[str, Any]:
+    """What a reminder says when it is not an email (a push, a player's webhook): the
+    reminder email's subject, what the seat owes, and its page, in the seat's language."""
     game = step.game
     with translation.override(seat.speaks):
         owed = words.owed(step.prompts, seat.position)
@@ -279,7 +285,7 @@ def reminder_row(
             "url": seat_url(seat),
             "tag": f"game-{game.pk}-seat-{seat.position}",
         }
-    return _row(subscription, game, key, payload, now)
+    return payload
 
 
 def _owed_said(owed: list[dict[str, Any]]) -> str:

@@ -32,6 +32,8 @@ from games.models import (
     EmailPreference,
     Game,
     Order,
+    PlayerPost,
+    PlayerWebhook,
     PushDelivery,
     PushSubscription,
     Seat,
@@ -43,6 +45,7 @@ from games.notify import (
     ladder,
     languages,
     ledger,
+    player_hooks,
     push,
     quiet,
     webhooks,
@@ -55,6 +58,13 @@ from moderator.mail.models import OutboundEmail
 def reminder_key(step: Step, position: int, hours: int | float) -> str:
     return (
         f"reminder:{step.game_id}:{step.number}:{position}:{hours:g}:"
+        f"{int(step.deadline.timestamp())}"
+    )
+
+
+def post_key(step: Step, position: int, hours: float) -> str:
+    return (
+        f"player-post:reminder:{step.game_id}:{step.number}:{position}:{hours:g}:"
         f"{int(step.deadline.timestamp())}"
     )
 
@@ -177,8 +187,16 @@ def _queue(
         if rung.channel == ladder.PUSH or seats[step.game_id][position].email_failing
     ]
     browsers = push.by_seat(maybe_pushed if push.enabled() else [])
+    hooks = player_hooks.of_addresses(
+        [
+            seats[step.game_id][position].email
+            for step, position, rung in due
+            if rung.channel == ladder.WEBHOOK
+        ]
+    )
     emails: dict[str, tuple[Step, int, float]] = {}
     pushes: dict[str, tuple[Step, int, float, PushSubscription]] = {}
+    posts: dict[str, tuple[Step, int, float, PlayerWebhook]] = {}
     # What was decided for the player (games.notify.ledger), by the keys of the rung's rows.
     decided: dict[tuple[str, ...], list[Decision]] = {}
     for step, position, rung in due:
@@ -186,7 +204,13 @@ def _queue(
             continue
         seat = seats[step.game_id][position]
         working = [found for found in browsers.get(seat.pk, []) if channels.push_works(found)]
-        if working and (rung.channel == ladder.PUSH or seat.email_failing):
+        hook = hooks.get(email_choices.normalise(seat.email))
+        keys: tuple[str, ...]
+        if rung.channel == ladder.WEBHOOK and hook is not None and player_hooks.works(hook):
+            keys = (post_key(step, position, rung.hours),)
+            posts[keys[0]] = (step, position, rung.hours, hook)
+            used = ladder.WEBHOOK
+        elif working and (rung.channel != ladder.EMAIL or seat.email_failing):
             keys = tuple(push_key(step, position, rung.hours, found) for found in working)
             for key, subscription in zip(keys, working, strict=True):
                 pushes[key] = (step, position, rung.hours, subscription)
@@ -204,12 +228,17 @@ def _queue(
         written |= set(
             PushDelivery.objects.filter(dedupe_key__in=pushes).values_list("dedupe_key", flat=True)
         )
+    if posts:
+        written |= set(
+            PlayerPost.objects.filter(dedupe_key__in=posts).values_list("dedupe_key", flat=True)
+        )
+    posts = {key: item for key, item in posts.items() if key not in written}
     emails = {key: item for key, item in emails.items() if key not in written}
     pushes = {key: item for key, item in pushes.items() if key not in written}
     notes = [
         row
         for keys, rows in decided.items()
-        if any(key in emails or key in pushes for key in keys)
+        if any(key in emails or key in pushes or key in posts for key in keys)
         for row in rows
     ]
     heard = sorted(
@@ -232,6 +261,7 @@ def _queue(
         )
         emails = {key: item for key, item in emails.items() if item[0].game_id in running}
         pushes = {key: item for key, item in pushes.items() if item[0].game_id in running}
+        posts = {key: item for key, item in posts.items() if item[0].game_id in running}
         mailed: dict[int, list[Seat]] = defaultdict(list)
         for step, position, _ in emails.values():
             if seats[step.game_id][position] not in mailed[step.game_id]:
@@ -248,8 +278,18 @@ def _queue(
         # The webhooks hear of every reminder, a digest's address's too (once each).
         webhooks.reminder_events([item for item in heard if item[0].game_id in running], now)
         ledger.write([row for row in notes if row.game_id in running])
+        post_rows = [
+            player_hooks.post_row(
+                hook,
+                step.game_id,
+                key,
+                push.reminder_payload(step, seats[step.game_id][position], hours),
+                now,
+            )
+            for key, (step, position, hours, hook) in posts.items()
+        ]
         queued = len(queueing.queue_once(rows)) if rows else 0
-        return queued + len(push.write(push_rows))
+        return queued + len(push.write(push_rows)) + len(player_hooks.write(post_rows))
 
 
 def _decisions(
@@ -288,6 +328,7 @@ def _decisions(
                 step.number,
                 hours=rung.hours,
                 to=used,
+                meant=rung.channel,
                 reason=seat.email_failing,
             )
         )

@@ -217,6 +217,7 @@ def test_the_limits_are_the_documented_numbers(settings: Settings) -> None:
         "command-email": "10/h",
         "push-test": "10/h",
         "email-test": "5/h",
+        "webhook-test": "5/h",
     }
     assert (10, timedelta(minutes=15)) == (settings.AXES_FAILURE_LIMIT, settings.AXES_COOLOFF_TIME)
     assert settings.CALENDAR_CACHE_SECONDS == 300

@@ -19,7 +19,7 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_POST
 
 from games.models import Seat
-from games.notify import channels, push
+from games.notify import channels, player_hooks, push, webhooks
 from games.web.play.common import held_seat, not_valid, speak
 from games.web.play.settings import settings_page
 from moderator import ratelimit
@@ -129,6 +129,49 @@ def test_email(request: HttpRequest, game_id: int, position: int) -> HttpRespons
         gettext("The latest report is on its way to %(email)s.") % {"email": seat.email},
     )
     return redirect(settings_page(seat) + "#channels")
+
+
+@require_POST
+def player_webhook(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
+    """The player's own webhook set (``url``, ``format``), removed (``remove``), or sent a
+    test post (``test``)."""
+    seat = _seat(request, game_id, position)
+    if seat is None:
+        return not_valid(request)
+    back = redirect(settings_page(seat) + "#channels")
+    now = timezone.now()
+    if "remove" in request.POST:
+        if player_hooks.remove(seat):
+            messages.success(request, gettext("Your webhook is removed."))
+        return back
+    if "test" in request.POST:
+        hook = player_hooks.of_address(seat.email)
+        if hook is None:
+            messages.error(request, gettext("Set your webhook first."))
+        elif ratelimit.over_limits([("webhook-test", f"seat:{seat.pk}")])[0]:
+            messages.error(request, gettext("Too many tests for now: try again in an hour."))
+        else:
+            player_hooks.test_post(seat, hook, now)
+            messages.success(request, gettext("A test post is on its way to your webhook."))
+        return back
+    try:
+        hook = player_hooks.set_hook(
+            seat,
+            url=request.POST.get("url", ""),
+            format=request.POST.get("format", ""),
+            now=now,
+        )
+    except webhooks.BadURL as error:
+        messages.error(
+            request, gettext("Your webhook was not set: %(why)s") % {"why": error.message}
+        )
+        return back
+    messages.success(
+        request,
+        gettext("Your webhook is set: %(address)s. A rung of your ladder may post to it now.")
+        % {"address": webhooks.shown(hook.url)},
+    )
+    return back
 
 
 # --- installable -------------------------------------------------------------------------------

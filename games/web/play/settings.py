@@ -17,8 +17,16 @@ from django.views.decorators.http import require_GET
 from games.community import absences, press
 from games.engines import registry
 from games.lib import words
-from games.models import AbsencePolicy, Game, PressEmail, Seat
-from games.notify import channels, email_choices, ladder, push, reminders
+from games.models import AbsencePolicy, Game, PressEmail, Seat, Webhook
+from games.notify import (
+    channels,
+    email_choices,
+    ladder,
+    player_hooks,
+    push,
+    reminders,
+    webhooks,
+)
 from games.postal import access
 from games.web.forms import (
     EmailChoiceForm,
@@ -99,6 +107,8 @@ def push_context(seat: Seat) -> dict[str, Any]:
     browsers = push.of_seat(seat)
     return {
         "email_channel": channels.email_of(seat),
+        **_player_webhook(seat),
+        "webhook_formats": Webhook.Format.choices,
         "push_enabled": push.enabled(),
         "push_key": settings.VAPID_PUBLIC_KEY,
         "push_works": push.enabled() and channels.pushable(browsers),
@@ -116,4 +126,13 @@ def ladder_context(seat: Seat, preference: Any) -> dict[str, Any]:
         "ladder_said": ladder.said(rungs),
         "ladder_source": source,
         "ladder_form": LadderForm(initial=ladder_initial(rungs, source), auto_id="ladder_%s"),
+    }
+
+
+def _player_webhook(seat: Seat) -> dict[str, Any]:
+    hook = player_hooks.of_address(seat.email)
+    return {
+        "player_webhook": hook,
+        "player_webhook_shown": webhooks.shown(hook.url) if hook is not None else "",
+        "player_webhook_works": hook is not None and player_hooks.works(hook),
     }

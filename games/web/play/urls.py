@@ -31,6 +31,7 @@ urlpatterns = [
     path("play/<int:game_id>/<int:position>/push/off/", push.unsubscribe, name="push_off"),
     path("play/<int:game_id>/<int:position>/push/test/", push.test, name="push_test"),
     path("play/<int:game_id>/<int:position>/email/test/", push.test_email, name="email_test"),
+    path("play/<int:game_id>/<int:position>/webhook/", push.player_webhook, name="player_webhook"),
     path("play/<int:game_id>/<int:position>/email/", choices.email_choice, name="email_choice"),
     path(
         "play/<int:game_id>/<int:position>/autopilot/",

@@ -189,6 +189,7 @@ def test_an_unknown_email_is_not_sent_again_by_the_sweep(
         "daily": 0,
         "webhooks": 0,
         "pushes": 0,
+        "player_posts": 0,
     }
 
     assert smtp.received == ["<ann@localhost>"]
