@@ -7,6 +7,7 @@ from django.db import models
 
 from games.models.games import Game
 from games.models.seats import Seat
+from games.models.webhooks import Delivery
 
 
 class PushSubscription(models.Model):
@@ -41,16 +42,10 @@ class PushSubscription(models.Model):
         return f"push to {self.email}, {where}"
 
 
-class PushDelivery(models.Model):
+class PushDelivery(Delivery):
     """One push to one subscription, once (the dedupe key names the news and the
     endpoint): written in the transaction of the news, sent after it commits, with the
     life of a webhook's delivery (games.notify.webhooks)."""
-
-    class State(models.TextChoices):
-        PENDING = "pending"
-        SENDING = "sending"
-        SENT = "sent"
-        FAILED = "failed"
 
     subscription = models.ForeignKey(
         PushSubscription, on_delete=models.CASCADE, related_name="deliveries"
@@ -61,16 +56,8 @@ class PushDelivery(models.Model):
     dedupe_key = models.CharField(max_length=200, unique=True)
     # What the notification says and opens: {"title", "body", "url", "tag"}.
     payload = models.JSONField()
-    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
-    attempts = models.PositiveIntegerField(default=0)
-    last_error = models.TextField(blank=True)
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
-    sending_since = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField()
-    sent_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(Delivery.Meta):
         indexes = [models.Index(fields=["state", "next_attempt_at"], name="push_due")]
 
     def __str__(self) -> str:

@@ -7,6 +7,31 @@ from django.db import models
 from games.models.games import Game
 
 
+class Delivery(models.Model):
+    """What every row posted out of the service after its transaction commits has: its
+    state and attempts, the last error, when it is tried again, when it was claimed and
+    sent (games.notify.deliveries): a webhook's event, a push, a post to a player's
+    webhook."""
+
+    class State(models.TextChoices):
+        PENDING = "pending"
+        SENDING = "sending"
+        SENT = "sent"
+        FAILED = "failed"
+
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    sending_since = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at", "-id"]
+
+
 class Webhook(models.Model):
     """Where a game's public events are posted (docs/webhooks.md): set by the game's GM,
     or by a campaign's host for every game of its league. Exactly one of ``game`` and
@@ -46,15 +71,9 @@ class Webhook(models.Model):
         return f"webhook {self.pk} ({self.format})"
 
 
-class WebhookDelivery(models.Model):
+class WebhookDelivery(Delivery):
     """One event posted to one webhook, once: the dedupe key names the event and the
     webhook. Written in the transaction of the event, posted after it commits."""
-
-    class State(models.TextChoices):
-        PENDING = "pending"
-        SENDING = "sending"
-        SENT = "sent"
-        FAILED = "failed"
 
     webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
     # The game whose event it is (a campaign's webhook hears of each of its games).
@@ -64,16 +83,8 @@ class WebhookDelivery(models.Model):
     # The event in our versioned format (docs/webhooks.md); a Discord or Slack webhook
     # gets its summary in words, made when it is posted.
     payload = models.JSONField()
-    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
-    attempts = models.PositiveIntegerField(default=0)
-    last_error = models.TextField(blank=True)
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
-    sending_since = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField()
-    sent_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(Delivery.Meta):
         indexes = [models.Index(fields=["state", "next_attempt_at"], name="webhook_due")]
 
     def __str__(self) -> str:
@@ -121,16 +132,10 @@ class PlayerWebhook(models.Model):
         return f"webhook of {self.email} ({self.format})"
 
 
-class PlayerPost(models.Model):
+class PlayerPost(Delivery):
     """One post to a player's webhook, once (the dedupe key names the reminder): written in
     the transaction of the reminders, posted after it commits, with a webhook delivery's
     life (games.notify.deliveries)."""
-
-    class State(models.TextChoices):
-        PENDING = "pending"
-        SENDING = "sending"
-        SENT = "sent"
-        FAILED = "failed"
 
     hook = models.ForeignKey(PlayerWebhook, on_delete=models.CASCADE, related_name="posts")
     game = models.ForeignKey(
@@ -139,16 +144,8 @@ class PlayerPost(models.Model):
     dedupe_key = models.CharField(max_length=200, unique=True)
     # What the post says: {"title", "body", "url"} (docs/email.md, "A reminder ladder").
     payload = models.JSONField()
-    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
-    attempts = models.PositiveIntegerField(default=0)
-    last_error = models.TextField(blank=True)
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
-    sending_since = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField()
-    sent_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(Delivery.Meta):
         indexes = [models.Index(fields=["state", "next_attempt_at"], name="player_post_due")]
 
     def __str__(self) -> str:

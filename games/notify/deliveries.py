@@ -19,11 +19,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from celery import current_app
 from django.conf import settings
-from django.db import models
+from django.db import models, transaction
 from django.db.models import F, Q
 
 from moderator.mail.sending import retry_delay
@@ -48,6 +49,21 @@ class Rows:
     @property
     def objects(self) -> Any:
         return self.model._default_manager
+
+    def write(self, rows: Sequence[Any]) -> list[int]:
+        """The rows whose dedupe key is new, written (in the caller's transaction) and
+        handed to the workers once it commits; returns the ids of those pending."""
+        if not rows:
+            return []
+        self.objects.bulk_create(rows, ignore_conflicts=True)
+        ids = list(
+            self.objects.filter(
+                state=PENDING, dedupe_key__in=[row.dedupe_key for row in rows]
+            ).values_list("id", flat=True)
+        )
+        if ids:
+            transaction.on_commit(partial(self.enqueue, ids))
+        return ids
 
     def enqueue(self, ids: list[int]) -> None:
         """Hand the rows to the workers (one task). With the broker away nothing is lost:

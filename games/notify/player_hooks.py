@@ -15,7 +15,6 @@ from functools import partial
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import translation
 from django.utils.translation import gettext as _
 
@@ -92,17 +91,7 @@ def test_post(seat: Seat, hook: PlayerWebhook, now: datetime) -> list[int]:
 
 def write(rows: list[PlayerPost]) -> list[int]:
     """The rows whose key is new, handed to the workers once the transaction commits."""
-    if not rows:
-        return []
-    PlayerPost.objects.bulk_create(rows, ignore_conflicts=True)
-    ids = list(
-        PlayerPost.objects.filter(
-            state=PlayerPost.State.PENDING, dedupe_key__in=[row.dedupe_key for row in rows]
-        ).values_list("id", flat=True)
-    )
-    if ids:
-        transaction.on_commit(partial(ROWS.enqueue, ids))
-    return ids
+    return ROWS.write(rows)
 
 
 def body(format: str, payload: dict[str, Any]) -> dict[str, Any]:

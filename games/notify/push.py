@@ -32,7 +32,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import Q
 from django.urls import reverse
 from django.utils import translation
@@ -296,17 +295,7 @@ def _owed_said(owed: list[dict[str, Any]]) -> str:
 
 def write(rows: list[PushDelivery]) -> list[int]:
     """The rows whose key is new, handed to the workers once the transaction commits."""
-    if not rows:
-        return []
-    PushDelivery.objects.bulk_create(rows, ignore_conflicts=True)
-    ids = list(
-        PushDelivery.objects.filter(
-            state=PushDelivery.State.PENDING, dedupe_key__in=[row.dedupe_key for row in rows]
-        ).values_list("id", flat=True)
-    )
-    if ids:
-        transaction.on_commit(partial(ROWS.enqueue, ids))
-    return ids
+    return ROWS.write(rows)
 
 
 # --- sending ---------------------------------------------------------------------------------

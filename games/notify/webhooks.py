@@ -29,7 +29,6 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
-from django.db import transaction
 from django.db.models import Q
 from django.urls import reverse
 
@@ -251,15 +250,7 @@ def _write(
         )
         for hook in hooks
     ]
-    WebhookDelivery.objects.bulk_create(rows, ignore_conflicts=True)
-    ids = list(
-        WebhookDelivery.objects.filter(
-            state=State.PENDING, dedupe_key__in=[row.dedupe_key for row in rows]
-        ).values_list("id", flat=True)
-    )
-    if ids:
-        transaction.on_commit(partial(enqueue, ids))
-    return ids
+    return ROWS.write(rows)
 
 
 # --- the bodies --------------------------------------------------------------------------------

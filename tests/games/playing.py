@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypedDict
 
 from games import postal
 from games.engines import registry
 from games.engines.dice import VerifiableDice
-from games.models import Game, Order
+from games.models import Game, Order, Step
 from tests.factories import EVERY_HOUR
 
 # Liar's Dice, one die each: a game of three is over in a few steps.
@@ -79,3 +79,16 @@ def play_out(
         )
         if receipts:
             postal.write_receipts(now=step.opened_at + timedelta(seconds=5))
+
+
+def play_choice_step(game: Game, now: datetime) -> Step:
+    """Every seat of a game of Choice of three sends its default by email at ``now``, and
+    the step is resolved; the step open after it."""
+    game.refresh_from_db()
+    engine = registry.get("choice")
+    state = engine.state_from_json(game.state)
+    for position in range(3):
+        text = engine.canonical(state, position, engine.default(state, position))
+        postal.accept_order(game_id=game.pk, position=position, text=text, source="email", now=now)
+    postal.resolve_now(game.pk, now=now)
+    return Step.objects.get(game=game, status=Step.Status.OPEN)

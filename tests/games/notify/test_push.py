@@ -19,7 +19,6 @@ from django.core.management import call_command
 from django.test import Client, override_settings
 from py_vapid import Vapid02
 
-from games import postal
 from games.engines.choice.rules import ChoiceEngine
 from games.management.commands.makevapidkeys import new_keys
 from games.models import Game, PushDelivery, PushSubscription, Seat
@@ -27,6 +26,7 @@ from games.notify import push
 from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import started_game
+from tests.games.playing import play_choice_step
 
 pytestmark = pytest.mark.django_db
 
@@ -117,15 +117,6 @@ def turn_on(client: Client, game: Game, position: int, data: Any, every_seat: bo
     )
 
 
-def play_step(game: Game, now: datetime) -> None:
-    game.refresh_from_db()
-    state = CHOICE.state_from_json(game.state)
-    for position in range(3):
-        text = CHOICE.canonical(state, position, CHOICE.default(state, position))
-        postal.accept_order(game_id=game.pk, position=position, text=text, source="email", now=now)
-    postal.resolve_now(game.pk, now=now)
-
-
 def send_all(now: datetime) -> dict[int, str]:
     ids = list(PushDelivery.objects.order_by("id").values_list("id", flat=True))
     return push.send_batch(ids, now=now)
@@ -143,7 +134,7 @@ def test_each_new_report_reaches_the_browser_signed_and_encrypted(
     }
     assert PushSubscription.objects.get().email == "bob@example.org"
 
-    play_step(game, now + timedelta(hours=1))
+    play_choice_step(game, now + timedelta(hours=1))
     later = now + timedelta(hours=1, seconds=5)
     assert list(send_all(later).values()) == ["sent"]
 
@@ -185,8 +176,8 @@ def test_a_browser_on_for_the_seat_and_for_every_game_gets_each_push_once(
     )
     PushDelivery.objects.all().delete()
 
-    play_step(game, now)
-    play_step(other, now)
+    play_choice_step(game, now)
+    play_choice_step(other, now)
     send_all(now)
     assert sorted(got["payload"]["tag"] for got in service.received) == [
         f"game-{game.pk}-seat-1",
@@ -202,7 +193,7 @@ def test_a_seat_that_changes_hands_no_longer_pushes_to_the_player_who_left(
         turn_on(browser_of(game, 1, now), game, 1, service.browser("/push/bob")).status_code == 200
     )
     Seat.objects.filter(game=game, position=1).update(email="dan@example.org")
-    play_step(game, now)
+    play_choice_step(game, now)
     assert PushDelivery.objects.count() == 0
 
 
@@ -212,7 +203,7 @@ def test_a_subscription_the_push_service_dropped_is_removed(
 ) -> None:
     game = started_game(now=now, early_processing=False)
     turn_on(browser_of(game, 1, now), game, 1, service.browser(path))
-    play_step(game, now)
+    play_choice_step(game, now)
     assert list(send_all(now).values()) == ["gone"]
     assert PushSubscription.objects.count() == 0
     assert PushDelivery.objects.count() == 0
@@ -224,7 +215,7 @@ def test_a_push_service_that_is_busy_is_tried_again_and_the_page_shows_the_failu
     game = started_game(now=now, early_processing=False)
     bob = browser_of(game, 1, now)
     turn_on(bob, game, 1, service.browser("/busy/bob"))
-    play_step(game, now)
+    play_choice_step(game, now)
     assert list(send_all(now).values()) == ["pending"]
     row = PushDelivery.objects.get()
     assert (row.attempts, row.last_error) == (1, "the server answered 503 Service Unavailable")
@@ -311,7 +302,7 @@ def test_a_browser_turned_off_gets_nothing_more(service: PushService, now: datet
         "Push is off in this browser for every game of bob@example.org."
     )
     assert PushSubscription.objects.count() == 0
-    play_step(game, now)
+    play_choice_step(game, now)
     assert PushDelivery.objects.count() == 0
 
 
@@ -352,7 +343,7 @@ def test_the_settings_page_lists_the_browsers_with_their_last_push(
     assert "No browser gets this seat's news by push yet." in before
     assert 'src="/static/games/push.js"' in before
     turn_on(bob, game, 1, service.browser("/push/bob"))
-    play_step(game, now)
+    play_choice_step(game, now)
     send_all(now)
     page = bob.get(f"/play/{game.pk}/1/settings/").content.decode()
     key = push.endpoint_key(PushSubscription.objects.get())
@@ -391,7 +382,7 @@ def test_a_push_speaks_the_seats_language(service: PushService, now: datetime) -
     game = started_game(now=now, early_processing=False)
     Seat.objects.filter(game=game, position=1).update(language="de")
     turn_on(browser_of(game, 1, now), game, 1, service.browser("/push/bob"))
-    play_step(game, now)
+    play_choice_step(game, now)
     send_all(now)
     report = OutboundEmail.objects.get(dedupe_key=f"report:{game.pk}:2:1")
     [got] = service.received

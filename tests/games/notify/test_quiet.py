@@ -19,6 +19,7 @@ from games.notify import quiet, reminders
 from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import GMFactory, started_game
+from tests.games.playing import play_choice_step
 
 pytestmark = pytest.mark.django_db
 
@@ -228,16 +229,6 @@ def test_the_gm_sees_whose_night_a_deadline_falls_in(now: datetime) -> None:
     assert "The deadline now falls in the night of bob (22:00 to 07:00 UTC)." in answer
 
 
-def play_step(game: Game, now: datetime) -> Step:
-    game.refresh_from_db()
-    state = CHOICE.state_from_json(game.state)
-    for position in range(3):
-        text = CHOICE.canonical(state, position, CHOICE.default(state, position))
-        postal.accept_order(game_id=game.pk, position=position, text=text, source="email", now=now)
-    postal.resolve_now(game.pk, now=now)
-    return Step.objects.get(game=game, status=Step.Status.OPEN)
-
-
 @pytest.mark.parametrize(
     ("avoid", "cy_sleeps", "deadline"),
     [
@@ -260,4 +251,4 @@ def test_a_deadline_in_every_players_night_moves_to_the_first_morning(
     reminders.choose_quiet(seats[1], start=time(21), end=time(8))
     if cy_sleeps:
         reminders.choose_quiet(seats[2], start=time(22, 0), end=time(7))
-    assert play_step(game, now + timedelta(minutes=1)).deadline == deadline
+    assert play_choice_step(game, now + timedelta(minutes=1)).deadline == deadline

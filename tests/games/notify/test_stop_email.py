@@ -26,6 +26,7 @@ from moderator.mail import building
 from moderator.mail.models import InboundMessage, OutboundEmail
 from tests.factories import seat_page, settings_page, started_game
 from tests.games.notify.test_replies import SECRET, auth, post_postmark, postmark_payload
+from tests.games.playing import play_choice_step
 
 pytestmark = pytest.mark.django_db
 
@@ -73,15 +74,6 @@ def one_click(url: str) -> int:
     return response.status_code
 
 
-def play_step(game: Game, now: datetime) -> None:
-    game.refresh_from_db()
-    state = CHOICE.state_from_json(game.state)
-    for position in range(3):
-        text = CHOICE.canonical(state, position, CHOICE.default(state, position))
-        postal.accept_order(game_id=game.pk, position=position, text=text, source="email", now=now)
-    postal.resolve_now(game.pk, now=now)
-
-
 def test_a_step_report_carries_the_one_click_headers_and_a_receipt_none(now: datetime) -> None:
     game = started_game(now=now, early_processing=False)
     report = OutboundEmail.objects.get(kind="report", to="bob@example.org")
@@ -91,7 +83,7 @@ def test_a_step_report_carries_the_one_click_headers_and_a_receipt_none(now: dat
     assert address == f"orders+stop-reports-{token}@in.example.org"
     assert post == ONE_CLICK
     assert sent(report)["Auto-Submitted"] == "auto-generated"
-    play_step(game, now)
+    play_choice_step(game, now)
     assert tasks.write_receipts() == 3
     receipt = OutboundEmail.objects.filter(kind="receipt", to="bob@example.org").get()
     assert (sent(receipt)["List-Unsubscribe"], sent(receipt)["Auto-Submitted"]) == (
@@ -108,7 +100,7 @@ def test_one_click_stops_the_seats_reports_and_nothing_else(now: datetime) -> No
     assert seat(game, 1).reports == "none"
     assert (seat(game, 0).reports, seat(game, 2).reports) == ("", "")
     assert (Game.objects.get(pk=game.pk).state, Order.objects.count()) == before
-    play_step(game, now + timedelta(hours=1))
+    play_choice_step(game, now + timedelta(hours=1))
     step_two = OutboundEmail.objects.filter(
         kind="report", dedupe_key__startswith=f"report:{game.pk}:2:"
     )
@@ -122,7 +114,7 @@ def test_the_seat_page_still_shows_every_report_after_the_stop(now: datetime) ->
     game = started_game(now=now, early_processing=False)
     url, _, _ = stop_links(OutboundEmail.objects.get(kind="report", to="bob@example.org"))
     assert one_click(url) == 200
-    play_step(game, now + timedelta(hours=1))
+    play_choice_step(game, now + timedelta(hours=1))
     client = Client()
     token = access.mint([seat(game, 1)], now=now)[1]
     assert client.post(f"/p/{token}/").status_code == 302
@@ -214,7 +206,7 @@ def test_the_daily_digest_stops_the_reports_of_every_seat_of_the_address(now: da
         started_game(now=now, early_processing=False),
     )
     postal.choose_reports(first.pk, position=1, choice="digest", everywhere=True)
-    play_step(first, now + timedelta(hours=1))
+    play_choice_step(first, now + timedelta(hours=1))
     assert digests.send_daily_digests(now + timedelta(days=1)) == 1
     daily = OutboundEmail.objects.get(kind="daily")
     url, _, _ = stop_links(daily)
