@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from celery import current_app
 from django.conf import settings
@@ -45,10 +45,8 @@ class Rows:
 
     def __init__(self, model: type[models.Model], task: str, related: str, said: Logger) -> None:
         self.model, self.task, self.related, self.said = model, task, related, said
-
-    @property
-    def objects(self) -> Any:
-        return self.model._default_manager
+        # Each of the models declares ``objects`` (the stubs know no manager of a Model).
+        self.objects: Any = cast(Any, model).objects
 
     def write(self, rows: Sequence[Any]) -> list[int]:
         """The rows whose dedupe key is new, written (in the caller's transaction) and

@@ -135,8 +135,9 @@ def unsubscribe(seat: Seat, endpoint: str, *, every_seat: bool) -> int:
     )
     if not every_seat:
         rows = rows.filter(seat=seat)
-    _, deleted = rows.delete()
-    return deleted.get(PushSubscription._meta.label, 0)
+    count = rows.count()
+    rows.delete()
+    return count
 
 
 def _covering(seats: Iterable[Seat]) -> Q:

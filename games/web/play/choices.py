@@ -19,7 +19,7 @@ from games import postal
 from games.community import absences
 from games.engines import registry
 from games.lib import schedule, words
-from games.models import AbsencePolicy
+from games.models import AbsencePolicy, Seat
 from games.notify import email_choices, ladder, languages, reminders
 from games.postal import access
 from games.web.away import away_page
@@ -36,16 +36,23 @@ from games.web.play.common import browser_seats, held_seat, not_valid, seat_page
 from games.web.play.settings import settings_page
 
 
+def _posted_seat(request: HttpRequest) -> Seat | None:
+    """The seat a form of the address's choices names (``seat``, its id), among those this
+    browser holds, its language spoken; None for any other."""
+    seat_id = request.POST.get("seat", "")
+    seat = next((seat for seat in browser_seats(request) if str(seat.pk) == seat_id), None)
+    if seat is not None:
+        speak(request, seat)
+    return seat
+
+
 @require_POST
 def reminder_choice(request: HttpRequest) -> HttpResponse:
     """A player chooses, for their address and every game it plays, one email per reminder
     or one daily digest."""
-    seats = browser_seats(request)
-    seat_id = request.POST.get("seat", "")
-    seat = next((seat for seat in seats if str(seat.pk) == seat_id), None)
+    seat = _posted_seat(request)
     if seat is None:
         return not_valid(request)
-    speak(request, seat)
     form = ReminderChoiceForm(request.POST)
     if not form.is_valid():
         messages.error(request, first_error(form))
@@ -82,12 +89,9 @@ def reminder_choice(request: HttpRequest) -> HttpResponse:
 def quiet_hours(request: HttpRequest) -> HttpResponse:
     """A player declares their night, for their address and every game it plays: no
     reminder comes in it (``games.notify.quiet``)."""
-    seats = browser_seats(request)
-    seat_id = request.POST.get("seat", "")
-    seat = next((seat for seat in seats if str(seat.pk) == seat_id), None)
+    seat = _posted_seat(request)
     if seat is None:
         return not_valid(request)
-    speak(request, seat)
     form = QuietHoursForm(request.POST)
     if not form.is_valid():
         messages.error(request, first_error(form))
