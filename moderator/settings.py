@@ -105,6 +105,8 @@ INSTALLED_APPS = [
     "axes",
     # htmx's script, served as a static file (games/templatetags/live.py)
     "django_htmx",
+    # The API's page (Swagger UI) from django-ninja's own static files, not a CDN.
+    "ninja",
     "moderator.mail",
     "games",
     "campaigns",
@@ -444,6 +446,7 @@ RATES = {
     "push-test": "10/h",  # test pushes asked for one seat
     "email-test": "5/h",  # test emails (the latest report again) asked for one seat
     "webhook-test": "5/h",  # test posts to a player's own webhook, for one seat
+    "api-token": "600/m",  # calls with one API token (docs/api.md): 10 a second on average
 }
 # A calendar feed is served from the cache this long (as its Cache-Control says): a calendar
 # app polling every minute costs one query per feed per five minutes.

@@ -17,6 +17,8 @@ urlpatterns = [
     # change nothing but a page's language, and a token in every page's footer would give
     # every public page a cookie and make no two of them alike.
     path("i18n/setlang/", csrf_exempt(set_language), name="set_language"),
+    # The API for programs (games/web/api/, docs/api.md): /api/v1/, its document and page.
+    path("", include("games.web.api.urls")),
     path("gm/campaigns/", include("campaigns.web.urls")),
     path("gm/", include("games.web.gm.urls")),
     # The ESPs' inbound and tracking webhooks (moderator/mail/webhooks.py).

@@ -187,12 +187,12 @@ def away(seats: Iterable[Seat], *, now: datetime) -> dict[int, Away]:
 # its messages may go (the ORM's subquery cost as much to build as the rest of the page's
 # queries).
 _SEATS_OF_GAME = (
-    "SELECT s.id, s.position, s.name, MAX(a.last_day) FROM games_seat s"
+    "SELECT s.id, s.position, s.name, s.bot, MAX(a.last_day) FROM games_seat s"
     " LEFT JOIN games_absence a ON a.email = LOWER(s.email)"
     " AND (a.game_id IS NULL OR a.game_id = s.game_id)"
     " AND a.starts_at <= %s AND a.ends_at > %s"
     " WHERE s.game_id = %s"
-    " GROUP BY s.id, s.position, s.name ORDER BY s.position"
+    " GROUP BY s.id, s.position, s.name, s.bot ORDER BY s.position"
 )
 
 
@@ -205,6 +205,7 @@ class GameSeat:
     position: int
     name: str
     away_until: date | None
+    bot: bool = False
 
 
 def seats_of_game(game_id: int, *, now: datetime) -> list[GameSeat]:
@@ -220,6 +221,7 @@ def seats_of_game(game_id: int, *, now: datetime) -> list[GameSeat]:
             position,
             name,
             None if last is None else last if isinstance(last, date) else date.fromisoformat(last),
+            bool(bot),
         )
-        for seat_id, position, name, last in rows
+        for seat_id, position, name, bot, last in rows
     ]

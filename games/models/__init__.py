@@ -3,11 +3,14 @@
 
 The rows live in a module each by what they are: ``games`` (a game and its settings),
 ``seats``, ``steps`` (the play: steps, orders, dice, events, the GM's log), ``press``,
-``people`` (addresses across their games), ``webhooks`` and ``push``. Import them from here,
+``people`` (addresses across their games), ``webhooks``, ``push`` and ``api``
+(tokens). Import them from here,
 as the migrations do (``games.models.new_public_id``)."""
 
 from __future__ import annotations
 
+from games.models.api import ApiToken as ApiToken
+from games.models.api import TokenAction as TokenAction
 from games.models.games import ENGLISH as ENGLISH
 from games.models.games import LANGUAGES as LANGUAGES
 from games.models.games import TEMPLATE_NAME_LENGTH as TEMPLATE_NAME_LENGTH

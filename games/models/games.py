@@ -87,6 +87,8 @@ class Game(models.Model):
     # A deadline that would fall in every player's quiet hours moves to the first morning
     # (games.notify.quiet.outside_every_night).
     avoid_nights = models.BooleanField(default=False, db_default=False)
+    # Whether programs may play its seats (a bot's token, docs/api.md); open games say so.
+    bots_allowed = models.BooleanField(default=False, db_default=False)
     paused_at = models.DateTimeField(null=True, blank=True)
     # The game this one follows ("play again" with the same players).
     previous = models.ForeignKey(
@@ -142,6 +144,9 @@ class Game(models.Model):
     # Not a column: seat names by position, kept on this instance by a caller that has the
     # seats loaded already (a step's emails, the GM page), so standings read no seat again.
     seat_names: dict[int, str] | None = None
+    # Not a column either: the names of the seats played by a bot, kept the same way
+    # (games.notify.reports.bot_names).
+    bot_names: list[str] | None = None
 
     class Meta:
         ordering = ["-created_at"]

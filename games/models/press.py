@@ -22,6 +22,7 @@ class Message(models.Model):
     class Source(models.TextChoices):
         WEB = "web"
         EMAIL = "email"
+        API = "api"
 
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="press_messages")
     step_number = models.PositiveIntegerField()

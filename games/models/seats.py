@@ -90,6 +90,9 @@ class Seat(models.Model):
     # page shows it at once): off unless the player turns it on. An order by email always
     # gets one (games.postal.orders).
     web_receipts = models.BooleanField(default=False, db_default=False)
+    # Played by a program: set when an order comes with a bot's token (docs/api.md), said
+    # wherever the seat is named; a new player of the seat starts without it.
+    bot = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["game", "position"]

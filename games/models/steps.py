@@ -81,6 +81,7 @@ class Order(models.Model):
         AUTOPILOT = "autopilot", "the player's autopilot"
         REPLAY = "replay"
         PAPER = "paper", "entered from a paper record"
+        API = "api", "through the API"
 
     step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="orders")
     seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="orders")
@@ -107,6 +108,10 @@ class Order(models.Model):
     # When a receipt naming this order was written: a seat's receipts for a step are
     # coalesced to one per RECEIPT_WINDOW_SECONDS (postal.write_receipts).
     receipt_at = models.DateTimeField(null=True, blank=True)
+    # The token a program sent it with (docs/api.md).
+    token = models.ForeignKey(
+        "games.ApiToken", on_delete=models.SET_NULL, null=True, blank=True, related_name="orders"
+    )
 
     # Not a field: set on the order ``postal.accept_order`` returns when the order repeated
     # the one that counts, and nothing was written.
@@ -194,6 +199,7 @@ class GMAction(models.Model):
         IMPORT = "import", "game continued from paper"
         HIDE = "hide-message", "message hidden"
         PRESS = "press", "private messages turned on or off"
+        BOTS = "bots", "bots allowed or not"
 
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="gm_actions")
     step_number = models.PositiveIntegerField()

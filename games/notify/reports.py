@@ -112,6 +112,16 @@ def game_seat_name(game: Game, position: int) -> str:
     return game.seat_names[position]
 
 
+def bot_names(game: Game) -> list[str]:
+    """The names of the game's seats played by a bot (``Seat.bot``), in seat order; read
+    once per game instance."""
+    if game.bot_names is None:
+        game.bot_names = list(
+            game.seats.filter(bot=True).order_by("position").values_list("name", flat=True)
+        )
+    return game.bot_names
+
+
 # Who reads a seat's private block: the seat's own player ("seat"), the only reader told
 # "Only you see this"; the game's GM ("gm"), told whose it is and who else sees it; or
 # anybody ("public": a finished game's replay and zine), told what the seat saw, never "you".
@@ -148,6 +158,7 @@ def seat_context(
         "applies": Applies(game),
         "title": registry.title(game.engine, game.options),
         "options": options_in_play(game, engine),
+        "bots": bot_names(game),
     }
     for part in ENGINE_PARTS:
         context[f"{part}_txt"] = engine_templates(game.engine, part, "txt")
@@ -368,6 +379,7 @@ def step_emails(
     step's events. ``gm_did``: what the GM did during the step that closed
     (``gm_actions_of``), said to each seat in its zone."""
     game.seat_names = {seat.position: seat.name for seat in seats}
+    game.bot_names = [seat.name for seat in seats if seat.bot]
     # The public parts once per language the seats read (docs/languages.md).
     shared: dict[str, dict[str, Rendered]] = {}
     rendered_events: dict[str, dict[tuple[str, ...], dict[str, Rendered]]] = {}

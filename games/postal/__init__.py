@@ -63,6 +63,7 @@ from games.postal.games import (
     start_game,
 )
 from games.postal.gm import (
+    allow_bots,
     clear_needs_gm,
     extend_deadline,
     pause,
@@ -118,6 +119,7 @@ __all__ = [
     "StepMovedOnForGM",
     "accept_linked_order",
     "accept_order",
+    "allow_bots",
     "ask_lost_links",
     "change_recruiting",
     "check_options",

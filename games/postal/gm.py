@@ -70,6 +70,25 @@ def extend_deadline(
     return step
 
 
+def allow_bots(game_id: int, *, allowed: bool, by: int | None, now: datetime) -> Game:
+    """The GM allows programs to play the game's seats, or forbids them; in a game that has
+    started, the GM's log says so. A bot's seat already marked stays marked."""
+    with transaction.atomic():
+        game = locked(game_id)
+        if game.bots_allowed == allowed:
+            return game
+        game.bots_allowed = allowed
+        game.save(update_fields=["bots_allowed"])
+        if game.started_at is not None:
+            words = (
+                engine_text._("The GM allowed bots to play")
+                if allowed
+                else engine_text._("The GM no longer allows bots to play")
+            )
+            log_gm(game, GMAction.Kind.BOTS, words, GMNote("", by), now)
+    return game
+
+
 def _to_the_minute(moment: datetime) -> datetime:
     return moment.replace(second=0, microsecond=0)
 

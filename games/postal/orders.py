@@ -19,12 +19,13 @@ from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy
 
 from games import records
+from games.community import tokens
 from games.engines import registry
 from games.engines import text as engine_text
 from games.engines.base import Dice, Engine, Event, OrderError
 from games.engines.dice import VerifiableDice
 from games.lib import schedule, words
-from games.models import DiceRoll, Game, GMAction, Order, Seat, Step
+from games.models import ApiToken, DiceRoll, Game, GMAction, Order, Seat, Step, TokenAction
 from games.postal.errors import NotAdmitted, OrderRejected, SeatNotFound, StepMovedOn
 from games.postal.gm_log import GMNote, check_shown_step, gm_reason, log_gm
 from games.postal.locks import locked
@@ -47,6 +48,8 @@ def accept_order(
     reason: str = "",
     by: int | None = None,
     shown_step: int | None = None,
+    token: ApiToken | None = None,
+    admit: Callable[[Seat], bool] | None = None,
 ) -> Order:
     """Take in an order for the current step, or raise OrderRejected and change nothing.
 
@@ -69,6 +72,11 @@ def accept_order(
     ``shown_step``: the step the GM's page showed when the GM entered it; StepMovedOnForGM,
     and nothing written, once the game has moved on from it (``check_shown_step``, under
     the game's lock). Unlike ``step_number``, never carried over to the step open now.
+
+    ``token``: the API token a program sent it with (``Order.Source.API``): the order is
+    recorded as made with it, and a bot's token marks the seat as played by a bot (a game
+    that does not allow bots refuses it). ``admit``: as for ``accept_linked_order``, asked
+    of the locked seat (the API's check that the token still opens it).
     """
     logged = None
     if source == Order.Source.GM:
@@ -85,9 +93,11 @@ def accept_order(
         source,
         now,
         step_number,
+        admit,
         ignored=ignored,
         dropped=dropped,
         logged=logged,
+        token=token,
     )
 
 
@@ -133,6 +143,7 @@ def _accept(
     ignored: str = "",
     dropped: str = "",
     logged: GMNote | None = None,
+    token: ApiToken | None = None,
 ) -> Order:
     if "\x00" in text:
         # Never a part of an order, and the record (PostgreSQL text) cannot hold it.
@@ -150,6 +161,8 @@ def _accept(
         if admit is not None and not admit(seat):
             raise NotAdmitted("too many orders from this seat or address in the last minute")
         game, position = seat.game, seat.position
+        if token is not None and token.bot and not game.bots_allowed:
+            raise OrderRejected(gettext("the GM of this game does not allow bots"))
         step = _current_open_step(game, seat, now, read_with_lock)
         happened = None
         if step_number is not None and step_number != step.number:
@@ -199,6 +212,7 @@ def _accept(
             results=results,
             ignored=ignored,
             dropped=dropped,
+            token=token,
         )
         row.carried_over = happened
         if played.refused is None or not same:
@@ -219,7 +233,7 @@ def owes_receipt(seat: Seat, source: str) -> bool:
     """Whether an order from ``source`` is answered by a receipt by email: always, but an
     order made on the seat's page, which shows it at once, only when the seat's player
     turned them on (``Seat.web_receipts``)."""
-    return source != Order.Source.WEB or seat.web_receipts
+    return source not in (Order.Source.WEB, Order.Source.API) or seat.web_receipts
 
 
 class _Played(NamedTuple):
@@ -269,6 +283,21 @@ def _write(row: Order, logged: GMNote | None, now: datetime) -> None:
     if seat.missed_in_row or seat.civil_disorder_at is not None:
         # The player is back: no missed turns in a row, no civil disorder.
         Seat.objects.filter(pk=seat.pk).update(missed_in_row=0, civil_disorder_at=None)
+    token = row.token
+    if token is not None:
+        if token.bot and not seat.bot:
+            Seat.objects.filter(pk=seat.pk).update(bot=True)
+            seat.bot = True
+        tokens.record(
+            token,
+            TokenAction.Kind.ORDER,
+            game_id=seat.game_id,
+            position=seat.position,
+            step_number=row.step.number,
+            row_id=row.pk,
+            words=f"order for {seat.name}: {row.canonical}",
+            now=now,
+        )
     if logged is not None:
         # Before the step may close (_take_effect): its report reads the step's log.
         log_gm(
@@ -326,7 +355,7 @@ def _take_effect(
 
 
 # The orders whose refusal is said to the seat's player: on their page or by email.
-SPOKEN_TO_THE_SEAT = (Order.Source.WEB, Order.Source.EMAIL)
+SPOKEN_TO_THE_SEAT = (Order.Source.WEB, Order.Source.EMAIL, Order.Source.API)
 
 
 def _repeated(step: Step, seat: Seat, canonical: str) -> Order | None:
@@ -366,12 +395,13 @@ SEAT_COLUMNS = (
     "nmr_count", "email_failing", "email_failing_at", "reports", "reported_through",
     "autopilot", "ladder", "extensions_used", "missed_in_row", "away_hours_used",
     "civil_disorder_at", "held_since", "press_email", "press_told", "language", "tenure",
-    "web_receipts",
+    "web_receipts", "bot",
 )  # fmt: skip
 GAME_COLUMNS = (
     "id", "engine", "title", "public_id", "options", "status", "gm_id", "time_zone",
     "schedule", "early_processing", "seed", "commitment", "seed_revealed", "dice_drawn",
-    "state", "step_number", "needs_gm", "reminders", "avoid_nights", "paused_at", "previous_id",
+    "state", "step_number", "needs_gm", "reminders", "avoid_nights", "bots_allowed", "paused_at",
+    "previous_id",
     "created_at", "started_at", "finished_at", "signup", "seats_wanted", "extensions",
     "extension_hours", "absence_policy", "absence_cap_hours", "civil_disorder_after",
     "offer_seats", "rated", "rated_at", "public", "paper_steps", "paper_dice", "private_press",

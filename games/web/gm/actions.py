@@ -30,6 +30,7 @@ from games.postal import game_templates
 from games.web.common import first_error
 from games.web.gm.common import own_game
 from games.web.gm.forms import (
+    BotsForm,
     ExtendForm,
     GameForm,
     LanguageForm,
@@ -242,6 +243,13 @@ def _private_press(form: PrivatePressForm, now: datetime) -> str:
     return _("Private messages are off: every message goes to every player.")
 
 
+def _bots(form: BotsForm, now: datetime) -> str:
+    game = postal.allow_bots(form.game.pk, allowed=form.allowed(), by=form.by, now=now)
+    if game.bots_allowed:
+        return "Bots may play this game: a seat played by one says so to everyone."
+    return "No bots: a bot's token is refused in this game."
+
+
 def _language(form: LanguageForm, now: datetime) -> str:
     game = postal.set_language(form.game.pk, form.cleaned_data["language"])
     return (
@@ -279,6 +287,7 @@ ACTIONS: dict[str, tuple[type[GameForm], Callable[[Any, datetime], str]]] = {
     "public": (PublicForm, _public),
     "private-press": (PrivatePressForm, _private_press),
     "language": (LanguageForm, _language),
+    "bots": (BotsForm, _bots),
 }
 
 

@@ -628,6 +628,19 @@ class PrivatePressForm(GameForm):
         return bool(self.cleaned_data["private_press"] == ALLOWED)
 
 
+class BotsForm(GameForm):
+    """Whether programs may play the game's seats (a bot's token, docs/api.md)."""
+
+    bots = forms.ChoiceField(
+        label="Bots",
+        choices=[("no", "No bots: every seat is played by a person"), ("yes", "Bots may play")],
+        widget=forms.RadioSelect,
+    )
+
+    def allowed(self) -> bool:
+        return bool(self.cleaned_data["bots"] == "yes")
+
+
 class LanguageForm(GameForm):
     """The language of the game's players' pages and emails."""
 

@@ -36,6 +36,7 @@ from games.web.gm.forms import (
     ALLOWED,
     DATETIME_LOCAL,
     OFF,
+    BotsForm,
     ExtendForm,
     LanguageForm,
     OrderForm,
@@ -268,6 +269,9 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         "public_url": reverse("games:public", args=[game.public_id]),
         "language_form": LanguageForm(
             game=game, initial={"language": game.language}, auto_id="language_%s"
+        ),
+        "bots_form": BotsForm(
+            game=game, initial={"bots": "yes" if game.bots_allowed else "no"}, auto_id="bots_%s"
         ),
         "watched": spectators.is_public(game),
         **_press_context(game),

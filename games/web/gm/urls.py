@@ -1,6 +1,6 @@
 from django.urls import path
 
-from games.web.gm import actions, game, games, inbound, mail, press, resolve, signin, zines
+from games.web.gm import actions, game, games, inbound, mail, press, resolve, signin, tokens, zines
 
 app_name = "gm"
 
@@ -15,6 +15,8 @@ urlpatterns = [
     path("new/<slug:game>/<slug:profile>/", games.create_game, name="create_profile"),
     path("templates/<int:template_id>/delete/", games.delete_template, name="delete_template"),
     path("zine/", zines.all_zines, name="zines"),
+    path("tokens/", tokens.gm_tokens, name="tokens"),
+    path("tokens/<int:token_id>/revoke/", tokens.revoke_gm_token, name="revoke_token"),
     path("<int:game_id>/", game.game_page, name="game"),
     path("<int:game_id>/zine/", zines.game_zine, name="zine"),
     path("<int:game_id>/edit/", games.edit_game, name="edit"),

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from games.web.me import views
+from games.web.me import tokens, views
 
 app_name = "players"
 
@@ -13,4 +13,6 @@ urlpatterns = [
     path("me/", views.me, name="me"),
     path("me/settings/", views.me_settings, name="settings"),
     path("me/away/", views.me_away, name="away"),
+    path("me/tokens/", tokens.my_tokens, name="tokens"),
+    path("me/tokens/<int:token_id>/revoke/", tokens.revoke_token, name="revoke_token"),
 ]

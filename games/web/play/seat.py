@@ -164,6 +164,8 @@ def _page(
     engine = game.rules
     state = engine.state_from_json(game.state)
     step = _open_step(game)
+    seats = absences.seats_of_game(game.pk, now=timezone.now())
+    game.bot_names = [other.name for other in seats if other.bot]
     context = reports.seat_context(game, seat, engine, state, step, reader="seat")
     order_form = form_class(game.engine)
     context.update(order_form.page_context(context["view"]))
@@ -182,7 +184,6 @@ def _page(
         if response is not None:
             return response
     history = reports.history(game, seat.position, before=history_before(request))
-    seats = absences.seats_of_game(game.pk, now=timezone.now())
     # The rules in play count the players (``reports.players_in``): from the seats read here.
     if game.seat_names is None:
         game.seat_names = {other.position: other.name for other in seats}

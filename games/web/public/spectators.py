@@ -41,6 +41,7 @@ def game_page(request: HttpRequest, public_id: str) -> HttpResponse:
     engine = registry.get(game.engine)
     seats = list(game.seats.order_by("position"))
     game.seat_names = {seat.position: seat.name for seat in seats}
+    game.bot_names = [seat.name for seat in seats if seat.bot]
     finished = game.status == Game.Status.FINISHED
     step = (
         None

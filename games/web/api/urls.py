@@ -1,0 +1,9 @@
+from django.urls import path
+
+from games.web.api import gm, seats
+from games.web.api.base import api
+
+api.add_router("", seats.router)
+api.add_router("", gm.router)
+
+urlpatterns = [path("api/v1/", api.urls)]
