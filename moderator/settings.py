@@ -509,6 +509,17 @@ LOGGING = {
 # How often an open seat's page, and the GM's page of a game, ask whether something changed
 # (games/web/live.py): an answer with nothing new is one small query and no page.
 LIVE_POLL_SECONDS = envint("LIVE_POLL_SECONDS", 20, minimum=1)
+# The API's event streams (games/web/api/stream.py, docs/api.md): how often a stream looks
+# for news (one small query), how long one lasts before the client connects again with
+# the last id it saw, a comment every so often for the proxies, the reconnection delay
+# the stream asks for, and how many may be open per token and in all (each holds a web
+# thread while it lasts: gunicorn runs threads, docker/).
+API_STREAM_LOOK_SECONDS = envint("API_STREAM_LOOK_SECONDS", 2, minimum=1)
+API_STREAM_SECONDS = envint("API_STREAM_SECONDS", 300, minimum=1)
+API_STREAM_PING_SECONDS = 15
+API_STREAM_RETRY_MS = 3000
+API_STREAMS_PER_TOKEN = envint("API_STREAMS_PER_TOKEN", 2, minimum=1)
+API_STREAMS_MOST = envint("API_STREAMS_MOST", 40, minimum=1)
 
 CONTENT_SECURITY_POLICY = envstr(
     "CONTENT_SECURITY_POLICY",

@@ -11,9 +11,11 @@ import secrets
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext as _
 
+from games import postal
 from games.models import ApiToken, Game, Seat, TokenAction
 from games.notify import email_choices
 
@@ -74,7 +76,26 @@ def mint(
             % {"count": MOST_TOKENS}
         )
     raw = PREFIX + secrets.token_urlsafe(32)
-    token = ApiToken.objects.create(
+    with transaction.atomic():
+        token = _created(name, scope, access, bot, address, seat, gm, raw, now)
+        if bot and seat is not None and scope == ApiToken.Scope.SEAT:
+            # Said from now on: the player declared the seat a bot's.
+            postal.mark_bot(seat.pk)
+    return token, raw
+
+
+def _created(
+    name: str,
+    scope: str,
+    access: str,
+    bot: bool,
+    address: str,
+    seat: Seat | None,
+    gm: Any,
+    raw: str,
+    now: datetime,
+) -> ApiToken:
+    return ApiToken.objects.create(
         name=name.strip()[:60] or _("my program"),
         scope=scope,
         access=access,
@@ -86,7 +107,6 @@ def mint(
         prefix=raw[: len(PREFIX) + SHOWN],
         created_at=now,
     )
-    return token, raw
 
 
 def authenticate(raw: str, *, now: datetime) -> ApiToken | None:

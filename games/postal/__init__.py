@@ -94,6 +94,7 @@ from games.postal.rollbacks import rollback, rollback_offered
 from games.postal.seats import (
     SEND_LOST_LINKS,
     ask_lost_links,
+    mark_bot,
     mark_email_failing,
     replace_player,
     rotate_link,
@@ -138,6 +139,7 @@ __all__ = [
     "import_game",
     "invite",
     "log_gm_action",
+    "mark_bot",
     "mark_email_failing",
     "mark_told",
     "pause",

@@ -19,7 +19,6 @@ from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy
 
 from games import records
-from games.community import tokens
 from games.engines import registry
 from games.engines import text as engine_text
 from games.engines.base import Dice, Engine, Event, OrderError
@@ -30,6 +29,7 @@ from games.postal.errors import NotAdmitted, OrderRejected, SeatNotFound, StepMo
 from games.postal.gm_log import GMNote, check_shown_step, gm_reason, log_gm
 from games.postal.locks import locked
 from games.postal.resolving import resolve
+from games.postal.seats import mark_bot
 from games.postal.steps import ADVANCED_FIELDS, advance, close_step, game_dice, record, same_prompts
 
 _Row = TypeVar("_Row", bound=models.Model)
@@ -286,17 +286,17 @@ def _write(row: Order, logged: GMNote | None, now: datetime) -> None:
     token = row.token
     if token is not None:
         if token.bot and not seat.bot:
-            Seat.objects.filter(pk=seat.pk).update(bot=True)
+            mark_bot(seat.pk)
             seat.bot = True
-        tokens.record(
-            token,
-            TokenAction.Kind.ORDER,
+        TokenAction.objects.create(
+            token=token,
+            kind=TokenAction.Kind.ORDER,
             game_id=seat.game_id,
             position=seat.position,
             step_number=row.step.number,
             row_id=row.pk,
-            words=f"order for {seat.name}: {row.canonical}",
-            now=now,
+            words=f"order for {seat.name}: {row.canonical}"[:200],
+            at=now,
         )
     if logged is not None:
         # Before the step may close (_take_effect): its report reads the step's log.

@@ -187,6 +187,7 @@ SEAT_FIELDS = [
     "press_email",
     "press_told",
     "web_receipts",
+    "bot",
 ]
 
 
@@ -212,6 +213,8 @@ def _new_tenure(game: Game, seat: Seat, email: str, now: datetime) -> None:
     # start a deadline away from civil disorder, nor with the extensions and away time
     # spent. Their own autopilot choice, too.
     seat.autopilot = ""
+    # The one who left may have played by a bot; the newcomer has not said so.
+    seat.bot = False
     seat.nmr_count = seat.missed_in_row = 0
     seat.extensions_used = seat.away_hours_used = 0
     seat.civil_disorder_at = None
@@ -259,6 +262,13 @@ def _replaced(seat: Seat, name: str, email: str) -> engine_text.Text:
     if seat.name != name:
         return engine_text._("The GM renamed %(old)s to %(new)s", old=seat.name, new=name)
     return engine_text._("The GM gave %(name)s a new link", name=seat.name)
+
+
+def mark_bot(seat_id: int) -> None:
+    """Say the seat is played by a bot (its player made a bot's token for it, or a bot's
+    token sent its order), in a game that allows bots: everyone sees it from now on, in the
+    archive too."""
+    Seat.objects.filter(pk=seat_id, bot=False, game__bots_allowed=True).update(bot=True)
 
 
 def mark_email_failing(game_id: int, address: str, reason: str, *, now: datetime) -> list[Seat]:

@@ -31,10 +31,11 @@ class Error(Schema):
 class Refused(Exception):
     """An answer other than 200, said in words: ``status`` and ``detail``."""
 
-    def __init__(self, status: int, detail: str) -> None:
+    def __init__(self, status: int, detail: str, retry_after: int | None = None) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
+        self.retry_after = retry_after
 
 
 class TooMany(Exception):
@@ -76,7 +77,10 @@ def token_of(request: HttpRequest) -> ApiToken:
 
 @api.exception_handler(Refused)
 def _refused(request: HttpRequest, error: Refused) -> HttpResponse:
-    return api.create_response(request, {"detail": error.detail}, status=error.status)
+    response = api.create_response(request, {"detail": error.detail}, status=error.status)
+    if error.retry_after is not None:
+        response["Retry-After"] = str(error.retry_after)
+    return response
 
 
 @api.exception_handler(TooMany)

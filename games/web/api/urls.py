@@ -1,6 +1,6 @@
 from django.urls import path
 
-from games.web.api import gm, seats
+from games.web.api import gm, seats, stream  # noqa: F401 - stream's operation joins seats' router
 from games.web.api.base import api
 
 api.add_router("", seats.router)

@@ -617,7 +617,8 @@ def test_the_list_shows_each_open_game_and_each_seat_offered_in_words(now: datet
     )
     confirmed(winter, "bob", now)
     signed(winter, "cy", now)  # not confirmed: holds no seat
-    open_game(seats=3, mode="approve", gm=gm, title="Approved Choice")
+    approved = open_game(seats=3, mode="approve", gm=gm, title="Approved Choice")
+    Game.objects.filter(pk=approved.pk).update(bots_allowed=True)
     GameFactory.create(seats=2, gm=gm, title="Invitation only")
     started_open = open_game(seats=1, gm=gm, title="Quick one")
     confirmed(started_open, "dee", now)
@@ -629,15 +630,18 @@ def test_the_list_shows_each_open_game_and_each_seat_offered_in_words(now: datet
     assert cards(response) == [
         "Winter dice Liar's Dice: classic by post, run by Greta Moss "
         "Deadlines daily at 18:00 (Europe/Berlin); a step is resolved early once every order "
-        "is in Seats left: 2 of 4 How players join: first come, first seated",
+        "is in Seats left: 2 of 4 How players join: first come, first seated No bots: every "
+        "seat is played by a person",
         "Approved Choice Choice by post, run by Greta Moss Deadlines every 48 hours (UTC); a "
         "step is resolved early once every order is in Seats left: 3 of 3 How players join: "
-        "the GM approves each player",
+        "the GM approves each player Bots welcome: a seat may be played by a program, and says so",
         "Quick one Full, running: join as a reserve. No reserve waits yet. Choice by post, run "
         "by Greta Moss Deadlines every 48 hours (UTC); a step is resolved early once every "
-        "order is in How players join: first come, first seated",
+        "order is in How players join: first come, first seated No bots: every seat is played "
+        "by a person",
         "Test Choice, seat 2 Played by bob until now; step 1 of the game is under way. Choice "
-        "by post, run by Greta Moss Deadlines every 48 hours (UTC)",
+        "by post, run by Greta Moss Deadlines every 48 hours (UTC) No bots: every seat is "
+        "played by a person",
     ]
     assert re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", main_text(response))[:4] == [
         ("Dice per player", "5"),

@@ -1,0 +1,146 @@
+"""A seat's events as server-sent events, ``/api/v1/seats/<game>/<position>/stream``
+(docs/api.md): first the seat as it is (``event: seat``, the summary ``/seats`` lists),
+then every event of the game the seat may see after the cursor (``Last-Event-ID``, else
+``?after=``), each with its id, then, as they come, the new events and the seat again
+whenever its page's pulse moves (a step resolved, an order, a deadline moved). A comment
+every ``API_STREAM_PING_SECONDS`` keeps proxies from closing it. A stream ends after
+``API_STREAM_SECONDS``: the client (an ``EventSource`` does it by itself) connects again
+with the last id it saw, and misses nothing. A token holds at most
+``API_STREAMS_PER_TOKEN`` streams at once, the service ``API_STREAMS_MOST``."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connections
+from django.http import HttpRequest, StreamingHttpResponse
+
+from games.models import ApiToken, Seat
+from games.notify import live, machine
+from games.web.api.base import ERRORS, Error, Refused
+from games.web.api.seats import _item, opened, router
+from moderator.numbers import whole_number
+
+# How long a stream's count is kept if its process dies without closing it.
+COUNT_SECONDS = 3600
+
+
+def _frame(event: str, data: Any, ident: int | None = None) -> str:
+    head = f"id: {ident}\n" if ident is not None else ""
+    return f"{head}event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+class _Slots:
+    """The streams open now, of one token and in all, counted in the shared cache."""
+
+    def __init__(self, token: ApiToken) -> None:
+        self.keys = [f"api-streams:{token.pk}", "api-streams:all"]
+        self.held = False
+
+    def take(self) -> bool:
+        limits = [settings.API_STREAMS_PER_TOKEN, settings.API_STREAMS_MOST]
+        counts = []
+        for key in self.keys:
+            cache.add(key, 0, COUNT_SECONDS)
+            counts.append(cache.incr(key))
+        self.held = True
+        if any(count > limit for count, limit in zip(counts, limits, strict=True)):
+            self.give_back()
+            return False
+        return True
+
+    def give_back(self) -> None:
+        if not self.held:
+            return
+        self.held = False
+        for key in self.keys:
+            try:
+                if cache.decr(key) < 0:
+                    cache.set(key, 0, COUNT_SECONDS)
+            except ValueError:
+                pass  # expired meanwhile
+
+
+def _cursor(request: HttpRequest) -> int:
+    raw = request.headers.get("Last-Event-ID") or request.GET.get("after") or "0"
+    return whole_number(raw.strip(), most=2**62) or 0
+
+
+def _events(seat: Seat, cursor: int) -> Iterator[str | int]:
+    """The frames of the seat's events after ``cursor``, then the new cursor."""
+    while True:
+        shown, after = machine.events(seat, after=cursor)
+        for event in shown:
+            yield _frame("game-event", event, event["id"])
+        if after == cursor:
+            break
+        cursor = after
+    yield cursor
+
+
+def _stream(seat: Seat, cursor: int, slots: _Slots) -> Iterator[str]:
+    try:
+        yield f"retry: {settings.API_STREAM_RETRY_MS}\n\n"
+        ends = time.monotonic() + settings.API_STREAM_SECONDS
+        pulse = ""
+        pinged = time.monotonic()
+        while True:
+            now_pulse = live.seat_pulse(seat).token
+            if now_pulse != pulse:
+                pulse = now_pulse
+                seat.refresh_from_db()
+                yield _frame("seat", _item(seat))
+                for frame in _events(seat, cursor):
+                    if isinstance(frame, int):
+                        cursor = frame
+                    else:
+                        yield frame
+            if time.monotonic() >= ends:
+                yield ": the stream ends here; connect again with Last-Event-ID\n\n"
+                return
+            if time.monotonic() - pinged >= settings.API_STREAM_PING_SECONDS:
+                pinged = time.monotonic()
+                yield ": ping\n\n"
+            # No connection held while it waits: a stream is one thread, not one of the
+            # database's connections too (each look opens one, a millisecond on loopback).
+            connections.close_all()
+            time.sleep(settings.API_STREAM_LOOK_SECONDS)
+    finally:
+        slots.give_back()
+        connections.close_all()
+
+
+@router.get(
+    "/seats/{game_id}/{position}/stream",
+    response={200: str, 404: Error, **ERRORS},
+    summary="The seat's events as server-sent events, resuming from Last-Event-ID",
+    openapi_extra={
+        "responses": {
+            200: {
+                "description": "text/event-stream: `seat` and `game-event` events",
+                "content": {"text/event-stream": {"schema": {"type": "string"}}},
+            }
+        }
+    },
+)
+def stream(request: HttpRequest, game_id: int, position: int) -> StreamingHttpResponse:
+    token, seat = opened(request, game_id, position)
+    slots = _Slots(token)
+    if not slots.take():
+        raise Refused(
+            429,
+            "Too many streams open with this token: close one first.",
+            retry_after=settings.API_STREAM_RETRY_MS // 1000,
+        )
+    response = StreamingHttpResponse(
+        _stream(seat, _cursor(request), slots), content_type="text/event-stream"
+    )
+    response["Cache-Control"] = "no-cache"
+    # nginx and the like pass each event on at once.
+    response["X-Accel-Buffering"] = "no"
+    return response
