@@ -295,6 +295,36 @@ class Strategy:
     play: Callable[[Any, int], Any]
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What a conditional order does when its seat's turn comes: ``play`` the order
+    ``order`` (text, checked by ``submit`` as any order), ``wait`` (not its seat's turn
+    yet), or ``disarm`` it, the situation it assumed gone, with the ``reason`` told to the
+    player."""
+
+    action: str  # "play" | "wait" | "disarm"
+    order: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """Conditional orders of a game played in turns (docs/orders.md): orders a player
+    whose turn it is not leaves for what the others might do, in the game's own words.
+
+    ``parse(state, seat, text)`` reads one and checks it against the rules now: its stored
+    form (JSON: what ``play`` reads, the situation it assumes included), or OrderError
+    with the reason. ``words(data)`` says it back as the game writes it. ``play(state,
+    seat, data)`` decides, when the seat is prompted, its Verdict. All three are pure:
+    they read the state and nothing else, so a replay (which replays the orders they
+    played) plays the game the same way. ``syntax``: one line that says how to write one."""
+
+    parse: Callable[[Any, int, str], JSON]
+    words: Callable[[JSON], str]
+    play: Callable[[Any, int, JSON], Verdict]
+    syntax: str
+
+
 def single_profile(title: str, summary: str, *options: Option) -> Settings:
     """The settings of a game with one way to play."""
     return Settings(profiles=(Profile("", title, summary),), options=options)

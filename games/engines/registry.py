@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from games.engines.base import Engine, Profile, Settings, Strategy
+from games.engines.base import Conditions, Engine, Profile, Settings, Strategy
 from games.engines.choice import autopilot as choice_autopilot
 from games.engines.choice import rules as choice
 from games.engines.dice_survivor import autopilot as dice_survivor_autopilot
@@ -21,6 +21,7 @@ from games.engines.drop_shy import autopilot as drop_shy_autopilot
 from games.engines.drop_shy import rules as drop_shy
 from games.engines.first_player import rules as first_player
 from games.engines.liars_dice import autopilot as liars_dice_autopilot
+from games.engines.liars_dice import conditions as liars_dice_conditions
 from games.engines.liars_dice import rules as liars_dice
 
 
@@ -35,6 +36,8 @@ class Game:
     form: str = ""
     # The autopilots a player may choose for a seat of this game (games.engines.base.Strategy).
     strategies: tuple[Strategy, ...] = ()
+    # Its conditional orders, in a game played in turns (games.engines.base.Conditions).
+    conditions: Conditions | None = None
 
 
 # One line per game; the order is the order GMs see them in.
@@ -61,6 +64,7 @@ _GAMES: list[Game] = [
         liars_dice.SETTINGS,
         form="games.engines.liars_dice.forms.LiarsDiceOrderForm",
         strategies=liars_dice_autopilot.STRATEGIES,
+        conditions=liars_dice_conditions.CONDITIONS,
     ),
     Game(
         first_player.FirstPlayerEngine(),
@@ -73,6 +77,9 @@ ENGINES: dict[str, Engine[Any, Any, Any]] = {game.engine.key: game.engine for ga
 FORMS: dict[str, str] = {game.engine.key: game.form for game in _GAMES if game.form}
 SETTINGS: dict[str, Settings] = {game.engine.key: game.settings for game in _GAMES}
 STRATEGIES: dict[str, tuple[Strategy, ...]] = {game.engine.key: game.strategies for game in _GAMES}
+CONDITIONS: dict[str, Conditions] = {
+    game.engine.key: game.conditions for game in _GAMES if game.conditions is not None
+}
 
 
 def get(key: str) -> Engine[Any, Any, Any]:

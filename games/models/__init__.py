@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from games.models.api import ApiToken as ApiToken
 from games.models.api import TokenAction as TokenAction
+from games.models.conditionals import ConditionalOrder as ConditionalOrder
 from games.models.games import ENGLISH as ENGLISH
 from games.models.games import LANGUAGES as LANGUAGES
 from games.models.games import TEMPLATE_NAME_LENGTH as TEMPLATE_NAME_LENGTH

@@ -22,6 +22,7 @@ class Decision(models.Model):
         CIVIL_DISORDER = "civil-disorder", "civil disorder"
         HELD = "held", "a reminder moved out of quiet hours"
         MOVED = "moved", "a reminder sent by another channel"
+        CONDITIONAL = "conditional", "a conditional order played or disarmed"
 
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="decisions")
     seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="decisions")

@@ -56,6 +56,10 @@ class Step(models.Model):
     # resolution, as a replay counts them (records.Replay). None: every order does.
     answers_after = models.BigIntegerField(null=True, blank=True)
 
+    # Not a column: set on a step closed by a conditional order (games.postal.orders), the
+    # seat's name and the order played, for the report of the step it opened.
+    conditional_played: list[tuple[str, str]] | None = None
+
     class Meta:
         ordering = ["game", "number"]
         constraints = [
@@ -82,6 +86,7 @@ class Order(models.Model):
         REPLAY = "replay"
         PAPER = "paper", "entered from a paper record"
         API = "api", "through the API"
+        CONDITIONAL = "conditional", "the player's conditional order"
 
     step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="orders")
     seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="orders")

@@ -47,13 +47,19 @@ def over_limit(seat: Seat) -> bool:
     return ratelimit.over_limits([("command-email", seat.email.lower())])[0]
 
 
-def answer(seat: Seat, command: str, *, key: str, now: datetime) -> OutboundEmail:
+def answer(seat: Seat, command: str, *, key: str, now: datetime, kept: Any = None) -> OutboundEmail:
     """The email that answers ``command`` from ``seat``'s player (``key``: the email's
-    dedupe key, one answer per email answered), in the seat's language."""
+    dedupe key, one answer per email answered), in the seat's language; "conditional":
+    the conditional order ``kept`` (games.postal.conditionals) is kept."""
     with translation.override(seat.speaks):
         if command == "report":
             return _report(seat, key, now)
-        context: dict[str, Any] = {"command": command, "seat": seat, "game": seat.game}
+        context: dict[str, Any] = {
+            "command": command,
+            "seat": seat,
+            "game": seat.game,
+            "kept": kept,
+        }
         if command in ("status", "deadlines"):
             context["games"] = _games(seat, now, owed_only=command == "deadlines")
         elif command == "history":

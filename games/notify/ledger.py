@@ -158,6 +158,8 @@ def _words(
             _("Your quiet hours: %(night)s.") % {"night": details.get("night", "")},
             _("Change your quiet hours under “Deadlines and reminders” in your settings."),
         )
+    if kind == Kind.CONDITIONAL:
+        return _conditional(step, details)
     by = str(ladder.CHANNELS.get(details.get("to", ""), details.get("to", "")))
     if details.get("meant") == ladder.WEBHOOK:
         why = _("Your webhook is not set, or its last post failed.")
@@ -175,6 +177,26 @@ def _words(
         % {"step": step, "before": ladder.before(float(details["hours"])), "by": by},
         why,
         then,
+    )
+
+
+def _conditional(step: str, details: dict[str, Any]) -> tuple[str, str, str]:
+    if details.get("played"):
+        return (
+            _("%(step)s: your conditional order “%(words)s” played %(order)s")
+            % {"step": step, "words": details["words"], "order": details["played"]},
+            _("You left it for your turn, and its condition met the game."),
+            _(
+                "Leave another on your seat's page, by email or through the API, while it is "
+                "not your turn."
+            ),
+        )
+    reason = str(words.Said(details.get("reason", ""), details.get("reason_message")))
+    return (
+        _("%(step)s: your conditional order “%(words)s” was disarmed: %(reason)s")
+        % {"step": step, "words": details["words"], "reason": reason},
+        _("The situation it assumed was gone when your turn came."),
+        _("Your turn is yours to play: send your order before the deadline."),
     )
 
 

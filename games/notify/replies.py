@@ -32,10 +32,11 @@ from django.utils.translation import gettext_lazy
 
 from games import postal
 from games.community import press
+from games.engines import registry
 from games.engines.base import OrderError, order_lines
 from games.models import Game, Order, Seat
 from games.notify import commands, email_choices
-from games.postal import access
+from games.postal import access, conditionals
 from moderator.mail import building, inbound, queueing, reading, webhooks
 from moderator.mail.models import InboundMessage, OutboundEmail
 
@@ -180,8 +181,40 @@ def handle(row: InboundMessage, message: Any, *, now: datetime, verdict: str | N
     command = commands.command_in(text)
     if command is not None:
         return _command(row, seat, command, now=now)
+    if _conditional_words(seat, text):
+        return _conditional(row, seat, text, now=now)
     dropped = ", ".join(reading.attachment_names(message))[:2000]
     return _order(row, seat, text, now=now, dropped=dropped)
+
+
+def _conditional_words(seat: Seat, text: str) -> bool:
+    """Whether the reply is a conditional order: its first line starts with "if", in a game
+    that has them (docs/orders.md)."""
+    if seat.game.engine not in registry.CONDITIONS:
+        return False
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return first.lower().startswith("if ")
+
+
+def _conditional(row: InboundMessage, seat: Seat, text: str, *, now: datetime) -> None:
+    """A conditional order by email: kept, and the player told so; or refused with why."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    # Its lines: the condition, and an "else" line after it; a sign-off is no part of it.
+    otherwise = len(lines) > 1 and lines[1].lower().startswith(("else", "otherwise"))
+    try:
+        kept = conditionals.leave(
+            game_id=seat.game_id,
+            position=seat.position,
+            text="\n".join(lines[:2] if otherwise else lines[:1]),
+            source="email",
+            now=now,
+        )
+    except conditionals.ConditionalRejected as error:
+        _answer(seat, row, text, error.message)
+        return _done(row, Inbound.REJECTED, error.message)
+    email = commands.answer(seat, "conditional", key=f"conditional:{row.pk}", now=now, kept=kept)
+    queueing.queue_once([email], urgent=True)
+    return _done(row, Inbound.COMMAND, f"conditional order {kept.pk} of {seat}")
 
 
 def _to_commands_address(recipients: list[str]) -> bool:

@@ -210,6 +210,7 @@ def _report(
     since: list[dict[str, Any]] | None = None,
     gm_did: list[GMAction] | None = None,
     welcome: dict[str, Any] | None = None,
+    conditional: list[tuple[str, str]] | None = None,
 ) -> OutboundEmail:
     with translation.override(seat.speaks):
         return _report_in_language(
@@ -226,6 +227,7 @@ def _report(
             since,
             gm_did,
             welcome,
+            conditional,
         )
 
 
@@ -243,6 +245,7 @@ def _report_in_language(
     since: list[dict[str, Any]] | None,
     gm_did: list[GMAction] | None,
     welcome: dict[str, Any] | None = None,
+    conditional: list[tuple[str, str]] | None = None,
 ) -> OutboundEmail:
     context = seat_context(game, seat, engine, state, step, reader="seat")
     context.update(link=access.url(token), events=events, **(shared or {}))
@@ -251,6 +254,7 @@ def _report_in_language(
     )
     did = [gm_said(in_zone(action, seat.zone)) for action in gm_did or []]
     context.update(email_choice(seat, engine), since=since, gm_did=did)
+    context["conditional_played"] = conditional or []
     context["welcome"] = welcome
     attachments = []
     headers = None
@@ -369,6 +373,7 @@ def step_emails(
     tokens: dict[int, str],
     since: dict[int, list[dict[str, Any]]] | None = None,
     gm_did: list[GMAction] | None = None,
+    conditional: list[tuple[str, str]] | None = None,
 ) -> list[OutboundEmail]:
     """The report of a newly opened step, or the game-over email, to each seat that has a
     token (``games.notify.email_choices.sends_report``); ``seats``: all of the game's. The public
@@ -377,7 +382,8 @@ def step_emails(
     ``since``: position -> what happened since the seat's last email (``events_since``),
     for the seats that do not get every step's report; they are told that instead of the
     step's events. ``gm_did``: what the GM did during the step that closed
-    (``gm_actions_of``), said to each seat in its zone."""
+    (``gm_actions_of``), said to each seat in its zone. ``conditional``: (name, order) of
+    a conditional order that closed the step (games.postal.conditionals)."""
     game.seat_names = {seat.position: seat.name for seat in seats}
     game.bot_names = [seat.name for seat in seats if seat.bot]
     # The public parts once per language the seats read (docs/languages.md).
@@ -405,6 +411,7 @@ def step_emails(
                 rendered_events=rendered_events.setdefault(language, {}),
                 since=since.get(seat.position),
                 gm_did=gm_did,
+                conditional=conditional,
             )
         )
     return emails

@@ -25,6 +25,7 @@ from games.engines.base import Dice, Engine, Event, OrderError
 from games.engines.dice import VerifiableDice
 from games.lib import schedule, words
 from games.models import ApiToken, DiceRoll, Game, GMAction, Order, Seat, Step, TokenAction
+from games.postal import conditionals
 from games.postal.errors import NotAdmitted, OrderRejected, SeatNotFound, StepMovedOn
 from games.postal.gm_log import GMNote, check_shown_step, gm_reason, log_gm
 from games.postal.locks import locked
@@ -337,6 +338,9 @@ def _take_effect(
         step.save(update_fields=["prompts", "answers_after"])
     elif not same_prompts(prompts, step.prompts):
         # An order that took effect at once and moved the game on: the step is done.
+        if row.source == Order.Source.CONDITIONAL:
+            # Its report says so (``queue_reports``).
+            step.conditional_played = [(row.seat.name, row.canonical)]
         seats = list(game.seats.order_by("position"))
         closed = close_step(step, played.state, engine, now, Step.Closed.ORDER)
         advance(
@@ -348,6 +352,8 @@ def _take_effect(
         moved_on = True
     if moved_on:
         game.save(update_fields=ADVANCED_FIELDS)
+        # The seat prompted now may have left a conditional order for this.
+        conditionals.play_armed(game, now)
     elif (game.state, game.dice_drawn) != stored:
         # Otherwise only these two change, and a revision that repeats the sealed order
         # changes neither: then the game row is left as it is.

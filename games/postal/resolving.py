@@ -18,6 +18,7 @@ from games.engines import text as engine_text
 from games.engines.base import Engine, Event
 from games.lib import signals, words
 from games.models import Game, GMAction, Order, Seat, Step
+from games.postal import conditionals
 from games.postal.errors import PostalError
 from games.postal.gm_log import GMNote, check_shown_step, gm_reason, log_gm
 from games.postal.missed import held_back, missed_turns
@@ -239,6 +240,7 @@ def _resolve_locked(game: Game, step_id: int, *, now: datetime, closed_by: str) 
     state = engine.state_from_json(game.state)
     fallen = resolve(game, step, engine, state, now, closed_by, seats=seats, away=away)
     game.save(update_fields=ADVANCED_FIELDS)
+    conditionals.play_armed(game, now)
     if fallen and game.status == Game.Status.RUNNING:
         # Once the step is resolved and saved: a reserve taking a seat is welcomed with the
         # seat's report of the step now open.

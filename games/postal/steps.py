@@ -223,8 +223,9 @@ def queue_reports(
     since, latest = reports.events_since(game, told)
     tokens = access.mint(mailed, now=now)
     gm_did = reports.gm_actions_of(game, closed) if mailed and closed is not None else []
+    played = (closed.conditional_played if closed is not None else None) or []
     queueing.queue(
-        reports.step_emails(game, seats, engine, state, events, step, tokens, since, gm_did)
+        reports.step_emails(game, seats, engine, state, events, step, tokens, since, gm_did, played)
     )
     if latest:
         mark_seats_told([seat.pk for seat in told], latest)

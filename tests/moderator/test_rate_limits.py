@@ -218,6 +218,7 @@ def test_the_limits_are_the_documented_numbers(settings: Settings) -> None:
         "push-test": "10/h",
         "email-test": "5/h",
         "webhook-test": "5/h",
+        "api-token": "600/m",
     }
     assert (10, timedelta(minutes=15)) == (settings.AXES_FAILURE_LIMIT, settings.AXES_COOLOFF_TIME)
     assert settings.CALENDAR_CACHE_SECONDS == 300

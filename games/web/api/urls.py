@@ -1,6 +1,7 @@
 from django.urls import path
 
-from games.web.api import gm, seats, stream  # noqa: F401 - stream's operation joins seats' router
+# stream's and conditionals' operations join the seats' router when imported.
+from games.web.api import conditionals, gm, seats, stream  # noqa: F401
 from games.web.api.base import api
 
 api.add_router("", seats.router)

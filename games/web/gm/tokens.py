@@ -29,7 +29,7 @@ class GMTokenForm(forms.Form):
         help_text="So you know it again in this list: “league bot”.",
     )
     access = forms.ChoiceField(
-        label="May",
+        label="What it may do",
         choices=[
             (ApiToken.Access.READ, "read only: my games, their seats and log"),
             (ApiToken.Access.PLAY, "read and run: every action of a game's panel too"),

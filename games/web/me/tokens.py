@@ -38,7 +38,7 @@ class TokenForm(forms.Form):
     )
     opens = forms.ChoiceField(label=gettext_lazy("Opens"))
     access = forms.ChoiceField(
-        label=gettext_lazy("May"),
+        label=gettext_lazy("What it may do"),
         choices=[
             (ApiToken.Access.READ, gettext_lazy("read only: the seat's view, moves, messages")),
             (ApiToken.Access.PLAY, gettext_lazy("read and play: send orders and messages too")),

@@ -20,11 +20,12 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from games import postal
 from games.community import absences, press
+from games.engines import registry
 from games.lib import schedule, words
 from games.models import Game, Order, Seat, Step
 from games.notify import ledger, reports
 from games.notify import live as pulse
-from games.postal import access
+from games.postal import access, conditionals
 from games.web import live
 from games.web.common import history_before
 from games.web.forms import TEXT, form_class, form_templates, typed_order
@@ -202,8 +203,23 @@ def _page(
         other_seats=[other for other in held if other.pk != seat.pk],
         gm_log=reports.gm_log(game, seat.zone),
         decided=ledger.of_seat(seat),
+        **_conditional_section(game, seat, step),
     )
     return render(request, "games/play.html", context)
+
+
+def _conditional_section(game: Game, seat: Seat, step: Step | None) -> dict[str, Any]:
+    """The seat's conditional orders (a game played in turns): its armed ones, and the form
+    to leave one while it is not its turn."""
+    found = registry.CONDITIONS.get(game.engine)
+    if found is None or game.status != Game.Status.RUNNING:
+        return {}
+    owes = step is not None and seat.position in step.prompted_seats
+    return {
+        "conditionals": conditionals.armed_of(seat),
+        "conditional_syntax": found.syntax,
+        "conditional_open": not owes,
+    }
 
 
 # The words of play by post the page explains where its reports say them: the English word

@@ -1,6 +1,16 @@
 from django.urls import path
 
-from games.web.play import calendar, choices, glossary, links, press, push, seat, settings
+from games.web.play import (
+    calendar,
+    choices,
+    conditionals,
+    glossary,
+    links,
+    press,
+    push,
+    seat,
+    settings,
+)
 from games.web.public import spectators, verify
 
 app_name = "games"
@@ -39,6 +49,16 @@ urlpatterns = [
         name="autopilot",
     ),
     path("play/<int:game_id>/<int:position>/away/", choices.away, name="away"),
+    path(
+        "play/<int:game_id>/<int:position>/conditional/",
+        conditionals.leave,
+        name="conditional",
+    ),
+    path(
+        "play/<int:game_id>/<int:position>/conditional/<int:conditional_id>/withdraw/",
+        conditionals.withdraw,
+        name="conditional_withdraw",
+    ),
     path("play/<int:game_id>/<int:position>/messages/", press.seat_messages, name="messages"),
     path(
         "play/<int:game_id>/<int:position>/messages/email/",

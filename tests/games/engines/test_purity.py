@@ -29,6 +29,7 @@ PURE = [
     "drop_shy/rules.py",
     "first_player/rules.py",
     "liars_dice/autopilot.py",
+    "liars_dice/conditions.py",
     "liars_dice/rules.py",
 ]
 # A game's modules that are not pure: its order form (Django's forms).
@@ -66,11 +67,13 @@ def allowed(module: str, name: str) -> bool:
     own = module.rsplit(".", 1)[0]
     if module.startswith("games.engines.") and own != "games.engines":
         return name == own or name.startswith(f"{own}.")
-    # The registry lists every game: it may import each game's rules and autopilot.
+    # The registry lists every game: it may import each game's rules, autopilot and
+    # conditional orders.
     if module == "games.engines.registry":
         return name.startswith("games.engines.") and name.rsplit(".", 1)[-1] in {
             "rules",
             "autopilot",
+            "conditions",
         }
     return False
 

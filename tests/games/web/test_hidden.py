@@ -5,6 +5,7 @@ their own secrets (a cup, a sealed order, a private roll)."""
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -17,6 +18,7 @@ from django.test import Client
 from time_machine import TimeMachineFixture
 
 from games import postal
+from games.community import tokens
 from games.engines.choice.rules import ChoiceEngine, RoundLine, legal_choices, play_round
 from games.models import Game, Seat
 from games.postal import access
@@ -35,8 +37,8 @@ def frozen(time_machine: TimeMachineFixture, now: datetime) -> None:
 
 def readable_by(game: Game, position: int, now: datetime) -> str:
     """Everything the seat can read now: the link's Continue page, its game list, its
-    seat's page and that page's JSON (opened with a fresh link in a fresh browser), and
-    every email sent to it."""
+    seat's page and that page's JSON (opened with a fresh link in a fresh browser), every
+    email sent to it, and every read of the API with a token for all its player's seats."""
     seat = Seat.objects.get(game=game, position=position)
     browser = Client(REMOTE_ADDR=f"10.{secrets.randbelow(256)}.{secrets.randbelow(256)}.1")
     token = access.mint([seat], now=now)[position]
@@ -53,6 +55,26 @@ def readable_by(game: Game, position: int, now: datetime) -> str:
     parts.append(
         browser.get(access.calendar_url(seat).removeprefix(settings.SITE_URL)).content.decode()
     )
+    raw = tokens.mint(name="reader", scope="seats", access="read", email=seat.email, now=now)[1]
+    api = f"/api/v1/seats/{game.pk}/{position}"
+    for path in (
+        "/api/v1/me",
+        "/api/v1/seats",
+        api,
+        f"{api}/moves",
+        f"{api}/messages",
+        f"{api}/events",
+    ):
+        response = Client().get(path, HTTP_AUTHORIZATION=f"Bearer {raw}")
+        assert response.status_code == 200, path
+        read = response.json()
+        if path.endswith("/moves"):
+            # What each autopilot would play is worked out from this seat's own view (the
+            # Strategy contract): from the same public dice it may well choose what another
+            # seat chose, which says nothing of that seat's order.
+            read.pop("autopilots")
+        # As a program reads it: the JSON decoded, every string as written.
+        parts.append(json.dumps(read, ensure_ascii=False))
     return "\n".join(parts)
 
 

@@ -1,0 +1,125 @@
+"""Conditional orders through the postal layer (games/postal/conditionals.py): kept when the
+rules take them, played in the transaction that gives the seat its turn, recorded as the
+seat's order, told in its ledger; disarmed when the round they assumed is over."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from games import postal
+from games.models import ConditionalOrder, Decision, Game, Order
+from games.notify import ledger
+from games.postal import conditionals
+from moderator.mail.models import OutboundEmail
+from tests.factories import started_game
+
+pytestmark = pytest.mark.django_db
+
+
+def _turn(game: Game) -> int:
+    game.refresh_from_db()
+    return int(game.rules.state_from_json(game.state).turn)
+
+
+def _order(game: Game, position: int, text: str, now: datetime) -> Order:
+    return postal.accept_order(
+        game_id=game.pk, position=position, text=text, source=Order.Source.WEB, now=now
+    )
+
+
+def test_a_conditional_order_plays_when_the_seats_turn_comes(now: datetime) -> None:
+    game = started_game("liars-dice", now=now, players=3)
+    first = _turn(game)
+    second, third = (first + 1) % 3, (first + 2) % 3
+    kept = conditionals.leave(
+        game_id=game.pk,
+        position=third,
+        text="if 4 5 or more: liar; else: raise 5",
+        source=Order.Source.WEB,
+        now=now,
+    )
+    assert (kept.status, kept.words) == ("armed", "if 4 5 or more: liar; else: raise 5")
+    _order(game, first, "bid 2 5", now)
+    _order(game, second, "bid 3 6", now)
+    # The third seat's turn came with the bid at 3 x 6: its else played at once.
+    played = Order.objects.get(seat__position=third)
+    assert (played.source, played.canonical) == ("conditional", "bid 4 5")
+    kept.refresh_from_db()
+    assert (kept.status, kept.order_id) == ("played", played.pk)
+    assert _turn(game) == first
+    seat = game.seats.get(position=third)
+    assert [row.what for row in ledger.of_seat(seat)] == [
+        "postal turn 3: your conditional order “if 4 5 or more: liar; else: raise 5” played bid 4 5"
+    ]
+
+
+def test_a_new_round_disarms_it_and_the_player_is_told(now: datetime) -> None:
+    game = started_game("liars-dice", now=now, players=3)
+    first = _turn(game)
+    second, third = (first + 1) % 3, (first + 2) % 3
+    conditionals.leave(
+        game_id=game.pk,
+        position=third,
+        text="if 9 5 or more: liar",
+        source=Order.Source.WEB,
+        now=now,
+    )
+    _order(game, first, "bid 2 5", now)
+    _order(game, second, "liar", now)
+    kept = ConditionalOrder.objects.get()
+    assert (kept.status, kept.reason) == (
+        "disarmed",
+        "the round it was written for is over: new cups",
+    )
+    assert Decision.objects.get().kind == "conditional"
+    assert not Order.objects.filter(seat__position=third).exists()
+
+
+def test_a_conditional_order_the_rules_refuse_is_not_kept(now: datetime) -> None:
+    game = started_game("liars-dice", now=now, players=3)
+    first = _turn(game)
+    with pytest.raises(conditionals.ConditionalRejected) as refused:
+        conditionals.leave(
+            game_id=game.pk,
+            position=first,
+            text="if 4 5 or more: liar",
+            source=Order.Source.WEB,
+            now=now,
+        )
+    assert refused.value.message == "it is your turn now: send your order itself"
+    choice = started_game("choice", now=now, players=2)
+    with pytest.raises(conditionals.ConditionalRejected) as other:
+        conditionals.leave(
+            game_id=choice.pk,
+            position=0,
+            text="if 4 5 or more: liar",
+            source=Order.Source.WEB,
+            now=now,
+        )
+    assert other.value.message == "conditional orders are not used in this game"
+    assert not ConditionalOrder.objects.exists()
+
+
+def test_the_report_of_the_step_it_closed_says_a_conditional_order_played(now: datetime) -> None:
+    game = started_game("liars-dice", now=now, players=3)
+    first = _turn(game)
+    second, third = (first + 1) % 3, (first + 2) % 3
+    conditionals.leave(
+        game_id=game.pk,
+        position=third,
+        text="if 3 6 or more: liar",
+        source=Order.Source.WEB,
+        now=now,
+    )
+    _order(game, first, "bid 2 5", now)
+    _order(game, second, "bid 3 6", now)
+    name = game.seats.get(position=third).name
+    said = f"{name} played a conditional order left in advance: liar"
+    # The report of the step it opened (to whoever owes next: a game in turns reports to
+    # the seat that owes by default).
+    latest = OutboundEmail.objects.filter(kind="report").order_by("-id").first()
+    assert latest is not None
+    assert said in latest.text
+    assert said in latest.html
