@@ -317,12 +317,15 @@ class Conditions:
     with the reason. ``words(data)`` says it back as the game writes it. ``play(state,
     seat, data)`` decides, when the seat is prompted, its Verdict. All three are pure:
     they read the state and nothing else, so a replay (which replays the orders they
-    played) plays the game the same way. ``syntax``: one line that says how to write one."""
+    played) plays the game the same way. ``syntax``: one line that says how to write one;
+    ``example``: one written so; ``hint``: what its words mean, in a sentence."""
 
     parse: Callable[[Any, int, str], JSON]
     words: Callable[[JSON], str]
     play: Callable[[Any, int, JSON], Verdict]
     syntax: str
+    example: str
+    hint: str
 
 
 def single_profile(title: str, summary: str, *options: Option) -> Settings:

@@ -18,6 +18,7 @@ from games.engines.choice import rules as choice
 from games.engines.dice_survivor import autopilot as dice_survivor_autopilot
 from games.engines.dice_survivor import rules as dice_survivor
 from games.engines.drop_shy import autopilot as drop_shy_autopilot
+from games.engines.drop_shy import conditions as drop_shy_conditions
 from games.engines.drop_shy import rules as drop_shy
 from games.engines.first_player import rules as first_player
 from games.engines.liars_dice import autopilot as liars_dice_autopilot
@@ -58,6 +59,7 @@ _GAMES: list[Game] = [
         drop_shy.SETTINGS,
         form="games.engines.drop_shy.forms.DropShyOrderForm",
         strategies=drop_shy_autopilot.STRATEGIES,
+        conditions=drop_shy_conditions.CONDITIONS,
     ),
     Game(
         liars_dice.LiarsDiceEngine(),

@@ -181,23 +181,33 @@ def handle(row: InboundMessage, message: Any, *, now: datetime, verdict: str | N
     command = commands.command_in(text)
     if command is not None:
         return _command(row, seat, command, now=now)
-    if _conditional_words(seat, text):
-        return _conditional(row, seat, text, now=now)
     dropped = ", ".join(reading.attachment_names(message))[:2000]
+    if _conditional_words(seat, text):
+        return _conditional(row, seat, text, now=now, dropped=dropped)
     return _order(row, seat, text, now=now, dropped=dropped)
 
 
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
 def _conditional_words(seat: Seat, text: str) -> bool:
-    """Whether the reply is a conditional order: its first line starts with "if", in a game
-    that has them (docs/orders.md)."""
+    """Whether the reply may be a conditional order (docs/orders.md), in a game that has
+    them: its first line starts with "if", or the seat's turn it is not."""
     if seat.game.engine not in registry.CONDITIONS:
         return False
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    return first.lower().startswith("if ")
+    if _first_line(text).lower().startswith("if "):
+        return True
+    step = seat.game.steps.filter(number=seat.game.step_number, status="open").first()
+    return step is not None and seat.position not in step.prompted_seats
 
 
-def _conditional(row: InboundMessage, seat: Seat, text: str, *, now: datetime) -> None:
-    """A conditional order by email: kept, and the player told so; or refused with why."""
+def _conditional(
+    row: InboundMessage, seat: Seat, text: str, *, now: datetime, dropped: str = ""
+) -> None:
+    """A conditional order by email: kept, and the player told so; or refused with why. A
+    reply that is no conditional order and does not say "if" is taken as an order (which
+    says whose turn it is)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     # Its lines: the condition, and an "else" line after it; a sign-off is no part of it.
     otherwise = len(lines) > 1 and lines[1].lower().startswith(("else", "otherwise"))
@@ -210,6 +220,8 @@ def _conditional(row: InboundMessage, seat: Seat, text: str, *, now: datetime) -
             now=now,
         )
     except conditionals.ConditionalRejected as error:
+        if not _first_line(text).lower().startswith("if "):
+            return _order(row, seat, text, now=now, dropped=dropped)
         _answer(seat, row, text, error.message)
         return _done(row, Inbound.REJECTED, error.message)
     email = commands.answer(seat, "conditional", key=f"conditional:{row.pk}", now=now, kept=kept)

@@ -187,4 +187,14 @@ def play(state: LiarsDiceState, seat: int, data: Any) -> Verdict:
     return Verdict("play", order=order)
 
 
-CONDITIONS = Conditions(parse=parse, words=words, play=play, syntax=SYNTAX)
+CONDITIONS = Conditions(
+    parse=parse,
+    words=words,
+    play=play,
+    syntax=SYNTAX,
+    example="if 4 5 or more: liar; else: raise 5",
+    hint=_(
+        "If the bid reaches 4 x 5 or more, call liar; else raise on fives: the lowest bid on "
+        "fives the rules allow then."
+    ),
+)

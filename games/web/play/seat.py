@@ -218,6 +218,8 @@ def _conditional_section(game: Game, seat: Seat, step: Step | None) -> dict[str,
     return {
         "conditionals": conditionals.armed_of(seat),
         "conditional_syntax": found.syntax,
+        "conditional_example": found.example,
+        "conditional_hint": words.Said(found.hint),
         "conditional_open": not owes,
     }
 

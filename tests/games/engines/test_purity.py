@@ -26,6 +26,7 @@ PURE = [
     "dice_survivor/autopilot.py",
     "dice_survivor/rules.py",
     "drop_shy/autopilot.py",
+    "drop_shy/conditions.py",
     "drop_shy/rules.py",
     "first_player/rules.py",
     "liars_dice/autopilot.py",

@@ -9,9 +9,11 @@ from datetime import datetime
 import pytest
 
 from games import postal
+from games.engines.drop_shy.rules import cells, legal_cells
 from games.models import ConditionalOrder, Decision, Game, Order
 from games.notify import ledger
 from games.postal import conditionals
+from games.postal.steps import game_dice
 from moderator.mail.models import OutboundEmail
 from tests.factories import started_game
 
@@ -123,3 +125,36 @@ def test_the_report_of_the_step_it_closed_says_a_conditional_order_played(now: d
     assert latest is not None
     assert said in latest.text
     assert said in latest.html
+
+
+def test_a_drop_shy_conditional_order_places_on_the_first_legal_cell(now: datetime) -> None:
+    game = started_game("drop-shy", now=now, players=3)
+    engine = game.rules
+    state = engine.state_from_json(game.state)
+    mover = state.current
+    first = legal_cells(cells(state.board), state.lines[mover][0].face)[0]
+    move = f"place {first[0]} {first[1]}"
+    # Where the game goes after the mover's move, with the game's own dice (a die that
+    # fits nowhere fails by itself and is rerolled): whose turn comes, and where its die
+    # may go then.
+    after, _ = engine.submit(state, mover, engine.parse(state, mover, move), game_dice(game))
+    target = after.current
+    assert target not in (None, mover)
+    legal = legal_cells(cells(after.board), after.lines[target][0].face)
+    assert legal, "the seed deals a die that fits"
+    kept = conditionals.leave(
+        game_id=game.pk,
+        position=target,
+        # (0,0) holds the instigator: never legal, so the second cell plays.
+        text=f"place 0 0 or {legal[-1][0]} {legal[-1][1]}",
+        source=Order.Source.WEB,
+        now=now,
+    )
+    _order(game, mover, move, now)
+    played = Order.objects.get(seat__position=target)
+    assert (played.source, played.canonical) == (
+        "conditional",
+        f"place {legal[-1][0]} {legal[-1][1]}",
+    )
+    kept.refresh_from_db()
+    assert (kept.status, kept.order_id) == ("played", played.pk)

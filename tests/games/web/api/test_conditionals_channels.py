@@ -138,3 +138,20 @@ def test_the_api_leaves_lists_and_withdraws_them(now: datetime) -> None:
         name="r", scope="seat", access="read", email=seat.email, seat=seat, now=now
     )[1]
     assert _api("post", path, reader, {"text": "if 3 5 or more: liar"}).status_code == 403
+
+
+def test_an_emailed_order_out_of_turn_that_is_no_conditional_says_whose_turn_it_is(
+    now: datetime, settings: Settings
+) -> None:
+    settings.INBOUND_ADDRESS = "orders@in.example.org"
+    settings.ANYMAIL = {"WEBHOOK_SECRET": [SECRET]}
+    game = started_game("liars-dice", now=now, players=3)
+    first, _, third = _seats(game)
+    seat = game.seats.get(position=third)
+    to = access.reply_address(seat)
+    assert to is not None
+    assert post_postmark(postmark_payload(to, "bid 3 4"), **auth()).status_code == 200
+    assert not ConditionalOrder.objects.exists()
+    refused = OutboundEmail.objects.get(kind="refused", to=seat.email)
+    name = game.seats.get(position=first).name
+    assert f"not your turn: waiting for {name}" in refused.text
