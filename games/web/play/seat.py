@@ -23,7 +23,7 @@ from games.community import absences, press
 from games.engines import registry
 from games.lib import schedule, words
 from games.models import Game, Order, Seat, Step
-from games.notify import ledger, reports
+from games.notify import ledger, machine, reports
 from games.notify import live as pulse
 from games.postal import access, conditionals
 from games.web import live
@@ -216,7 +216,9 @@ def _conditional_section(game: Game, seat: Seat, step: Step | None) -> dict[str,
         return {}
     owes = step is not None and seat.position in step.prompted_seats
     return {
-        "conditionals": conditionals.armed_of(seat),
+        # On the seat's turn its armed ones have played or been disarmed as it came: the
+        # page reads them only while it is not.
+        "conditionals": [] if owes else conditionals.armed_of(seat),
         "conditional_syntax": found.syntax,
         "conditional_example": found.example,
         "conditional_hint": words.Said(found.hint),
@@ -266,26 +268,13 @@ def _away_context(game: Game, seat: Seat, seats: list[absences.GameSeat]) -> dic
 
 @require_GET
 def play_json(request: HttpRequest, game_id: int, position: int) -> HttpResponse:
-    """The seat's page as JSON: what the seat in the address may see (the engine's view
-    for it), what it owes and until when. Scoped like the page: a seat this browser does
-    not hold is the same 404."""
+    """The seat's page as JSON, as the API's seat view says it (``notify.machine``): what
+    the seat in the address may see, what it owes and until when. Scoped like the page: a
+    seat this browser does not hold is the same 404."""
     seat = held_seat(request, game_id, position)
     if seat is None:
         return not_valid(request)
-    game = seat.game
-    data: dict[str, Any] = {"game": game.pk, "title": game.title, "status": game.status}
-    data["seat"] = {"position": seat.position, "name": seat.name}
-    if game.state is not None:
-        engine = game.rules
-        step = _open_step(game)
-        data["view"] = engine.view(engine.state_from_json(game.state), seat.position)
-        if step is not None:
-            data["step"] = {
-                "number": step.number,
-                "deadline": step.deadline.isoformat(),
-                "owed": words.owed(step.prompts, seat.position),
-            }
-    return JsonResponse(data)
+    return JsonResponse(machine.seat_data(seat))
 
 
 def _open_step(game: Game) -> Step | None:

@@ -138,7 +138,7 @@ def test_the_new_players_pages_list_only_what_is_theirs_under_the_right_names(
     assert listed(dee.get(f"/play/{game.pk}/{ANN}/messages/").content.decode()) == expected
     assert listed(dee.get(seat_page(game, ANN)).content.decode()) == expected
     view = json.loads(dee.get(f"/play/{game.pk}/{ANN}/view.json").content)
-    assert view["seat"] == {"position": ANN, "name": "Dee"}
+    assert view["seat"] == {"position": ANN, "name": "Dee", "bot": False, "autopilot": ""}
     # The GM reads every message, each under the name of whoever wrote it.
     gm = Client()
     gm.force_login(game.gm)

@@ -193,8 +193,8 @@ def test_view_json_answers_for_the_seat_in_its_address(client: Client, now: date
     listed = client.get(f"/play/{game.pk}/view.json")
 
     assert (ann["seat"], bob["seat"]) == (
-        {"position": 0, "name": "ann"},
-        {"position": 1, "name": "bob"},
+        {"position": 0, "name": "ann", "bot": False, "autopilot": ""},
+        {"position": 1, "name": "bob", "bot": False, "autopilot": ""},
     )
     game.refresh_from_db()
     state = CHOICE.state_from_json(game.state)
