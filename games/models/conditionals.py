@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from games.lib import words
 from games.models.games import Game
 from games.models.seats import Seat
 
@@ -52,3 +53,8 @@ class ConditionalOrder(models.Model):
 
     def __str__(self) -> str:
         return f"{self.words} ({self.status})"
+
+    @property
+    def reason_said(self) -> str:
+        """Why it was disarmed, in the language active where it is shown."""
+        return str(words.Said(self.reason, self.reason_message))

@@ -64,7 +64,7 @@ def answer(seat: Seat, command: str, *, key: str, now: datetime, kept: Any = Non
             context["games"] = _games(seat, now, owed_only=command == "deadlines")
         elif command == "history":
             context["steps"] = _history(seat)
-        if command in ("help", "history"):
+        if command in ("help", "history", "disarmed"):
             token = access.mint([seat], now=now)[seat.position]
             context["link"] = access.url(token)
         return building.build(

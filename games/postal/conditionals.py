@@ -19,9 +19,11 @@ from games.engines import registry
 from games.engines.base import OrderError
 from games.lib import words
 from games.models import ApiToken, ConditionalOrder, Decision, Game, Order, Seat, Step, TokenAction
+from games.notify import commands
 from games.postal import orders
 from games.postal.errors import OrderRejected, PostalError
 from games.postal.locks import locked
+from moderator.mail import queueing
 
 # The most conditional orders a seat may hold armed at once; they are tried in the order
 # they were written, and the first whose condition meets the game plays.
@@ -129,6 +131,10 @@ def _ended(
     kept.reason = str(reason)
     kept.reason_message = words.message(reason) if reason else None
     kept.save(update_fields=["status", "ended_at", "order", "reason", "reason_message"])
+    if played is None:
+        # Told by email too, at once: their turn is theirs to play.
+        told = commands.answer(kept.seat, "disarmed", key=f"disarmed:{kept.pk}", now=now, kept=kept)
+        queueing.queue_once([told], urgent=True)
     Decision.objects.create(
         game_id=kept.game_id,
         seat=kept.seat,

@@ -23,14 +23,39 @@ BOT = Path(__file__).resolve().parents[2] / "examples" / "bot.py"
 
 
 @pytest.mark.parametrize(
-    "engine", ["choice", "liars-dice", "drop-shy", "dice-survivor", "first-player"]
+    ("engine", "players", "options"),
+    [
+        ("choice", 3, {}),
+        ("choice", 3, {"variant": "suppenkasper"}),
+        ("liars-dice", 3, {}),
+        ("liars-dice", 2, {"profile": "genius_dm"}),
+        ("liars-dice", 4, {"profile": "genius_team"}),
+        ("drop-shy", 3, {}),
+        ("dice-survivor", 3, {}),
+        ("first-player", 3, {}),
+    ],
+    ids=[
+        "choice",
+        "suppenkasper",
+        "liars-dice",
+        "death-match",
+        "team",
+        "drop-shy",
+        "dice-survivor",
+        "first-player",
+    ],
 )
 def test_the_reference_bot_plays_a_whole_game(
-    engine: str, module_server: str, transactional_db: Any, settings: Any
+    engine: str,
+    players: int,
+    options: dict[str, Any],
+    module_server: str,
+    transactional_db: Any,
+    settings: Any,
 ) -> None:
     # A bot looks several times a second here: the limit is the test's, not the bot's.
     settings.RATES = {**settings.RATES, "api-token": "100000/m"}
-    game = started_game(engine, now=timezone.now(), players=3)
+    game = started_game(engine, now=timezone.now(), players=players, options=options)
     Game.objects.filter(pk=game.pk).update(bots_allowed=True)
     raws = [
         tokens.mint(
@@ -55,5 +80,5 @@ def test_the_reference_bot_plays_a_whole_game(
     assert played.exists()
     assert set(played.values_list("source", flat=True)) == {"api"}
     assert played.filter(token__isnull=True).count() == 0
-    assert list(game.seats.values_list("bot", flat=True)) == [True, True, True]
+    assert list(game.seats.values_list("bot", flat=True)) == [True] * players
     assert "refused" not in done.stdout, done.stdout[-2000:]

@@ -77,6 +77,12 @@ def test_a_new_round_disarms_it_and_the_player_is_told(now: datetime) -> None:
     )
     assert Decision.objects.get().kind == "conditional"
     assert not Order.objects.filter(seat__position=third).exists()
+    seat = game.seats.get(position=third)
+    told = OutboundEmail.objects.get(kind="command", to=seat.email)
+    assert told.subject == f"{game.title}: your conditional order was disarmed"
+    assert "  if 9 5 or more: liar\n" in told.text
+    assert "Why: the round it was written for is over: new cups." in told.text
+    assert "/p/" in told.text
 
 
 def test_a_conditional_order_the_rules_refuse_is_not_kept(now: datetime) -> None:

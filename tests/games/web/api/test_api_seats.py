@@ -185,3 +185,15 @@ def test_the_document_is_published(client: Client) -> None:
     page = client.get("/api/v1/docs")
     assert page.status_code == 200
     assert b"swagger-ui" in page.content
+
+
+def test_an_order_for_a_step_that_moved_on_is_a_409_and_changes_nothing(client: Client) -> None:
+    game = started_game("liars-dice", now=NOW, players=2)
+    seat = _owing(game)
+    raw = _token(seat)
+    path = f"/seats/{game.pk}/{seat.position}/orders"
+    assert _post(client, raw, path, {"order": "bid 1 2", "step": 1}).status_code == 200
+    again = _post(client, raw, path, {"order": "bid 1 3", "step": 1})
+    assert again.status_code == 409
+    assert again.json()["detail"].startswith("While the order was on its way, ")
+    assert list(Order.objects.values_list("canonical", flat=True)) == ["bid 1 2"]
