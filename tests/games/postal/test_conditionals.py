@@ -13,6 +13,8 @@ from games.engines.drop_shy.rules import cells, legal_cells
 from games.models import ConditionalOrder, Decision, Game, Order
 from games.notify import ledger
 from games.postal import conditionals
+from games import records
+from games.records import archive
 from games.postal.steps import game_dice
 from moderator.mail.models import OutboundEmail
 from tests.factories import started_game
@@ -55,6 +57,10 @@ def test_a_conditional_order_plays_when_the_seats_turn_comes(now: datetime) -> N
     assert [row.what for row in ledger.of_seat(seat)] == [
         "postal turn 3: your conditional order “if 4 5 or more: liar; else: raise 5” played bid 4 5"
     ]
+    # Its order is in the record like any other: the replay plays the game the same way.
+    game.refresh_from_db()
+    replayed = records.run(archive.export(game))
+    assert game.rules.state_to_json(replayed.state) == game.state
 
 
 def test_a_new_round_disarms_it_and_the_player_is_told(now: datetime) -> None:
