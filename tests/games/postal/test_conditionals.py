@@ -8,14 +8,13 @@ from datetime import datetime
 
 import pytest
 
-from games import postal
+from games import postal, records
 from games.engines.drop_shy.rules import cells, legal_cells
 from games.models import ConditionalOrder, Decision, Game, Order
 from games.notify import ledger
 from games.postal import conditionals
-from games import records
-from games.records import archive
 from games.postal.steps import game_dice
+from games.records import archive
 from moderator.mail.models import OutboundEmail
 from tests.factories import started_game
 
