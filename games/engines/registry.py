@@ -16,6 +16,7 @@ from games.engines.base import Conditions, Engine, Profile, Settings, Strategy
 from games.engines.choice import autopilot as choice_autopilot
 from games.engines.choice import rules as choice
 from games.engines.dice_survivor import autopilot as dice_survivor_autopilot
+from games.engines.dice_survivor import conditions as dice_survivor_conditions
 from games.engines.dice_survivor import rules as dice_survivor
 from games.engines.drop_shy import autopilot as drop_shy_autopilot
 from games.engines.drop_shy import conditions as drop_shy_conditions
@@ -53,6 +54,7 @@ _GAMES: list[Game] = [
         dice_survivor.DiceSurvivorEngine(),
         dice_survivor.SETTINGS,
         strategies=dice_survivor_autopilot.STRATEGIES,
+        conditions=dice_survivor_conditions.CONDITIONS,
     ),
     Game(
         drop_shy.DropShyEngine(),

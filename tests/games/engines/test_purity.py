@@ -24,6 +24,7 @@ PURE = [
     "choice/menus.py",
     "choice/rules.py",
     "dice_survivor/autopilot.py",
+    "dice_survivor/conditions.py",
     "dice_survivor/rules.py",
     "drop_shy/autopilot.py",
     "drop_shy/conditions.py",
