@@ -169,3 +169,40 @@ def test_a_drop_shy_conditional_order_places_on_the_first_legal_cell(now: dateti
     )
     kept.refresh_from_db()
     assert (kept.status, kept.order_id) == ("played", played.pk)
+
+
+def test_a_dice_survivor_defender_answers_the_rematch_question_in_advance(
+    now: datetime,
+) -> None:
+    # The first game whose first challenge the defender loses, as the game's own dice say
+    # (they depend on the game's number): then the rematch question comes.
+    for _ in range(20):
+        game = started_game("dice-survivor", now=now, players=3)
+        engine = game.rules
+        state = engine.state_from_json(game.state)
+        active = state.active
+        defender = (active + 1) % 3
+        target = state.players[defender]
+        challenge = f"challenge {target}"
+        after, _ = engine.submit(
+            state, active, engine.parse(state, active, challenge), game_dice(game)
+        )
+        if after.question is not None:
+            break
+    else:
+        pytest.fail("no challenge lost by its defender in 20 games")
+    kept = conditionals.leave(
+        game_id=game.pk,
+        position=defender,
+        text="if challenged: accept",
+        source=Order.Source.WEB,
+        now=now,
+    )
+    _order(game, active, challenge, now)
+    answered = Order.objects.get(seat__position=defender, step__game=game)
+    assert (answered.source, answered.canonical) == ("conditional", "accept")
+    kept.refresh_from_db()
+    assert (kept.status, kept.order_id) == ("played", answered.pk)
+    # The turn went on: the active player owes the next action, nobody waits for the defender.
+    game.refresh_from_db()
+    assert engine.state_from_json(game.state).question is None
