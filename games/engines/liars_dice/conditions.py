@@ -8,8 +8,9 @@ orders are the game's: ``liar``, ``spot`` (where calza is played), ``bid <q> <f>
 ``raise <f>``, the lowest bid on face ``f`` the rules allow then. ``else`` may be left out:
 then, below the bid, the order is disarmed and the player plays their turn themselves.
 
-It is written for the round under way (the cups rolled then) and played on the seat's
-next turn in that round; a new round (new cups) disarms it, as does a branch the rules
+In the team game it plays its bid or challenge with no optional action before it. It is
+written for the round under way (the cups rolled then) and played on the seat's next turn
+in that round; a new round (new cups) disarms it, as does a branch the rules
 refuse when its turn comes. Pure: it reads the state alone, like the rules.
 """
 
@@ -25,7 +26,6 @@ from games.engines.liars_dice.rules import (
     FACES,
     MAX_QUANTITY,
     SPOT_WORDS,
-    TEAM,
     Bid,
     LiarsDiceState,
     check_raise,
@@ -73,8 +73,6 @@ def _branch(state: LiarsDiceState, text: str, where: str) -> JSON:
 
 def parse(state: LiarsDiceState, seat: int, text: str) -> JSON:
     """A conditional order of ``seat`` read and checked now; OrderError says why not."""
-    if state.profile == TEAM:
-        raise OrderError(_("conditional orders are not used in the team game"))
     if state.finished or state.phase != BIDDING or state.sum_phase:
         raise OrderError(_("conditional orders are for the bidding of a round"))
     if state.counts[seat] == 0:

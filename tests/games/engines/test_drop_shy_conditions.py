@@ -31,11 +31,10 @@ def test_the_first_legal_cell_plays_when_the_turn_comes() -> None:
     state = _game()
     data = conditions.parse(state, 1, "place 1 0 or 0 1 or -1 0")
     assert data == {
-        "die": 5,
-        "left": 2,
+        "line": [5, 2],
         "free": None,
-        "then": [[1, 0], [0, 1], [-1, 0]],
-        "else": [],
+        "then": {"take": None, "face": 5, "cells": [[1, 0], [0, 1], [-1, 0]]},
+        "else": None,
     }
     assert conditions.words(data) == "place 1 0 or 0 1 or -1 0"
     assert conditions.play(state, 1, data) == Verdict("wait")
@@ -70,3 +69,20 @@ def test_a_conditional_order_the_rules_refuse_says_why(seat: int, text: str, mes
     with pytest.raises(OrderError) as refused:
         conditions.parse(_game(), seat, text)
     assert refused.value.message == message
+
+
+def test_in_two_candidate_mode_it_names_the_die_it_takes() -> None:
+    # Instigator 3; ann's line 4/9 2/5 (face/depth); bob's 2/7 4/1: bob's closest is his 4.
+    dice = ScriptedDice([3, 4, 9, 2, 5, 2, 7, 4, 1])
+    options = engine.options({"dice_per_player": 2, "selection": "two_candidate"})
+    state, _ = engine.start(options, ["ann", "bob"], dice)
+    with pytest.raises(OrderError) as refused:
+        conditions.parse(state, 1, "place 1 0")
+    assert refused.value.message == (
+        "choose your die first: take rightmost or take closest, then place x y"
+    )
+    data = conditions.parse(state, 1, "take closest place 1 0 or 0 1")
+    assert conditions.words(data) == "take closest place 1 0 or 0 1"
+    # ann's 4 goes to (0,1): bob's closest die, a 4, may not touch it; (1,0) it may.
+    after = _send(state, 0, "take rightmost place 0 1")
+    assert conditions.play(after, 1, data) == Verdict("play", order="take closest place 1 0")

@@ -93,3 +93,13 @@ def test_without_an_else_it_is_disarmed_below_the_bid_and_a_new_round_disarms_it
     assert conditions.play(over, 2, data) == Verdict(
         "disarm", reason="the round it was written for is over: new cups"
     )
+
+
+def test_in_the_team_game_it_plays_its_bid_without_an_action() -> None:
+    state, _ = dealt({"profile": "genius_team"}, ["ann", "bob", "cy", "dee"], [3] * 20)
+    waiting = (state.turn + 1) % 4
+    data = conditions.parse(state, waiting, "if 9 3 or more: liar; else: raise 3")
+    state, _ = send(state, state.turn, "bid 2 3")
+    # 2 x 3 is below 9 x 3: one more three, literal faces.
+    assert conditions.play(state, waiting, data) == Verdict("play", order="bid 3 3")
+    state, _ = send(state, waiting, "bid 3 3")
