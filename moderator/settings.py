@@ -520,6 +520,9 @@ API_STREAM_PING_SECONDS = 15
 API_STREAM_RETRY_MS = 3000
 API_STREAMS_PER_TOKEN = envint("API_STREAMS_PER_TOKEN", 2, minimum=1)
 API_STREAMS_MOST = envint("API_STREAMS_MOST", 40, minimum=1)
+# A seat's page listens to the same stream (games/web/play/stream.py), for news sooner than
+# its poll: so many tabs of one seat at once (the others poll as before).
+LIVE_STREAMS_PER_SEAT = 3
 
 CONTENT_SECURITY_POLICY = envstr(
     "CONTENT_SECURITY_POLICY",

@@ -9,6 +9,7 @@ from typing import Any
 
 from django import template
 from django.conf import settings
+from django.urls import reverse
 
 from games.models import Game, Seat
 from games.notify import live
@@ -33,10 +34,12 @@ SEAT_PARTS = (
 GM_PARTS = ("badges", "status", "seats", "gm-log", "emails", "log", "seat-views", "live")
 
 
-def _poll(context: Any, token: str, parts: tuple[str, ...]) -> dict[str, Any]:
+def _poll(context: Any, token: str, parts: tuple[str, ...], stream: str = "") -> dict[str, Any]:
     request = context["request"]
     return {
         "url": request.path,
+        # Where the page hears of news at once (games/web/play/stream.py): a seat's.
+        "stream": stream,
         "token": token,
         "parts": ",".join(f"#{part}" for part in parts),
         "every": settings.LIVE_POLL_SECONDS,
@@ -46,7 +49,8 @@ def _poll(context: Any, token: str, parts: tuple[str, ...]) -> dict[str, Any]:
 
 @register.inclusion_tag("games/live.html", takes_context=True)
 def live_seat(context: Any, seat: Seat) -> dict[str, Any]:
-    return _poll(context, live.seat_pulse(seat).token, SEAT_PARTS)
+    stream = reverse("games:seat_stream", args=[seat.game_id, seat.position])
+    return _poll(context, live.seat_pulse(seat).token, SEAT_PARTS, stream)
 
 
 @register.inclusion_tag("games/live.html", takes_context=True)

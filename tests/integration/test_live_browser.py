@@ -104,3 +104,18 @@ def test_the_gm_page_shows_an_order_come_in(
     # The fold the GM opened is open still.
     assert page.locator("#gm-log details").get_attribute("open") == ""
     context.close()
+
+
+def test_a_seat_page_hears_of_news_from_its_stream_before_its_poll(
+    transactional_db: None, module_server: str, module_browser: Browser, settings: Settings
+) -> None:
+    # No poll for ten minutes: only the seat's event stream can bring the news.
+    settings.LIVE_POLL_SECONDS = 600
+    settings.API_STREAM_LOOK_SECONDS = 1
+    now = timezone.now()
+    game = started_game(now=now)
+    page = open_seat(module_browser, module_server, game, 0)
+    assert page.locator("#live").get_attribute("data-stream") == f"/play/{game.pk}/0/stream"
+    press.send(game_id=game.pk, position=1, to=None, text="Bob says hi", source="web", now=now)
+    page.locator("#press-list").get_by_text("Bob says hi").wait_for(timeout=WAIT_MS)
+    page.context.close()

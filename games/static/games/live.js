@@ -59,6 +59,27 @@
     }
   });
 
+  // The seat's event stream, where the page has one: news there brings the poll at once
+  // (the poll every few seconds stays, should the stream be refused or drop). The seat as
+  // the page was drawn comes first: that one is no news; on a connection made again, the
+  // first may be (something may have moved between), and a poll with nothing new costs
+  // one small query.
+  function listen() {
+    var poll = document.getElementById("live");
+    if (!poll || !poll.getAttribute("data-stream") || !window.EventSource) return;
+    var source = new EventSource(poll.getAttribute("data-stream"));
+    var first = true;
+    source.addEventListener("seat", function () {
+      if (first) {
+        first = false;
+        return;
+      }
+      if (window.htmx) window.htmx.trigger(document.body, "news");
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", listen);
+  else listen();
+
   document.addEventListener("htmx:afterSettle", function (event) {
     if (event.detail.elt.id !== "live") return;
     var note = document.getElementById("live-note");

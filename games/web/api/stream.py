@@ -20,7 +20,7 @@ from django.core.cache import cache
 from django.db import connections
 from django.http import HttpRequest, StreamingHttpResponse
 
-from games.models import ApiToken, Seat
+from games.models import Seat
 from games.notify import live, machine
 from games.web.api.base import ERRORS, Error, Refused
 from games.web.api.seats import _item, opened, router
@@ -35,15 +35,17 @@ def _frame(event: str, data: Any, ident: int | None = None) -> str:
     return f"{head}event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
-class _Slots:
-    """The streams open now, of one token and in all, counted in the shared cache."""
+class Slots:
+    """The streams open now, of one holder (a token, or a seat's page) and in all, counted in
+    the shared cache."""
 
-    def __init__(self, token: ApiToken) -> None:
-        self.keys = [f"api-streams:{token.pk}", "api-streams:all"]
+    def __init__(self, holder: str, most: int) -> None:
+        self.keys = [f"api-streams:{holder}", "api-streams:all"]
+        self.most = most
         self.held = False
 
     def take(self) -> bool:
-        limits = [settings.API_STREAMS_PER_TOKEN, settings.API_STREAMS_MOST]
+        limits = [self.most, settings.API_STREAMS_MOST]
         counts = []
         for key in self.keys:
             cache.add(key, 0, COUNT_SECONDS)
@@ -66,7 +68,7 @@ class _Slots:
                 pass  # expired meanwhile
 
 
-def _cursor(request: HttpRequest) -> int:
+def cursor_of(request: HttpRequest) -> int:
     raw = request.headers.get("Last-Event-ID") or request.GET.get("after") or "0"
     return whole_number(raw.strip(), most=2**62) or 0
 
@@ -83,7 +85,34 @@ def _events(seat: Seat, cursor: int) -> Iterator[str | int]:
     yield cursor
 
 
-def _stream(seat: Seat, cursor: int, slots: _Slots) -> Iterator[str]:
+class Frames:
+    """A stream's frames, and its slot given back when the server closes it: whether it
+    ended, its client went, or it was closed before it began (a generator not started runs
+    no ``finally``)."""
+
+    def __init__(self, frames: Iterator[str], slots: Slots) -> None:
+        self.frames = frames
+        self.slots = slots
+
+    def __iter__(self) -> Iterator[str]:
+        return self.frames
+
+    def close(self) -> None:
+        try:
+            close = getattr(self.frames, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self.slots.give_back()
+
+
+def events_of(seat: Seat, cursor: int, slots: Slots) -> Frames:
+    """The seat's stream from ``cursor`` (the frames this module's docstring says), giving
+    its slot back when it ends or its client goes."""
+    return Frames(_frames(seat, cursor, slots), slots)
+
+
+def _frames(seat: Seat, cursor: int, slots: Slots) -> Iterator[str]:
     try:
         yield f"retry: {settings.API_STREAM_RETRY_MS}\n\n"
         ends = time.monotonic() + settings.API_STREAM_SECONDS
@@ -112,7 +141,6 @@ def _stream(seat: Seat, cursor: int, slots: _Slots) -> Iterator[str]:
             time.sleep(settings.API_STREAM_LOOK_SECONDS)
     finally:
         slots.give_back()
-        connections.close_all()
 
 
 @router.get(
@@ -130,16 +158,18 @@ def _stream(seat: Seat, cursor: int, slots: _Slots) -> Iterator[str]:
 )
 def stream(request: HttpRequest, game_id: int, position: int) -> StreamingHttpResponse:
     token, seat = opened(request, game_id, position)
-    slots = _Slots(token)
+    slots = Slots(f"token-{token.pk}", settings.API_STREAMS_PER_TOKEN)
     if not slots.take():
         raise Refused(
             429,
             "Too many streams open with this token: close one first.",
             retry_after=settings.API_STREAM_RETRY_MS // 1000,
         )
-    response = StreamingHttpResponse(
-        _stream(seat, _cursor(request), slots), content_type="text/event-stream"
-    )
+    return streaming(events_of(seat, cursor_of(request), slots))
+
+
+def streaming(frames: Frames) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(frames, content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     # nginx and the like pass each event on at once.
     response["X-Accel-Buffering"] = "no"

@@ -10,6 +10,7 @@ from games.web.play import (
     push,
     seat,
     settings,
+    stream,
 )
 from games.web.public import spectators, verify
 
@@ -30,6 +31,7 @@ urlpatterns = [
     path("play/<int:game_id>/view.json", links.play_game_json, name="play_json"),
     path("play/<int:game_id>/<int:position>/", seat.play, name="seat"),
     path("play/<int:game_id>/<int:position>/view.json", seat.play_json, name="seat_json"),
+    path("play/<int:game_id>/<int:position>/stream", stream.seat_stream, name="seat_stream"),
     path(
         "play/<int:game_id>/<int:position>/settings/",
         settings.seat_settings,

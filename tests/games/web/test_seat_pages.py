@@ -16,6 +16,7 @@ from django.test import Client
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat
 from games.postal import access
+from games.web.api.stream import Frames, Slots
 from tests.factories import started_game
 
 pytestmark = pytest.mark.django_db
@@ -207,3 +208,25 @@ def test_view_json_answers_for_the_seat_in_its_address(client: Client, now: date
             {"name": "bob", "position": 1, "page": f"/play/{game.pk}/1/"},
         ],
     }
+
+
+def test_a_seats_stream_is_its_browsers_only(client: Client, now: datetime) -> None:
+    game = started_game(now=now)
+    assert client.get(f"/play/{game.pk}/0/stream").status_code == 404
+    open_link(client, game, 0, now)
+    answer = client.get(f"/play/{game.pk}/1/stream")
+    assert answer.status_code == 404
+    held = client.get(f"/play/{game.pk}/0/stream")
+    assert (held.status_code, held["Content-Type"]) == (200, "text/event-stream")
+    held.close()
+
+
+def test_a_stream_closed_before_it_began_gives_its_slot_back() -> None:
+    holder = f"seat-test-{secrets.token_hex(4)}"
+    slots = Slots(holder, 1)
+    assert slots.take()
+    assert not Slots(holder, 1).take()
+    Frames(iter(()), slots).close()
+    again = Slots(holder, 1)
+    assert again.take()
+    again.give_back()
