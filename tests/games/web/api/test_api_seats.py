@@ -14,6 +14,7 @@ from games.community import tokens
 from games.models import ApiToken, Game, Order, Seat, TokenAction
 from tests.conftest import NOW
 from tests.factories import started_game
+from tests.games.records.test_archive import play_to_the_end
 
 pytestmark = pytest.mark.django_db
 
@@ -197,3 +198,24 @@ def test_an_order_for_a_step_that_moved_on_is_a_409_and_changes_nothing(client: 
     assert again.status_code == 409
     assert again.json()["detail"].startswith("While the order was on its way, ")
     assert list(Order.objects.values_list("canonical", flat=True)) == ["bid 1 2"]
+
+
+def test_the_seed_is_told_only_once_the_game_is_over(client: Client) -> None:
+    game = started_game("choice", now=NOW, players=2)
+    seat = game.seats.get(position=0)
+    raw = _token(seat, access="read")
+    seed = bytes(game.seed or b"").hex()
+    api = f"/seats/{game.pk}/0"
+    read = "".join(
+        _get(client, raw, path).content.decode()
+        for path in ("/me", "/seats", api, f"{api}/moves", f"{api}/events", f"{api}/messages")
+    )
+    assert seed not in read
+    assert _get(client, raw, api).json()["seed"] is None
+    game = play_to_the_end(game)
+    over = _get(client, raw, api).json()
+    assert (over["game"]["status"], over["seed"]) == ("finished", seed)
+    standings = game.rules.standings(game.rules.state_from_json(game.state)) or []
+    assert [(row["position"], row["place"], row["score"]) for row in over["standings"]] == [
+        (s.seat, s.place, s.score) for s in standings
+    ]
