@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from django.utils import translation
 from games.engines import dice_survivor as engine_module
 from games.engines.base import Dice, DiceError, Event, GameError, OptionsError, OrderError
 from games.engines.dice import ScriptedDice, VerifiableDice
+from games.engines.dice_survivor import conditions
 from games.engines.dice_survivor.autopilot import STRATEGIES
 from games.engines.dice_survivor.rules import (
     SETTINGS,
@@ -408,10 +410,43 @@ def settings_said() -> list[Any]:
     return spoken
 
 
+def conditions_said() -> list[Any]:
+    """What its conditional orders say (games/engines/dice_survivor/conditions.py): each
+    refusal, each reason to disarm one, and the hint the seat's page shows."""
+    spoken: list[Any] = [conditions.CONDITIONS.hint]
+    state = game([5, 4, 5])
+    for position, state_of, text in [
+        (0, state, "if challenged: rematch"),
+        (1, state, "if challenged: fold"),
+        (1, state, "rematch"),
+        (1, state, "if challenged for 3 or more: rematch"),
+        (1, state, "if challenged: rematch; accept"),
+        (1, game([5, 4, 5], rematches_used=(0, 3, 0)), "if challenged: rematch"),
+        (1, game([5, 0, 5]), "if challenged: rematch"),
+        (1, game([5, 4, 0], finals=True), "if challenged: rematch"),
+        (1, replace(state, finished=True), "if challenged: rematch"),
+    ]:
+        try:
+            conditions.parse(state_of, position, text)
+        except OrderError as error:
+            spoken.append(error.message)
+    single = conditions.parse(state, 1, "if challenged for 2 or more: rematch")
+    asked, __ = play(state, "ann", "challenge bob", [12, 9, 3])
+    over, __ = play(state, "ann", "pass")
+    spoken += [
+        conditions.play(asked, 1, single).reason,
+        conditions.play(over, 1, single).reason,
+        conditions.play(replace(state, finished=True), 1, single).reason,
+    ]
+    return spoken
+
+
 @pytest.fixture(scope="module")
 def spoken() -> list[Any]:
     """Everything Dice Survivor says in whole games, and about its options."""
-    everything = recorded_games() + random_games() + rare_moments() + settings_said()
+    everything = (
+        recorded_games() + random_games() + rare_moments() + settings_said() + conditions_said()
+    )
     return [words for words in everything if words]
 
 
