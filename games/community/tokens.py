@@ -138,6 +138,21 @@ def of_gm(user: Any) -> QuerySet[ApiToken]:
     return ApiToken.objects.filter(gm=user)
 
 
+# How many of a token's latest actions its list shows.
+ACTIONS_SHOWN = 5
+
+
+def listed(rows: QuerySet[ApiToken]) -> list[dict[str, Any]]:
+    """Each token of ``rows`` with its latest actions (``ACTIONS_SHOWN``), as the token
+    pages list them: two queries whatever their number."""
+    tokens = list(rows)
+    recent: dict[int, list[TokenAction]] = {token.pk: [] for token in tokens}
+    for action in TokenAction.objects.filter(token__in=tokens).order_by("-at", "-id")[:200]:
+        if len(recent[action.token_id]) < ACTIONS_SHOWN:
+            recent[action.token_id].append(action)
+    return [{"token": token, "actions": recent[token.pk]} for token in tokens]
+
+
 def revoke(token_id: int, *, email: str = "", gm: Any = None, now: datetime) -> ApiToken | None:
     """Revoke a token of ``email``'s (or of the GM ``gm``'s); the token, or None when it is
     none of theirs. Revoking twice changes nothing."""

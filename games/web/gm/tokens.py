@@ -14,11 +14,9 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from games.community import tokens
-from games.models import ApiToken, TokenAction
+from games.models import ApiToken
 from games.web.common import first_error
 from games.web.gm.signin import gm_required
-
-ACTIONS_SHOWN = 5
 
 
 class GMTokenForm(forms.Form):
@@ -40,13 +38,7 @@ class GMTokenForm(forms.Form):
 
 
 def _page(request: HttpRequest, form: GMTokenForm, status: int = 200, **extra: Any) -> HttpResponse:
-    rows = list(tokens.of_gm(request.user))
-    recent: dict[int, list[TokenAction]] = {row.pk: [] for row in rows}
-    for action in TokenAction.objects.filter(token__in=rows).order_by("-at", "-id")[:200]:
-        if len(recent[action.token_id]) < ACTIONS_SHOWN:
-            recent[action.token_id].append(action)
-    listed = [{"token": row, "actions": recent[row.pk]} for row in rows]
-    context = {"form": form, "tokens": listed, **extra}
+    context = {"form": form, "tokens": tokens.listed(tokens.of_gm(request.user)), **extra}
     return render(request, "games/gm/tokens.html", context, status=status)
 
 

@@ -17,13 +17,11 @@ from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from games.community import players, tokens
-from games.models import ApiToken, Game, Player, Seat, TokenAction
+from games.models import ApiToken, Game, Player, Seat
 from games.web.common import first_error
 from games.web.me.views import _speak
 
 ALL_SEATS = "all"
-# How many of a token's latest actions its row lists.
-ACTIONS_SHOWN = 5
 
 
 class TokenForm(forms.Form):
@@ -83,17 +81,13 @@ def _seats(player: Player) -> list[Seat]:
     )
 
 
-def _listed(player: Player) -> list[dict[str, Any]]:
-    rows = list(tokens.of_address(player.email))
-    recent: dict[int, list[TokenAction]] = {row.pk: [] for row in rows}
-    for action in TokenAction.objects.filter(token__in=rows).order_by("-at", "-id")[:200]:
-        if len(recent[action.token_id]) < ACTIONS_SHOWN:
-            recent[action.token_id].append(action)
-    return [{"token": row, "actions": recent[row.pk]} for row in rows]
-
-
 def _page(request: HttpRequest, player: Player, form: TokenForm, **extra: Any) -> HttpResponse:
-    context = {"player": player, "form": form, "tokens": _listed(player), **extra}
+    context = {
+        "player": player,
+        "form": form,
+        "tokens": tokens.listed(tokens.of_address(player.email)),
+        **extra,
+    }
     return render(request, "games/players/tokens.html", context, status=extra.pop("status", 200))
 
 
