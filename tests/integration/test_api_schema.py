@@ -42,7 +42,7 @@ def test_every_operation_answers_as_documented(module_server: str, world: dict[s
     operations = [result.ok() for result in document.get_all_operations()]  # type: ignore[union-attr]
     # The stream lasts minutes by design: test_api_stream reads it.
     operations = [operation for operation in operations if not operation.path.endswith("/stream")]
-    assert len(operations) == 14
+    assert len(operations) == 16
     for operation in operations:
         _fuzz(operation, module_server, world)
 

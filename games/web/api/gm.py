@@ -13,8 +13,8 @@ from django.utils import timezone
 from ninja import Field, Router, Schema
 
 from games import postal
-from games.community import tokens
-from games.models import Game, GMAction, TokenAction
+from games.community import press, tokens
+from games.models import Game, GMAction, Message, TokenAction
 from games.postal import game_templates
 from games.web.api.base import ERRORS, Error, Refused, token_of
 from games.web.common import first_error
@@ -71,6 +71,26 @@ class ActionIn(Schema):
 
 class Done(Schema):
     detail: str
+
+
+class GMMessage(Schema):
+    id: int
+    step: int
+    sent_at: str
+    sender: str | None
+    recipient: str | None
+    text: str
+    hidden: bool
+
+
+class GMMessages(Schema):
+    messages: list[GMMessage]
+    total: int
+    older: int | None
+
+
+class AnnounceIn(Schema):
+    text: str = Field(..., max_length=5000, description="To every player, as the GM")
 
 
 def _game(request: HttpRequest, game_id: int) -> Game:
@@ -186,3 +206,65 @@ def act(request: HttpRequest, game_id: int, action: str, body: ActionIn) -> dict
     except (postal.PostalError, game_templates.TemplateError) as error:
         raise Refused(422, error.message) from error
     return {"detail": said}
+
+
+@router.get(
+    "/gm/games/{game_id}/messages",
+    response={200: GMMessages, 404: Error, **ERRORS},
+    summary="Every message of the game, private and hidden ones too, as the GM reads them",
+)
+def messages(request: HttpRequest, game_id: int, before: int | None = None) -> dict[str, Any]:
+    found = _game(request, game_id)
+    names = dict(found.seats.values_list("id", "name"))
+    page = press.for_gm(found, names, limit=press.PAGE_MESSAGES, before=before)
+    return {
+        "messages": [
+            {
+                "id": shown.pk,
+                "step": shown.step,
+                "sent_at": shown.sent_at.isoformat(),
+                "sender": shown.sender,
+                "recipient": shown.recipient,
+                "text": shown.text,
+                "hidden": shown.hidden,
+            }
+            for shown in page.messages
+        ],
+        "total": page.total,
+        "older": page.older,
+    }
+
+
+@router.post(
+    "/gm/games/{game_id}/messages",
+    response={200: Done, 403: Error, 404: Error, 422: Error, **ERRORS},
+    summary="An announcement from the GM to every player",
+)
+def announce(request: HttpRequest, game_id: int, body: AnnounceIn) -> dict[str, str]:
+    token = token_of(request)
+    found = _game(request, game_id)
+    if not token.plays:
+        raise Refused(403, "This token reads only: make one that acts to write announcements.")
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            message = press.send(
+                game_id=found.pk,
+                position=None,
+                to=None,
+                text=body.text,
+                source=Message.Source.API,
+                now=now,
+            )
+            tokens.record(
+                token,
+                TokenAction.Kind.MESSAGE,
+                game_id=found.pk,
+                step_number=message.step_number,
+                row_id=message.pk,
+                words="announcement to every player",
+                now=now,
+            )
+    except press.PressError as error:
+        raise Refused(422, error.message) from error
+    return {"detail": "Your announcement is sent to every player."}

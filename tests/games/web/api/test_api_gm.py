@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from games.community import tokens
-from games.models import ApiToken, Game, GMAction, TokenAction
+from games.community import press, tokens
+from games.models import ApiToken, Game, GMAction, Message, TokenAction
 from tests.factories import GMFactory, started_game
 
 pytestmark = pytest.mark.django_db
@@ -94,3 +94,28 @@ def test_resolving_asks_for_confirmation(client: Client, now: datetime) -> None:
     assert game.steps.get(number=1).status != "open"
     assert _act(client, raw, game, "no-such", {}).status_code == 404
     assert ApiToken.objects.get().last_used_at == now
+
+
+def test_a_gm_token_reads_every_message_and_announces(client: Client, now: datetime) -> None:
+    gm = GMFactory.create()
+    game = started_game("liars-dice", now=now, players=2, gm=gm)
+    press.send(game_id=game.pk, position=0, to=1, text="psst, bob", source="web", now=now)
+    raw = _token(gm, now)
+    read = client.get(f"/api/v1/gm/games/{game.pk}/messages", HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert [(m["sender"], m["recipient"], m["text"]) for m in read.json()["messages"]] == [
+        ("ann", "bob", "psst, bob")
+    ]
+    sent = client.post(
+        f"/api/v1/gm/games/{game.pk}/messages",
+        data=json.dumps({"text": "Deadline tonight, all."}),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {raw}",
+    )
+    assert sent.json() == {"detail": "Your announcement is sent to every player."}
+    announced = Message.objects.get(sender__isnull=True)
+    assert (announced.text, announced.source, announced.recipient_id) == (
+        "Deadline tonight, all.",
+        "api",
+        None,
+    )
+    assert TokenAction.objects.get().words == "announcement to every player"
