@@ -5,6 +5,7 @@ seat's order, told in its ledger; disarmed when the round they assumed is over."
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import pytest
 
@@ -138,11 +139,13 @@ def test_the_report_of_the_step_it_closed_says_a_conditional_order_played(now: d
     assert said in latest.html
 
 
-def test_a_drop_shy_conditional_order_places_on_the_first_legal_cell(now: datetime) -> None:
-    # The first game whose next turn, after the mover's move, is another seat's (the game's
-    # own dice say: they depend on the game's number; a die that fits nowhere fails by
-    # itself, and one with a single cell is placed for its player).
-    for _ in range(20):
+def _drop_shy_turn(now: datetime, *, line_kept: bool) -> tuple[Game, int, str, int, Any]:
+    """A Drop-Shy game whose next turn, after its mover's first move, is another seat's,
+    that seat's line as it was (``line_kept``) or changed meanwhile (its front die fitted
+    nowhere, failed by itself and went to the back, rerolled); the game's own dice say which
+    (they depend on the game's number), so the first of a few games that fits. Returns the
+    game, the mover, its move, the seat whose turn comes, and the state then."""
+    for _ in range(60):
         game = started_game("drop-shy", now=now, players=3)
         engine = game.rules
         state = engine.state_from_json(game.state)
@@ -151,10 +154,16 @@ def test_a_drop_shy_conditional_order_places_on_the_first_legal_cell(now: dateti
         move = f"place {first[0]} {first[1]}"
         after, _ = engine.submit(state, mover, engine.parse(state, mover, move), game_dice(game))
         target = after.current
-        if target is not None and target != mover:
-            break
-    else:
-        pytest.fail("no game in 20 whose next turn is another seat's")
+        if target is None or target == mover:
+            continue
+        kept = [die.face for die in after.lines[target]] == [d.face for d in state.lines[target]]
+        if kept == line_kept:
+            return game, mover, move, target, after
+    pytest.fail("no such game in 60")
+
+
+def test_a_drop_shy_conditional_order_places_on_the_first_legal_cell(now: datetime) -> None:
+    game, mover, move, target, after = _drop_shy_turn(now, line_kept=True)
     # Where that seat's die may go then: the rules prompt it, so somewhere.
     legal = legal_cells(cells(after.board), after.lines[target][0].face)
     kept = conditionals.leave(
@@ -173,6 +182,26 @@ def test_a_drop_shy_conditional_order_places_on_the_first_legal_cell(now: dateti
     )
     kept.refresh_from_db()
     assert (kept.status, kept.order_id) == ("played", played.pk)
+
+
+def test_a_drop_shy_conditional_order_for_a_die_that_failed_meanwhile_is_disarmed(
+    now: datetime,
+) -> None:
+    game, mover, move, target, _ = _drop_shy_turn(now, line_kept=False)
+    kept = conditionals.leave(
+        game_id=game.pk,
+        position=target,
+        text="place 0 1 or 1 0 or 0 -1 or -1 0",
+        source=Order.Source.WEB,
+        now=now,
+    )
+    _order(game, mover, move, now)
+    kept.refresh_from_db()
+    assert (kept.status, kept.reason) == (
+        "disarmed",
+        "the die it was written for is no longer the one you play",
+    )
+    assert not Order.objects.filter(seat__position=target, step__game=game).exists()
 
 
 def test_a_dice_survivor_defender_answers_the_rematch_question_in_advance(
