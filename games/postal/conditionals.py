@@ -56,6 +56,15 @@ def leave(
         if token is not None and token.bot and not game.bots_allowed:
             raise ConditionalRejected(gettext("the GM of this game does not allow bots"))
         armed = ConditionalOrder.objects.filter(seat=seat, status=ConditionalOrder.Status.ARMED)
+        state = game.rules.state_from_json(game.state)
+        try:
+            data = conditions.parse(state, position, text)
+        except OrderError as error:
+            raise ConditionalRejected(str(words.Said(error.message))) from error
+        same = armed.filter(words=conditions.words(data)).first()
+        if same is not None:
+            # The same order again (a double click, a form sent twice): kept once.
+            return same
         if armed.count() >= MOST_ARMED:
             raise ConditionalRejected(
                 gettext(
@@ -63,11 +72,6 @@ def leave(
                 )
                 % {"count": MOST_ARMED}
             )
-        state = game.rules.state_from_json(game.state)
-        try:
-            data = conditions.parse(state, position, text)
-        except OrderError as error:
-            raise ConditionalRejected(str(words.Said(error.message))) from error
         kept = ConditionalOrder.objects.create(
             game=game,
             seat=seat,

@@ -17,6 +17,7 @@ from games.community import press, tokens
 from games.models import Game, GMAction, Message, TokenAction
 from games.postal import game_templates
 from games.web.api.base import ERRORS, Error, Refused, token_of
+from games.web.api.seats import message_out
 from games.web.common import first_error
 from games.web.gm import common
 from games.web.gm.actions import ACTIONS
@@ -218,18 +219,7 @@ def messages(request: HttpRequest, game_id: int, before: int | None = None) -> d
     names = dict(found.seats.values_list("id", "name"))
     page = press.for_gm(found, names, limit=press.PAGE_MESSAGES, before=before)
     return {
-        "messages": [
-            {
-                "id": shown.pk,
-                "step": shown.step,
-                "sent_at": shown.sent_at.isoformat(),
-                "sender": shown.sender,
-                "recipient": shown.recipient,
-                "text": shown.text,
-                "hidden": shown.hidden,
-            }
-            for shown in page.messages
-        ],
+        "messages": [message_out(shown) for shown in page.messages],
         "total": page.total,
         "older": page.older,
     }

@@ -134,6 +134,20 @@ class Me(Schema):
     seats: list[SeatItem]
 
 
+def message_out(shown: Any) -> dict[str, Any]:
+    """A message as a page of them lists it (``press.Shown``), for the API."""
+    return {
+        "id": shown.pk,
+        "step": shown.step,
+        "sent_at": shown.sent_at.isoformat(),
+        "sender": shown.sender,
+        "recipient": shown.recipient,
+        "text": shown.text,
+        "hidden": shown.hidden,
+        "mine": shown.mine,
+    }
+
+
 def opened(request: HttpRequest, game_id: int, position: int) -> tuple[ApiToken, Seat]:
     """The seat the call names, if the call's token opens it; else the 404 of no seat."""
     token = token_of(request)
@@ -334,19 +348,7 @@ def messages(
     names = dict(seat.game.seats.values_list("id", "name"))
     page = press.for_seat(seat, names, limit=press.PAGE_MESSAGES, before=before)
     return {
-        "messages": [
-            {
-                "id": shown.pk,
-                "step": shown.step,
-                "sent_at": shown.sent_at.isoformat(),
-                "sender": shown.sender,
-                "recipient": shown.recipient,
-                "text": shown.text,
-                "hidden": shown.hidden,
-                "mine": shown.mine,
-            }
-            for shown in page.messages
-        ],
+        "messages": [message_out(shown) for shown in page.messages],
         "total": page.total,
         "older": page.older,
     }

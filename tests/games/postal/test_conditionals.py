@@ -45,6 +45,16 @@ def test_a_conditional_order_plays_when_the_seats_turn_comes(now: datetime) -> N
         now=now,
     )
     assert (kept.status, kept.words) == ("armed", "if 4 5 or more: liar; else: raise 5")
+    # Sent again (a double click): kept once.
+    again = conditionals.leave(
+        game_id=game.pk,
+        position=third,
+        text="If 4 5 or more: liar; else: raise 5",
+        source=Order.Source.WEB,
+        now=now,
+    )
+    assert again.pk == kept.pk
+    assert ConditionalOrder.objects.count() == 1
     _order(game, first, "bid 2 5", now)
     _order(game, second, "bid 3 6", now)
     # The third seat's turn came with the bid at 3 x 6: its else played at once.
