@@ -60,6 +60,15 @@ def fast_password_hashing() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def no_page_streams(settings: Any) -> None:
+    """A seat page opened in a test's browser does not listen to its event stream (the
+    tests of the stream say so themselves): a stream left open past its test queries the
+    database every few seconds, and a query in flight deadlocks with the flush that ends
+    a test on a live server."""
+    settings.LIVE_STREAMS_PER_SEAT = 0
+
+
+@pytest.fixture(autouse=True)
 def fresh_rate_limits() -> None:
     """Every test starts with no post counted against any rate limit: the counters live in
     the cache for a window (a minute, an hour), and a test run a moment ago, or another

@@ -112,6 +112,7 @@ def test_a_seat_page_hears_of_news_from_its_stream_before_its_poll(
     # No poll for ten minutes: only the seat's event stream can bring the news.
     settings.LIVE_POLL_SECONDS = 600
     settings.API_STREAM_LOOK_SECONDS = 1
+    settings.LIVE_STREAMS_PER_SEAT = 3
     now = timezone.now()
     game = started_game(now=now)
     page = open_seat(module_browser, module_server, game, 0)

@@ -210,7 +210,8 @@ def test_view_json_answers_for_the_seat_in_its_address(client: Client, now: date
     }
 
 
-def test_a_seats_stream_is_its_browsers_only(client: Client, now: datetime) -> None:
+def test_a_seats_stream_is_its_browsers_only(client: Client, now: datetime, settings: Any) -> None:
+    settings.LIVE_STREAMS_PER_SEAT = 3
     game = started_game(now=now)
     assert client.get(f"/play/{game.pk}/0/stream").status_code == 404
     open_link(client, game, 0, now)
