@@ -313,10 +313,22 @@ def _handed_over(row: OutboundEmail) -> bool:
     own (the worker sends outside any transaction, so it is committed before the send):
     a worker killed from here on may have handed it over. False if the row is no longer
     in the attempt this batch claimed (the sweep took it back to send it again)."""
-    claimed = OutboundEmail.objects.filter(
-        OnTheRow(Q(state=State.SENDING, sending_since=row.sending_since))
-    )
-    return bool(claimed.filter(pk=row.pk).update(handed_over_at=timezone.now()))
+    # One statement per message sent, so written out rather than compiled by the ORM each
+    # time: the row by its primary key, its attempt checked on it (as OnTheRow does).
+    table = connection.ops.quote_name(OutboundEmail._meta.db_table)
+    ops = connection.ops
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET handed_over_at = %s WHERE id = %s "
+            "AND (state = %s AND sending_since = %s) IS TRUE",
+            [
+                ops.adapt_datetimefield_value(timezone.now()),
+                row.pk,
+                State.SENDING.value,
+                ops.adapt_datetimefield_value(row.sending_since),
+            ],
+        )
+        return bool(cursor.rowcount)
 
 
 def _log_outcome(row: OutboundEmail, outcome: str, level: int, what: str, reason: str = "") -> None:
