@@ -126,6 +126,7 @@ bench: venv
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; } || \
 	  echo "wrk is not installed: the web benchmarks (bench/order_submission.py, ...) need it."
 	$(BIN)/python bench/deadline_rush.py
+	$(BIN)/python bench/step_costs.py
 	$(BIN)/python bench/seat_page.py
 	$(BIN)/python bench/resolving_post.py
 	$(BIN)/python bench/order_submission.py

@@ -25,6 +25,7 @@ database 10 (flushed).
 from __future__ import annotations
 
 import multiprocessing
+import os
 import re
 import sys
 import time
@@ -44,9 +45,9 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import connections  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from bench import limits, players  # noqa: E402
+from bench import cpu, limits, players  # noqa: E402
 from games import postal  # noqa: E402
-from games.models import Game, Step  # noqa: E402
+from games.models import Game, Seat, Step  # noqa: E402
 from moderator.mail import queueing  # noqa: E402
 from moderator.mail.models import OutboundEmail  # noqa: E402
 
@@ -165,6 +166,8 @@ def rush(games: int, timeout: float, load: Load | None = None) -> dict[str, Any]
     make_games(games, start, "rush")
     # Their players post once each, then again (a new revision of the same step).
     make_games(ORDER_GAMES, start, "orders", early=False)
+    # They asked for a receipt of each order made on the page (Seat.web_receipts).
+    Seat.objects.filter(game__title__startswith="orders ").update(web_receipts=True)
     if load is not None:
         load.make_games(start)
     setup = time.monotonic() - began
@@ -173,6 +176,7 @@ def rush(games: int, timeout: float, load: Load | None = None) -> dict[str, Any]
     rush_steps = Step.objects.filter(game__in=rush_games, number=1)
     server = bench.SmtpServer()
     web_port = bench.free_port()
+    postmaster = cpu.postmaster()
     expected = games * SEATS
     try:
         with bench.Processes() as processes:
@@ -187,6 +191,10 @@ def rush(games: int, timeout: float, load: Load | None = None) -> dict[str, Any]
             posting.start()
             if load is not None:
                 load.start()
+            parts = {name: process.pid for name, process in processes.running.items()}
+            alone = {"smtp server": server.process.pid}
+            cpu_before = cpu.snapshot(parts, postmaster, alone)
+            cpu_from = time.time() - deadline
             waited = time.time()
             while len(reports_of(server.since(deadline))) < expected:
                 for name in list(processes.running):
@@ -197,6 +205,7 @@ def rush(games: int, timeout: float, load: Load | None = None) -> dict[str, Any]
                         f"arrived in {timeout:.0f} s"
                     )
                 time.sleep(0.5)
+            spent = cpu.spent(cpu_before, cpu.snapshot(parts, postmaster, alone))
             posting.stop()
             loaded = load.stop() if load is not None else {}
             memory = bench.resident_memory(processes)
@@ -227,20 +236,32 @@ def rush(games: int, timeout: float, load: Load | None = None) -> dict[str, Any]
         "posts": posting.figures(),
         "receipts": receipts,
         "memory": memory,
+        "cpu": spent,
+        "cpu_from": cpu_from,
         "limit": limit,
         "load": loaded,
     }
 
 
-def the_limit(rush_games: Any, rush_steps: Any, server: bench.SmtpServer) -> dict[str, float]:
-    """The same writes in raw SQL and the same messages with smtplib, side by side."""
+def the_limit(rush_games: Any, rush_steps: Any, server: bench.SmtpServer) -> dict[str, Any]:
+    """The same writes in raw SQL, then the same messages with smtplib, and the CPU they
+    took: the server's, the SMTP server's and the clients' (raw SQL and smtplib)."""
     first = rush_steps.order_by("id").first()
     assert first is not None
     rows = limits.captured_step(first.pk)
     steps = limits.open_steps(list(rush_games.values_list("pk", flat=True)))
     ids = OutboundEmail.objects.filter(game__in=rush_games, created_at__gte=first.closed_at)
     messages = limits.prepared(list(ids.filter(kind="report").values_list("pk", flat=True)))
-    return limits.steps_and_mail(rows, steps, server.port, messages)
+    postmaster = cpu.postmaster()
+    alone = {"smtp server": server.process.pid}
+    before, clients = cpu.snapshot({}, postmaster, alone), os.times()
+    seconds = limits.steps_and_mail(rows, steps, server.port, messages)
+    spent = cpu.spent(before, cpu.snapshot({}, postmaster, alone))
+    after = os.times()
+    spent["clients"] = after.children_user + after.children_system
+    spent["clients"] -= clients.children_user + clients.children_system
+    del spent["benchmark"]
+    return seconds | {"cpu": spent}
 
 
 RECEIPT = re.compile(r": order received for step \d+$")
@@ -276,6 +297,18 @@ LIMIT_COLUMNS = [
     bench.Column("limit", "limit s", ".1f"),
     bench.Column("ratio", "limit / rush", ".2f"),
 ]
+CPU_COLUMNS = [
+    bench.Column("games", "games"),
+    bench.Column("what", "what"),
+    bench.Column("worker-steps", "worker-steps", ".1f"),
+    bench.Column("worker-mail", "worker-mail", ".1f"),
+    bench.Column("postgres", "PostgreSQL", ".1f"),
+    bench.Column("smtp server", "SMTP server", ".1f"),
+    bench.Column("clients", "raw SQL + smtplib", ".1f"),
+    bench.Column("others", "web, beat, players", ".1f"),
+    bench.Column("total", "total", ".1f"),
+    bench.Column("cores", "of the cores' s", ".1f"),
+]
 MEMORY_COLUMNS = [
     bench.Column("process", "process"),
     bench.Column("role", "role"),
@@ -291,7 +324,7 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [200] if args.quick else args.games
     runs = [rush(games, args.timeout) for games in sizes]
-    rows, limit_rows = [], []
+    rows, limit_rows, cpu_rows = [], [], []
     for run in runs:
         reports, steps, posts, receipts = (
             run["reports"],
@@ -318,6 +351,21 @@ def main() -> None:
         )
         work = reports["last"] - steps["first"]
         limit = run["limit"]
+        used, used_limit = run["cpu"], limit["cpu"]
+        others = sum(used.get(name, 0.0) for name in ("web", "beat", "benchmark"))
+        cores = os.cpu_count() or 1
+        cpu_rows += [
+            {"games": run["games"], "what": "the rush", "worker-steps": used["worker-steps"],
+             "worker-mail": used["worker-mail"], "postgres": used["postgres"],
+             "smtp server": used["smtp server"], "clients": 0.0, "others": others,
+             "total": sum(used.values()),
+             "cores": cores * (reports["last"] - run["cpu_from"])},
+            {"games": run["games"], "what": "the limit", "worker-steps": 0.0,
+             "worker-mail": 0.0, "postgres": used_limit["postgres"],
+             "smtp server": used_limit["smtp server"], "clients": used_limit["clients"],
+             "others": 0.0, "total": sum(used_limit.values()),
+             "cores": cores * limit["seconds"]},
+        ]  # fmt: skip
         limit_rows.append(
             {
                 "games": run["games"],
@@ -336,8 +384,8 @@ def main() -> None:
         targets += [
             bench.Target("10,000 games: the last report", "within 300 s of the deadline",
                          f"{big['last']:.1f} s", big["last"] <= 300),
-            bench.Target("10,000 games: the first report", "within 35 s of the deadline",
-                         f"{big['first']:.1f} s", big["first"] <= 35),
+            bench.Target("10,000 games: the first report", "within 10 s of the deadline",
+                         f"{big['first']:.1f} s", big["first"] <= 10),
         ]  # fmt: skip
     if 1000 in by_size:
         small = by_size[1000]
@@ -369,7 +417,7 @@ def main() -> None:
     )
     targets += [
         bench.Target(f"{row['games']:,} games: the rush's work against the limit",
-                     "at least 0.50", f"{row['ratio']:.2f}", row["ratio"] >= 0.5)
+                     "at least 0.67", f"{row['ratio']:.2f}", row["ratio"] >= 0.67)
         for row in limit_rows
     ]  # fmt: skip
     bench.report(
@@ -389,14 +437,22 @@ def main() -> None:
             "(its page GET after the redirect included) and its receipt is timed to the "
             "SMTP server. Resident memory of every process after the rush. The limit, in "
             "the same run: the rush's database writes (captured from a real resolution) in "
-            "raw SQL with psycopg's pipeline mode from 2 processes, and its messages sent "
-            "with smtplib over one connection from 2 processes, all at once; 'rush s' is "
-            "from the first step closed to the last report."
+            "raw SQL with psycopg's pipeline mode from 2 processes, then its messages sent "
+            "with smtplib over one connection from 2 processes; the rush does both on the "
+            "same two cores, so the limit is the sum of the two. 'rush s' is from the first "
+            "step closed to the last report. CPU seconds of each part (from /proc) over the "
+            "rush, from the posts' start to the last report, and over the limit, beside "
+            "the cores' seconds of that time."
         ),
         parameters={"games": sizes, "seats": SEATS, "order_games": ORDER_GAMES},
         tables=[
             bench.Table("The rush: seconds after the deadline", RUSH_COLUMNS, rows),
             bench.Table("The rush against the limit, same run", LIMIT_COLUMNS, limit_rows),
+            bench.Table(
+                "Where the CPU went: seconds of each part, the rush against the limit",
+                CPU_COLUMNS,
+                cpu_rows,
+            ),
             bench.Table(
                 f"Resident memory after {largest['games']:,} games",
                 MEMORY_COLUMNS,

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Every benchmark, in the order `make bench` runs them and this document shows them.
 BENCHMARKS = {
     "deadline_rush": "A deadline rush, end to end",
+    "step_costs": "Where a step and an email spend their time",
     "seat_page": "The seat page",
     "resolving_post": "The post that resolves a step",
     "order_submission": "Order submission through the web form",

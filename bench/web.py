@@ -139,13 +139,15 @@ class Browser:
     address, as for real players. ``https``: the proxy's X-Forwarded-Proto too, for a
     server with production's settings (HTTPS redirect, secure cookies)."""
 
-    def __init__(self, port: int, number: int, *, https: bool = False) -> None:
+    def __init__(
+        self, port: int, number: int, *, https: bool = False, host: str = "127.0.0.1"
+    ) -> None:
         self.address = f"10.{number // 65536 % 256}.{number // 256 % 256}.{number % 256}"
-        self.origin = f"{'https' if https else 'http'}://127.0.0.1:{port}"
+        self.origin = f"{'https' if https else 'http'}://{host}:{port}"
         self.proxy = {"X-Forwarded-For": self.address}
         if https:
             self.proxy["X-Forwarded-Proto"] = "https"
-        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.connection = http.client.HTTPConnection(host, port, timeout=60)
         self.cookies: dict[str, str] = {}
 
     def cookie(self, *names: str) -> str:
@@ -159,8 +161,16 @@ class Browser:
         if form is not None:
             body = urlencode(form)
             headers |= {"Content-Type": FORM, "Origin": self.origin}
-        self.connection.request(method, path, body, headers)
-        response = self.connection.getresponse()
+        try:
+            self.connection.request(method, path, body, headers)
+            response = self.connection.getresponse()
+        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+            # The server closed the kept-alive connection while it was idle (gunicorn's
+            # threaded workers keep one open for seconds): a browser opens a new one and
+            # sends the request again, as nothing of it was answered.
+            self.connection.close()
+            self.connection.request(method, path, body, headers)
+            response = self.connection.getresponse()
         text = response.read().decode()
         for header in response.headers.get_all("Set-Cookie") or []:
             for key, morsel in SimpleCookie(header).items():
