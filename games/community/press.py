@@ -381,6 +381,12 @@ def seen_by(seat: Seat) -> Q:
     )
 
 
+def seen_by_sql(seat: Seat) -> tuple[str, list[int]]:
+    """``seen_by`` as SQL on ``games_message m``: a clause to add with AND (it begins with
+    one), and its parameters."""
+    return _SEEN, [seat.pk, seat.tenure, seat.pk, seat.tenure]
+
+
 def for_seat(
     seat: Seat, names: Mapping[int, str], *, limit: int, before: int | None = None
 ) -> Page:
@@ -426,7 +432,7 @@ def _page(
     )
     params = [game_id]
     if viewer is not None:
-        params += [viewer.pk, viewer.tenure, viewer.pk, viewer.tenure]
+        params += seen_by_sql(viewer)[1]
     if before is not None:
         params.append(before)
     params.append(limit)

@@ -12,6 +12,7 @@ board, in messages and in standings: a die in it, a swatch of it by a name.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from django import template
@@ -44,6 +45,9 @@ def _is_face(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 6
 
 
+# Kept once drawn: a page draws dozens of dice (the board, every revealed cup of its history)
+# from six faces in a few colours, and each costs a dozen escapes.
+@functools.lru_cache(maxsize=256)
 def svg_die(value: int, fill: str = PLAIN, size: int = 26) -> SafeString:
     """One six-sided die as inline SVG, named by its value for a screen reader."""
     pips = format_html_join(

@@ -6,18 +6,21 @@ whenever its page's pulse moves (a step resolved, an order, a deadline moved). A
 every ``API_STREAM_PING_SECONDS`` keeps proxies from closing it. A stream ends after
 ``API_STREAM_SECONDS``: the client (an ``EventSource`` does it by itself) connects again
 with the last id it saw, and misses nothing. A token holds at most
-``API_STREAMS_PER_TOKEN`` streams at once, the service ``API_STREAMS_MOST``."""
+``API_STREAMS_PER_TOKEN`` streams at once, the service ``API_STREAMS_MOST``, and one web
+process ``API_STREAMS_PER_PROCESS``: a stream holds one of its process's threads while it
+lasts, and the pages need the others."""
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connections
+from django.db import close_old_connections
 from django.http import HttpRequest, StreamingHttpResponse
 
 from games.models import Seat
@@ -35,9 +38,31 @@ def _frame(event: str, data: Any, ident: int | None = None) -> str:
     return f"{head}event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
+class _Here:
+    """The streams open in this process: each holds one of its threads while it lasts."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.count = 0
+
+    def take(self) -> bool:
+        with self.lock:
+            if self.count >= settings.API_STREAMS_PER_PROCESS:
+                return False
+            self.count += 1
+            return True
+
+    def give_back(self) -> None:
+        with self.lock:
+            self.count -= 1
+
+
+_here = _Here()
+
+
 class Slots:
     """The streams open now, of one holder (a token, or a seat's page) and in all, counted in
-    the shared cache."""
+    the shared cache, and in this process."""
 
     def __init__(self, holder: str, most: int) -> None:
         self.keys = [f"api-streams:{holder}", "api-streams:all"]
@@ -45,11 +70,19 @@ class Slots:
         self.held = False
 
     def take(self) -> bool:
+        # A process whose threads were all held by streams would leave every page it takes
+        # waiting until one ends, minutes on: whatever the service's count says.
+        if not _here.take():
+            return False
         limits = [self.most, settings.API_STREAMS_MOST]
         counts = []
-        for key in self.keys:
-            cache.add(key, 0, COUNT_SECONDS)
-            counts.append(cache.incr(key))
+        try:
+            for key in self.keys:
+                cache.add(key, 0, COUNT_SECONDS)
+                counts.append(cache.incr(key))
+        except BaseException:
+            _here.give_back()
+            raise
         self.held = True
         if any(count > limit for count, limit in zip(counts, limits, strict=True)):
             self.give_back()
@@ -60,6 +93,7 @@ class Slots:
         if not self.held:
             return
         self.held = False
+        _here.give_back()
         for key in self.keys:
             try:
                 if cache.decr(key) < 0:
@@ -135,9 +169,11 @@ def _frames(seat: Seat, cursor: int, slots: Slots) -> Iterator[str]:
             if time.monotonic() - pinged >= settings.API_STREAM_PING_SECONDS:
                 pinged = time.monotonic()
                 yield ": ping\n\n"
-            # No connection held while it waits: a stream is one thread, not one of the
-            # database's connections too (each look opens one, a millisecond on loopback).
-            connections.close_all()
+            # Each look as a request of its own: the thread's connection is kept as any
+            # thread keeps it (DB_CONN_MAX_AGE, health checks), so a stream holds no more
+            # connections than the threads do, and a look is one query, not a new
+            # PostgreSQL backend (ten times the look's own CPU: bench/live_pages.py).
+            close_old_connections()
             time.sleep(settings.API_STREAM_LOOK_SECONDS)
     finally:
         slots.give_back()

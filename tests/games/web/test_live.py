@@ -70,6 +70,15 @@ def test_a_seats_token_moves_for_what_it_may_see_and_nothing_else(now: datetime)
     assert live.seat_pulse(seat(game, 0)).answer_to(ordered.token) == "news"
 
 
+def test_a_message_the_gm_hides_is_news_for_the_seats_and_the_gm(now: datetime) -> None:
+    game = started_game(now=now)
+    message = press.send(game_id=game.pk, position=1, to=None, text="oops", source="web", now=now)
+    seat_before, gm_before = live.seat_pulse(seat(game, 0)), live.gm_pulse(game)
+    press.hide(game.pk, message.pk, reason="spoiler", by=None, now=now)
+    assert live.seat_pulse(seat(game, 0)).answer_to(seat_before.token) == "news"
+    assert live.gm_pulse(game).answer_to(gm_before.token) == "news"
+
+
 def test_a_resolved_step_is_news_and_a_paused_game_is_a_new_page(now: datetime) -> None:
     game = started_game(now=now)
     before = live.seat_pulse(seat(game, 0))

@@ -222,6 +222,26 @@ def test_a_seats_stream_is_its_browsers_only(client: Client, now: datetime, sett
     held.close()
 
 
+def test_a_web_process_keeps_threads_for_pages_past_its_streams(
+    client: Client, now: datetime, settings: Any
+) -> None:
+    # Each stream holds a thread of its process while it lasts: past
+    # API_STREAMS_PER_PROCESS the process refuses more, whatever the service's count.
+    settings.API_STREAMS_PER_PROCESS = 1
+    settings.API_STREAMS_MOST = 1000
+    settings.LIVE_STREAMS_PER_SEAT = 3
+    game = started_game(now=now)
+    open_link(client, game, 0, now)
+    held = client.get(f"/play/{game.pk}/0/stream")
+    refused = client.get(f"/play/{game.pk}/0/stream")
+    assert (held.status_code, refused.status_code, refused["Retry-After"]) == (200, 429, "3")
+    held.close()
+    # Closed, it gives its thread back.
+    again = Slots(f"seat-test-{secrets.token_hex(4)}", 1)
+    assert again.take()
+    again.give_back()
+
+
 def test_a_stream_closed_before_it_began_gives_its_slot_back() -> None:
     holder = f"seat-test-{secrets.token_hex(4)}"
     slots = Slots(holder, 1)
