@@ -102,8 +102,13 @@ def seconds_left(scope: str, value: str) -> int:
 
 @functools.cache
 def _server(location: str) -> redis.Redis:
-    """One client (and its connection pool) per Redis server and process."""
-    return redis.Redis.from_url(location)
+    """One client (and its connection pool) per Redis server and process, waiting for Redis
+    as the cache does (REDIS_TIMEOUT_SECONDS), not redis-py's 5 s."""
+    return redis.Redis.from_url(
+        location,
+        socket_connect_timeout=settings.REDIS_TIMEOUT_SECONDS,
+        socket_timeout=settings.REDIS_TIMEOUT_SECONDS,
+    )
 
 
 def _counts(keys: list[tuple[str, int]]) -> list[int]:

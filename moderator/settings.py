@@ -11,6 +11,7 @@ import json
 import os
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from celery.schedules import crontab
@@ -179,9 +180,25 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = envstr("REDIS_URL")
+# How long a process waits for Redis to take a connection or to answer a command, for the
+# cache here and for the broker (below), before it goes on without it: Redis answers in
+# well under a millisecond, so a wait this long means the server, or the network to it, is
+# gone. Without a bound a request that hands a task to the workers (a player's "email me my
+# links") would wait as long as a network partition lasts, and longer (kombu's default is
+# to wait forever); with it, the request is answered and the database's sweeps do what the
+# lost message would have (docs/operations.md, "Across hosts").
+REDIS_TIMEOUT_SECONDS = envint("REDIS_TIMEOUT_SECONDS", 2, minimum=1)
 if REDIS_URL:
-    CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    CACHES: dict[str, dict[str, Any]] = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # Passed to redis-py's connection pool.
+            "OPTIONS": {
+                "socket_connect_timeout": REDIS_TIMEOUT_SECONDS,
+                "socket_timeout": REDIS_TIMEOUT_SECONDS,
+            },
+        }
     }
     # Sessions stay in the database and are read through Redis (moderator/sessions.py):
     # a player's page then reads no session row. Without Redis: the database alone.
@@ -340,6 +357,14 @@ elif CELERY_BROKER_URL.startswith("filesystem://"):
     }
     for folder in ("queue", "control"):
         (BROKER_DIR / folder).mkdir(parents=True, exist_ok=True)
+elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # kombu's Redis transport waits forever by default, to connect and for an answer: a
+    # publish over a connection to a Redis cut off by the network waited as long as the
+    # partition lasted, and a request publishing one (docs/operations.md, "Across hosts").
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "socket_connect_timeout": REDIS_TIMEOUT_SECONDS,
+        "socket_timeout": REDIS_TIMEOUT_SECONDS,
+    }
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -365,6 +390,17 @@ CELERY_TASK_ROUTES = {
     "games.*": {"queue": STEPS_QUEUE},
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A publish that fails is tried once more, on a new connection (a pooled one the broker
+# dropped, after a restart), not three times (Celery's default): every message has the
+# database behind it (the steps run, the sweep, the receipts run hand the work out again),
+# and with Redis out of reach each try costs REDIS_TIMEOUT_SECONDS or two of the waiting
+# request's.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
+}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Celery's Django fixup closes the database connection before and after every task unless
 # this is set (then only every 2 x this many tasks): a new PostgreSQL connection per task
@@ -512,14 +548,16 @@ LIVE_POLL_SECONDS = envint("LIVE_POLL_SECONDS", 20, minimum=1)
 # The API's event streams (games/web/api/stream.py, docs/api.md): how often a stream looks
 # for news (one small query), how long one lasts before the client connects again with
 # the last id it saw, a comment every so often for the proxies, the reconnection delay
-# the stream asks for, and how many may be open per token and in all (each holds a web
-# thread while it lasts: gunicorn runs threads, docker/).
+# the stream asks for, and how many may be open per token, in all, and in one web process
+# (each holds a web thread while it lasts: keep API_STREAMS_PER_PROCESS under gunicorn's
+# --threads, 8 in docker/compose.yaml, so that every process keeps threads for pages).
 API_STREAM_LOOK_SECONDS = envint("API_STREAM_LOOK_SECONDS", 2, minimum=1)
 API_STREAM_SECONDS = envint("API_STREAM_SECONDS", 300, minimum=1)
 API_STREAM_PING_SECONDS = 15
 API_STREAM_RETRY_MS = 3000
 API_STREAMS_PER_TOKEN = envint("API_STREAMS_PER_TOKEN", 2, minimum=1)
 API_STREAMS_MOST = envint("API_STREAMS_MOST", 40, minimum=1)
+API_STREAMS_PER_PROCESS = envint("API_STREAMS_PER_PROCESS", 4, minimum=1)
 # A seat's page listens to the same stream (games/web/play/stream.py), for news sooner than
 # its poll: so many tabs of one seat at once (the others poll as before).
 LIVE_STREAMS_PER_SEAT = 3
