@@ -30,21 +30,33 @@ REDIS = "redis://127.0.0.1:6379"
 LOGS = ROOT / "var" / "bench" / "logs"
 
 
-def configure(suffix: str, redis_db: int) -> None:
+def configure(
+    suffix: str, redis_db: int, *, database: str | None = None, redis: str = REDIS
+) -> None:
     """Point this process (and every process it starts) at the benchmark's own database,
-    ``<DATABASE_URL>_<suffix>``, and its own Redis database (``redis_db``, or
-    ``BENCH_REDIS_DB`` when set: people sharing a Redis server each take their own), then
-    set Django up."""
+    ``<DATABASE_URL>_<suffix>`` (``database``: on that server instead, a URL of its own
+    database), and its own Redis database (``redis_db``, or ``BENCH_REDIS_DB`` when set:
+    people sharing a Redis server each take their own; ``redis``: the server), then set
+    Django up.
+
+    The first call in a process decides: a benchmark that imports another's helpers (whose
+    module calls this at import) keeps the database it chose, and so does a test."""
     sys.path.insert(0, str(ROOT))
+    from django.apps import apps
+
+    if apps.ready:
+        return
     redis_db = int(os.environ.get("BENCH_REDIS_DB", redis_db))
+    if database is not None:
+        os.environ["DATABASE_URL"] = database
     os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/moderator")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     os.environ.setdefault("DEBUG", "0")
     os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-" + "x" * 40)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "moderator.settings")
     os.environ["DATABASE_URL"] = os.environ["DATABASE_URL"].rstrip("/") + suffix
-    os.environ["REDIS_URL"] = f"{REDIS}/{redis_db}"
-    os.environ["CELERY_BROKER_URL"] = f"{REDIS}/{redis_db}"
+    os.environ["REDIS_URL"] = f"{redis}/{redis_db}"
+    os.environ["CELERY_BROKER_URL"] = f"{redis}/{redis_db}"
     os.environ["CELERY_TASK_ALWAYS_EAGER"] = "0"
 
     import django
@@ -106,9 +118,9 @@ def enqueue_nothing(ids: list[int], *, urgent: bool = False) -> None:
     """Stands in for moderator.mail.queueing.enqueue where a benchmark sends nothing."""
 
 
-def free_port() -> int:
+def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((host, 0))
         return int(sock.getsockname()[1])
 
 
@@ -163,7 +175,8 @@ class Processes:
 
 
 # The SMTP server, in a process of its own so that it takes no CPU from the process that
-# sends (the limit): one line with the time of arrival per message received.
+# sends (the limit): one line per message received, with its time of arrival and its size
+# (the bytes of its DATA, as the server took them).
 SMTP_SERVER = r"""
 import re, sys, time
 from aiosmtpd.controller import Controller
@@ -172,13 +185,15 @@ SUBJECT = re.compile(rb"^Subject: (.*)$", re.M)
 
 class Log:
     async def handle_DATA(self, server, session, envelope):
-        found = SUBJECT.search(envelope.original_content or envelope.content)
+        content = envelope.original_content or envelope.content
+        found = SUBJECT.search(content)
         subject = found.group(1).decode(errors="replace").strip() if found else ""
-        sys.stdout.write(f"{time.time()}\t{','.join(envelope.rcpt_tos)}\t{subject}\n")
+        to = ",".join(envelope.rcpt_tos)
+        sys.stdout.write(f"{time.time()}\t{len(content)}\t{to}\t{subject}\n")
         sys.stdout.flush()
         return "250 OK"
 
-controller = Controller(Log(), hostname="127.0.0.1", port=int(sys.argv[1]))
+controller = Controller(Log(), hostname=sys.argv[2], port=int(sys.argv[1]))
 controller.start()
 sys.stdout.write("ready\n")
 sys.stdout.flush()
@@ -189,21 +204,25 @@ controller.stop()
 
 @dataclass(frozen=True)
 class Arrival:
-    """A message the SMTP server accepted: when, for whom, and its subject."""
+    """A message the SMTP server accepted: when, for whom, its subject and its size (the
+    bytes of its DATA)."""
 
     at: float
     to: str
     subject: str
+    size: int = 0
 
 
 class SmtpServer:
     """aiosmtpd in a process of its own (it takes no CPU from the process that sends),
-    keeping every message it receives: when, for whom, and its subject."""
+    keeping every message it receives: when, for whom, its subject and its size. It listens on
+    ``host`` (another address of this machine: hosts of bench/hosts.py reach it there)."""
 
-    def __init__(self) -> None:
-        self.port = free_port()
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host
+        self.port = free_port(host)
         self.process = subprocess.Popen(
-            [sys.executable, "-c", SMTP_SERVER, str(self.port)],
+            [sys.executable, "-c", SMTP_SERVER, str(self.port), host],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -218,9 +237,9 @@ class SmtpServer:
     def _count(self) -> None:
         assert self.process.stdout is not None
         for line in self.process.stdout:
-            at, to, subject = line.rstrip("\n").split("\t", 2)
+            at, size, to, subject = line.rstrip("\n").split("\t", 3)
             with self.changed:
-                self.arrivals.append(Arrival(float(at), to, subject))
+                self.arrivals.append(Arrival(float(at), to, subject, int(size)))
                 self.changed.notify_all()
 
     @property

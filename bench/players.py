@@ -16,10 +16,12 @@ from bench.web import Browser
 from games.models import Game, Seat
 
 
-def sign_in(port: int, number: int, game: Game, position: int) -> tuple[Browser, str]:
+def sign_in(
+    port: int, number: int, game: Game, position: int, host: str = "127.0.0.1"
+) -> tuple[Browser, str]:
     """A player opens its magic link as a browser behind the TLS proxy does; returns its
-    browser and its page."""
-    browser = Browser(port, number, https=True)
+    browser and its page (``host``: the web's address, this machine's by default)."""
+    browser = Browser(port, number, https=True, host=host)
     return browser, browser.open_link(Seat.objects.get(game=game, position=position))
 
 
@@ -28,14 +30,17 @@ class Post:
     email: str
     at: float
     seconds: float
+    # The order was taken (the post redirected to the seat's page).
+    ok: bool = True
 
 
 class Posting:
     """Players of ``games`` posting orders through the web form, one post every ``every``
     seconds (each player once, then again from the first), each post followed by the
-    GET of the page it redirects to, as a browser does; in a thread of its own."""
+    GET of the page it redirects to, as a browser does; in a thread of its own. ``host``:
+    the web's address (bench/hosts.py's web host), this machine's by default."""
 
-    def __init__(self, port: int, games: list[Game], every: float) -> None:
+    def __init__(self, port: int, games: list[Game], every: float, host: str = "127.0.0.1") -> None:
         self.every = every
         self.players: list[tuple[Browser, str, dict[str, str], str]] = []
         number = 0
@@ -46,7 +51,7 @@ class Posting:
                     text = orders_of(game.state, seat.position, 2)[0]
                 except TooFewOrders:  # the dice left this seat one order: not a player here
                     continue
-                browser, play = sign_in(port, number, game, seat.position)
+                browser, play = sign_in(port, number, game, seat.position, host)
                 form = {
                     "csrfmiddlewaretoken": browser.csrf(play),
                     "step": str(game.step_number),
@@ -75,14 +80,20 @@ class Posting:
             turn += 1
             at = time.time()
             began = time.perf_counter()
-            answer = browser.request("POST", play, form)
-            if (answer.status, answer.location) == (302, play):
-                page = browser.request("GET", play)
-                if page.status != 200:
-                    self.failures.append(f"GET {play} after the post: {page.status}")
-            else:
-                self.failures.append(f"POST {play}: {answer.status} {answer.text[:200]}")
-            self.posts.append(Post(email, at, time.perf_counter() - began))
+            ok = False
+            try:
+                answer = browser.request("POST", play, form)
+                ok = (answer.status, answer.location) == (302, play)
+                if ok:
+                    page = browser.request("GET", play)
+                    if page.status != 200:
+                        self.failures.append(f"GET {play} after the post: {page.status}")
+                else:
+                    self.failures.append(f"POST {play}: {answer.status} {answer.text[:200]}")
+            except OSError as error:  # no answer in the browser's time (a server cut off)
+                browser.connection.close()
+                self.failures.append(f"POST {play}: {error!r}")
+            self.posts.append(Post(email, at, time.perf_counter() - began, ok))
             next_at += self.every
             self.stopping.wait(max(0.0, next_at - time.monotonic()))
 
