@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from urllib.parse import urlencode
 
+import yaml
 from django.utils import timezone
 
 import bench
@@ -106,11 +107,10 @@ def production_workers() -> int:
     return int(match[1])
 
 
-def gunicorn(processes: bench.Processes, name: str, app: str, port: int, workers: int) -> None:
-    """gunicorn serving ``app`` on ``port`` with ``workers`` sync workers, with the
-    settings of production behind its TLS proxy (plain HTTP here); returns once it
-    answers /healthz."""
-    env = {
+def behind_proxy(port: int) -> dict[str, str]:
+    """The environment of a web process with the settings of production behind its TLS
+    proxy, speaking plain HTTP on ``port``."""
+    return {
         "DEBUG": "0",
         "ALLOWED_HOSTS": "127.0.0.1",
         "SECURE_SSL_REDIRECT": "false",
@@ -121,9 +121,39 @@ def gunicorn(processes: bench.Processes, name: str, app: str, port: int, workers
         # X-Forwarded-For entry, so the rate limits count players, not the load generator.
         "TRUSTED_PROXY_COUNT": "1",
     }
+
+
+def gunicorn(processes: bench.Processes, name: str, app: str, port: int, workers: int) -> None:
+    """gunicorn serving ``app`` on ``port`` with ``workers`` sync workers, with the
+    settings of production behind its TLS proxy (plain HTTP here); returns once it
+    answers /healthz."""
     args = ["-m", "gunicorn", app, "--bind", f"127.0.0.1:{port}", "--workers", str(workers)]
-    processes.start(name, args, env)
+    processes.start(name, args, behind_proxy(port))
     processes.wait_until(name, lambda: bench.answers(f"http://127.0.0.1:{port}/healthz"))
+
+
+def compose_web(
+    processes: bench.Processes,
+    name: str,
+    port: int,
+    *,
+    app: str = "moderator.wsgi",
+    env: dict[str, str] | None = None,
+) -> list[str]:
+    """The web service's command in docker/compose.yaml (its gunicorn workers and threads,
+    its access log), run with this Python on ``port`` and serving ``app``, with the
+    settings of production behind its TLS proxy and ``env``. Returns, once it answers
+    /healthz, the command's options but its address (``--workers 3 --threads 8 ...``)."""
+    compose = yaml.safe_load((bench.ROOT / "docker" / "compose.yaml").read_text())
+    command = [str(part) for part in compose["services"]["web"]["command"]]
+    if command[:2] != ["gunicorn", "moderator.wsgi"] or "--bind" not in command:
+        raise RuntimeError(f"docker/compose.yaml's web command is not gunicorn's: {command}")
+    bind = command.index("--bind")
+    options = command[2:bind] + command[bind + 2 :]
+    args = ["-m", "gunicorn", app, "--bind", f"127.0.0.1:{port}", *options]
+    processes.start(name, args, behind_proxy(port) | (env or {}))
+    processes.wait_until(name, lambda: bench.answers(f"http://127.0.0.1:{port}/healthz"))
+    return options
 
 
 @dataclass(frozen=True)
