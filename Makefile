@@ -119,15 +119,18 @@ fmt: venv
 
 lint: check
 
-# Every benchmark, then docs/performance.md from their figures (about 90 minutes; run it on
-# a quiet machine: the figures are only as good as the machine is idle).
+# Every benchmark, then docs/performance.md from their figures (about two and a half hours,
+# bench/embedded_limits.py about 45 minutes of them; run it on a quiet machine: the figures
+# are only as good as the machine is idle).
 bench: venv
 	@command -v wrk >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; } || \
 	  echo "wrk is not installed: the web benchmarks (bench/order_submission.py, ...) need it."
 	$(BIN)/python bench/deadline_rush.py
+	$(BIN)/python bench/embedded_limits.py
 	$(BIN)/python bench/step_costs.py
 	$(BIN)/python bench/seat_page.py
+	$(BIN)/python bench/live_pages.py
 	$(BIN)/python bench/resolving_post.py
 	$(BIN)/python bench/order_submission.py
 	$(BIN)/python bench/order_cpu.py

@@ -25,8 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # Every benchmark, in the order `make bench` runs them and this document shows them.
 BENCHMARKS = {
     "deadline_rush": "A deadline rush, end to end",
+    "embedded_limits": "The embedded default's limits",
     "step_costs": "Where a step and an email spend their time",
     "seat_page": "The seat page",
+    "live_pages": "Open pages: what live updates cost",
     "resolving_post": "The post that resolves a step",
     "order_submission": "Order submission through the web form",
     "order_cpu": "CPU of one order post",
@@ -36,6 +38,8 @@ BENCHMARKS = {
     "email_delivery": "Email delivery by the mail workers",
     "growth": "Growth with seats and with steps due at once",
     "mailbox": "The development mailbox",
+    # Not in `make bench`: it plays a month of 1,000 games, for hours; run it on its own.
+    "game_month": "What a game costs: a month of a realistic mix",
 }
 
 
