@@ -124,11 +124,15 @@ def postgres_binaries() -> Path:
 
 
 def _start_time(pid: int) -> str | None:
-    """When process ``pid`` started (clock ticks after boot), or None if there is none."""
+    """When process ``pid`` started (clock ticks after boot), or None if there is none (or
+    only its zombie, dead and not yet reaped)."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19]
-    except (OSError, IndexError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
         return None
+    if len(fields) < 20 or fields[0] == "Z":
+        return None
+    return fields[19]
 
 
 @dataclass(frozen=True)
