@@ -18,7 +18,7 @@ LAYERS: Layers = (
     ("database driver and waits (psycopg)", ("/psycopg/", "/psycopg_c/")),
     ("SMTP client and sockets (smtplib)", ("/smtplib.py", "/socket.py", "/ssl.py")),
     ("MIME (email package, Django's mail)", ("/email/", "/django/core/mail/")),
-    ("templates (Django's engine, translations in them)", ("/django/template/",
+    ("templates (Django's engine and tags)", ("/django/template/",
                                                              "/django/templatetags/")),
     ("ORM (queries built, rows to objects)", ("/django/db/",)),
     ("game rules (engines)", ("/games/engines/",)),
