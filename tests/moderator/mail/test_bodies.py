@@ -1,7 +1,11 @@
-"""Message bodies are bulk-inserted in one statement with every character kept, and
-rendered with numbers as they are."""
+"""Message bodies are bulk-inserted in one statement with every character kept, rendered
+with numbers as they are, and made into MIME with boundaries of their own."""
 
 from __future__ import annotations
+
+import re
+from email import message_from_bytes, policy
+from email.message import EmailMessage
 
 import pytest
 from django.db import connection
@@ -57,3 +61,38 @@ def test_emails_write_numbers_as_they_are_whatever_the_locale_formats_say(
     assert render_to_string("n.txt", context) == "12,345 <a&amp;b>"
     assert building.render("n.txt", context) == "12345 <a&amp;b>"
     assert building.render(["missing.txt", "n.txt"], context) == "12345 <a&amp;b>"
+
+
+def test_a_message_made_twice_has_fresh_random_boundaries_and_reads_back_whole() -> None:
+    # The boundaries are set when the message is made (building.Message), so Python's
+    # generator does not draw its own and search the message for it.
+    row = OutboundEmail(
+        pk=7,
+        kind="report",
+        to="p@example.org",
+        subject="Step 2",
+        message_id="<m7@example.org>",
+        text=AWKWARD,
+        html=f"<p>{AWKWARD}</p>",
+        attachments=[
+            {"filename": "step.ics", "content": "BEGIN:VCALENDAR", "mimetype": "text/calendar"}
+        ],
+    )
+    made = [building.email_message(row).message() for _ in range(2)]
+    boundaries = [
+        part.get_boundary() for message in made for part in message.walk() if part.is_multipart()
+    ]
+    assert len(boundaries) == 4  # mixed (text and HTML, the attachment) and alternative, twice
+    assert all(re.fullmatch(r"=_[0-9a-f]{32}", str(boundary)) for boundary in boundaries)
+    assert len(set(boundaries)) == 4
+    read = message_from_bytes(made[0].as_bytes(), policy=policy.default)
+    assert isinstance(read, EmailMessage)
+    assert [part.get_content_type() for part in read.walk()] == [
+        "multipart/mixed",
+        "multipart/alternative",
+        "text/plain",
+        "text/html",
+        "text/calendar",
+    ]
+    text, html, calendar = (part.get_content() for part in read.walk() if not part.is_multipart())
+    assert (text, html, calendar) == (AWKWARD, f"<p>{AWKWARD}</p>", "BEGIN:VCALENDAR")
