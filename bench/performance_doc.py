@@ -7,8 +7,10 @@ bench`` runs each, then this script; bench/README.md says what each measures.
 
 The document says which machine it describes (CPU, cores, memory, PostgreSQL, Redis and
 Python versions, date), gives every benchmark's tables and targets, and ends with a list
-for the lead to say what changed each figure. A benchmark without figures is listed as not
-run; figures from a ``--quick`` run are marked as such.
+for the lead to say what changed each figure. A benchmark without figures here keeps its
+section (and its rows of the targets) from the document as it stands, with the date it was
+run: benchmarks run on different days each update their own part. One never run is listed
+as not run; figures from a ``--quick`` run are marked as such.
 """
 
 from __future__ import annotations
@@ -33,11 +35,13 @@ BENCHMARKS = {
     "order_submission": "Order submission through the web form",
     "order_cpu": "CPU of one order post",
     "mixed_load": "Mixed load: players during a rush",
+    "reminder_sweep": "The reminders' part of each sweep",
     "storage": "Storage per finished step",
     "resolve_steps": "Due steps resolved by the workers",
     "email_delivery": "Email delivery by the mail workers",
     "growth": "Growth with seats and with steps due at once",
     "mailbox": "The development mailbox",
+    "across_hosts": "Across hosts: the rush, and hosts cut off",
     # Not in `make bench`: it plays a month of 1,000 games, for hours; run it on its own.
     "game_month": "What a game costs: a month of a realistic mix",
 }
@@ -209,12 +213,46 @@ def section(name: str, path: Path) -> list[str]:
     return [*lines, "", *figures(data), *targets(data), ""]
 
 
-def summary(folder: Path) -> list[str]:
-    """Every target of every benchmark that ran, in one table."""
+SUMMARY = "Every target at a glance"
+
+
+def previous(document: Path) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """The document as it stands: each section's lines by its title, and the rows of its
+    table of targets by the benchmark's title (without " (quick run)")."""
+    sections: dict[str, list[str]] = {}
+    title = None
+    for line in document.read_text().splitlines() if document.exists() else []:
+        if line.startswith("## "):
+            title = line[3:].strip()
+            sections[title] = []
+        if title is not None:
+            sections[title].append(line)
+    rows: dict[str, list[str]] = {}
+    for line in sections.get(SUMMARY, [])[4:]:
+        if line.startswith("| "):
+            benchmark = line[2:].split(" | ", 1)[0].removesuffix(" (quick run)")
+            rows.setdefault(benchmark, []).append(line)
+    return sections, rows
+
+
+def kept(title: str, sections: dict[str, list[str]]) -> list[str] | None:
+    """The section of ``title`` as the document had it, if it had figures."""
+    lines = sections.get(title)
+    if not lines or any(line.startswith("Not run yet") for line in lines):
+        return None
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    return [*lines, ""]
+
+
+def summary(folder: Path, before: dict[str, list[str]] | None = None) -> list[str]:
+    """Every target of every benchmark that ran, in one table (``before``: the rows of a
+    benchmark not run here, as the document had them)."""
     rows = []
     for name in BENCHMARKS:
         path = folder / f"{name}.json"
         if not path.exists():
+            rows += [line[2:-2].split(" | ") for line in (before or {}).get(BENCHMARKS[name], [])]
             continue
         data = json.loads(path.read_text())
         if not isinstance(data, dict):
@@ -233,14 +271,17 @@ def summary(folder: Path) -> list[str]:
     if not rows:
         return []
     return [
-        "## Every target at a glance",
+        f"## {SUMMARY}",
         "",
         *markdown(["benchmark", "figure", "goal", "value", ""], rows),
         "",
     ]
 
 
-def document(folder: Path) -> str:
+def document(folder: Path, earlier: Path | None = None) -> str:
+    """The document from the figures in ``folder``; a benchmark without figures there keeps
+    its section of ``earlier`` (the document as it stands)."""
+    sections, rows = previous(earlier) if earlier is not None else ({}, {})
     lines = [
         "# Performance",
         "",
@@ -248,16 +289,20 @@ def document(folder: Path) -> str:
         "that each benchmark in `bench/` writes to `var/bench/`. Run the benchmarks on a quiet",
         "machine (nothing else running), then `.venv/bin/python bench/performance_doc.py`.",
         "Every benchmark creates its own database and Redis database and starts and stops the",
-        "processes it needs. Targets are reported, never asserted.",
+        "processes it needs. Targets are reported, never asserted. A section whose benchmark",
+        "was not run for this document keeps the figures of an earlier run, with its date:",
+        "they describe the machine of that day.",
         "",
         "## The machine",
         "",
         *markdown(["", ""], [[key, value] for key, value in machine()]),
         "",
-        *summary(folder),
+        *summary(folder, rows),
     ]
     for name in BENCHMARKS:
-        lines += section(name, folder / f"{name}.json")
+        path = folder / f"{name}.json"
+        before = None if path.exists() else kept(BENCHMARKS[name], sections)
+        lines += before if before is not None else section(name, path)
     changes = ROOT / "bench" / "changes.md"
     lines += [
         "## What changed each figure",
@@ -273,7 +318,7 @@ def main() -> None:
     parser.add_argument("--figures", type=Path, default=ROOT / "var" / "bench")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "performance.md")
     args = parser.parse_args()
-    args.out.write_text(document(args.figures.resolve()))
+    args.out.write_text(document(args.figures.resolve(), earlier=args.out))
     print(f"Written: {args.out}")
 
 

@@ -39,8 +39,8 @@ bench.configure("_storage_bench", redis_db=12)
 
 from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
-from django.db import connection  # noqa: E402
 
+from bench.month_sizing import sizes, vacuum  # noqa: E402
 from games import postal  # noqa: E402
 from games.engines import registry  # noqa: E402
 from games.models import Game, Step  # noqa: E402
@@ -131,27 +131,6 @@ def play(games: int, senders: int) -> dict[str, Any]:
         emails += send_all(now)
         print(f"round {rounds}: {len(due)} steps resolved", flush=True)
     return {"orders": orders, "emails": emails, "rounds": rounds, "end": now}
-
-
-def vacuum(full: bool) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute("VACUUM FULL ANALYZE" if full else "VACUUM ANALYZE")
-
-
-def sizes() -> dict[str, tuple[int, int]]:
-    """Table name -> (bytes with indexes and TOAST, rows), for every table of the schema."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c "
-            "JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE c.relkind = 'r' AND n.nspname = current_schema()"
-        )
-        measured = dict(cursor.fetchall())
-        counted = {}
-        for table in measured:
-            cursor.execute(f'SELECT count(*) FROM "{table}"')
-            counted[table] = cursor.fetchone()[0]
-    return {table: (measured[table], counted[table]) for table in measured}
 
 
 SHOWN = 9  # the largest tables by name; the rest in one row
