@@ -140,6 +140,7 @@ bench: venv
 	$(BIN)/python bench/growth.py
 	$(BIN)/python bench/mailbox.py
 	$(BIN)/python bench/storage.py
+	$(BIN)/python bench/reminder_sweep.py
 	$(BIN)/python bench/performance_doc.py
 
 clean:

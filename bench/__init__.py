@@ -118,6 +118,18 @@ def enqueue_nothing(ids: list[int], *, urgent: bool = False) -> None:
     """Stands in for moderator.mail.queueing.enqueue where a benchmark sends nothing."""
 
 
+class Statements:
+    """Counts the statements this process sends: a wrapper for Django's
+    ``connection.execute_wrapper``."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        self.count += 1
+        return execute(sql, params, many, context)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
         sock.bind((host, 0))

@@ -49,21 +49,10 @@ from moderator.mail.models import OutboundEmail  # noqa: E402
 NAME = "step_costs"
 
 
-class Statements:
-    """Counts the statements this process sends (Django's execute_wrapper)."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def __call__(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
-        self.count += 1
-        return execute(sql, params, many, context)
-
-
 def measured(work: Any, postmaster: int) -> dict[str, Any]:
     """Run ``work()``; its result, this process's CPU seconds, statements, the CPU of
     PostgreSQL and of the SMTP server meanwhile, and the sampler's shares."""
-    statements = Statements()
+    statements = bench.Statements()
     alone = {"smtp server": SERVER.process.pid}
     before = cpu.snapshot({}, postmaster, alone)
     began = time.process_time()

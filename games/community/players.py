@@ -482,6 +482,7 @@ def save_settings(player: Player, chosen: Chosen) -> list[str]:
                 email=player.email, defaults={"time_zone": chosen.time_zone}
             )
             EmailPreference.objects.filter(email=player.email).update(time_zone=chosen.time_zone)
+            reminders.remind_again(emails=[player.email])  # a night is of its zone
             player_actions.choose_time_zone(player.email, chosen.time_zone)
             if zone_changed:
                 said.append(

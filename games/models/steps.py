@@ -55,6 +55,12 @@ class Step(models.Model):
     # that changed what the step owes: only orders after it answer the step for its early
     # resolution, as a replay counts them (records.Replay). None: every order does.
     answers_after = models.BigIntegerField(null=True, blank=True)
+    # When the reminders' sweep looks at this open step next (games.notify.reminders): the
+    # first moment a rung of one of its seats may fall due, or its deadline when none can.
+    # None: not worked out yet, or something it depends on changed (the deadline, an
+    # order withdrawn, a player's ladder, night or address): the next sweep works it out.
+    # The sweep reads only the open steps whose moment has come, by the index step_remind.
+    remind_at = models.DateTimeField(null=True, blank=True)
 
     # Not a column: set on a step closed by a conditional order (games.postal.orders), the
     # seat's name and the order played, for the report of the step it opened.
@@ -66,7 +72,12 @@ class Step(models.Model):
             models.UniqueConstraint(fields=["game", "number"], name="step_number_unique")
         ]
         # Due steps in the order they are claimed (postal._claim_due_step): oldest first.
-        indexes = [models.Index(fields=["status", "deadline", "id"], name="step_due")]
+        indexes = [
+            models.Index(fields=["status", "deadline", "id"], name="step_due"),
+            models.Index(
+                fields=["remind_at"], name="step_remind", condition=models.Q(status="open")
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.game} step {self.number}"

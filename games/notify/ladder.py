@@ -134,16 +134,39 @@ def due(
     the step opened reminds of nothing."""
     if deadline <= now:
         return []
-    came = []
-    for rung in rungs:
-        meant = deadline - timedelta(hours=rung.hours)
-        at = quiet.send_time(meant, deadline, night)
-        if meant > opened_at and at > opened_at and at <= now:
-            came.append(rung)
+    came = [
+        rung
+        for rung, at in _times(rungs, opened_at=opened_at, deadline=deadline, night=night)
+        if at <= now
+    ]
     if not came:
         return []
     urgent = min(rung.hours for rung in came)
     return sorted(rung for rung in came if rung.hours == urgent)
+
+
+def moments(
+    rungs: Iterable[Rung],
+    *,
+    opened_at: datetime,
+    deadline: datetime,
+    night: quiet.Night | None = None,
+) -> list[datetime]:
+    """When each of ``rungs`` that may remind of a step comes: its time moved out of
+    ``night`` (``due`` says which is due at a moment)."""
+    return [at for _, at in _times(rungs, opened_at=opened_at, deadline=deadline, night=night)]
+
+
+def _times(
+    rungs: Iterable[Rung], *, opened_at: datetime, deadline: datetime, night: quiet.Night | None
+) -> list[tuple[Rung, datetime]]:
+    times = []
+    for rung in rungs:
+        meant = deadline - timedelta(hours=rung.hours)
+        at = quiet.send_time(meant, deadline, night)
+        if meant > opened_at and at > opened_at:
+            times.append((rung, at))
+    return times
 
 
 def longest(game: Game, ladders: Iterable[list[Rung]]) -> float:

@@ -18,11 +18,15 @@ lists every order their address still owes, in every game.
 
 from __future__ import annotations
 
+import operator
 from collections import defaultdict
+from collections.abc import Iterable
 from datetime import datetime, time, timedelta
+from functools import reduce
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Case, F, Q, Value, When
 from django.utils import translation
 
 from games.engines import registry
@@ -84,25 +88,31 @@ def send_reminders(now: datetime) -> int:
     """Queue every reminder due at ``now`` (each seat's ladder: ``games.notify.ladder``);
     returns how many emails and pushes are waiting to be sent.
 
-    The queries do not grow with the number of seats: one each for the open steps, the
-    orders in, the seats, their addresses' preferences (ladders, nights, digests), the
-    browsers of the seats reminded by push, and the reminders already written, one locking
-    the games still running, then one per game reminded for its links, and a few for the
-    outbox and the pushes."""
-    steps = (
+    Only the open steps whose ``remind_at`` has come, or is not worked out, are read (the
+    index step_remind): a sweep costs what is due, not what is running. Each step read is
+    then given the next moment one of its seats' rungs may come (``_remind_next``).
+
+    The queries do not grow with the number of seats: one each for the steps, the orders
+    in, the seats, their addresses' preferences (ladders, nights, digests), the browsers of
+    the seats reminded by push, and the reminders already written, one locking the games
+    still running, then one per game reminded for its links, a few for the outbox and the
+    pushes, and one for the steps' next moments."""
+    steps = list(
         Step.objects.filter(
-            status=Step.Status.OPEN, deadline__gt=now, game__status=Game.Status.RUNNING
+            Q(remind_at__isnull=True) | Q(remind_at__lte=now),
+            status=Step.Status.OPEN,
+            deadline__gt=now,
+            game__status=Game.Status.RUNNING,
         )
         .select_related("game__gm")
         .defer("state_before", "state_after", "game__state", "game__seed")
+        .order_by("pk")
     )
-    # The steps where a rung may be due: its time has come, or comes within a night (a
-    # reminder whose time falls in the player's night may come before the night starts).
-    near = {step.pk: step for step in steps if _may_be_due(step, now)}
-    if not near:
+    if not steps:
         return 0
-    owed = _owed(near)
-    seats = _seats(near, owed)
+    looked = {step.pk: step for step in steps}
+    owed = _owed(looked)
+    seats = _seats(looked)
     preferences = {
         preference.email: preference
         for preference in EmailPreference.objects.filter(
@@ -113,29 +123,73 @@ def send_reminders(now: datetime) -> int:
             }
         )
     }
-    due: list[Due] = []
-    for step_id, step in near.items():
-        for position, seat in seats[step.game_id].items():
-            if position not in owed[step_id]:
-                continue
+    ladders: dict[int, tuple[list[ladder.Rung], quiet.Night | None]] = {}
+    for by_position in seats.values():
+        for seat in by_position.values():
             preference = preferences.get(email_choices.normalise(seat.email))
-            rungs, _ = ladder.of_seat(seat, preference)
+            ladders[seat.pk] = (ladder.of_seat(seat, preference)[0], quiet.night_of(preference))
+    due: list[Due] = []
+    for step in steps:
+        for position in sorted(owed[step.pk] & seats[step.game_id].keys()):
+            rungs, night = ladders[seats[step.game_id][position].pk]
             for rung in ladder.due(
-                rungs,
-                opened_at=step.opened_at,
-                deadline=step.deadline,
-                now=now,
-                night=quiet.night_of(preference),
+                rungs, opened_at=step.opened_at, deadline=step.deadline, now=now, night=night
             ):
                 due.append((step, position, rung))
-    if not due:
-        return 0
-    return _queue(due, seats, preferences, now)
+    queued = _queue(due, seats, preferences, now) if due else 0
+    _remind_next(steps, seats, ladders, now)
+    return queued
 
 
-def _may_be_due(step: Step, now: datetime) -> bool:
-    longest = max(ladder.HOURS + tuple(rung.hours for rung in ladder.default(step.game)))
-    return step.deadline - timedelta(hours=longest) - quiet.LEAD <= now
+def _remind_next(
+    steps: list[Step],
+    seats: dict[int, dict[int, Seat]],
+    ladders: dict[int, tuple[list[ladder.Rung], quiet.Night | None]],
+    now: datetime,
+) -> None:
+    """Each step of ``steps`` gets the first moment after ``now`` a rung of one of its
+    game's seats may come (whether or not the seat owes an order now: an order can be
+    withdrawn), or its deadline when none can. In one statement per page of steps, each
+    only while its deadline and ``remind_at`` are still what the sweep read: a change made
+    meanwhile (``remind_again``) is not overwritten, and the next sweep works it out."""
+    moments: list[When] = []
+    for step in steps:
+        moment = step.deadline
+        for seat in seats[step.game_id].values():
+            rungs, night = ladders[seat.pk]
+            for at in ladder.moments(
+                rungs, opened_at=step.opened_at, deadline=step.deadline, night=night
+            ):
+                if now < at < moment:
+                    moment = at
+        read = Q(remind_at__isnull=True) if step.remind_at is None else Q(remind_at=step.remind_at)
+        moments.append(When(Q(pk=step.pk, deadline=step.deadline) & read, then=Value(moment)))
+    for start in range(0, len(moments), REMIND_PAGE):
+        page = moments[start : start + REMIND_PAGE]
+        Step.objects.filter(pk__in=[step.pk for step in steps[start : start + REMIND_PAGE]]).update(
+            remind_at=Case(*page, default=F("remind_at"))
+        )
+
+
+# Steps given their next moment in one statement (the first sweep after an upgrade works out
+# every open step's).
+REMIND_PAGE = 500
+
+
+def remind_again(*, games: Iterable[int] = (), emails: Iterable[str] = ()) -> int:
+    """The open steps of ``games``, and of the games where an address of ``emails`` has a
+    seat, are looked at by the next sweep: what their next reminder depends on changed (a
+    deadline, an order withdrawn, a ladder, a night, a digest chosen or given up, an
+    address). Returns how many steps."""
+    wanted = Q(game_id__in=sorted(set(games)))
+    addresses = sorted({email_choices.normalise(email) for email in emails})
+    if addresses:
+        wanted |= Q(
+            game_id__in=Seat.objects.filter(
+                reduce(operator.or_, (Q(email__iexact=address) for address in addresses))
+            ).values("game_id")
+        )
+    return Step.objects.filter(wanted, status=Step.Status.OPEN).update(remind_at=None)
 
 
 def _owed(due: dict[int, Step]) -> dict[int, set[int]]:
@@ -151,17 +205,13 @@ def _owed(due: dict[int, Step]) -> dict[int, set[int]]:
     return {step_id: set(step.prompted_seats) - answered[step_id] for step_id, step in due.items()}
 
 
-def _seats(due: dict[int, Step], owed: dict[int, set[int]]) -> dict[int, dict[int, Seat]]:
-    """Game id -> position -> the seats that owe an order in ``due``."""
-    games = {step.game_id: step.game for step in due.values()}
-    wanted = {
-        (step.game_id, position) for step_id, step in due.items() for position in owed[step_id]
-    }
+def _seats(steps: dict[int, Step]) -> dict[int, dict[int, Seat]]:
+    """Game id -> position -> the seats of the games of ``steps``."""
+    games = {step.game_id: step.game for step in steps.values()}
     seats: dict[int, dict[int, Seat]] = {game_id: {} for game_id in games}
     for seat in Seat.objects.filter(game_id__in=games):
-        if (seat.game_id, seat.position) in wanted:
-            seat.game = games[seat.game_id]
-            seats[seat.game_id][seat.position] = seat
+        seat.game = games[seat.game_id]
+        seats[seat.game_id][seat.position] = seat
     return seats
 
 
@@ -414,6 +464,7 @@ def choose_for_address(
     choice, _ = EmailPreference.objects.update_or_create(
         email=email_choices.normalise(email), defaults=defaults
     )
+    remind_again(emails=[email])
     return choice
 
 
@@ -433,6 +484,7 @@ def choose_quiet(seat: Seat, *, start: time | None, end: time | None) -> EmailPr
         email=email_choices.normalise(seat.email),
         defaults={"quiet_from": start, "quiet_until": end, "time_zone": seat.zone},
     )
+    remind_again(emails=[seat.email])
     return choice
 
 

@@ -126,12 +126,14 @@ def choose_ladder(seat: Seat, rungs: list[ladder.Rung] | None, *, everywhere: bo
     with transaction.atomic():
         if not everywhere:
             Seat.objects.filter(pk=seat.pk).update(ladder=value)
+            reminders.remind_again(games=[seat.game_id])
             return [seat]
         preference = email_choices.preference_of(seat.email, time_zone=seat.zone)
         preference.ladder = value
         preference.save(update_fields=["ladder", "updated_at"])
         seats = list(Seat.objects.filter(email__iexact=seat.email).order_by("pk"))
         Seat.objects.filter(pk__in=[other.pk for other in seats]).update(ladder=None)
+        reminders.remind_again(emails=[seat.email])
         return seats
 
 

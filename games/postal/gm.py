@@ -57,6 +57,7 @@ def extend_deadline(
                 }
             )
         step.deadline = deadline
+        step.remind_at = None  # its reminders come again for the new deadline
         # ``at``: the instant itself, so that each reader is told it in their own zone
         # (``schedule.in_zone``).
         moved = engine_text._(
@@ -65,7 +66,7 @@ def extend_deadline(
             at=deadline.isoformat(),
         )
         log_gm(game, GMAction.Kind.DEADLINE, moved, note, now, step)
-        step.save(update_fields=["deadline"])
+        step.save(update_fields=["deadline", "remind_at"])
         tell_deadline(game, step, now)
     return step
 
@@ -117,7 +118,7 @@ def resume(game_id: int, *, now: datetime, reason: str = "", by: int | None = No
             raise PostalError(f"only a paused game can be resumed; this one is {game.status}")
         paused_for = now - (game.paused_at or now)
         Step.objects.filter(game=game, status=Step.Status.OPEN).update(
-            deadline=F("deadline") + paused_for
+            deadline=F("deadline") + paused_for, remind_at=None
         )
         game.status = Game.Status.RUNNING
         game.paused_at = None

@@ -343,7 +343,8 @@ def held_back(
                 )
             )
     step.deadline = deadline
-    step.save(update_fields=["deadline"])
+    step.remind_at = None  # its reminders come again for the new deadline
+    step.save(update_fields=["deadline", "remind_at"])
     ledger.write(decided)
     EventRow.objects.bulk_create(event_row(game, step, event) for event in events)
     reason = words.Said(engine_text.join([event.text for event in events], "; "))

@@ -163,6 +163,7 @@ def _roll_back(game: Game, done: Step, after: Step, note: GMNote, now: datetime)
     done.resolved_from = None
     done.rollbacks = [*(done.rollbacks or []), {"first": first, "count": game.dice_drawn - first}]
     done.deadline = schedule.next_deadline(game.schedule, game.time_zone, now)
+    done.remind_at = None  # its reminders come again for the new deadline
     done.failures = 0
     done.last_error = ""
     game.state = start["state"]

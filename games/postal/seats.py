@@ -15,7 +15,7 @@ from django.utils.translation import gettext
 
 from games.engines import text as engine_text
 from games.models import Game, GMAction, Handover, PressEmail, Seat, Step
-from games.notify import calendar, email_choices, languages, reports
+from games.notify import calendar, email_choices, languages, reminders, reports
 from games.postal import access
 from games.postal.errors import PostalError
 from games.postal.games import single_line
@@ -154,6 +154,8 @@ def replace_player(
         calendar.forget_seat_feed(seat)
         seat.link_version += 1
         seat.save(update_fields=SEAT_FIELDS)
+        if newcomer:  # the newcomer's ladder and night remind them
+            reminders.remind_again(games=[game.pk])
         if renamed:
             _say_new_name(game)
         token = access.mint([seat], now=now)[position]

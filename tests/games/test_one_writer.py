@@ -75,6 +75,10 @@ _RATED_AT = (
     "(a conditional UPDATE claims the game, so it counts once): only games.community.ratings "
     "reads it, and neither the game's play nor its pages do"
 )
+_REMIND_AT = (
+    "Step.remind_at is the reminders' own mark of when their sweep looks at an open step "
+    "next: only games.notify.reminders reads it, and neither the game's play nor its pages do"
+)
 EXCEPTIONS: dict[tuple[str, str, str], str] = {
     (
         "games/community/ratings.py",
@@ -94,6 +98,17 @@ EXCEPTIONS: dict[tuple[str, str, str], str] = {
         "rerate",
         "finished.filter(rated=False).exclude(rated_at=None).update(rated_at)",
     ): _RATED_AT,
+    (
+        "games/notify/reminders.py",
+        "_remind_next",
+        "Step.objects.filter(pk__in=[step.pk for step in steps[start:start + REMIND_PAGE]])"
+        ".update(remind_at)",
+    ): _REMIND_AT,
+    (
+        "games/notify/reminders.py",
+        "remind_again",
+        "Step.objects.filter(wanted, status=Step.Status.OPEN).update(remind_at)",
+    ): _REMIND_AT,
     ("games/notify/reminders.py", "_seats", "seat.game ="): (
         "hands each seat the game it already belongs to, read once for all the reminders, "
         "so building them reads no game again; never saved"

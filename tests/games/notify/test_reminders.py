@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta
 
 import pytest
 import time_machine
@@ -12,7 +12,7 @@ from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 from games import postal, tasks
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game
-from games.notify import reminders
+from games.notify import ladder, reminders
 from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import started_game
@@ -173,3 +173,104 @@ def test_queries_do_not_grow_with_the_number_of_seats(now: datetime) -> None:
         OutboundEmail.objects.filter(kind="reminder").delete()
         Game.objects.update(status=Game.Status.FINISHED)
     assert counts[2] == counts[8]
+
+
+# --- the sweep reads only the steps whose moment has come (Step.remind_at) ---------------
+
+
+def remind_at(game: Game) -> datetime | None:
+    return game.steps.get(status="open").remind_at
+
+
+def test_a_sweep_gives_each_step_the_moment_of_its_next_rung_and_then_reads_nothing(
+    now: datetime,
+) -> None:
+    game = started_game(now=now, players=3)
+    deadline = now + 48 * HOUR
+    assert remind_at(game) is None  # not worked out yet
+    assert reminders.send_reminders(now + HOUR) == 0
+    assert remind_at(game) == deadline - 24 * HOUR
+    with CaptureQueriesContext(connection) as queries:
+        assert reminders.send_reminders(now + 2 * HOUR) == 0
+        assert reminders.send_reminders(now + 23 * HOUR) == 0
+    assert len(queries) == 2  # the steps whose moment has come: none, twice
+    assert reminders.send_reminders(now + 24 * HOUR) == 3
+    assert remind_at(game) == deadline - 2 * HOUR
+    assert reminders.send_reminders(now + 46 * HOUR) == 3
+    assert remind_at(game) == deadline  # no rung left: read again only if it changes
+    assert reminders.send_reminders(now + 47 * HOUR) == 0
+    assert reminded(game) == sorted(
+        keys(game, [0, 1, 2], 2, deadline) + keys(game, [0, 1, 2], 24, deadline)
+    )
+
+
+def test_a_sweep_late_for_a_moment_still_sends_the_most_urgent_rung(now: datetime) -> None:
+    game = started_game(now=now, players=2)
+    assert reminders.send_reminders(now + HOUR) == 0
+    assert reminders.send_reminders(now + 47 * HOUR) == 2  # the beat was down for a day
+    assert reminded(game) == keys(game, [0, 1], 2, now + 48 * HOUR)
+    assert remind_at(game) == now + 48 * HOUR
+
+
+def test_what_a_reminder_depends_on_changing_has_the_next_sweep_look_again(
+    now: datetime,
+) -> None:
+    game = started_game(now=now, players=2)
+    step = game.steps.get()
+    deadline = now + 48 * HOUR
+    assert reminders.send_reminders(now + HOUR) == 0
+    seat = game.seats.get(position=0)
+    # Quiet hours from 17:00 to 20:00 (UTC, the address's zone): the 24-hour rung of the
+    # deadline at 18:00 two days ahead falls in them, and moves to their end.
+    assert deadline.hour == 18
+    reminders.choose_quiet(seat, start=time(17), end=time(20))
+    assert remind_at(game) is None
+    assert reminders.send_reminders(now + 2 * HOUR) == 0
+    assert remind_at(game) == deadline - 24 * HOUR  # the other seat's rung comes first
+    # The other seat's ladder: only 12 hours before, by email.
+    other = game.seats.get(position=1)
+    postal.choose_ladder(other, [ladder.Rung(12, ladder.EMAIL)], everywhere=False)
+    assert remind_at(game) is None
+    assert reminders.send_reminders(now + 3 * HOUR) == 0
+    assert remind_at(game) == deadline - 22 * HOUR  # seat 0's, moved out of its night
+    assert reminders.send_reminders(deadline - 22 * HOUR) == 1
+    assert remind_at(game) == deadline - 12 * HOUR
+    postal.extend_deadline(game.pk, deadline=deadline + 24 * HOUR, now=now + 27 * HOUR)
+    assert remind_at(game) is None
+    postal.pause(game.pk, now=now + 28 * HOUR)
+    postal.resume(game.pk, now=now + 29 * HOUR)
+    step.refresh_from_db()
+    assert step.deadline == deadline + 25 * HOUR and step.remind_at is None
+    assert reminders.send_reminders(now + 30 * HOUR) == 0
+    assert remind_at(game) == step.deadline - 23 * HOUR  # seat 0's, out of its night
+    postal.replace_player(
+        game.pk, position=1, name="Dee", email="dee@example.org", now=now + 31 * HOUR
+    )
+    assert remind_at(game) is None
+    assert reminders.send_reminders(now + 32 * HOUR) == 0
+    assert remind_at(game) == step.deadline - 23 * HOUR
+
+
+def test_a_seat_back_to_reminders_by_email_gets_the_one_that_has_come(now: datetime) -> None:
+    game = started_game(now=now, players=2)
+    seat = game.seats.get(position=0)
+    reminders.choose(seat, way=reminders.DIGEST, hour=8)
+    assert reminders.send_reminders(now + 25 * HOUR) == 1  # the other seat's
+    assert remind_at(game) == now + 46 * HOUR
+    reminders.choose(seat, way=reminders.EACH)
+    assert remind_at(game) is None
+    assert reminders.send_reminders(now + 26 * HOUR) == 1
+    assert reminded(game) == keys(game, [0, 1], 24, now + 48 * HOUR)
+
+
+def test_a_change_made_while_the_sweep_works_is_not_overwritten(now: datetime) -> None:
+    game = started_game(now=now, players=2)
+    assert reminders.send_reminders(now + HOUR) == 0
+    read = list(game.steps.all())
+    postal.extend_deadline(game.pk, deadline=now + 72 * HOUR, now=now + 2 * HOUR)
+    ladders = {seat.pk: (ladder.default(game), None) for seat in game.seats.all()}
+    seats = {game.pk: {seat.position: seat for seat in game.seats.all()}}
+    reminders._remind_next(read, seats, ladders, now + 2 * HOUR)
+    assert remind_at(game) is None
+    assert reminders.send_reminders(now + 3 * HOUR) == 0
+    assert remind_at(game) == now + 48 * HOUR  # 24 hours before the new deadline

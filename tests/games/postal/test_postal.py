@@ -164,14 +164,22 @@ def test_the_columns_an_order_post_reads_in_one_statement_are_every_models_colum
 ) -> None:
     """A column left out of postal's one statement would be read on first use (a query
     more); the step's states are left out on purpose (an order does not read them), and
-    what a rollback reads (an order closing the step writes it, unread), and the order the
-    host set (written by ``set_order`` only, read by the export)."""
+    what a rollback reads (an order closing the step writes it, unread), the order the
+    host set (written by ``set_order`` only, read by the export), and when the reminders
+    look at the step next (the reminders' own mark)."""
     game = started_game(players=2, now=now)
     seat, step = game.seats.get(position=0), game.steps.get()
     assert tuple(Seat.objects.filter(pk=seat.pk).values().get()) == postal.SEAT_COLUMNS
     assert tuple(Game.objects.filter(pk=game.pk).values().get()) == postal.GAME_COLUMNS
     step_columns = tuple(Step.objects.filter(pk=step.pk).values().get())
-    states = ("state_before", "state_after", "resolved_from", "rollbacks", "host_order")
+    states = (
+        "state_before",
+        "state_after",
+        "resolved_from",
+        "rollbacks",
+        "host_order",
+        "remind_at",
+    )
     assert set(states) <= set(step_columns)
     assert tuple(name for name in step_columns if name not in states) == postal.STEP_COLUMNS
 
