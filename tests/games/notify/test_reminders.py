@@ -12,7 +12,7 @@ from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 from games import postal, tasks
 from games.engines.choice.rules import ChoiceEngine
 from games.models import Game
-from games.notify import ladder, reminders
+from games.notify import ladder, quiet, reminders
 from games.postal import access
 from moderator.mail.models import OutboundEmail
 from tests.factories import started_game
@@ -268,7 +268,9 @@ def test_a_change_made_while_the_sweep_works_is_not_overwritten(now: datetime) -
     assert reminders.send_reminders(now + HOUR) == 0
     read = list(game.steps.all())
     postal.extend_deadline(game.pk, deadline=now + 72 * HOUR, now=now + 2 * HOUR)
-    ladders = {seat.pk: (ladder.default(game), None) for seat in game.seats.all()}
+    ladders: dict[int, tuple[list[ladder.Rung], quiet.Night | None]] = {
+        seat.pk: (ladder.default(game), None) for seat in game.seats.all()
+    }
     seats = {game.pk: {seat.position: seat for seat in game.seats.all()}}
     reminders._remind_next(read, seats, ladders, now + 2 * HOUR)
     assert remind_at(game) is None
