@@ -447,6 +447,12 @@ LINK_DAYS = envint("LINK_DAYS", 60, minimum=1)
 SIGNUP_CONFIRM_HOURS = envint("SIGNUP_CONFIRM_HOURS", 48, minimum=1)
 # How long a player's sign-in link and code stay valid (games.community.players), in minutes.
 SIGNIN_MINUTES = envint("SIGNIN_MINUTES", 15, minimum=1)
+# The privacy page (/privacy/, docs/players.md "Your data"): who runs the service and whom to
+# write to about the data it keeps (an email address becomes a link), and the operator's
+# own text (the legal basis, the supervisory authority, a postal address...), in paragraphs
+# separated by a blank line. Both shown as written, in every language.
+PRIVACY_CONTACT = envstr("PRIVACY_CONTACT", "")
+PRIVACY_TEXT = envstr("PRIVACY_TEXT", "")
 # How many pending emails (or order receipts) one sweep (or receipts run) hands out at
 # most; the next takes the rest.
 SWEEP_BATCH = envint("SWEEP_BATCH", 500, minimum=1)

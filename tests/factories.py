@@ -199,3 +199,12 @@ def long_game(game: Game, steps: int) -> Game:
     Game.objects.filter(pk=game.pk).update(step_number=steps)
     game.refresh_from_db()
     return game
+
+
+def without_footer(text: str) -> str:
+    """An email's text part without the line every email ends with (the privacy page's,
+    appended by moderator/mail/building.py after a '-- ' line): its body, ending with one
+    line break."""
+    body, marker, footer = text.rpartition("\n\n-- \n")
+    assert marker and footer.rstrip().endswith("/privacy/"), text[-200:]
+    return body + "\n"

@@ -15,6 +15,7 @@ import re
 import secrets
 from collections.abc import Mapping
 from email.utils import getaddresses, make_msgid
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from anymail.message import AnymailMessage
@@ -24,6 +25,7 @@ from django.core.mail.message import SafeMIMEMultipart, SafeMIMEText
 from django.core.validators import validate_email
 from django.template import Context
 from django.template.loader import select_template
+from django.urls import reverse
 from django.utils import translation
 
 from moderator.mail.models import OutboundEmail
@@ -111,9 +113,24 @@ def build(
     )
     subject = " ".join(render(f"emails/{kind}/subject.txt", context).split())
     email.subject = clean_header(subject, "the subject")
-    email.text = render(f"emails/{kind}/body.txt", context)
-    email.html = render(f"emails/{kind}/body.html", context)
+    text = render(f"emails/{kind}/body.txt", context)
+    html = render(f"emails/{kind}/body.html", context)
+    footer_text, footer_html = _footer(translation.get_language(), settings.SITE_URL)
+    email.text = f"{text.rstrip()}\n\n{footer_text}"
+    end = html.rfind("</body>")
+    email.html = html[:end] + footer_html + html[end:] if end != -1 else html + footer_html
     return email
+
+
+@lru_cache(maxsize=32)
+def _footer(language: str, site_url: str) -> tuple[str, str]:
+    """Every email's footer, text and HTML: the link to the privacy page (games:privacy),
+    in ``language``; the same for every email, so rendered once."""
+    context = {"privacy_url": site_url + reverse("games:privacy")}
+    return (
+        render("emails/parts/privacy.txt", context, autoescape=False),
+        render("emails/parts/privacy.html", context),
+    )
 
 
 def render(names: str | list[str], context: Mapping[str, Any], *, autoescape: bool = True) -> str:

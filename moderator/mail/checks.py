@@ -1,5 +1,7 @@
 """System checks of what a production start must not leave at the embedded default:
-every email's links point to SITE_URL, and the email backend must deliver.
+every email's links point to SITE_URL, and the email backend must deliver; and, a warning
+of ``check --deploy`` only, the privacy page (which every email links to) names whom to
+write to about one's data (PRIVACY_CONTACT).
 
 With DEBUG off, ``manage.py check --deploy`` fails on either (errors), and every other
 start that runs Django's checks (``migrate``, ``runserver``, the WSGI application as
@@ -72,4 +74,20 @@ def deploy_settings(app_configs: Sequence[AppConfig] | None, **kwargs: Any) -> l
     return [
         checks.Error(message, hint=hint, id=f"moderator.E{suffix}")
         for suffix, message, hint in problems()
+    ]
+
+
+@checks.register(checks.Tags.security, deploy=True)
+def privacy_contact(app_configs: Sequence[AppConfig] | None, **kwargs: Any) -> list[Any]:
+    """``check --deploy``: a warning while the privacy page names nobody to write to."""
+    if settings.DEBUG or settings.PRIVACY_CONTACT.strip():
+        return []
+    return [
+        checks.Warning(
+            "PRIVACY_CONTACT is unset: the privacy page (/privacy/), which every page and "
+            "email links to, names nobody to write to about one's data.",
+            hint="Set PRIVACY_CONTACT to the address people write to about their data, and "
+            "PRIVACY_TEXT to who runs the service (docs/operations.md).",
+            id="moderator.W003",
+        )
     ]

@@ -258,6 +258,7 @@ def players_pages(
             f"/play/{choice.pk}/0/settings/",
             f"/play/{finished.pk}/0/settings/",
             "/glossary/",
+            "/privacy/",
         ],
     )
     # The home page's lost-link form, refused and then sent.

@@ -153,6 +153,7 @@ def test_the_players_pages_fit_a_phone_and_name_the_place(
         f"/play/{choice.pk}/1/": ["Your games", choice.title, "bob's seat"],
         f"/play/{choice.pk}/1/settings/": ["Your games", choice.title, "Settings"],
         "/glossary/": ["Words of the game"],
+        "/privacy/": ["Your data"],
         **{seat_page(game, 0): ["Your games", game.title, "ann's seat"] for game in games},
         f"/games/{choice.public_id}/verify/": ["Check the dice", choice.title],
         "/p/not-a-link/": ["Link not valid"],

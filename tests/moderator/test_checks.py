@@ -16,6 +16,7 @@ PRODUCTION = {
     "DEBUG": False,
     "SITE_URL": "https://moderator.example.org",
     "EMAIL_BACKEND": "anymail.backends.postmark.EmailBackend",
+    "PRIVACY_CONTACT": "privacy@example.org",
 }
 SITE_MESSAGE = (
     "SITE_URL is 'http://127.0.0.1:8000': every link in every email would point to this machine."
@@ -63,6 +64,18 @@ def test_the_embedded_defaults_in_production_are_deploy_errors(production: Setti
 def test_a_local_site_url_is_a_warning_at_start(production: Settings, site: str) -> None:
     production.SITE_URL = site
     assert [id_ for id_, _ in ours(checks.run_checks())] == ["moderator.W001"]
+
+
+def test_a_privacy_page_without_a_contact_is_a_deploy_warning(production: Settings) -> None:
+    production.PRIVACY_CONTACT = " "
+    assert ours(checks.run_checks()) == []
+    assert ours(checks.run_checks(include_deployment_checks=True)) == [
+        (
+            "moderator.W003",
+            "PRIVACY_CONTACT is unset: the privacy page (/privacy/), which every page and "
+            "email links to, names nobody to write to about one's data.",
+        )
+    ]
 
 
 def test_debug_on_is_the_embedded_default_and_warns_of_nothing(settings: Settings) -> None:

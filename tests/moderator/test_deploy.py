@@ -48,6 +48,7 @@ def check_deploy(tmp_path: Path, **extra: str) -> subprocess.CompletedProcess[st
         "ALLOWED_HOSTS": "moderator.example.org",
         "SITE_URL": "https://moderator.example.org",
         "EMAIL_BACKEND": "moderator.mail.smtp.EmailBackend",
+        "PRIVACY_CONTACT": "privacy@moderator.example.org",
         "VAR_DIR": str(tmp_path),
         **extra,
     }

@@ -12,7 +12,7 @@ from games.web.play import (
     settings,
     stream,
 )
-from games.web.public import spectators, verify
+from games.web.public import privacy, spectators, verify
 
 app_name = "games"
 
@@ -38,6 +38,7 @@ urlpatterns = [
         name="seat_settings",
     ),
     path("glossary/", glossary.glossary, name="glossary"),
+    path("privacy/", privacy.privacy, name="privacy"),
     path("sw.js", push.service_worker, name="service_worker"),
     path("play/<int:game_id>/<int:position>/push/on/", push.subscribe, name="push_on"),
     path("play/<int:game_id>/<int:position>/push/off/", push.unsubscribe, name="push_off"),

@@ -18,6 +18,7 @@ from games.community import openings, signups
 from games.engines import registry
 from games.models import Game, GMAction, Order, Seat, SignUp
 from moderator.mail.models import OutboundEmail
+from tests.factories import without_footer
 from tests.games.community.test_signups import (
     confirmed,
     gm_user,
@@ -94,7 +95,7 @@ def text_of(name: str, subject_end: str) -> str:
         .last()
     )
     assert row is not None
-    return " ".join(row.text.split())
+    return " ".join(without_footer(row.text).split())
 
 
 # --- sign-ups of a running first-come game ------------------------------------------------------

@@ -22,7 +22,7 @@ from games.community import openings, signups
 from games.models import Game, Player, Seat, SignUp
 from moderator import links
 from moderator.mail.models import OutboundEmail
-from tests.factories import GameFactory, GMFactory, new_game, started_game
+from tests.factories import GameFactory, GMFactory, new_game, started_game, without_footer
 from tests.games.web.test_hidden import distinct_orders
 
 pytestmark = pytest.mark.django_db
@@ -234,7 +234,7 @@ def test_the_confirmation_email_is_urgent_and_its_link_is_stored_hashed(
     signup = SignUp.objects.get()
     assert signup.token_hash == links.digest(token) and token not in signup.token_hash
     assert (email.kind, email.to, email.game_id) == ("signup-confirm", "bob@example.org", game.pk)
-    assert email.text == (
+    assert without_footer(email.text) == (
         "Hello bob,\n\n"
         'Someone, probably you, signed this address up to play Choice by post: "Open\n'
         'Choice". The GM is Greta Moss; deadlines every 48 hours (UTC).\n\n'
@@ -245,7 +245,7 @@ def test_the_confirmation_email_is_urgent_and_its_link_is_stored_hashed(
         "Keep this email: its link also shows your sign-up and lets you withdraw before\n"
         "the game starts. If you did not sign up, ignore this email: without the\n"
         "confirmation nothing happens.\n\n"
-        f"The game: http://testserver/open/{game.public_id}/\n\n"
+        f"The game: http://testserver/open/{game.public_id}/\n"
     )
     assert f'href="http://testserver/open/confirm/{token}/"' in email.html
 
@@ -1171,7 +1171,7 @@ def test_the_gms_decision_is_emailed_in_words_with_the_games_links(now: datetime
         "Open Choice: the GM gave you a seat",
         game.gm.email,
     )
-    assert email.text == (
+    assert without_footer(email.text) == (
         "Hello bob,\n\n"
         "Greta Moss, the GM, gave you a seat. The game starts when every seat is taken,\n"
         "or when the GM starts it; your first turn report, with the link to your seat,\n"
@@ -1180,7 +1180,7 @@ def test_the_gms_decision_is_emailed_in_words_with_the_games_links(now: datetime
         "hours (UTC).\n"
         f"  http://testserver/open/{game.public_id}/\n"
         "Your sign-up: the link in the email that asked you to confirm it.\n"
-        "Every open game: http://testserver/open/\n\n"
+        "Every open game: http://testserver/open/\n"
     )
 
 

@@ -15,7 +15,7 @@ from games import postal
 from games.models import Event, Game, Order
 from games.notify import commands, replies
 from moderator.mail.models import InboundMessage, OutboundEmail
-from tests.factories import started_game
+from tests.factories import started_game, without_footer
 from tests.games.notify.test_replies import (
     SECRET,
     auth,
@@ -59,7 +59,7 @@ LINK = re.compile(r"http://127\.0\.0\.1:8000/p/[\w-]+/")
 
 def flowed(email: OutboundEmail) -> str:
     """The email's text on one line, each link to a seat written LINK."""
-    return LINK.sub("LINK", " ".join(email.text.split()))
+    return LINK.sub("LINK", " ".join(without_footer(email.text).split()))
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from games.models import EmailPreference, Game, Seat
 from games.notify import digests
 from games.postal import steps
 from moderator.mail.models import OutboundEmail
-from tests.factories import new_game
+from tests.factories import new_game, without_footer
 
 pytestmark = pytest.mark.django_db
 
@@ -53,7 +53,7 @@ def ann_on_digest(now: datetime) -> tuple[Game, Game]:
 
 
 def digest_text(email: OutboundEmail) -> str:
-    text = re.sub(r"/p/[^/\s]+/", "/p/TOKEN/", email.text)
+    text = re.sub(r"/p/[^/\s]+/", "/p/TOKEN/", without_footer(email.text))
     return re.sub(r"/email/stop/([a-z-]+)/[^/\s]+/", r"/email/stop/\1/TOKEN/", text)
 
 

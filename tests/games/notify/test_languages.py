@@ -192,9 +192,9 @@ def test_a_seat_page_speaks_its_seats_language_whatever_the_browser(now: datetim
     ]
     assert f"<strong>Abgabetermin: {DEADLINE_DE}</strong>" in german_html
     # The footer names the setting that chose the language, not the browser's switcher.
-    assert re.findall(
-        r'<footer class="site-footer" id="languages">(.*?)</footer>', german_html
-    ) == [f'<a href="{settings_page(game, 0)}#language-form">Sprache: Deutsch</a>']
+    assert re.findall(r'<div id="languages">(.*?)</div>', german_html) == [
+        f'<a href="{settings_page(game, 0)}#language-form">Sprache: Deutsch</a>'
+    ]
 
 
 def test_the_settings_page_chooses_its_language_and_bad_input_changes_nothing(

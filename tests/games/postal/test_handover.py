@@ -22,7 +22,7 @@ from games.models import Event, Game, GMAction, Seat
 from games.notify import digests
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import GMFactory, new_game, seat_page, started_game
+from tests.factories import GMFactory, new_game, seat_page, started_game, without_footer
 
 pytestmark = pytest.mark.django_db
 
@@ -207,7 +207,7 @@ def test_the_player_who_leaves_is_told_without_a_link(game: Game, now: datetime)
         "Test Liar's Dice: seat 1 has a new player",
         "gm@example.org",
     )
-    assert told.text == (
+    assert without_footer(told.text) == (
         "Hello ann,\n"
         "\n"
         "The GM of Test Liar's Dice has given your seat, seat 1, to Dee, who plays it from now\n"

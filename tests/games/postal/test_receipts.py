@@ -19,7 +19,7 @@ from games.engines.choice.rules import ChoiceEngine
 from games.models import Game, Order, Seat, Step
 from games.postal import access
 from moderator.mail.models import OutboundEmail
-from tests.factories import EVERY_HOUR, started_game
+from tests.factories import EVERY_HOUR, started_game, without_footer
 
 pytestmark = pytest.mark.django_db
 
@@ -96,7 +96,7 @@ def test_the_workers_write_the_receipt_of_a_sealed_order_once(
         f"receipt:{order.pk}",
         "pending",
     )
-    assert email.text == (
+    assert without_footer(email.text) == (
         "Hello ann,\n\n"
         'Your order for postal turn 1 of "Test Choice" was received Mon 23 Nov 2026 19:01 CET '
         "(18:01 UTC)\nand is accepted. It reads:\n\n"
@@ -104,7 +104,7 @@ def test_the_workers_write_the_receipt_of_a_sealed_order_once(
         + "\nThis is now the order that counts. It stays sealed: nobody else sees it before\n"
         "postal turn 1 resolves. You can replace it with a new order until the deadline,\n"
         "Wed 25 Nov 2026 19:00 CET (18:00 UTC); the latest valid order counts.\n\n"
-        f"Your page: {SITE}/p/{token}/\n\n"
+        f"Your page: {SITE}/p/{token}/\n"
     )
     pre = '<pre style="margin:0 0 12px;font-size:15px;white-space:pre-wrap">'
     assert f"{pre}{canonical}</pre>" in email.html

@@ -195,3 +195,16 @@ def test_every_kind_of_email_reads_back_with_its_headers_and_both_parts(
         assert text is not None and html is not None, where
         text_links, html_links = links(text.get_content()), links(html.get_content())
         assert text_links == html_links, (where, text_links ^ html_links)
+        # Every email ends with the link to what the service keeps (the privacy page).
+        privacy = "https://games.example.org/privacy/"
+        assert text.get_content().endswith(
+            f"\n\n-- \nYour data: what this service keeps, and why: {privacy}\n"
+        ), where
+        assert (
+            html.get_content()
+            .rstrip()
+            .endswith(
+                f'<a href="{privacy}" style="color:#1d4f91">'
+                "Your data: what this service keeps, and why</a></div>\n</body></html>"
+            )
+        ), where
