@@ -149,7 +149,7 @@ def _remind_next(
 ) -> None:
     """Each step of ``steps`` gets the first moment after ``now`` a rung of one of its
     game's seats may come (whether or not the seat owes an order now: an order can be
-    withdrawn), or its deadline when none can. In one statement per page of steps, each
+    withdrawn), or its deadline when none can. One transaction per page of steps, each step
     only while its deadline and ``remind_at`` are still what the sweep read: a change made
     meanwhile (``remind_again``) is not overwritten, and the next sweep works it out."""
     moments: list[When] = []
@@ -166,9 +166,19 @@ def _remind_next(
         moments.append(When(Q(pk=step.pk, deadline=step.deadline) & read, then=Value(moment)))
     for start in range(0, len(moments), REMIND_PAGE):
         page = moments[start : start + REMIND_PAGE]
-        Step.objects.filter(pk__in=[step.pk for step in steps[start : start + REMIND_PAGE]]).update(
-            remind_at=Case(*page, default=F("remind_at"))
-        )
+        wanted = [step.pk for step in steps[start : start + REMIND_PAGE]]
+        with transaction.atomic():
+            # A step whose game a resolution holds is skipped, not waited for: the sweep
+            # would hold the page's other steps meanwhile, and every resolution that
+            # reached one of them would wait in turn (a deadline rush's steps). A skipped
+            # step keeps its mark, and the next sweep looks at it again.
+            free = list(
+                Step.objects.select_for_update(skip_locked=True)
+                .filter(pk__in=wanted)
+                .order_by("pk")
+                .values_list("pk", flat=True)
+            )
+            Step.objects.filter(pk__in=free).update(remind_at=Case(*page, default=F("remind_at")))
 
 
 # Steps given their next moment in one statement (the first sweep after an upgrade works out

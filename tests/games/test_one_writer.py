@@ -101,8 +101,7 @@ EXCEPTIONS: dict[tuple[str, str, str], str] = {
     (
         "games/notify/reminders.py",
         "_remind_next",
-        "Step.objects.filter(pk__in=[step.pk for step in steps[start:start + REMIND_PAGE]])"
-        ".update(remind_at)",
+        "Step.objects.filter(pk__in=free).update(remind_at)",
     ): _REMIND_AT,
     (
         "games/notify/reminders.py",

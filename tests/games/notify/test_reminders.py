@@ -1,17 +1,18 @@
 from __future__ import annotations
 
+import threading
 from datetime import datetime, time, timedelta
 
 import pytest
 import time_machine
 from django.core import mail
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks
 
 from games import postal, tasks
 from games.engines.choice.rules import ChoiceEngine
-from games.models import Game
+from games.models import Game, Step
 from games.notify import ladder, quiet, reminders
 from games.postal import access
 from moderator.mail.models import OutboundEmail
@@ -276,3 +277,30 @@ def test_a_change_made_while_the_sweep_works_is_not_overwritten(now: datetime) -
     assert remind_at(game) is None
     assert reminders.send_reminders(now + 3 * HOUR) == 0
     assert remind_at(game) == now + 48 * HOUR  # 24 hours before the new deadline
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_sweep_skips_a_step_a_resolution_holds_rather_than_wait(now: datetime) -> None:
+    held, other = started_game(now=now, players=2), started_game(now=now, players=2)
+    holding, release = threading.Event(), threading.Event()
+
+    def resolution() -> None:  # holds the step's row, as a resolution does until it commits
+        try:
+            with transaction.atomic():
+                Step.objects.select_for_update().get(game=held)
+                holding.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=resolution)
+    thread.start()
+    try:
+        assert holding.wait(10)
+        assert reminders.send_reminders(now + HOUR) == 0
+        assert (remind_at(held), remind_at(other)) == (None, now + 24 * HOUR)
+    finally:
+        release.set()
+        thread.join()
+    assert reminders.send_reminders(now + 2 * HOUR) == 0
+    assert remind_at(held) == now + 24 * HOUR
