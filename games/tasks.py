@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import asdict
 from datetime import datetime, timedelta
 
 from celery import shared_task
@@ -151,7 +152,6 @@ def prune_broker() -> int:
 
 @shared_task(name="games.prune")
 def prune() -> dict[str, int]:
-    """Bodies of delivered email and expired links past their retention (beat, daily);
-    how many of each were pruned."""
-    pruned = retention.prune(now=timezone.now())
-    return {"bodies": pruned.bodies, "links": pruned.links}
+    """What is past its retention (beat, daily: games.records.retention); how many of each
+    kind were pruned."""
+    return asdict(retention.prune(now=timezone.now()))

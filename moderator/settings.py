@@ -329,6 +329,9 @@ VAPID_PRIVATE_KEY = envstr("VAPID_PRIVATE_KEY", _vapid_file.get("private", ""))
 VAPID_SUBJECT = envstr("VAPID_SUBJECT", "")
 # How long a push service keeps a push for a browser that is offline.
 PUSH_TTL_SECONDS = envint("PUSH_TTL_SECONDS", 12 * 3600, minimum=0)
+# A push subscription whose latest push failed and that has delivered none for this many
+# days is removed by the daily prune (games.records.retention): its browser is gone.
+PUSH_FAILING_DAYS = envint("PUSH_FAILING_DAYS", 30, minimum=1)
 
 # --- Celery ----------------------------------------------------------------------------
 # The embedded default's broker is kombu's SQLAlchemy transport on a SQLite file: it needs

@@ -29,6 +29,7 @@ from prometheus_client.registry import Collector
 
 from games import postal
 from games.models import Game, Step
+from games.records import retention
 from moderator.mail.models import InboundMessage, OutboundEmail
 
 
@@ -103,6 +104,15 @@ class Figures(Collector):
         for state in InboundMessage.State.values:
             inbound.add_metric([state], received.get(state, 0))
         yield inbound
+        overdue = GaugeMetricFamily(
+            "moderator_retention_overdue_rows",
+            "Rows past their retention not pruned yet, by kind (the daily prune removes "
+            "them: above 0 for more than a day, it is not running).",
+            labels=["kind"],
+        )
+        for kind, rows in retention.overdue(now).items():
+            overdue.add_metric([kind], rows.count())
+        yield overdue
 
 
 def _counted(rows: QuerySet[Any]) -> dict[str, int]:

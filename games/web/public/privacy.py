@@ -34,6 +34,7 @@ def privacy(request: HttpRequest) -> HttpResponse:
             "link_days": settings.LINK_DAYS,
             "signin_minutes": settings.SIGNIN_MINUTES,
             "signup_hours": settings.SIGNUP_CONFIRM_HOURS,
+            "push_days": settings.PUSH_FAILING_DAYS,
             "session_days": max(1, settings.SESSION_COOKIE_AGE // DAY),
             "contact": contact,
             "contact_is_address": _is_address(contact),

@@ -24,7 +24,22 @@ from pytest_django.fixtures import Settings
 from time_machine import TimeMachineFixture
 
 from games import postal, tasks
-from games.models import DiceRoll, Event, Game, Order, Seat, SeatLink, Step
+from games.models import (
+    DiceRoll,
+    Event,
+    Game,
+    Order,
+    PlayerPost,
+    PlayerWebhook,
+    PushDelivery,
+    PushSubscription,
+    Seat,
+    SeatLink,
+    SignUp,
+    Step,
+    Webhook,
+    WebhookDelivery,
+)
 from games.postal import access
 from games.records import archive, retention
 from moderator.mail import sending
@@ -398,7 +413,14 @@ def test_the_task_prunes_and_beat_runs_it_daily(
         dedupe_key="k", kind="report", to="ann@example.org", text="Hello", state="sent"
     )
     time_machine.move_to(now + timedelta(days=31), tick=False)
-    assert tasks.prune.apply().get() == {"bodies": 1, "links": 0}
+    assert tasks.prune.apply().get() == {
+        "bodies": 1,
+        "links": 0,
+        "sign_ins": 0,
+        "sign_ups": 0,
+        "posts": 0,
+        "subscriptions": 0,
+    }
     assert settings.CELERY_BEAT_SCHEDULE["prune"]["task"] == tasks.prune.name == "games.prune"
     assert settings.CELERY_BEAT_SCHEDULE["prune"]["schedule"] == crontab(hour=3, minute=30)
 
@@ -413,4 +435,82 @@ def test_the_command_prunes_and_says_how_much(
     call_command("prune")
     assert capsys.readouterr().out == (
         "Pruned the bodies of 1 emails older than 30 days and 0 expired links.\n"
+        "Also 0 expired sign-ins, 0 lapsed sign-ups, the payloads of 0 webhook posts and "
+        "pushes, and 0 failing push subscriptions.\n"
     )
+
+
+# --- the other kinds: sign-ups, posts out of the service, push subscriptions --------------
+
+
+def other_kinds(now: datetime) -> dict[str, Any]:
+    """One row of each kind the daily prune removes besides bodies and links, written at
+    ``now``, beside one of each that it keeps."""
+    game = started_game(now=now, players=2)
+    hook = Webhook.objects.create(game=game, url="https://hooks.example.org/x")
+    player_hook = PlayerWebhook.objects.create(
+        email="ann@example.org", url="https://hooks.example.org/ann", created_at=now
+    )
+    failing = PushSubscription.objects.create(
+        email="ann@example.org", endpoint="https://push.example.org/a", p256dh="k", auth="a",
+        created_at=now, last_failed_at=now,
+    )  # fmt: skip
+    working = PushSubscription.objects.create(
+        email="bob@example.org", endpoint="https://push.example.org/b", p256dh="k", auth="a",
+        created_at=now, last_failed_at=now, last_sent_at=now + timedelta(seconds=1),
+    )  # fmt: skip
+    over = {"state": "sent", "created_at": now, "payload": {"text": "ann's news"}}
+    waiting = {"state": "pending", "created_at": now, "payload": {"text": "ann's news"}}
+    for n, fields in enumerate([over, waiting]):
+        WebhookDelivery.objects.create(
+            webhook=hook, game=game, dedupe_key=f"w{n}", event="step", **fields
+        )
+        PushDelivery.objects.create(subscription=working, game=game, dedupe_key=f"p{n}", **fields)
+        PlayerPost.objects.create(hook=player_hook, game=game, dedupe_key=f"h{n}", **fields)
+    for state in ("unconfirmed", "waiting"):
+        SignUp.objects.create(
+            game=game, name=state, email=f"{state}@example.org", state=state,
+            token_hash=secrets.token_hex(32), created_at=now,
+        )  # fmt: skip
+    return {"failing": failing, "working": working}
+
+
+def counts(now: datetime) -> dict[str, int]:
+    return {kind: rows.count() for kind, rows in retention.overdue(now).items()}
+
+
+def test_lapsed_sign_ups_old_posts_and_failing_browsers_are_pruned_on_schedule(
+    now: datetime, settings: Settings
+) -> None:
+    rows = other_kinds(now)
+    nothing = dict.fromkeys(["email_bodies", "links", "sign_ins", "sign_ups",
+                             "webhook_deliveries", "pushes", "player_posts",
+                             "push_subscriptions"], 0)  # fmt: skip
+    assert counts(now) == nothing
+    # The sign-up's link lapses after SIGNUP_CONFIRM_HOURS (48), and says so for a day.
+    lapsed = now + timedelta(hours=settings.SIGNUP_CONFIRM_HOURS) + DAY
+    assert counts(lapsed - timedelta(seconds=1))["sign_ups"] == 0
+    assert counts(lapsed)["sign_ups"] == 1
+    # Posts out of the service keep their payload MAIL_RETENTION_DAYS (30), as emails.
+    month = now + timedelta(days=settings.MAIL_RETENTION_DAYS, seconds=1)
+    expected = {
+        **nothing, "sign_ups": 1, "webhook_deliveries": 1, "pushes": 1,
+        "player_posts": 1, "push_subscriptions": 1,
+    }  # fmt: skip
+    assert counts(month) == expected  # the failing browser: 30 days without a push
+    pruned = retention.prune(now=month)
+    assert pruned == retention.Pruned(0, 0, 0, sign_ups=1, posts=3, subscriptions=1)
+    assert counts(month) == nothing
+    assert retention.prune(now=month) == retention.Pruned(0, 0)
+    assert list(SignUp.objects.values_list("state", flat=True)) == ["waiting"]
+    kept: list[type[WebhookDelivery | PushDelivery | PlayerPost]] = [
+        WebhookDelivery,
+        PushDelivery,
+        PlayerPost,
+    ]
+    assert [sorted(model.objects.values_list("dedupe_key", "payload")) for model in kept] == [
+        [("w0", {}), ("w1", {"text": "ann's news"})],
+        [("p0", {}), ("p1", {"text": "ann's news"})],
+        [("h0", {}), ("h1", {"text": "ann's news"})],
+    ]
+    assert list(PushSubscription.objects.values_list("pk", flat=True)) == [rows["working"].pk]

@@ -106,3 +106,27 @@ def test_a_paused_game_past_its_deadline_is_not_due_until_it_is_resumed(
     resumed = scrape()
     assert resumed[("moderator_due_steps", ())] == 1
     assert resumed[("moderator_oldest_due_step_age_seconds", ())] == 300
+
+
+def test_rows_past_their_retention_are_counted_until_the_prune_removes_them(
+    now: datetime, time_machine: TimeMachineFixture
+) -> None:
+    from games.records import retention
+    from tests.games.records.test_retention import other_kinds
+
+    other_kinds(now)
+    overdue = ("moderator_retention_overdue_rows", (("kind", "push_subscriptions"),))
+    assert scrape()[overdue] == 0
+    month = now + timedelta(days=31)
+    time_machine.move_to(month, tick=False)
+    figures = scrape()
+    assert {
+        labels[0][1]: value
+        for (name, labels), value in figures.items()
+        if name == "moderator_retention_overdue_rows"
+    } == {
+        "email_bodies": 0, "links": 0, "sign_ins": 0, "sign_ups": 1, "webhook_deliveries": 1,
+        "pushes": 1, "player_posts": 1, "push_subscriptions": 1,
+    }  # fmt: skip
+    retention.prune(now=month)
+    assert scrape()[overdue] == 0

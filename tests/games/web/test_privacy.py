@@ -28,6 +28,7 @@ def test_the_page_says_each_retention_from_the_settings(settings: Settings) -> N
     settings.SIGNIN_MINUTES = 10
     settings.SIGNUP_CONFIRM_HOURS = 48
     settings.SESSION_COOKIE_AGE = 7 * 86400
+    settings.PUSH_FAILING_DAYS = 9
     page = Client().get("/privacy/")
     assert page.status_code == 200
     text = words(page.content.decode())
@@ -35,7 +36,11 @@ def test_the_page_says_each_retention_from_the_settings(settings: Settings) -> N
     assert "A link to your seat works for 1 day and is then removed." in text
     assert "A sign-in link or code works for 10 minutes and is removed a day later." in text
     assert "A session ends when you sign out, or 7 days after it began." in text
-    assert "The link that confirms a sign-up works for 48 hours." in text
+    assert (
+        "The link that confirms a sign-up works for 48 hours; a sign-up never confirmed is "
+        "removed a day later." in text
+    )
+    assert "or once none could be delivered for 9 days." in text
     for heading in ("Who runs this service", "What is kept, why, and for how long",
                     "Who sees what", "What you can ask"):  # fmt: skip
         assert f">{heading}</h2>" in page.content.decode()
