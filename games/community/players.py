@@ -297,10 +297,15 @@ def player_for(email: str, *, now: datetime) -> Player:
         return Player.objects.select_related("user").get(email=address)
 
 
+def expired_sign_ins(now: datetime) -> QuerySet[SignIn]:
+    """The sign-ins expired a day before ``now`` (a day after, a link still says it
+    expired rather than that it is unknown): what the daily prune removes."""
+    return SignIn.objects.filter(expires_at__lte=now - timedelta(days=1))
+
+
 def prune_sign_ins(*, now: datetime) -> int:
-    """Delete the sign-ins expired a day before ``now`` (a day after, a link still says
-    it expired rather than that it is unknown); how many."""
-    count, _ = SignIn.objects.filter(expires_at__lte=now - timedelta(days=1)).delete()
+    """Delete ``expired_sign_ins``; how many."""
+    count, _ = expired_sign_ins(now).delete()
     return count
 
 

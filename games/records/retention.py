@@ -40,7 +40,6 @@ from games.models import (
     PushDelivery,
     PushSubscription,
     SeatLink,
-    SignIn,
     SignUp,
     WebhookDelivery,
 )
@@ -77,7 +76,7 @@ def overdue(now: datetime) -> dict[str, QuerySet[Any]]:
             pruned_at__isnull=True, state__in=pruning.OVER, created_at__lt=after_mail
         ),
         "links": SeatLink.objects.filter(expires_at__lte=now),
-        "sign_ins": SignIn.objects.filter(expires_at__lte=now - GRACE),
+        "sign_ins": players.expired_sign_ins(now),
         "sign_ups": SignUp.objects.filter(
             state=SignUp.State.UNCONFIRMED,
             created_at__lte=now - openings.confirm_window() - GRACE,
